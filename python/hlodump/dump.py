@@ -1,0 +1,96 @@
+"""``Dump``: the tables read from one file or one dump directory."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Mapping
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+
+from .schema import SCHEMAS, empty_table
+
+if TYPE_CHECKING:  # pragma: no cover
+    import duckdb
+    import polars
+
+__all__ = ["Dump"]
+
+
+class Dump(Mapping[str, pa.Table]):
+    """A read-only mapping of table name → ``pyarrow.Table``; tables are attributes too.
+
+    Every table of ``hlodump.schema.SCHEMAS`` is present (with no rows if the input had none),
+    unless ``read_arrow(..., tables=[...])`` asked for fewer (``files`` and ``errors`` are always
+    there). Text columns are zero-copy ``string_view`` arrays into the mapped files unless the
+    dump was read with ``string_view=False``.
+    """
+
+    def __init__(self, tables: Mapping[str, pa.Table]) -> None:
+        self._tables: dict[str, pa.Table] = dict(tables)
+
+    # -- Mapping ---------------------------------------------------------------------------
+    def __getitem__(self, name: str) -> pa.Table:
+        return self._tables[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._tables)
+
+    def __len__(self) -> int:
+        return len(self._tables)
+
+    def __getattr__(self, name: str) -> pa.Table:
+        tables = self.__dict__.get("_tables")
+        if tables is not None and name in tables:
+            return tables[name]
+        if name in SCHEMAS:  # a table that was not asked for: say so rather than AttributeError
+            raise KeyError(f"table {name!r} was not read (see read_arrow(tables=...))")
+        raise AttributeError(name)
+
+    def __dir__(self) -> list[str]:
+        return sorted(set(super().__dir__()) | set(self._tables))
+
+    def __repr__(self) -> str:
+        rows = ", ".join(f"{k}={t.num_rows}" for k, t in self._tables.items() if t.num_rows)
+        return f"<hlodump.Dump {rows or 'empty'}>"
+
+    # -- hand-over -------------------------------------------------------------------------
+    def to_polars(self) -> dict[str, "polars.DataFrame"]:
+        """Every table as a ``polars.DataFrame`` (Arrow memory is shared, not copied)."""
+        import polars as pl
+
+        return {name: pl.from_arrow(t) for name, t in self._tables.items()}  # type: ignore[misc]
+
+    def to_duckdb(self, con: "duckdb.DuckDBPyConnection | None" = None) -> "duckdb.DuckDBPyConnection":
+        """Register every table as a DuckDB view named after it; return the connection."""
+        import duckdb
+
+        con = duckdb.connect() if con is None else con
+        for name, t in self._tables.items():
+            con.register(name, t)
+        return con
+
+    def write_parquet(self, out_dir: str | os.PathLike[str], compression: str = "zstd") -> list[str]:
+        """Write one Parquet file per table into ``out_dir`` (created); return the paths."""
+        import pyarrow.parquet as pq
+
+        os.makedirs(out_dir, exist_ok=True)
+        paths = []
+        for name, t in self._tables.items():
+            p = os.path.join(os.fspath(out_dir), f"{name}.parquet")
+            pq.write_table(t, p, compression=compression)
+            paths.append(p)
+        return paths
+
+    def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:  # pragma: no cover
+        raise TypeError("a Dump holds several tables: pick one, e.g. dump['allocations']")
+
+    @staticmethod
+    def _complete(tables: Mapping[str, pa.Table], wanted: "list[str] | None", string_view: bool) -> "Dump":
+        """Fill in empty tables with their full schema, in the canonical table order."""
+        names = [n for n in SCHEMAS if wanted is None or n in wanted or n in ("files", "errors")]
+        out = {}
+        for n in names:
+            t = tables.get(n)
+            out[n] = t if t is not None else empty_table(n, string_view)
+        return Dump(out)

@@ -1,0 +1,183 @@
+"""Reference reader: find the files, decode lines, dispatch each file to its format parser.
+
+The format parsers (``buffer_assignment``, ``hlo``) receive a ``FileContext`` and the file's lines
+and add rows with ``ctx.add(table, row)``; problems go through ``ctx.error(...)``, which raises
+``ParseError`` (on_error="raise") or records an ``errors`` row and returns (on_error="collect").
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pyarrow as pa
+
+from ..dump import Dump
+from ..exceptions import ParseError
+from ..schema import SCHEMAS, schema
+from . import files as file_names
+
+__all__ = ["read_arrow", "FileContext", "Sink", "split_lines"]
+
+# Content kinds that a format parser reads.
+PARSED_KINDS = {
+    "hlo_module",
+    "buffer_assignment",
+    "buffer_assignment_values",
+    "live_range",
+    "memory_usage_report",
+}
+
+
+class _Stop(Exception):
+    """Internal: abandon the current file after a collected error the parser cannot pass."""
+
+
+@dataclass
+class Sink:
+    """Rows of every table for one read, plus the error policy."""
+
+    on_error: str = "raise"
+    rows: dict[str, list[dict[str, Any]]] = field(default_factory=lambda: {n: [] for n in SCHEMAS})
+
+    def add(self, table: str, row: dict[str, Any]) -> None:
+        self.rows[table].append(row)
+
+
+@dataclass
+class FileContext:
+    """What a format parser needs to know about the file it parses."""
+
+    file_id: int
+    path: str
+    sink: Sink
+
+    def add(self, table: str, row: dict[str, Any]) -> None:
+        row["file_id"] = self.file_id
+        self.sink.add(table, row)
+
+    def error(self, line: int, column: int, message: str, text: str = "") -> None:
+        """Report a problem at ``line``/``column`` (1-based). Raises in strict mode."""
+        if self.sink.on_error == "raise":
+            raise ParseError(self.path, line, column, message, text)
+        self.sink.add(
+            "errors",
+            {"file_id": self.file_id, "line": line, "column": column, "message": message, "text": text},
+        )
+
+
+def split_lines(data: bytes, ctx: FileContext) -> list[str | None]:
+    """Split ``data`` into lines: LF separated, one trailing CR removed, decoded as UTF-8.
+
+    A line that is not valid UTF-8 is reported at its first bad byte and becomes ``None``
+    (parsers skip ``None`` lines). A final line without a newline counts; an empty last piece
+    after the final newline does not.
+    """
+    parts = data.split(b"\n")
+    if parts and parts[-1] == b"":
+        parts.pop()
+    out: list[str | None] = []
+    for i, raw in enumerate(parts, start=1):
+        if raw.endswith(b"\r"):
+            raw = raw[:-1]
+        try:
+            out.append(raw.decode("utf-8"))
+        except UnicodeDecodeError as e:
+            ctx.error(i, e.start + 1, "invalid UTF-8", raw.decode("utf-8", "replace"))
+            out.append(None)
+    return out
+
+
+def _expand(path: Any) -> tuple[list[tuple[str, str]], str | None]:
+    """(absolute path, display path) pairs for a file, directory, glob or list of paths."""
+    if isinstance(path, (list, tuple)):
+        pairs: list[tuple[str, str]] = []
+        for p in path:
+            pairs.extend(_expand(p)[0])
+        return pairs, None
+    p = os.fspath(path)
+    if os.path.isdir(p):
+        pairs = []
+        for root, dirs, names in os.walk(p):
+            dirs.sort()
+            for n in names:
+                full = os.path.join(root, n)
+                pairs.append((full, os.path.relpath(full, p).replace(os.sep, "/")))
+        pairs.sort(key=lambda x: x[1])
+        return pairs, p
+    if not os.path.exists(p) and any(c in p for c in "*?["):
+        return [(m, m) for m in sorted(glob.glob(p, recursive=True)) if os.path.isfile(m)], None
+    if not os.path.exists(p):
+        raise FileNotFoundError(2, "No such file or directory", p)
+    return [(p, p)], None
+
+
+def read_arrow(
+    path: Any,
+    tables: Sequence[str] | None = None,
+    on_error: str = "raise",
+    string_view: bool = True,
+) -> Dump:
+    """Parse a file, a directory (recursively), a glob or a list of paths into a ``Dump``."""
+    if on_error not in ("raise", "collect"):
+        raise ValueError("on_error must be 'raise' or 'collect'")
+    if tables is not None:
+        unknown = set(tables) - set(SCHEMAS)
+        if unknown:
+            raise ValueError(f"unknown tables: {sorted(unknown)}")
+    sink = Sink(on_error)
+    pairs, _ = _expand(path)
+    for file_id, (full, shown) in enumerate(pairs):
+        _read_one(file_id, full, shown, sink)
+    out = {}
+    for name in SCHEMAS:
+        if tables is not None and name not in tables and name not in ("files", "errors"):
+            continue
+        out[name] = pa.Table.from_pylist(sink.rows[name], schema=schema(name, string_view))
+    return Dump._complete(out, list(tables) if tables is not None else None, string_view)
+
+
+def _read_one(file_id: int, full: str, shown: str, sink: Sink) -> None:
+    ctx = FileContext(file_id, shown, sink)
+    row = file_names.classify(os.path.basename(full))
+    row.update(file_id=file_id, path=shown, size_bytes=0, parsed=False, error=None, content_kind=None)
+    try:
+        with open(full, "rb") as f:
+            data = f.read()
+    except OSError as e:
+        if sink.on_error == "raise" and isinstance(e, (FileNotFoundError, PermissionError)):
+            raise
+        row["error"] = f"{type(e).__name__}: {e.strerror or e}"
+        sink.add("files", row)
+        return
+    row["size_bytes"] = len(data)
+    content = file_names.sniff(data)
+    row["content_kind"] = content
+    if row["kind"] == "other" and content in PARSED_KINDS | {"debug_options"}:
+        row["kind"] = content
+    sink.add("files", row)
+    if content not in PARSED_KINDS:
+        return
+    row["parsed"] = True
+    lines = split_lines(data, ctx)
+    try:
+        if content == "hlo_module":
+            from . import hlo
+
+            hlo.parse_module(lines, ctx)
+        else:
+            from . import buffer_assignment
+
+            buffer_assignment.parse(lines, ctx)
+    except _Stop:
+        pass
+
+
+def iter_nonempty(lines: Iterable[str | None]) -> Iterable[tuple[int, str]]:
+    """(1-based line number, text) for every decodable line."""
+    for i, s in enumerate(lines, start=1):
+        if s is not None:
+            yield i, s

@@ -1,0 +1,245 @@
+"""The table contract: every table's Arrow schema and the meaning of each column.
+
+This module is the single written source of truth for *what* the parsers produce. Both the Rust
+core (``hlodump._core``) and the pure-Python reference parser (``hlodump.reference``) must emit
+exactly these schemas, with these row orders and these value conventions; the test suite checks
+both against this module and against each other, cell for cell.
+
+General conventions (apply to every table unless a column says otherwise)
+-------------------------------------------------------------------------
+* ``file_id`` (int32) is the index of the file in the ``files`` table (0 for a single file).
+* Rows are in file order (the order in which the text appears), files in ``file_id`` order.
+* ``line`` columns are 1-based line numbers; ``column`` columns are 1-based character offsets
+  (counted in bytes of the line, 1 = first byte).
+* Text columns hold the text *exactly as printed* in the file (a zero-copy view), with two
+  exceptions that are decoded: quoted HLO strings listed in FORMATS.md §3.1.4 as "escaped"
+  (``op_name``, ``op_type``, ``source_file``, ``custom_call_target``, quoted ``backend_config``,
+  ``FileNames``/``FunctionNames`` entries) are C-unescaped, and quotes are removed.
+* A trailing ``\\r`` at the end of a line is ignored (CRLF files parse like LF files).
+* Files must be UTF-8. A line containing invalid UTF-8 is a parse error at the first bad byte.
+* ``str`` columns coming from the file are ``string_view`` (``large_string`` with
+  ``read_arrow(..., string_view=False)``). Columns built by us (paths, kinds, messages) are
+  ``string`` in ``files``/``errors`` and are cast the same way.
+* Shape indices are printed ``{}`` / ``{1}`` / ``{0,2}``; a ``shape_index`` column holds that text,
+  or ``""`` (empty, not null) where the file did not print an index.
+* Human-readable sizes (``4.00MiB``, ``51.1KiB``, ``576B``) convert to bytes as
+  ``round_half_up(decimal * 1024**k)`` computed exactly (integer arithmetic on the digits).
+* Digit groups separated by single spaces (``97 587 208``) are read as one number.
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+__all__ = ["SCHEMAS", "TABLE_NAMES", "schema", "empty_table", "to_large_string_schema"]
+
+S = pa.string_view()  # text from the mapped file (zero-copy)
+T = pa.string()  # text we make ourselves (paths, kinds, messages)
+I32 = pa.int32()
+I64 = pa.int64()
+B = pa.bool_()
+F64 = pa.float64()
+
+
+def _f(name: str, typ: pa.DataType, nullable: bool = False) -> pa.Field:
+    return pa.field(name, typ, nullable=nullable)
+
+
+SCHEMAS: dict[str, pa.Schema] = {
+    # One row per file seen (a single file: one row, file_id 0). path is as given, or relative to
+    # the directory that was read (POSIX separators). kind: hlo_module, buffer_assignment,
+    # buffer_assignment_values, live_range, memory_usage_report, debug_options, other. For the
+    # name parts see FORMATS.md §1: module_id/module_name from ``module_NNNN.<name>``; stage is
+    # before_optimizations | after_optimizations | pass (null for others); backend e.g. cpu,
+    # sm_8.0_gpu (null if not in the name); per-pass form 1 fills pass_index, pipeline,
+    # after_pass, before_pass; form 2 (``NNNN.<pass>.<substep>.txt``) fills pass_index,
+    # after_pass=<pass>, substep=<substep>. content_kind: what the first non-empty line says
+    # (same vocabulary as kind, or "unknown" / "empty"); ``parsed`` is true when the file was
+    # parsed into tables. error: why a file could not be read (null if fine).
+    "files": pa.schema([
+        _f("file_id", I32), _f("path", T), _f("kind", T), _f("content_kind", T, True),
+        _f("module_id", I32, True), _f("module_name", T, True), _f("stage", T, True),
+        _f("backend", T, True), _f("pass_index", I32, True), _f("pipeline", T, True),
+        _f("after_pass", T, True), _f("before_pass", T, True), _f("substep", T, True),
+        _f("size_bytes", I64), _f("parsed", B), _f("error", T, True),
+    ]),
+    # ---------------------------------------------------------------- buffer assignment (§2)
+    # One row per ``allocation N: size S<flags>:`` line. flags = the raw text between the size and
+    # the final ':' (e.g. ", parameter 2, shape |bf16[8]| at ShapeIndex {}"; "" if none).
+    # parameter/parameter_shape/parameter_shape_index null unless the parameter flag is present;
+    # output_shape null unless "output shape is |…|" is present. Shapes without the bars.
+    "allocations": pa.schema([
+        _f("file_id", I32), _f("allocation", I64), _f("size", I64), _f("color", I32),
+        _f("is_thread_local", B), _f("is_constant", B), _f("is_maybe_live_out", B),
+        _f("is_preallocated_temp", B), _f("is_output", B), _f("parameter", I64, True),
+        _f("parameter_shape", S, True), _f("parameter_shape_index", S, True),
+        _f("output_shape", S, True), _f("flags", S), _f("line", I64),
+    ]),
+    # One row per `` value: <ID NAME[IDX][ (phi)][ @C]> (size=S,offset=O): SHAPE`` line.
+    # allocation = the index of the enclosing allocation. color = the @C (0 when not printed).
+    "assignments": pa.schema([
+        _f("file_id", I32), _f("allocation", I64), _f("value_id", I64), _f("instruction", S),
+        _f("shape_index", S), _f("is_phi", B), _f("color", I32), _f("offset", I64),
+        _f("size", I64), _f("shape", S), _f("line", I64),
+    ]),
+    # One row per value block under ``Used values:``. positions / uses in printed order;
+    # position/use shape_index "" when not printed. uses empty for " uses:" followed by nothing
+    # or by "  (none)"; uses_initialized false only for " uses are not initialized yet.".
+    # defining_instruction = the text after "from instruction:" (one optional space removed),
+    # up to the end of the line (or, in old XLA where the next "<N …>" header is glued onto the
+    # same line, up to the start of that header: FORMATS.md does not say so, the 0.4.26 corpus
+    # does). defining_opcode / defining_op_name: from that text, parsed by the HLO instruction
+    # parser (null if it cannot be read). line = the header line.
+    "values": pa.schema([
+        _f("file_id", I32), _f("value_id", I64), _f("instruction", S), _f("shape_index", S),
+        _f("is_phi", B), _f("color", I32),
+        _f("positions", pa.list_(pa.field("item", pa.struct([
+            _f("instruction", S), _f("shape_index", S)]), nullable=False))),
+        _f("uses", pa.list_(pa.field("item", pa.struct([
+            _f("instruction", S), _f("operand", I32), _f("shape_index", S)]), nullable=False))),
+        _f("uses_initialized", B),
+        _f("defining_instruction", S), _f("defining_opcode", S, True),
+        _f("defining_op_name", S, True), _f("line", I64),
+    ]),
+    # ``InstructionSequence`` rows: position N and the instruction scheduled there.
+    "schedule": pa.schema([
+        _f("file_id", I32), _f("position", I32), _f("instruction", S), _f("line", I64),
+    ]),
+    # ``BufferLiveRange`` rows ``NAME{IDX}:start-end``. buffer = NAME{IDX} as printed.
+    "live_ranges": pa.schema([
+        _f("file_id", I32), _f("buffer", S), _f("instruction", S), _f("shape_index", S),
+        _f("start", I32), _f("end", I32), _f("line", I64),
+    ]),
+    # ``Live ranges at T (peak):`` rows. New form ``NAME{IDX}: B bytes (cumulative: C bytes)``;
+    # old form (jax 0.4.26) ``NAME: B bytes`` with no index and no cumulative: there
+    # shape_index is "" and cumulative_bytes is the running sum of bytes in printed order
+    # (cumulative_is_printed false).
+    "peak": pa.schema([
+        _f("file_id", I32), _f("time", I32), _f("buffer", S), _f("instruction", S),
+        _f("shape_index", S), _f("bytes", I64), _f("cumulative_bytes", I64),
+        _f("cumulative_is_printed", B), _f("line", I64),
+    ]),
+    # ``Stack trace breakdown for peak usage`` tree, one row per tree line (the header's total
+    # goes to ``totals``). row = 0-based order within the file's tree; parent_row = row of the
+    # nearest previous line with depth-1 (null at depth 0). depth per FORMATS.md §2.7.
+    "peak_breakdown": pa.schema([
+        _f("file_id", I32), _f("row", I32), _f("parent_row", I32, True), _f("depth", I32),
+        _f("label", S), _f("percent", F64), _f("total_bytes", I64), _f("current_bytes", I64),
+        _f("remaining_bytes", I64), _f("line", I64),
+    ]),
+    # Memory-usage report rows (table form, §2.8.1). memory_space/color from the enclosing
+    # ``Memory Space: NAME (color=C)`` line. table = 0-based index of the allocation table within
+    # its memory space (the rank that joins to allocations of that color sorted by size desc,
+    # index asc). cumulative_bytes/size: human-readable figures converted (rounded by XLA!);
+    # percent = the printed integer percentage. For the protobuf-text form (§2.8.3) one row per
+    # allocation_entries block: size/cumulative_bytes exact, offset 0, used_by_n_values = number
+    # of defining_positions, shapes = the positions joined by "; ", allocation = index.
+    "memory_report": pa.schema([
+        _f("file_id", I32), _f("memory_space", S, True), _f("color", I32, True),
+        _f("table", I32), _f("allocation", I64, True), _f("cumulative_bytes", I64, True),
+        _f("percent", I32, True), _f("size", I64), _f("offset", I64),
+        _f("used_by_n_values", I32), _f("shapes", S), _f("line", I64),
+    ]),
+    # Every number a dump states about itself that is not a row of another table, one row each:
+    #   section="buffer_assignment", key="total_bytes_used"      (Total bytes used: N)
+    #   section="live_range", key="max"                            (HloLiveRange (max N))
+    #   section="live_range", key="peak_time"                      (Live ranges at T (peak))
+    #   section="live_range", key="not_available"  value 0         (HloLiveRange not available …)
+    #   section="live_range", key="peak_unbounded" value 0         (Peak memory could not be …)
+    #   section="peak_breakdown", key="total"                      (Stack trace breakdown …: N)
+    #   section="memory_report", key="total_bytes", color=C        (Total bytes: N, per space)
+    #   section="memory_report", key="rest_values", color=C        (The rest N values …) and
+    #   section="memory_report", key="rest_percent", color=C       (… less than P% …)
+    "totals": pa.schema([
+        _f("file_id", I32), _f("section", T), _f("key", T), _f("color", I32, True),
+        _f("value", I64), _f("line", I64),
+    ]),
+    # ---------------------------------------------------------------- HLO module text (§3)
+    # One row per ``HloModule`` header. attributes = raw text after "HloModule NAME, " ("" if
+    # none). entry_computation_layout = the text inside its outer braces (null if absent).
+    "modules": pa.schema([
+        _f("file_id", I32), _f("name", S), _f("is_scheduled", B),
+        _f("entry_computation_layout", S, True), _f("attributes", S), _f("line", I64),
+    ]),
+    # One row per computation header. computation_id = 0-based order in the file.
+    # signature = raw parameter list including the parentheses ("" in short-parsable form);
+    # result_shape = text after " -> " up to " {" ("" in short form).
+    "computations": pa.schema([
+        _f("file_id", I32), _f("computation_id", I32), _f("name", S), _f("is_entry", B),
+        _f("signature", S), _f("result_shape", S), _f("execution_thread", S, True),
+        _f("line", I64),
+    ]),
+    # One row per instruction line (and, with source="value", nothing: values use their own
+    # columns). See API.md. instruction_id = 0-based order in the file. operands = names
+    # without '%' (the shape prefix of old XLA dropped; for parameter/constant: []).
+    # operand_text = the raw text between the opcode's parentheses. attributes = raw text after
+    # the operand list's ")" with the leading ", " removed ("" if none). called_computations =
+    # names from calls/to_apply/body/condition/branch_computations/true_computation/
+    # false_computation/select/scatter/called_computations, in printed order, without '%'.
+    # op_name/op_type/source_file/source_line/stack_frame_id from metadata={…};
+    # source_file/source_line filled from the stack-frame tables when stack_frame_id is set.
+    # backend_config: raw value (quoted form: unescaped, quotes removed). fusion_kind: kind=.
+    "instructions": pa.schema([
+        _f("file_id", I32), _f("computation_id", I32), _f("instruction_id", I32),
+        _f("name", S), _f("is_root", B), _f("opcode", S), _f("shape", S),
+        _f("operands", pa.list_(pa.field("item", S, nullable=False))),
+        _f("operand_text", S),
+        _f("called_computations", pa.list_(pa.field("item", S, nullable=False))),
+        _f("attributes", S), _f("op_name", S, True), _f("op_type", S, True),
+        _f("source_file", S, True), _f("source_line", I64, True),
+        _f("source_function", S, True), _f("stack_frame_id", I64, True),
+        _f("custom_call_target", S, True), _f("backend_config", S, True),
+        _f("fusion_kind", S, True), _f("sharding", S, True), _f("line", I64), _f("offset", I64),
+    ]),
+    # The FileNames/FunctionNames/FileLocations/StackFrames tables joined: one row per
+    # StackFrames row. parent_frame_id is the *corrected* parent (printed value - 1), null for
+    # the root (printed 1).
+    "stack_frames": pa.schema([
+        _f("file_id", I32), _f("frame_id", I64), _f("parent_frame_id", I64, True),
+        _f("file_location_id", I64), _f("file_name", S, True), _f("function_name", S, True),
+        _f("source_line", I64, True), _f("end_line", I64, True), _f("column", I64, True),
+        _f("end_column", I64, True), _f("line", I64),
+    ]),
+    # One row per custom-call instruction. body_length = length in bytes of the base64 body
+    # (backend_config JSON "body" string, else the whole backend_config), decoded_length = its
+    # decoded size (null if not base64), format: "mlir_bytecode" (decoded starts with ML\xefR),
+    # "json", "text", "empty"; kernel_name where readable (JSON "kernel_name"/"name").
+    "custom_calls": pa.schema([
+        _f("file_id", I32), _f("instruction_id", I32), _f("name", S), _f("target", S),
+        _f("body_length", I64), _f("decoded_length", I64, True), _f("format", T),
+        _f("kernel_name", S, True),
+    ]),
+    # What on_error="collect" could not read, one row per problem.
+    "errors": pa.schema([
+        _f("file_id", I32), _f("line", I64), _f("column", I64), _f("message", T), _f("text", T),
+    ]),
+}
+
+TABLE_NAMES: tuple[str, ...] = tuple(SCHEMAS)
+
+
+def schema(name: str, string_view: bool = True) -> pa.Schema:
+    """The schema of table ``name`` (``large_string`` text columns if ``string_view`` is false)."""
+    s = SCHEMAS[name]
+    return s if string_view else to_large_string_schema(s)
+
+
+def _large(t: pa.DataType) -> pa.DataType:
+    if t in (pa.string_view(), pa.string()):
+        return pa.large_string()
+    if pa.types.is_list(t):
+        f = t.value_field
+        return pa.list_(f.with_type(_large(f.type)))
+    if pa.types.is_struct(t):
+        return pa.struct([t.field(i).with_type(_large(t.field(i).type)) for i in range(t.num_fields)])
+    return t
+
+
+def to_large_string_schema(s: pa.Schema) -> pa.Schema:
+    """``s`` with every string / string_view (also nested) replaced by ``large_string``."""
+    return pa.schema([f.with_type(_large(f.type)) for f in s], metadata=s.metadata)
+
+
+def empty_table(name: str, string_view: bool = True) -> pa.Table:
+    """A table with no rows and the full schema of ``name``."""
+    return schema(name, string_view).empty_table()
