@@ -1,0 +1,895 @@
+"""Reference parser for HLO module text (docs/FORMATS.md §3, §4, §6).
+
+Entry points:
+
+* ``parse_module(lines, ctx, data=None)`` — one HLO module file into the ``modules``,
+  ``computations``, ``instructions``, ``stack_frames`` and ``custom_calls`` tables.
+* ``parse_instruction(text)`` — one instruction line into a dict (also used for the
+  ``from instruction:`` text of buffer-assignment files). ``parse_module`` uses it for every
+  instruction line: there is exactly one instruction parser.
+* ``split_attributes(text)`` — the generic attribute rule of §3.8.1.
+* ``decode_body(backend_config)`` / ``custom_call_info(...)`` — custom-call body analysis.
+
+The code is deliberately plain: a small bracket/string/comment-aware scanner (``_scan``) is the
+only piece of cleverness, and it jumps with regular expressions so that multi-MB lines (base64
+kernel bodies, huge literals) stay fast.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import re
+from typing import Any
+
+__all__ = [
+    "parse_module",
+    "parse_instruction",
+    "split_attributes",
+    "parse_metadata",
+    "c_unescape",
+    "decode_body",
+    "custom_call_info",
+]
+
+NAME = r"[A-Za-z_][A-Za-z0-9_.\-]*"
+_NAME_RE = re.compile(NAME)
+_KEY_EQ_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*=")
+_OPCODE_RE = re.compile(r"[a-z][a-z0-9\-]*")
+_INSTR_START_RE = re.compile(r"\s*(ROOT )?%?(" + NAME + r") = ")
+
+# Keys whose values name called computations (schema: instructions.called_computations).
+CALLED_KEYS = (
+    "calls", "to_apply", "body", "condition", "branch_computations", "true_computation",
+    "false_computation", "select", "scatter", "called_computations",
+)
+
+_OPEN = "([{"
+_CLOSE = ")]}"
+# Characters the scanner must look at: brackets, string quotes, comment starts.
+_SPECIAL_RE = re.compile(r'[()\[\]{}"/]')
+# The rest of a double-quoted string after its opening quote (backslash escapes skipped).
+_STRING_REST_RE = re.compile(r'(?:[^"\\]|\\.)*"', re.S)
+
+
+class ScanError(ValueError):
+    """The text ended inside a bracket, string or comment."""
+
+
+def _skip_string(text: str, i: int) -> int:
+    """``text[i]`` is an opening '"': index just past the closing quote."""
+    m = _STRING_REST_RE.match(text, i + 1)
+    if m is None:
+        raise ScanError("unterminated string")
+    return m.end()
+
+
+def _skip_comment(text: str, i: int) -> int:
+    """``text[i:i+2]`` is '/*': index just past '*/'."""
+    j = text.find("*/", i + 2)
+    if j < 0:
+        raise ScanError("unterminated comment")
+    return j + 2
+
+
+def _match_close(text: str, i: int) -> int:
+    """``text[i]`` is an opening bracket: index just past its matching close.
+
+    Depth counts ()[]{} together (§3.8.1); strings and /*…*/ comments are skipped.
+    Raises ScanError if the text ends first.
+    """
+    depth = 0
+    n = len(text)
+    while i < n:
+        m = _SPECIAL_RE.search(text, i)
+        if m is None:
+            break
+        i = m.start()
+        c = text[i]
+        if c in _OPEN:
+            depth += 1
+            i += 1
+        elif c in _CLOSE:
+            depth -= 1
+            i += 1
+            if depth == 0:
+                return i
+        elif c == '"':
+            i = _skip_string(text, i)
+        elif text.startswith("/*", i):
+            i = _skip_comment(text, i)
+        else:
+            i += 1
+    raise ScanError("unbalanced brackets")
+
+
+def _split_top(text: str, sep: str = ",") -> list[str]:
+    """Split ``text`` at ``sep`` characters lying at depth 0, outside strings and comments."""
+    parts: list[str] = []
+    depth = 0
+    start = 0
+    i = 0
+    n = len(text)
+    pat = re.compile(r'[()\[\]{}"/' + re.escape(sep) + "]")
+    while i < n:
+        m = pat.search(text, i)
+        if m is None:
+            break
+        i = m.start()
+        c = text[i]
+        if c == sep and depth == 0:
+            parts.append(text[start:i])
+            i += 1
+            start = i
+        elif c in _OPEN:
+            depth += 1
+            i += 1
+        elif c in _CLOSE:
+            depth -= 1
+            i += 1
+        elif c == '"':
+            i = _skip_string(text, i)
+        elif text.startswith("/*", i):
+            i = _skip_comment(text, i)
+        else:
+            i += 1
+    parts.append(text[start:])
+    return parts
+
+
+_COMMENT_RE = re.compile(r"/\*.*?\*/", re.S)
+
+
+def _strip_comments(s: str) -> str:
+    return _COMMENT_RE.sub("", s) if "/*" in s else s
+
+
+# ----------------------------------------------------------------------------- strings
+
+_SIMPLE_ESCAPES = {
+    "n": 0x0A, "r": 0x0D, "t": 0x09, "\\": 0x5C, '"': 0x22, "'": 0x27, "?": 0x3F,
+    "a": 0x07, "b": 0x08, "f": 0x0C, "v": 0x0B,
+}
+_ESCAPE_RE = re.compile(r"\\(?:([0-7]{1,3})|x([0-9A-Fa-f]{1,2})|(.))", re.S)
+
+
+def c_unescape(s: str) -> str:
+    """C-unescape the inside of a quoted HLO string (FORMATS.md §3.1.4).
+
+    Octal (``\\303\\251``) and ``\\xHH`` escapes give bytes; the result is decoded as UTF-8
+    (undecodable bytes become U+FFFD). Unknown single-character escapes keep the character.
+    """
+    if "\\" not in s:
+        return s
+    out = bytearray()
+    pos = 0
+    for m in _ESCAPE_RE.finditer(s):
+        out += s[pos:m.start()].encode("utf-8")
+        octal, hexa, ch = m.groups()
+        if octal is not None:
+            out.append(int(octal, 8) & 0xFF)
+        elif hexa is not None:
+            out.append(int(hexa, 16))
+        elif ch in _SIMPLE_ESCAPES:
+            out.append(_SIMPLE_ESCAPES[ch])
+        else:
+            out += ch.encode("utf-8")
+        pos = m.end()
+    out += s[pos:].encode("utf-8")
+    return out.decode("utf-8", "replace")
+
+
+def _unquote(value: str) -> str | None:
+    """A quoted value ``"…"`` unescaped; None if ``value`` is not exactly one quoted string."""
+    if len(value) >= 2 and value[0] == '"':
+        try:
+            end = _skip_string(value, 0)
+        except ScanError:
+            return None
+        if end == len(value):
+            return c_unescape(value[1:-1])
+    return None
+
+
+# ----------------------------------------------------------------------------- attributes
+
+
+def split_attributes(text: str) -> list[tuple[str, str]]:
+    """Split an attribute list ``k1=v1, k2=v2, …`` per FORMATS.md §3.8.1.
+
+    A value ends right before a ", " at depth 0 (()[]{} counted together, strings and /*…*/
+    comments skipped) that is followed by ``KEY=``, or at the end of the text. So the generic
+    ``calls=%a, %b`` form keeps ``%a, %b`` as one value. Returns (key, raw value) pairs in
+    printed order. Raises ScanError for unbalanced text or an item without ``KEY=``.
+    """
+    out: list[tuple[str, str]] = []
+    n = len(text)
+    if n == 0:
+        return out
+    pos = 0
+    while True:
+        m = _KEY_EQ_RE.match(text, pos)
+        if m is None:
+            raise ScanError(f"expected KEY= at {pos}")
+        key = text[pos:m.end() - 1]
+        vstart = m.end()
+        i = vstart
+        depth = 0
+        end = n
+        while i < n:
+            sm = _ATTR_SPECIAL_RE.search(text, i)
+            if sm is None:
+                break
+            i = sm.start()
+            c = text[i]
+            if c in _OPEN:
+                depth += 1
+                i += 1
+            elif c in _CLOSE:
+                depth -= 1
+                i += 1
+            elif c == '"':
+                i = _skip_string(text, i)
+            elif c == "/":
+                i = _skip_comment(text, i) if text.startswith("/*", i) else i + 1
+            else:  # ','
+                if depth == 0 and text.startswith(", ", i) and _KEY_EQ_RE.match(text, i + 2):
+                    end = i
+                    break
+                i += 1
+        if depth != 0:
+            raise ScanError("unbalanced brackets in attribute value")
+        out.append((key, text[vstart:end]))
+        if end >= n:
+            return out
+        pos = end + 2
+
+
+_ATTR_SPECIAL_RE = re.compile(r'[()\[\]{}"/,]')
+
+
+def _attr_dict(pairs: list[tuple[str, str]]) -> dict[str, str]:
+    d: dict[str, str] = {}
+    for k, v in pairs:
+        d.setdefault(k, v)
+    return d
+
+
+_MD_ITEM_RE = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_.\-]*)=")
+
+
+def parse_metadata(value: str) -> dict[str, str]:
+    """``{op_name="…" source_line=3 …}`` → {key: raw value} (space-separated items, §3.9)."""
+    out: dict[str, str] = {}
+    v = value.strip()
+    if v.startswith("{") and v.endswith("}"):
+        v = v[1:-1]
+    pos = 0
+    n = len(v)
+    while pos < n:
+        m = _MD_ITEM_RE.match(v, pos)
+        if m is None:
+            if v[pos:].strip() == "":
+                break
+            raise ScanError("bad metadata item")
+        key = m.group(1)
+        i = m.end()
+        if i < n and v[i] == '"':
+            j = _skip_string(v, i)
+        elif i < n and v[i] in _OPEN:
+            j = _match_close(v, i)
+        else:
+            j = i
+            while j < n and v[j] != " ":
+                j += 1
+        out.setdefault(key, v[i:j])
+        pos = j
+    return out
+
+
+def _int_or_none(s: str | None) -> int | None:
+    if s is None:
+        return None
+    try:
+        return int(s)
+    except ValueError:
+        return None
+
+
+def _name_list(value: str) -> list[str]:
+    """``%a`` / ``{%a, %b}`` / ``%a, %b`` → ["a", "b"]."""
+    v = _strip_comments(value).strip()
+    if v.startswith("{") and v.endswith("}"):
+        v = v[1:-1]
+    names = []
+    for part in v.split(","):
+        p = part.strip()
+        if p.startswith("%"):
+            p = p[1:]
+        if p:
+            names.append(p)
+    return names
+
+
+# ----------------------------------------------------------------------------- instructions
+
+
+def _scan_shape(text: str, i: int) -> int:
+    """End index of the shape starting at ``text[i]``: up to the first space at depth 0."""
+    depth = 0
+    n = len(text)
+    while i < n:
+        c = text[i]
+        if c == " " and depth == 0:
+            return i
+        if c in _OPEN:
+            depth += 1
+        elif c in _CLOSE:
+            depth -= 1
+        elif c == "/" and text.startswith("/*", i):
+            i = _skip_comment(text, i)
+            continue
+        i += 1
+    raise ScanError("shape not followed by an opcode")
+
+
+_OPERAND_TAIL_RE = re.compile(r"%?(" + NAME + r")(?:#[0-9]+)?$")
+
+
+def _operand_names(operand_text: str) -> list[str]:
+    """Operand names of an operand region (not for parameter/constant).
+
+    Items are split at depth-0 commas; ``/*index=N*/`` comments dropped; an old-style shape
+    prefix (``f32[] %x``, ``(f32[], s32[]) %t``) dropped by taking the text after the last space;
+    a leading '%' and a compact tuple index ``#N`` removed; ``...(+N)`` elision markers skipped.
+    """
+    text = _strip_comments(operand_text).strip()
+    if not text:
+        return []
+    names = []
+    for item in _split_top(text):
+        item = item.strip()
+        if not item or item.startswith("...("):
+            continue
+        last = item.rsplit(" ", 1)[-1]
+        m = _OPERAND_TAIL_RE.match(last)
+        names.append(m.group(1) if m else last)
+    return names
+
+
+def parse_instruction(text: str) -> dict[str, Any] | None:
+    """Parse one instruction (``[  ][ROOT ]%name = SHAPE opcode(OPERANDS)[, ATTRS]``).
+
+    Returns None when ``text`` is not an instruction (including unbalanced brackets or
+    attributes that do not follow the generic rule). The result has the keys of the
+    ``instructions`` table that one line determines (no ids, line or offset) plus
+    ``attribute_map`` (dict key → raw value, first occurrence) and ``metadata`` (dict).
+    source_file/source_line come from metadata only; ``source_function`` is None
+    (``parse_module`` resolves stack frames).
+    """
+    m = _INSTR_START_RE.match(text)
+    if m is None:
+        return None
+    try:
+        return _parse_instruction_rest(text, m)
+    except ScanError:
+        return None
+
+
+def _parse_instruction_rest(text: str, m: re.Match) -> dict[str, Any] | None:
+    is_root = m.group(1) is not None
+    name = m.group(2)
+    i = m.end()
+    j = _scan_shape(text, i)
+    shape = text[i:j]
+    if not shape:
+        return None
+    om = _OPCODE_RE.match(text, j + 1)
+    if om is None or om.end() >= len(text) or text[om.end()] != "(":
+        return None
+    opcode = om.group(0)
+    open_paren = om.end()
+    close = _match_close(text, open_paren)
+    operand_text = text[open_paren + 1:close - 1]
+    rest = text[close:]
+    if rest == "":
+        attributes = ""
+    elif rest.startswith(", "):
+        attributes = rest[2:]
+    else:
+        return None
+    pairs = split_attributes(attributes)
+    attrs = _attr_dict(pairs)
+
+    operands = [] if opcode in ("parameter", "constant") else _operand_names(operand_text)
+    called: list[str] = []
+    for k, v in pairs:
+        if k in CALLED_KEYS:
+            called.extend(_name_list(v))
+
+    md: dict[str, str] = {}
+    if "metadata" in attrs:
+        md = parse_metadata(attrs["metadata"])
+
+    def md_str(key: str) -> str | None:
+        v = md.get(key)
+        if v is None:
+            return None
+        u = _unquote(v)
+        return u if u is not None else v
+
+    target = attrs.get("custom_call_target")
+    if target is not None:
+        u = _unquote(target)
+        target = u if u is not None else target
+    backend_config = attrs.get("backend_config")
+    if backend_config is not None:
+        u = _unquote(backend_config)
+        backend_config = u if u is not None else backend_config
+
+    return {
+        "name": name,
+        "is_root": is_root,
+        "opcode": opcode,
+        "shape": shape,
+        "operands": operands,
+        "operand_text": operand_text,
+        "called_computations": called,
+        "attributes": attributes,
+        "op_name": md_str("op_name"),
+        "op_type": md_str("op_type"),
+        "source_file": md_str("source_file"),
+        "source_line": _int_or_none(md.get("source_line")),
+        "source_function": None,
+        "stack_frame_id": _int_or_none(md.get("stack_frame_id")),
+        "custom_call_target": target,
+        "backend_config": backend_config,
+        "fusion_kind": attrs.get("kind"),
+        "sharding": attrs.get("sharding"),
+        "attribute_map": attrs,
+        "metadata": md,
+    }
+
+
+def _needs_continuation(text: str) -> bool:
+    """True for a ``constant(`` instruction whose operand region does not close on ``text``."""
+    m = _INSTR_START_RE.match(text)
+    if m is None:
+        return False
+    try:
+        j = _scan_shape(text, m.end())
+    except ScanError:
+        return False
+    om = _OPCODE_RE.match(text, j + 1)
+    if om is None or om.group(0) != "constant" or not text.startswith("(", om.end()):
+        return False
+    try:
+        _match_close(text, om.end())
+    except ScanError:
+        return True
+    return False
+
+
+# ----------------------------------------------------------------------------- custom calls
+
+_B64_RE = re.compile(r"[A-Za-z0-9+/]*={0,2}")
+MLIR_MAGIC = b"ML\xefR"
+
+
+def _find_key(obj: Any, key: str) -> str | None:
+    """Depth-first (printed order) search for the first string value under ``key``."""
+    if isinstance(obj, dict):
+        v = obj.get(key)
+        if isinstance(v, str):
+            return v
+        for v in obj.values():
+            r = _find_key(v, key)
+            if r is not None:
+                return r
+    elif isinstance(obj, list):
+        for v in obj:
+            r = _find_key(v, key)
+            if r is not None:
+                return r
+    return None
+
+
+def _b64decode(s: str) -> bytes | None:
+    """Strict standard base64 (length multiple of 4, '=' padding only at the end)."""
+    if len(s) % 4 or _B64_RE.fullmatch(s) is None:
+        return None
+    try:
+        return base64.b64decode(s, validate=True)
+    except (binascii.Error, ValueError):
+        return None
+
+
+def decode_body(backend_config: str | None) -> bytes | None:
+    """The decoded custom-call body: base64 of the JSON ``"body"`` string when the config is a
+    JSON object that has one (searched depth-first, e.g. ``custom_call_config.body``), else of
+    the whole config. None when that text is not base64."""
+    return _b64decode(_body_text(backend_config)[0])
+
+
+def _body_text(backend_config: str | None) -> tuple[str, Any]:
+    """(body text, parsed JSON object or None)."""
+    if not backend_config:
+        return "", None
+    obj = None
+    if backend_config.lstrip().startswith("{"):
+        try:
+            obj = json.loads(backend_config)
+        except ValueError:
+            obj = None
+    if isinstance(obj, dict):
+        body = _find_key(obj, "body")
+        if body is not None:
+            return body, obj
+        return backend_config, obj
+    return backend_config, None
+
+
+def custom_call_info(backend_config: str | None) -> dict[str, Any]:
+    """body_length, decoded_length, format, kernel_name for the ``custom_calls`` table."""
+    body, obj = _body_text(backend_config)
+    has_body = isinstance(obj, dict) and _find_key(obj, "body") is not None
+    decoded = _b64decode(body) if body else None
+    if not backend_config:
+        fmt = "empty"
+        decoded_length = None
+    else:
+        decoded_length = len(decoded) if decoded is not None else None
+        if decoded is not None and decoded.startswith(MLIR_MAGIC):
+            fmt = "mlir_bytecode"
+        elif isinstance(obj, dict) and not has_body:
+            fmt = "json"
+        else:
+            fmt = "text"
+    kernel = None
+    if isinstance(obj, dict):
+        kernel = _find_key(obj, "kernel_name")
+        if kernel is None:
+            kernel = _find_key(obj, "name")
+    return {
+        "body_length": len(body.encode("utf-8")),
+        "decoded_length": decoded_length,
+        "format": fmt,
+        "kernel_name": kernel,
+    }
+
+
+# ----------------------------------------------------------------------------- module
+
+_HEADER_RE = re.compile(r"HloModule (\S+?)(?:, (.*))?$", re.S)
+_COMP_START_RE = re.compile(r"(ENTRY )?%?(" + NAME + r") ")
+_COMP_CLOSE_RE = re.compile(r'\}(?:, execution_thread="([^"]*)")?(?: // (.*))?$')
+_TABLE_NAMES = ("FileNames", "FunctionNames", "FileLocations", "StackFrames")
+_STRING_ROW_RE = re.compile(r'(\d+) ("(?:[^"\\]|\\.)*")$')
+_FILE_LOCATION_RE = re.compile(
+    r"(\d+) \{file_name_id=(\d+) function_name_id=(\d+) line=(-?\d+) end_line=(-?\d+)"
+    r" column=(-?\d+) end_column=(-?\d+)\}$")
+_STACK_FRAME_RE = re.compile(r"(\d+) \{file_location_id=(\d+) parent_frame_id=(\d+)\}$")
+
+
+def _parse_comp_header(text: str) -> dict[str, Any] | None:
+    """``[ENTRY ]%name (sig) -> result {`` or short form ``[ENTRY ]name {``."""
+    m = _COMP_START_RE.match(text)
+    if m is None:
+        return None
+    rest = text[m.end():]
+    sig = ""
+    result = ""
+    if rest == "{":
+        pass
+    elif rest.startswith("("):
+        try:
+            close = _match_close(rest, 0)
+        except ScanError:
+            return None
+        sig = rest[:close]
+        tail = rest[close:]
+        if not (tail.startswith(" -> ") and tail.endswith(" {")):
+            return None
+        result = tail[4:-2]
+    else:
+        return None
+    return {"name": m.group(2), "is_entry": m.group(1) is not None, "signature": sig,
+            "result_shape": result}
+
+
+def _line_offsets(lines: list[str | None], data: bytes | None) -> list[int]:
+    """Byte offset of the start of each line.
+
+    Exact when the raw file bytes are given. Otherwise computed as the sum of (UTF-8 length + 1)
+    of the previous lines, which is exact for LF files that are valid UTF-8 (a CRLF line adds
+    one more byte that the decoded lines no longer show; an undecodable line counts as 0 + 1).
+    """
+    if data is not None:
+        offs = [0]
+        pos = 0
+        while len(offs) < len(lines):
+            j = data.find(b"\n", pos)
+            if j < 0:
+                break
+            pos = j + 1
+            offs.append(pos)
+        if len(offs) == len(lines):
+            return offs
+    offs = []
+    pos = 0
+    for s in lines:
+        offs.append(pos)
+        pos += (len(s.encode("utf-8")) if s is not None else 0) + 1
+    return offs
+
+
+def parse_module(lines: list[str | None], ctx: Any, data: bytes | None = None) -> None:
+    """Parse the lines of one HLO module file into table rows (see module docstring)."""
+    _ModuleParser(lines, ctx, data).run()
+
+
+class _ModuleParser:
+    def __init__(self, lines: list[str | None], ctx: Any, data: bytes | None) -> None:
+        self.lines = lines
+        self.ctx = ctx
+        self.offsets = _line_offsets(lines, data)
+        self.file_names: dict[int, str] = {}
+        self.function_names: dict[int, str] = {}
+        self.file_locations: dict[int, tuple[int, int, int, int, int, int]] = {}
+        self.frames: dict[int, int] = {}  # frame id -> file_location_id
+        self.computation_id = -1
+        self.instruction_id = 0
+        self.comp_row: dict[str, Any] | None = None
+        self.comp_line = 0
+        self.comp_has_root = False
+        self.have_header = False
+        self.table: str | None = None
+
+    def error(self, lineno: int, column: int, message: str, text: str) -> None:
+        self.ctx.error(lineno, column, message, text)
+
+    def run(self) -> None:
+        lines = self.lines
+        n = len(lines)
+        i = 0
+        while i < n:
+            s = lines[i]
+            lineno = i + 1
+            i += 1
+            if s is None:
+                continue
+            if self.comp_row is not None:
+                if s.startswith("  "):
+                    i = self.instruction(s, lineno, i)
+                    continue
+                if s.startswith("}"):
+                    self.close_computation(s, lineno)
+                    continue
+                if s == "":
+                    continue  # empty lines carry nothing (XLA never prints one inside)
+                # A column-0 line inside a computation: missing '}' — report, then re-dispatch.
+                self.error(lineno, 1, "computation not closed before this line", s)
+                self.finish_computation(closed=False)
+            if s == "":
+                continue
+            if s.startswith("HloModule "):
+                i = self.header(s, lineno, i)
+                continue
+            if not self.have_header:
+                self.error(lineno, 1, "expected 'HloModule' header", s)
+                continue
+            if s in _TABLE_NAMES:
+                self.table = s
+                continue
+            if s[:1].isdigit():
+                self.table_row(s, lineno)
+                continue
+            hdr = _parse_comp_header(s)
+            if hdr is not None:
+                self.open_computation(hdr, lineno)
+                continue
+            self.error(lineno, 1, "unrecognised line", s)
+        if self.comp_row is not None:
+            self.error(n, 1, "file ends inside a computation", "")
+            self.finish_computation(closed=False)
+
+    # ------------------------------------------------------------------ header and tables
+
+    def join_until_balanced(self, s: str, i: int) -> tuple[str, int] | None:
+        """Join ``s`` with following lines ("\\n") until its brackets balance; None at EOF."""
+        text = s
+        while True:
+            if _balanced(text):
+                return text, i
+            if i >= len(self.lines):
+                return None
+            nxt = self.lines[i]
+            i += 1
+            text = text + "\n" + (nxt if nxt is not None else "")
+
+    def header(self, s: str, lineno: int, i: int) -> int:
+        if self.have_header:
+            self.error(lineno, 1, "second 'HloModule' header", s)
+            return i
+        joined = self.join_until_balanced(s, i)
+        if joined is None:
+            self.error(lineno, len(s.encode()) + 1, "module header: unbalanced brackets", s)
+            return i
+        text, i = joined
+        m = _HEADER_RE.match(text)
+        if m is None:
+            self.error(lineno, 1, "bad module header", s)
+            return i
+        attrs_text = m.group(2) or ""
+        try:
+            attrs = _attr_dict(split_attributes(attrs_text))
+        except ScanError as e:
+            self.error(lineno, 1, f"module header attributes: {e}", s)
+            return i
+        layout = attrs.get("entry_computation_layout")
+        if layout is not None and layout.startswith("{") and layout.endswith("}"):
+            layout = layout[1:-1]
+        self.have_header = True
+        self.ctx.add("modules", {
+            "name": m.group(1),
+            "is_scheduled": attrs.get("is_scheduled") == "true",
+            "entry_computation_layout": layout,
+            "attributes": attrs_text,
+            "line": lineno,
+        })
+        return i
+
+    def table_row(self, s: str, lineno: int) -> None:
+        t = self.table
+        if t in ("FileNames", "FunctionNames"):
+            m = _STRING_ROW_RE.match(s)
+            if m:
+                target = self.file_names if t == "FileNames" else self.function_names
+                target[int(m.group(1))] = c_unescape(m.group(2)[1:-1])
+                return
+        elif t == "FileLocations":
+            m = _FILE_LOCATION_RE.match(s)
+            if m:
+                g = [int(x) for x in m.groups()]
+                self.file_locations[g[0]] = tuple(g[1:])  # type: ignore[assignment]
+                return
+        elif t == "StackFrames":
+            m = _STACK_FRAME_RE.match(s)
+            if m:
+                frame, loc, parent = (int(x) for x in m.groups())
+                self.frames[frame] = loc
+                fl = self.file_locations.get(loc)
+                self.ctx.add("stack_frames", {
+                    "frame_id": frame,
+                    "parent_frame_id": None if parent == 1 else parent - 1,
+                    "file_location_id": loc,
+                    "file_name": self.file_names.get(fl[0]) if fl else None,
+                    "function_name": self.function_names.get(fl[1]) if fl else None,
+                    "source_line": fl[2] if fl else None,
+                    "end_line": fl[3] if fl else None,
+                    "column": fl[4] if fl else None,
+                    "end_column": fl[5] if fl else None,
+                    "line": lineno,
+                })
+                return
+        self.error(lineno, 1, f"bad stack-frame table row ({t or 'no table'})", s)
+
+    # ------------------------------------------------------------------ computations
+
+    def open_computation(self, hdr: dict[str, Any], lineno: int) -> None:
+        self.table = None
+        self.computation_id += 1
+        self.comp_row = {
+            "computation_id": self.computation_id,
+            "name": hdr["name"],
+            "is_entry": hdr["is_entry"],
+            "signature": hdr["signature"],
+            "result_shape": hdr["result_shape"],
+            "execution_thread": None,
+            "line": lineno,
+        }
+        self.comp_line = lineno
+        self.comp_has_root = False
+
+    def close_computation(self, s: str, lineno: int) -> None:
+        m = _COMP_CLOSE_RE.match(s)
+        if m is None:
+            self.error(lineno, 1, "bad computation end", s)
+            return
+        assert self.comp_row is not None
+        self.comp_row["execution_thread"] = m.group(1)
+        self.finish_computation(closed=True)
+
+    def finish_computation(self, closed: bool) -> None:
+        assert self.comp_row is not None
+        self.ctx.add("computations", self.comp_row)
+        self.comp_row = None
+
+    # ------------------------------------------------------------------ instructions
+
+    def instruction(self, s: str, lineno: int, i: int) -> int:
+        text = s
+        if _needs_continuation(s):
+            joined = self.join_constant(s, i)
+            if joined is None:
+                self.error(lineno, 1, "constant literal not closed before end of file", s)
+                return len(self.lines)
+            text, i = joined
+        row = parse_instruction(text)
+        if row is None:
+            self.error(lineno, 1, "cannot parse instruction", s)
+            return i
+        if row["is_root"]:
+            if self.comp_has_root:
+                self.error(lineno, 3, "second ROOT in computation", s)
+            self.comp_has_root = True
+        self.resolve_source(row)
+        row.pop("attribute_map")
+        row.pop("metadata")
+        assert self.comp_row is not None
+        row["computation_id"] = self.comp_row["computation_id"]
+        row["instruction_id"] = self.instruction_id
+        row["line"] = lineno
+        row["offset"] = self.offsets[lineno - 1]
+        self.instruction_id += 1
+        self.ctx.add("instructions", row)
+        if row["opcode"] == "custom-call":
+            info = custom_call_info(row["backend_config"])
+            info.update(instruction_id=row["instruction_id"], name=row["name"],
+                        target=row["custom_call_target"] or "")
+            self.ctx.add("custom_calls", info)
+        return i
+
+    def join_constant(self, s: str, i: int) -> tuple[str, int] | None:
+        text = s
+        while _needs_continuation(text):
+            if i >= len(self.lines):
+                return None
+            nxt = self.lines[i]
+            i += 1
+            text = text + "\n" + (nxt if nxt is not None else "")
+        return text, i
+
+    def resolve_source(self, row: dict[str, Any]) -> None:
+        """Fill source_file/source_line/source_function from the stack-frame tables."""
+        sf = row["stack_frame_id"]
+        if sf is None or sf not in self.frames:
+            return
+        fl = self.file_locations.get(self.frames[sf])
+        if fl is None:
+            return
+        row["source_file"] = self.file_names.get(fl[0])
+        row["source_function"] = self.function_names.get(fl[1])
+        row["source_line"] = fl[2]
+
+
+def _balanced(text: str) -> bool:
+    depth = 0
+    i = 0
+    n = len(text)
+    while i < n:
+        m = _SPECIAL_RE.search(text, i)
+        if m is None:
+            break
+        i = m.start()
+        c = text[i]
+        if c in _OPEN:
+            depth += 1
+            i += 1
+        elif c in _CLOSE:
+            depth -= 1
+            i += 1
+        elif c == '"':
+            try:
+                i = _skip_string(text, i)
+            except ScanError:
+                return False
+        elif text.startswith("/*", i):
+            try:
+                i = _skip_comment(text, i)
+            except ScanError:
+                return False
+        else:
+            i += 1
+    return depth <= 0
