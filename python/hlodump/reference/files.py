@@ -1,26 +1,325 @@
-"""File-name classification (FORMATS.md §1) and content sniffing — placeholder, being written."""
+"""File-name classification (FORMATS.md §1.2–§1.5) and content sniffing (§1.5).
+
+Reference implementation: plain string code, written to be read. The Rust core (src/files.rs)
+implements the same rules independently; tests/test_files.py checks that the two agree.
+
+Rules (the same, word for word, as the module docstring of src/files.rs)
+------------------------------------------------------------------------
+A file name is ``[prefix "."] "module_" ID ["." NAME] [".cl_" N] "." SUFFIX`` (§1.2). It is split
+from the right: first the suffix is recognised, then the *stage* in front of it, and what is left
+(the "head") is ``[prefix "."] module_ID [.NAME] [.cl_N]``.
+
+* module token: the first ``module_`` that starts the head or follows a ``.``, followed by at least
+  4 ASCII digits that fit an int32, followed by ``.`` or the end. module_id = those digits.
+  module_name = everything after ``module_ID.`` in the head, minus a trailing ``.cl_<digits>``
+  (a head ending ``module_ID.cl_<digits>`` has no module name); null when empty.
+* suffix families, tried in this order:
+  1. execution files ``….execution_<4+ digits><ext>`` with ext one of ``.hlo_snapshot.pb``,
+     ``.hlo_unoptimized_snapshot.pb``, ``.hlo_unoptimized_snapshot.txt``, ``.pb``, ``.txt`` (first
+     that fits): kind other, head before ``.execution_``; if the head has no module token but
+     starts with ``module_`` (``module_<name>.execution_0000.hlo_snapshot.pb``), module_name is
+     the rest of the head.
+  2. head suffixes (no stage): ``.debug_options`` (kind debug_options), ``.config.pbtxt``,
+     ``.metadata.textproto``, ``.thunk_sequence_after_thunk_passes.txt``,
+     ``.thunk_sequence.txt``, ``._fusion.html``, ``._fusion.pyz``, ``.mlir`` (kind other).
+  3. stage suffixes: ``-buffer-assignment-values.txt``, ``-buffer-assignment.txt``,
+     ``-live-range.txt``, ``-memory-usage-report.txt`` (their kinds), ``-memory-usage-report.pb.gz``,
+     ``-memory-usage-report.pb``, ``.hlo.pb.gz``, ``.hlo.pb``, ``.top_level.html``, ``.html``,
+     ``.dot``, ``.url``, ``.riegeli``, ``.fdo_profile`` (kind other), ``.txt`` (kind hlo_module).
+     The text in front of the suffix (the "core") must end in a stage (below); if it does not,
+     ``.txt`` files become kind other, the others keep their kind, and only module_id is filled
+     (from the first module token anywhere in the name).
+  4. anything else: kind other, module_id only.
+* stage of a core, tried in this order:
+  a. per-pass form 1: a ``.``-separated segment of 4+ ASCII digits (fitting int32) after the
+     module token, followed by ``.REM`` where REM = ``PIPELINE.after_AFTER.before_BEFORE``
+     (PIPELINE ends at the first ``.after_`` that allows a match, BEFORE starts after the last
+     possible ``.before_``; all three non-empty). Candidates are tried from the right, so a module
+     name with its own 4-digit segment (``foo.1234``) stays whole. stage "pass".
+  b. core ends with ``.before_optimizations``: stage before_optimizations.
+  c. core ends with ``.after_optimizations`` (old XLA; backend null) or with
+     ``<BACKEND>_after_optimizations``: BACKEND is the last ``.`` segment, joined with the one
+     before it when that one is ``sm_<digits>`` and BACKEND starts with a digit (``sm_8.0_gpu``).
+     An empty BACKEND is null. stage after_optimizations.
+  d. per-pass form 2: as (a) but REM = ``PASS.SUBSTEP`` (PASS = up to the first ``.``, both
+     non-empty): after_pass = PASS, substep = SUBSTEP. stage "pass".
+"""
 from __future__ import annotations
+
+__all__ = ["classify", "sniff", "KINDS", "CONTENT_KINDS"]
+
+KINDS = ("hlo_module", "buffer_assignment", "buffer_assignment_values", "live_range",
+         "memory_usage_report", "debug_options", "other")
+CONTENT_KINDS = KINDS[:-1] + ("stdout_capture", "unknown", "empty")
+
+_INT32_MAX = 2**31 - 1
+_DIGITS = frozenset("0123456789")
+
+_EXEC_EXTS = (".hlo_snapshot.pb", ".hlo_unoptimized_snapshot.pb", ".hlo_unoptimized_snapshot.txt",
+              ".pb", ".txt")
+
+_HEAD_SUFFIXES = (
+    (".debug_options", "debug_options"),
+    (".config.pbtxt", "other"),
+    (".metadata.textproto", "other"),
+    (".thunk_sequence_after_thunk_passes.txt", "other"),
+    (".thunk_sequence.txt", "other"),
+    ("._fusion.html", "other"),
+    ("._fusion.pyz", "other"),
+    (".mlir", "other"),
+)
+
+_STAGE_SUFFIXES = (
+    ("-buffer-assignment-values.txt", "buffer_assignment_values"),
+    ("-buffer-assignment.txt", "buffer_assignment"),
+    ("-live-range.txt", "live_range"),
+    ("-memory-usage-report.txt", "memory_usage_report"),
+    ("-memory-usage-report.pb.gz", "other"),
+    ("-memory-usage-report.pb", "other"),
+    (".hlo.pb.gz", "other"),
+    (".hlo.pb", "other"),
+    (".top_level.html", "other"),
+    (".html", "other"),
+    (".dot", "other"),
+    (".url", "other"),
+    (".riegeli", "other"),
+    (".fdo_profile", "other"),
+    (".txt", "hlo_module"),
+)
+
+
+def _is_digits(s: str) -> bool:
+    return bool(s) and all(c in _DIGITS for c in s)
+
+
+def _int32(s: str) -> int | None:
+    """int(s) for an ASCII digit string that fits an int32, else None."""
+    if not _is_digits(s):
+        return None
+    v = int(s)
+    return v if v <= _INT32_MAX else None
+
+
+def _module_token(s: str) -> tuple[int, int, int] | None:
+    """(start, end, id) of the first ``module_<4+ digits>`` that starts s or follows '.', and is
+    followed by '.' or the end of s."""
+    i = s.find("module_")
+    while i >= 0:
+        if i == 0 or s[i - 1] == ".":
+            j = i + 7
+            k = j
+            while k < len(s) and s[k] in _DIGITS:
+                k += 1
+            if k - j >= 4 and (k == len(s) or s[k] == "."):
+                v = _int32(s[j:k])
+                if v is not None:
+                    return i, k, v
+        i = s.find("module_", i + 1)
+    return None
+
+
+def _strip_cl(rest: str) -> str:
+    """Remove a trailing ``.cl_<digits>`` (or the whole of ``cl_<digits>``)."""
+    if rest.startswith("cl_") and _is_digits(rest[3:]):
+        return ""
+    d = rest.rfind(".cl_")
+    if d >= 0 and _is_digits(rest[d + 4:]):
+        return rest[:d]
+    return rest
+
+
+def _parse_head(head: str) -> tuple[int | None, str | None]:
+    tok = _module_token(head)
+    if tok is None:
+        return None, None
+    _, end, mid = tok
+    rest = _strip_cl(head[end + 1:]) if end < len(head) else ""
+    return mid, (rest or None)
+
+
+def _form1(rem: str) -> tuple[str, str, str] | None:
+    """``PIPELINE.after_AFTER.before_BEFORE`` like the regex ^(.+?)\\.after_(.+)\\.before_(.+)$."""
+    i = rem.find(".after_")
+    while i >= 0:
+        if i >= 1:
+            rest = rem[i + 7:]
+            j = rest.rfind(".before_")
+            while j >= 0:
+                if j >= 1 and j + 8 < len(rest):
+                    return rem[:i], rest[:j], rest[j + 8:]
+                j = rest.rfind(".before_", 0, j) if j > 0 else -1
+        i = rem.find(".after_", i + 1)
+    return None
+
+
+def _form2(rem: str) -> tuple[str, str] | None:
+    i = rem.find(".")
+    if i >= 1 and i + 1 < len(rem):
+        return rem[:i], rem[i + 1:]
+    return None
+
+
+def _step_candidates(core: str, token_end: int) -> list[tuple[int, int, int]]:
+    """(segment start, segment end, step) for every '.'-separated all-digit segment of 4+ digits
+    after the module token that is followed by '.', rightmost first."""
+    out = []
+    p = token_end
+    while p < len(core):
+        # core[p] == '.'; the segment runs from p + 1 to the next '.'
+        q = core.find(".", p + 1)
+        if q < 0:
+            break
+        seg = core[p + 1:q]
+        v = _int32(seg)
+        if v is not None and len(seg) >= 4:
+            out.append((p + 1, q, v))
+        p = q
+    out.reverse()
+    return out
+
+
+def _empty(kind: str) -> dict:
+    return {"kind": kind, "module_id": None, "module_name": None, "stage": None, "backend": None,
+            "pass_index": None, "pipeline": None, "after_pass": None, "before_pass": None,
+            "substep": None}
+
+
+def _parse_stage(core: str, out: dict) -> bool:
+    """Fill stage/backend/pass fields and module parts from a core; False if it has no stage."""
+    tok = _module_token(core)
+    cands = _step_candidates(core, tok[1]) if tok is not None else []
+    for start, end, step in cands:  # (a) per-pass form 1
+        f = _form1(core[end + 1:])
+        if f is not None:
+            out.update(stage="pass", pass_index=step, pipeline=f[0], after_pass=f[1],
+                       before_pass=f[2])
+            out["module_id"], out["module_name"] = _parse_head(core[:start - 1])
+            return True
+    if core.endswith(".before_optimizations"):  # (b)
+        out["stage"] = "before_optimizations"
+        out["module_id"], out["module_name"] = _parse_head(core[:-len(".before_optimizations")])
+        return True
+    if core.endswith("after_optimizations"):  # (c)
+        pre = core[:-len("after_optimizations")]
+        head = None
+        backend = None
+        if pre.endswith("."):
+            head = pre[:-1]
+        elif pre.endswith("_"):
+            b = pre[:-1]
+            d = b.rfind(".")
+            if d < 0:
+                backend, head = b, ""
+            else:
+                backend, head = b[d + 1:], b[:d]
+                if backend[:1] in _DIGITS and backend:
+                    e = head.rfind(".")
+                    last = head[e + 1:]
+                    if last.startswith("sm_") and _is_digits(last[3:]):
+                        backend = last + "." + backend
+                        head = head[:e] if e >= 0 else ""
+        if head is not None:
+            out["stage"] = "after_optimizations"
+            out["backend"] = backend or None
+            out["module_id"], out["module_name"] = _parse_head(head)
+            return True
+    for start, end, step in cands:  # (d) per-pass form 2
+        f2 = _form2(core[end + 1:])
+        if f2 is not None:
+            out.update(stage="pass", pass_index=step, after_pass=f2[0], substep=f2[1])
+            out["module_id"], out["module_name"] = _parse_head(core[:start - 1])
+            return True
+    return False
 
 
 def classify(basename: str) -> dict:
-    return {"kind": "other", "module_id": None, "module_name": None, "stage": None, "backend": None,
-            "pass_index": None, "pipeline": None, "after_pass": None, "before_pass": None, "substep": None}
+    """Split an XLA dump file name into kind and name parts (FORMATS.md §1; rules above).
+
+    Keys: kind, module_id, module_name, stage, backend, pass_index, pipeline, after_pass,
+    before_pass, substep. Never raises; an unrecognised name is kind "other" with nulls.
+    """
+    name = basename
+    # 1. per-execution files (snapshots)
+    for ext in _EXEC_EXTS:
+        if name.endswith(ext):
+            core = name[:-len(ext)]
+            d = core.rfind(".")
+            seg = core[d + 1:]
+            if seg.startswith("execution_") and len(seg) >= 14 and _is_digits(seg[10:]):
+                out = _empty("other")
+                head = core[:d] if d >= 0 else ""
+                out["module_id"], out["module_name"] = _parse_head(head)
+                if out["module_id"] is None and head.startswith("module_") and len(head) > 7:
+                    out["module_name"] = head[7:]
+                return out
+    # 2. suffixes with no stage in front
+    for suffix, kind in _HEAD_SUFFIXES:
+        if name.endswith(suffix):
+            out = _empty(kind)
+            out["module_id"], out["module_name"] = _parse_head(name[:-len(suffix)])
+            return out
+    # 3. suffixes with a stage in front
+    for suffix, kind in _STAGE_SUFFIXES:
+        if name.endswith(suffix):
+            out = _empty(kind)
+            if _parse_stage(name[:-len(suffix)], out):
+                return out
+            out = _empty("other" if suffix == ".txt" else kind)
+            tok = _module_token(name)
+            out["module_id"] = tok[2] if tok is not None else None
+            return out
+    # 4. anything else
+    out = _empty("other")
+    tok = _module_token(name)
+    out["module_id"] = tok[2] if tok is not None else None
+    return out
+
+
+# ------------------------------------------------------------------------------ content sniffing
+
+_BLANK = b" \t\r\v\f"
+_KEY_CHARS = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
+
+_PREFIXES = (
+    (b"HloModule ", "hlo_module"),
+    (b"BufferAssignment:", "buffer_assignment"),
+    (b"Total bytes used: ", "buffer_assignment_values"),
+    (b"HloLiveRange (max ", "live_range"),
+    (b"HloLiveRange not available", "live_range"),
+    (b"Memory Space: ", "memory_usage_report"),
+    (b"memory_space_allocation_entries", "memory_usage_report"),
+    (b"*** Begin ", "stdout_capture"),
+)
+
+
+def _sniff_line(line: bytes) -> str:
+    for prefix, kind in _PREFIXES:
+        if line.startswith(prefix):
+            return kind
+    if line.startswith(b"xla_"):
+        k = 4
+        while k < len(line) and line[k] in _KEY_CHARS:
+            k += 1
+        if line[k:k + 2] == b": ":
+            return "debug_options"
+    return "unknown"
 
 
 def sniff(data: bytes) -> str:
-    for raw in data.split(b"\n"):
-        s = raw.strip()
-        if not s:
-            continue
-        if raw.startswith(b"HloModule "):
-            return "hlo_module"
-        if raw.startswith(b"BufferAssignment:"):
-            return "buffer_assignment"
-        if raw.startswith(b"Total bytes used: "):
-            return "buffer_assignment_values"
-        if raw.startswith(b"HloLiveRange"):
-            return "live_range"
-        if raw.startswith(b"Memory Space: ") or raw.startswith(b"memory_space_allocation_entries"):
-            return "memory_usage_report"
-        return "unknown"
+    """Content kind from the first non-blank line (FORMATS.md §1.5).
+
+    A line is blank if it holds only spaces, tabs, CR, VT or FF. Returns one of the kinds above
+    (not "other"), "stdout_capture" (``*** Begin ``), "debug_options" (``xla_<key>: <value>``),
+    "unknown", or "empty" (no non-blank line). Reads no further than the end of the first
+    non-blank line.
+    """
+    n = len(data)
+    pos = 0
+    while pos < n:
+        nl = data.find(b"\n", pos)
+        end = n if nl < 0 else nl
+        line = bytes(data[pos:end])
+        if line.strip(_BLANK):
+            return _sniff_line(line)
+        pos = end + 1
     return "empty"
