@@ -27,14 +27,15 @@
 //!      only module_id is filled.
 //!   4. anything else: Other, module_id only.
 //! * stage of a core, in this order:
-//!   a. per-pass form 1: a `.`-separated segment of 4+ digits (fitting i32) after the module
-//!      token, then `.PIPELINE.after_AFTER.before_BEFORE` (first workable `.after_`, last
-//!      workable `.before_`, all non-empty); step candidates tried from the right.
-//!   b. `.before_optimizations` at the end.
-//!   c. `.after_optimizations` (backend None) or `<BACKEND>_after_optimizations` at the end;
-//!      BACKEND = last `.` segment, joined with the previous one if that is `sm_<digits>` and
-//!      BACKEND starts with a digit (`sm_8.0_gpu`); empty BACKEND is None.
-//!   d. per-pass form 2: as (a) with `.PASS.SUBSTEP` (PASS up to the first `.`, both non-empty).
+//!   - (a) per-pass form 1: a `.`-separated segment of 4+ digits (fitting i32) after the
+//!     module token, then `.PIPELINE.after_AFTER.before_BEFORE` (first workable `.after_`,
+//!     last workable `.before_`, all non-empty); step candidates tried from the right.
+//!   - (b) `.before_optimizations` at the end.
+//!   - (c) `.after_optimizations` (backend None) or `<BACKEND>_after_optimizations` at the end;
+//!     BACKEND = last `.` segment, joined with the previous one if that is `sm_<digits>` and
+//!     BACKEND starts with a digit (`sm_8.0_gpu`); empty BACKEND is None.
+//!   - (d) per-pass form 2: as (a) with `.PASS.SUBSTEP` (PASS up to the first `.`, both
+//!     non-empty).
 
 /// What a file is, judged by its name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -151,7 +152,10 @@ const HEAD_SUFFIXES: [(&str, FileKind); 8] = [
 ];
 
 const STAGE_SUFFIXES: [(&str, FileKind); 15] = [
-    ("-buffer-assignment-values.txt", FileKind::BufferAssignmentValues),
+    (
+        "-buffer-assignment-values.txt",
+        FileKind::BufferAssignmentValues,
+    ),
     ("-buffer-assignment.txt", FileKind::BufferAssignment),
     ("-live-range.txt", FileKind::LiveRange),
     ("-memory-usage-report.txt", FileKind::MemoryUsageReport),
@@ -222,8 +226,19 @@ fn parse_head(head: &str) -> (Option<i32>, Option<String>) {
     match module_token(head) {
         None => (None, None),
         Some((_, end, id)) => {
-            let rest = if end < head.len() { strip_cl(&head[end + 1..]) } else { "" };
-            (Some(id), if rest.is_empty() { None } else { Some(rest.to_string()) })
+            let rest = if end < head.len() {
+                strip_cl(&head[end + 1..])
+            } else {
+                ""
+            };
+            (
+                Some(id),
+                if rest.is_empty() {
+                    None
+                } else {
+                    Some(rest.to_string())
+                },
+            )
         }
     }
 }
@@ -286,7 +301,7 @@ fn step_candidates(core: &str, token_end: usize) -> Vec<(usize, usize, i32)> {
 }
 
 fn is_sm_segment(s: &str) -> bool {
-    s.strip_prefix("sm_").map_or(false, all_digits)
+    s.strip_prefix("sm_").is_some_and(all_digits)
 }
 
 /// Fill stage, backend, pass fields and module parts from a core; false if it has no stage.
@@ -323,7 +338,11 @@ fn parse_stage(core: &str, out: &mut FileName) -> bool {
                 Some(d) => (&b[..d], b[d + 1..].to_string()),
                 None => ("", b.to_string()),
             };
-            if backend.as_bytes().first().map_or(false, |c| c.is_ascii_digit()) {
+            if backend
+                .as_bytes()
+                .first()
+                .is_some_and(|c| c.is_ascii_digit())
+            {
                 let (before_last, last) = match head.rfind('.') {
                     Some(e) => (&head[..e], &head[e + 1..]),
                     None => ("", head),
@@ -333,7 +352,14 @@ fn parse_stage(core: &str, out: &mut FileName) -> bool {
                     head = before_last;
                 }
             }
-            parts = Some((head, if backend.is_empty() { None } else { Some(backend) }));
+            parts = Some((
+                head,
+                if backend.is_empty() {
+                    None
+                } else {
+                    Some(backend)
+                },
+            ));
         }
         if let Some((head, backend)) = parts {
             out.stage = Some("after_optimizations");
@@ -404,7 +430,11 @@ pub fn classify(basename: &str) -> FileName {
             if parse_stage(core, &mut out) {
                 return out;
             }
-            let kind = if suffix == ".txt" { FileKind::Other } else { kind };
+            let kind = if suffix == ".txt" {
+                FileKind::Other
+            } else {
+                kind
+            };
             return id_only(kind, name);
         }
     }
@@ -413,7 +443,8 @@ pub fn classify(basename: &str) -> FileName {
 }
 
 fn is_blank(line: &[u8]) -> bool {
-    line.iter().all(|&c| matches!(c, b' ' | b'\t' | b'\r' | 0x0b | 0x0c))
+    line.iter()
+        .all(|&c| matches!(c, b' ' | b'\t' | b'\r' | 0x0b | 0x0c))
 }
 
 fn sniff_line(line: &[u8]) -> ContentKind {
@@ -424,7 +455,10 @@ fn sniff_line(line: &[u8]) -> ContentKind {
         (b"HloLiveRange (max ", ContentKind::LiveRange),
         (b"HloLiveRange not available", ContentKind::LiveRange),
         (b"Memory Space: ", ContentKind::MemoryUsageReport),
-        (b"memory_space_allocation_entries", ContentKind::MemoryUsageReport),
+        (
+            b"memory_space_allocation_entries",
+            ContentKind::MemoryUsageReport,
+        ),
         (b"*** Begin ", ContentKind::StdoutCapture),
     ];
     for (p, k) in PREFIXES {
@@ -433,7 +467,10 @@ fn sniff_line(line: &[u8]) -> ContentKind {
         }
     }
     if let Some(rest) = line.strip_prefix(b"xla_") {
-        let n = rest.iter().take_while(|c| c.is_ascii_alphanumeric() || **c == b'_').count();
+        let n = rest
+            .iter()
+            .take_while(|c| c.is_ascii_alphanumeric() || **c == b'_')
+            .count();
         if rest[n..].starts_with(b": ") {
             return ContentKind::DebugOptions;
         }
@@ -476,6 +513,7 @@ mod tests {
         Option<&'static str>,
     );
 
+    #[rustfmt::skip]
     // CASES-BEGIN (kept identical to tests/test_files.py; generated from one list)
     const CASES: &[Case] = &[
         ("module_0000.jit_rnn.before_optimizations.txt", "hlo_module", Some(0), Some("jit_rnn"), Some("before_optimizations"), None, None, None, None, None, None),
@@ -618,12 +656,27 @@ mod tests {
         assert_eq!(s(b"\r\n\nHloModule m"), "hlo_module");
         assert_eq!(s(b"HloModule"), "unknown");
         assert_eq!(s(b"BufferAssignment:\nallocation 0"), "buffer_assignment");
-        assert_eq!(s(b"\nTotal bytes used: 160 (160B)\n"), "buffer_assignment_values");
+        assert_eq!(
+            s(b"\nTotal bytes used: 160 (160B)\n"),
+            "buffer_assignment_values"
+        );
         assert_eq!(s(b"HloLiveRange (max 4):\n"), "live_range");
-        assert_eq!(s(b"HloLiveRange not available (finalized or constructed from proto)"), "live_range");
-        assert_eq!(s(b"Memory Space: default (color=0)\n"), "memory_usage_report");
-        assert_eq!(s(b"memory_space_allocation_entries {\n"), "memory_usage_report");
-        assert_eq!(s(b"*** Begin module_0000.jit_f.before_optimizations.txt ***\n"), "stdout_capture");
+        assert_eq!(
+            s(b"HloLiveRange not available (finalized or constructed from proto)"),
+            "live_range"
+        );
+        assert_eq!(
+            s(b"Memory Space: default (color=0)\n"),
+            "memory_usage_report"
+        );
+        assert_eq!(
+            s(b"memory_space_allocation_entries {\n"),
+            "memory_usage_report"
+        );
+        assert_eq!(
+            s(b"*** Begin module_0000.jit_f.before_optimizations.txt ***\n"),
+            "stdout_capture"
+        );
         assert_eq!(s(b"xla_cpu_enable_fast_min_max: false\n"), "debug_options");
         assert_eq!(s(b"xla_dump_to: \"/tmp/x\"\n"), "debug_options");
         assert_eq!(s(b"xla_gpu_foo: {\n  a: 1\n}\n"), "debug_options");
@@ -641,13 +694,16 @@ mod tests {
     #[test]
     fn sniff_long_first_line() {
         let mut v = b"HloModule m, ".to_vec();
-        v.extend(std::iter::repeat(b'x').take(5 << 20));
+        v.extend(std::iter::repeat_n(b'x', 5 << 20));
         assert_eq!(sniff(&v), ContentKind::HloModule);
     }
 
     #[test]
     fn kind_strings() {
-        assert_eq!(FileKind::BufferAssignmentValues.as_str(), "buffer_assignment_values");
+        assert_eq!(
+            FileKind::BufferAssignmentValues.as_str(),
+            "buffer_assignment_values"
+        );
         assert_eq!(ContentKind::StdoutCapture.as_str(), "stdout_capture");
     }
 }
