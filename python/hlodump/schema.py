@@ -56,6 +56,22 @@ SCHEMAS: dict[str, pa.Schema] = {
     # after_pass=<pass>, substep=<substep>. content_kind: what the first non-empty line says
     # (same vocabulary as kind, or "unknown" / "empty"); ``parsed`` is true when the file was
     # parsed into tables. error: why a file could not be read (null if fine).
+    # Decisions (name rules in full: reference/files.py docstring = src/files.rs module doc):
+    # - content_kind also takes "stdout_capture" (first line "*** Begin "); it is never "other".
+    # - Name parts are filled for every kind, "other" included, whenever the suffix is known:
+    #   ``….before_optimizations.hlo.pb`` / ``.dot`` / ``.html`` get stage (and backend / pass
+    #   parts) like the .txt; ``.debug_options``, ``.config.pbtxt``, ``.mlir``, ``._fusion.html``,
+    #   ``.thunk_sequence.txt``, snapshots get module_id/module_name only. Where the module name
+    #   cannot be separated from a free-form tail (``.ll``, ``.o``, ``.ptx``, unknown suffixes)
+    #   only module_id is filled. Files with no ``module_NNNN`` (seeds, module.mlir,
+    #   *.textproto in per-module folders) have all parts null.
+    # - module_id needs >= 4 digits after ``module_`` (XLA's %04d); module_name excludes a
+    #   ``.cl_N`` and is null when XLA dropped it (names > 255 chars) — and, for
+    #   ``module_<name>.execution_N.hlo_snapshot.pb``, module_id is null and module_name set.
+    # - backend: the tag in front of ``_after_optimizations`` (``cpu``, ``sm_8.0_gpu``); null for
+    #   before_optimizations, per-pass files and old ``.after_optimizations`` names without tag.
+    # - per-pass: the step is the rightmost 4+-digit segment that leaves a valid pass tail (so a
+    #   module name like ``foo.1234`` stays whole); form 2 leaves pipeline and before_pass null.
     "files": pa.schema([
         _f("file_id", I32), _f("path", T), _f("kind", T), _f("content_kind", T, True),
         _f("module_id", I32, True), _f("module_name", T, True), _f("stage", T, True),
