@@ -453,7 +453,11 @@ def _parse_instruction_rest(text: str, m: re.Match) -> dict[str, Any] | None:
 
 
 def _needs_continuation(text: str) -> bool:
-    """True for a ``constant(`` instruction whose operand region does not close on ``text``."""
+    """True for a ``constant(`` instruction whose parentheses do not balance on ``text``.
+
+    Counted from the opcode's ``(``: only parentheses (a literal contains no strings), and the
+    region is closed as soon as the count returns to zero (what follows may be attributes).
+    """
     m = _INSTR_START_RE.match(text)
     if m is None:
         return False
@@ -464,11 +468,15 @@ def _needs_continuation(text: str) -> bool:
     om = _OPCODE_RE.match(text, j + 1)
     if om is None or om.group(0) != "constant" or not text.startswith("(", om.end()):
         return False
-    try:
-        _match_close(text, om.end())
-    except ScanError:
-        return True
-    return False
+    depth = 0
+    for m in _PAREN_RE.finditer(text, om.end()):
+        depth += 1 if m.group(0) == "(" else -1
+        if depth == 0:
+            return False
+    return True
+
+
+_PAREN_RE = re.compile(r"[()]")
 
 
 # ----------------------------------------------------------------------------- custom calls
