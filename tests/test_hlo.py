@@ -450,19 +450,20 @@ VARIANTS = '''HloModule my.module.v2, is_scheduled=true, num_partitions=8
   ROOT %n = f32[8]{0} negate(%p)
 }, execution_thread="host"
 
-ENTRY %main.9 (a: f32[8], d: s32[<=16,?]) -> f32[8] {
+ENTRY %main.9 (a: f32[8], d: s32[<=16,?], p2: f32[2,4]) -> f32[8] {
   %a = f32[8]{0} parameter(0)
   %d = s32[<=16,?]{1,0} parameter(1)
+  %p2 = f32[2,4]{1,0} parameter(2)
   %ar = f32[8]{0} all-reduce(%a), channel_id=1, replica_groups=[2,4]<=[8], use_global_device_ids=true, to_apply=%sum
   %ar2 = f32[8]{0} all-reduce(%ar), replica_groups=[4,2]<=[2,4]T(1,0), to_apply=%sum
   %zero = f32[] constant(0)
   %pad = f32[17]{0} pad(%ar2, %zero), padding=0_1_1
-  %pad2 = f32[3,9]{1,0} pad(%p2, %zero), padding=0_1_0x2_-3_1
-  %s4 = s4[8]{0:E(4)} convert(%a)
-  %f8 = f8e4m3fn[8]{0} convert(%a)
-  %f4 = f4e2m1fn[8]{0} convert(%a)
-  %u2 = u2[] constant(3)
-  %e8 = f8e8m0fnu[2,2]{1,0} constant({ { 1, 2 }, { 4, 8 } })
+  %pad2 = f32[3,6]{1,0} pad(%p2, %zero), padding=0_1_0x2_-3_1
+  %cs4 = s4[8]{0:E(4)} convert(%a)
+  %cf8 = f8e4m3fn[8]{0} convert(%a)
+  %cf4 = f4e2m1fn[8]{0} convert(%a)
+  %cu2 = u2[] constant(3)
+  %ce8 = f8e8m0fnu[2,2]{1,0} constant({ { 1, 2 }, { 4, 8 } })
   %as = ((f32[8]{0}), f32[8]{0}, u32[]) async-start(%a), async_execution_thread="host", calls=%async_wrapped
   %ad = f32[8]{0} async-done(%as), async_execution_thread="host", calls=%async_wrapped
   %multi = f32[8]{0} call(%a, %ad), calls=%sum, %async_wrapped, control-predecessors={%ar, %ad}
@@ -489,11 +490,11 @@ def test_variants(reader, tmp_path):
     assert ins["ar2"]["attributes"] == "replica_groups=[4,2]<=[2,4]T(1,0), to_apply=%sum"
     assert ins["pad"]["attributes"] == "padding=0_1_1"
     assert ins["pad2"]["attributes"] == "padding=0_1_0x2_-3_1"
-    assert ins["s4"]["shape"] == "s4[8]{0:E(4)}"
-    assert ins["f8"]["shape"] == "f8e4m3fn[8]{0}"
-    assert ins["f4"]["shape"] == "f4e2m1fn[8]{0}"
-    assert (ins["u2"]["shape"], ins["u2"]["operand_text"]) == ("u2[]", "3")
-    assert ins["e8"]["operand_text"] == "{ { 1, 2 }, { 4, 8 } }"
+    assert ins["cs4"]["shape"] == "s4[8]{0:E(4)}"
+    assert ins["cf8"]["shape"] == "f8e4m3fn[8]{0}"
+    assert ins["cf4"]["shape"] == "f4e2m1fn[8]{0}"
+    assert (ins["cu2"]["shape"], ins["cu2"]["operand_text"]) == ("u2[]", "3")
+    assert ins["ce8"]["operand_text"] == "{ { 1, 2 }, { 4, 8 } }"
     assert ins["as"]["shape"] == "((f32[8]{0}), f32[8]{0}, u32[])"
     assert ins["as"]["called_computations"] == ["async_wrapped"]
     assert ins["multi"]["called_computations"] == ["sum", "async_wrapped"]
