@@ -173,6 +173,12 @@ SCHEMAS: dict[str, pa.Schema] = {
     # ---------------------------------------------------------------- HLO module text (§3)
     # One row per ``HloModule`` header. attributes = raw text after "HloModule NAME, " ("" if
     # none). entry_computation_layout = the text inside its outer braces (null if absent).
+    # Decisions (HLO reference parser, reference/hlo.py):
+    # - name = the header's first token, ending at the first ", " (so dots are kept:
+    #   ``HloModule my.module.v2``). is_scheduled = the attribute ``is_scheduled=true`` is present.
+    # - attributes are split with the generic rule of FORMATS.md §3.8.1; a header whose brackets
+    #   do not balance on its line (``origin_recovery_table={``) is joined with the following
+    #   lines ("\n" kept in ``attributes``) until they do.
     "modules": pa.schema([
         _f("file_id", I32), _f("name", S), _f("is_scheduled", B),
         _f("entry_computation_layout", S, True), _f("attributes", S), _f("line", I64),
@@ -180,6 +186,11 @@ SCHEMAS: dict[str, pa.Schema] = {
     # One row per computation header. computation_id = 0-based order in the file.
     # signature = raw parameter list including the parentheses ("" in short-parsable form);
     # result_shape = text after " -> " up to " {" ("" in short form).
+    # Decisions: rows are emitted for every header at column 0: ``[ENTRY ]%name (sig) -> res {``
+    # and the sigil-less / signature-less form ``[ENTRY ]name {`` (short-parsable dumps AND all
+    # default jax 0.4.26 dumps). The closer may be ``}``, ``}, execution_thread="T"`` and/or
+    # ``} // name`` (0.4.26 prints the latter after fused computations). execution_thread = T
+    # raw (unescaped text as printed), null when the closer has none.
     "computations": pa.schema([
         _f("file_id", I32), _f("computation_id", I32), _f("name", S), _f("is_entry", B),
         _f("signature", S), _f("result_shape", S), _f("execution_thread", S, True),
@@ -195,6 +206,32 @@ SCHEMAS: dict[str, pa.Schema] = {
     # op_name/op_type/source_file/source_line/stack_frame_id from metadata={…};
     # source_file/source_line filled from the stack-frame tables when stack_frame_id is set.
     # backend_config: raw value (quoted form: unescaped, quotes removed). fusion_kind: kind=.
+    # Decisions (reference/hlo.py parse_instruction, one parser for module lines and
+    # ``from instruction:`` text):
+    # - offset = byte offset of the first byte of the instruction's (first) line, i.e. of its
+    #   two-space indent. The reference computes it from the raw bytes when parse_module gets
+    #   them (``data=``); from decoded lines alone it is sum(len(utf8(line)) + 1), exact for LF
+    #   files without invalid UTF-8 but short by one byte per preceding CRLF line.
+    # - operands: items of the operand region split at depth-0 commas, ``/*index=N*/`` removed,
+    #   the old shape prefix dropped (text after the item's last space), '%' removed, a compact
+    #   tuple index ``#N`` removed, ``...(+N)`` skipped; [] for parameter and constant.
+    # - called_computations: only top-level attributes with those keys (not names nested in
+    #   other values); ``{%a, %b}`` and the generic ``calls=%a, %b`` both give [a, b].
+    # - a quoted metadata / custom_call_target / backend_config value is unescaped; octal and
+    #   \xHH escapes yield bytes, decoded as UTF-8 with U+FFFD for invalid sequences. An
+    #   unquoted value (not expected) is kept raw. backend_config raw ``{…}`` is kept as printed.
+    # - source_file/source_line/source_function: when stack_frame_id names a StackFrames row the
+    #   tables win (innermost frame = that row's FileLocations entry; source_function from
+    #   FunctionNames); otherwise source_file/source_line come from metadata and
+    #   source_function is null.
+    # - fusion_kind = the top-level ``kind=`` value (only fusions print one); sharding = the
+    #   ``sharding=`` value as printed (braces included).
+    # - Multi-line ``constant(`` literals (hand-written text): following lines are joined while
+    #   the count of '(' minus ')' from the opcode's '(' stays above 0; line/offset are those of
+    #   the first line; operand_text/attributes hold the joined text with its "\n"s; reaching
+    #   the end of the file first is an error. No other instruction may span lines.
+    # - is_root: the ``ROOT `` prefix. A second ROOT in a computation is an error (the row is
+    #   still emitted in collect mode); a computation without ROOT is accepted (XLA accepts it).
     "instructions": pa.schema([
         _f("file_id", I32), _f("computation_id", I32), _f("instruction_id", I32),
         _f("name", S), _f("is_root", B), _f("opcode", S), _f("shape", S),
@@ -210,6 +247,10 @@ SCHEMAS: dict[str, pa.Schema] = {
     # The FileNames/FunctionNames/FileLocations/StackFrames tables joined: one row per
     # StackFrames row. parent_frame_id is the *corrected* parent (printed value - 1), null for
     # the root (printed 1).
+    # Decisions: source_line/end_line/column/end_column = the FileLocations row's line,
+    # end_line, column, end_column; file_name/function_name unescaped, null when the id is not in
+    # its table. line = the StackFrames row's line. Several roots per table do occur (jax 0.10.2
+    # control_flow/module_0000.jit_rnn.before_optimizations.txt: frames 1-6 all print parent 1).
     "stack_frames": pa.schema([
         _f("file_id", I32), _f("frame_id", I64), _f("parent_frame_id", I64, True),
         _f("file_location_id", I64), _f("file_name", S, True), _f("function_name", S, True),
@@ -220,6 +261,14 @@ SCHEMAS: dict[str, pa.Schema] = {
     # (backend_config JSON "body" string, else the whole backend_config), decoded_length = its
     # decoded size (null if not base64), format: "mlir_bytecode" (decoded starts with ML\xefR),
     # "json", "text", "empty"; kernel_name where readable (JSON "kernel_name"/"name").
+    # Decisions: the "body" key is searched depth-first in printed order (seed 003 nests it as
+    # ``{"custom_call_config": {"body": …}}``), kernel_name likewise ("kernel_name" first, then
+    # "name"; string values only). base64 = strict standard alphabet, length % 4 == 0, '=' only
+    # as padding. format: "empty" when backend_config is null or "" (body_length 0,
+    # decoded_length null); else "mlir_bytecode" if the decoded body starts with ML\xefR; else
+    # "json" if the whole config parses as a JSON object with no "body"; else "text" (also a JSON
+    # object whose body is not MLIR bytecode, and raw non-JSON dicts like ``{index = 0 : ui64}``).
+    # target = the unescaped custom_call_target ("" if absent).
     "custom_calls": pa.schema([
         _f("file_id", I32), _f("instruction_id", I32), _f("name", S), _f("target", S),
         _f("body_length", I64), _f("decoded_length", I64, True), _f("format", T),
