@@ -24,6 +24,8 @@ General conventions (apply to every table unless a column says otherwise)
   or ``""`` (empty, not null) where the file did not print an index.
 * Human-readable sizes (``4.00MiB``, ``51.1KiB``, ``576B``) convert to bytes as
   ``round_half_up(decimal * 1024**k)`` computed exactly (integer arithmetic on the digits).
+  (Reference parser's reading: a negative size, ``-2.5B``, is rounded on its magnitude, i.e.
+  half away from zero: ``-3``; the text is a sign printed before a formatted magnitude.)
 * Digit groups separated by single spaces (``97 587 208``) are read as one number.
 """
 
@@ -93,6 +95,9 @@ SCHEMAS: dict[str, pa.Schema] = {
     ]),
     # One row per `` value: <ID NAME[IDX][ (phi)][ @C]> (size=S,offset=O): SHAPE`` line.
     # allocation = the index of the enclosing allocation. color = the @C (0 when not printed).
+    # Decisions (buffer-assignment reference parser, reference/buffer_assignment.py):
+    # - a value line under an allocation line that could not be read (on_error="collect") is
+    #   still checked but gives no row (its allocation is unknown).
     "assignments": pa.schema([
         _f("file_id", I32), _f("allocation", I64), _f("value_id", I64), _f("instruction", S),
         _f("shape_index", S), _f("is_phi", B), _f("color", I32), _f("offset", I64),
@@ -106,6 +111,14 @@ SCHEMAS: dict[str, pa.Schema] = {
     # same line, up to the start of that header: FORMATS.md does not say so, the 0.4.26 corpus
     # does). defining_opcode / defining_op_name: from that text, parsed by the HLO instruction
     # parser (null if it cannot be read). line = the header line.
+    # Decisions (buffer-assignment reference parser):
+    # - line = the line on which the header text stands; for a glued old-XLA header that is the
+    #   previous block's "from instruction:" line.
+    # - a block cut short (no "from instruction:" before the next header, an empty line, a new
+    #   section or the end of the file) is an error and gives no row.
+    # - defining_opcode / defining_op_name = keys "opcode" / "op_name" of
+    #   reference.hlo.parse_instruction(defining_instruction); both null if it returns None or
+    #   raises ValueError.
     "values": pa.schema([
         _f("file_id", I32), _f("value_id", I64), _f("instruction", S), _f("shape_index", S),
         _f("is_phi", B), _f("color", I32),
@@ -130,6 +143,12 @@ SCHEMAS: dict[str, pa.Schema] = {
     # old form (jax 0.4.26) ``NAME: B bytes`` with no index and no cumulative: there
     # shape_index is "" and cumulative_bytes is the running sum of bytes in printed order
     # (cumulative_is_printed false).
+    # Decisions (buffer-assignment reference parser):
+    # - time = T of the latest "Live ranges at T (peak):" header; the running sum restarts there.
+    # - the old form may carry an index (NAME{IDX}: B bytes) – accepted, shape_index then filled.
+    #   Without one the same NAME can appear several times in one list (tuple elements, e.g.
+    #   arg_tuple.15 in corpus jax-0.4.26/control_flow/module_0000…): rows are not unique by buffer.
+    # - when the cumulative is printed, cumulative_bytes is the printed number (not recomputed).
     "peak": pa.schema([
         _f("file_id", I32), _f("time", I32), _f("buffer", S), _f("instruction", S),
         _f("shape_index", S), _f("bytes", I64), _f("cumulative_bytes", I64),
@@ -138,6 +157,11 @@ SCHEMAS: dict[str, pa.Schema] = {
     # ``Stack trace breakdown for peak usage`` tree, one row per tree line (the header's total
     # goes to ``totals``). row = 0-based order within the file's tree; parent_row = row of the
     # nearest previous line with depth-1 (null at depth 0). depth per FORMATS.md §2.7.
+    # Decisions (buffer-assignment reference parser):
+    # - row numbering runs over the whole file (if a file had two trees, the second continues);
+    #   depth is from the prefix geometry counted in characters; a line whose depth exceeds the
+    #   previous line's depth + 1 is an error. total/current/remaining accept "97 587 208" and
+    #   "97587208"; percent is the printed one-decimal number.
     "peak_breakdown": pa.schema([
         _f("file_id", I32), _f("row", I32), _f("parent_row", I32, True), _f("depth", I32),
         _f("label", S), _f("percent", F64), _f("total_bytes", I64), _f("current_bytes", I64),
@@ -150,6 +174,17 @@ SCHEMAS: dict[str, pa.Schema] = {
     # percent = the printed integer percentage. For the protobuf-text form (§2.8.3) one row per
     # allocation_entries block: size/cumulative_bytes exact, offset 0, used_by_n_values = number
     # of defining_positions, shapes = the positions joined by "; ", allocation = index.
+    # Decisions (buffer-assignment reference parser):
+    # - table form: allocation is null (the report does not say which allocation a table
+    #   describes; join on (color, table) = rank instead). table restarts at 0 for every
+    #   "Memory Space:" line. A memory space with no tables gives only its totals row.
+    # - protobuf-text form: memory_space null (no name is printed); color =
+    #   memory_space_color (0 when omitted, proto3 default); table = 0-based rank of the
+    #   allocation_entries block within its memory_space_allocation_entries block; allocation =
+    #   index (0 when omitted); percent null (the proto prints a fraction,
+    #   cumulative_percentage, not an integer percentage); shapes = defining_positions
+    #   C-unescaped with quotes removed, joined by "; " ("" when none); line = the line of the
+    #   entry's "allocation_entries {". Unknown fields are errors.
     "memory_report": pa.schema([
         _f("file_id", I32), _f("memory_space", S, True), _f("color", I32, True),
         _f("table", I32), _f("allocation", I64, True), _f("cumulative_bytes", I64, True),
@@ -166,6 +201,11 @@ SCHEMAS: dict[str, pa.Schema] = {
     #   section="memory_report", key="total_bytes", color=C        (Total bytes: N, per space)
     #   section="memory_report", key="rest_values", color=C        (The rest N values …) and
     #   section="memory_report", key="rest_percent", color=C       (… less than P% …)
+    # Decisions (buffer-assignment reference parser):
+    # - color is null except for the memory_report keys. rest_values and rest_percent share the
+    #   cut-off line. In the protobuf-text form total_bytes comes from the block's total_bytes
+    #   field (line of that field; value 0 and the block's first line when omitted).
+    # - "HloLiveRange not available" is matched as a prefix (the rest of the line is free text).
     "totals": pa.schema([
         _f("file_id", I32), _f("section", T), _f("key", T), _f("color", I32, True),
         _f("value", I64), _f("line", I64),

@@ -246,6 +246,13 @@ class _Parser:
         # defining instructions repeat (once per tuple leaf): parse each text once
         self.instruction_cache: dict[str, tuple[str | None, str | None]] = {}
         self.parse_instruction = _instruction_parser()
+        self.handlers = {
+            "allocations": self.allocations_line,
+            "values": self.values_line,
+            "live_range": self.live_range_line,
+            "report": self.report_line,
+            "proto": self.proto_line,
+        }
 
     # ------------------------------------------------------------------ driver
     def run(self, lines: list[str | None]) -> None:
@@ -267,15 +274,10 @@ class _Parser:
         if text == "":
             self.blank(lineno)
             return
-        if self.section_header(lineno, text):
+        # Section headers start at column 0 with a letter (cheap test: most lines are indented).
+        if text[0] not in " <" and self.section_header(lineno, text):
             return
-        handler = {
-            "allocations": self.allocations_line,
-            "values": self.values_line,
-            "live_range": self.live_range_line,
-            "report": self.report_line,
-            "proto": self.proto_line,
-        }.get(self.section or "")
+        handler = self.handlers.get(self.section)
         if handler is None:
             raise _Bad(0, "expected a section header (BufferAssignment:, Total bytes used: …, "
                           "Used values:, HloLiveRange …, Memory Space: …) or an empty line")
