@@ -666,3 +666,17 @@ def test_split_attributes_generic_rule():
         ("window", "{size=3x3 pad=1_1x1_1}"), ("dim_labels", "b01f_01io->b01f"),
         ("metadata", '{op_name="a, b=c" source_line=1}'), ("slice", "{[0:1], [0:8:2]}"),
         ("backend_config", '{"x": "}, y=", "z": [1, {"w": 2}]}')]
+
+
+def test_reference_needs_no_native_module():
+    """``hlodump.reference`` parses HLO text with ``hlodump._core`` made unimportable."""
+    import subprocess
+    import sys
+
+    code = ("import sys; sys.modules['hlodump._core'] = None\n"
+            "from hlodump.reference import read_arrow\n"
+            "d = read_arrow(sys.argv[1])\n"
+            "assert d.instructions.num_rows == 79, d\n")
+    python_dir = os.path.join(os.path.dirname(DATA), "..", "python")
+    env = dict(os.environ, PYTHONPATH=os.path.abspath(python_dir))
+    subprocess.run([sys.executable, "-c", code, SEED_002], check=True, env=env)

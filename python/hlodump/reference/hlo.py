@@ -818,7 +818,7 @@ class _ModuleParser:
 
     def instruction(self, s: str, lineno: int, i: int) -> int:
         text = s
-        if _needs_continuation(s):
+        if "constant(" in s and _needs_continuation(s):
             joined = self.join_constant(s, i)
             if joined is None:
                 self.error(lineno, 1, "constant literal not closed before end of file", s)
