@@ -390,6 +390,16 @@ def test_rust_agrees_with_reference():
     assert not bad, "Rust/Python disagree (name, key, rust, python):\n" + "\n".join(map(repr, bad))
 
 
+def test_rust_sniff_agrees_with_reference():
+    core = pytest.importorskip("hlodump._core")
+    fn = getattr(core, "sniff", None)
+    if fn is None:
+        pytest.skip("hlodump._core.sniff is not there yet")
+    datas = [d for d, _ in SNIFF_CASES] + [p.read_bytes() for p in _corpus_files() + _seed_files()]
+    for d in datas:
+        assert fn(d) == sniff(d), d[:80]
+
+
 # ------------------------------------------------------------- Rust table (for src/files.rs)
 
 def _rust_lit(v) -> str:
