@@ -64,6 +64,8 @@ def human_bytes(text: str) -> int:
     sign, whole, frac, unit = m.group(1), m.group(2), m.group(3) or "", m.group(4)
     scaled = int(whole + frac) * 1024 ** _UNIT_POWER[unit]  # the decimal times 10**len(frac)
     denominator = 10 ** len(frac)
+    quotient: int
+    remainder: int
     quotient, remainder = divmod(scaled, denominator)
     if 2 * remainder >= denominator:
         quotient += 1
@@ -277,7 +279,7 @@ class _Parser:
         # Section headers start at column 0 with a letter (cheap test: most lines are indented).
         if text[0] not in " <" and self.section_header(lineno, text):
             return
-        handler = self.handlers.get(self.section)
+        handler = self.handlers.get(self.section or "")
         if handler is None:
             raise _Bad(0, "expected a section header (BufferAssignment:, Total bytes used: …, "
                           "Used values:, HloLiveRange …, Memory Space: …) or an empty line")
@@ -304,28 +306,28 @@ class _Parser:
     def section_header(self, lineno: int, text: str) -> bool:
         """Column-0 lines that open a section, in whatever file they appear."""
         if text == "BufferAssignment:":
-            self.enter("allocations", lineno)
+            self.enter("allocations", lineno, text)
             self.allocation, self.allocation_broken = None, False
         elif text.startswith("Total bytes used: "):
-            self.enter(None, lineno)
+            self.enter(None, lineno, text)
             self.total_line(lineno, text)
         elif text == "Used values:":
-            self.enter("values", lineno)
+            self.enter("values", lineno, text)
         elif text.startswith("HloLiveRange"):
-            self.enter(None, lineno)
+            self.enter(None, lineno, text)
             self.live_range_header(lineno, text)
         elif text.startswith("Memory Space: "):
-            self.enter("report", lineno)
+            self.enter("report", lineno, text)
             self.memory_space_line(lineno, text)
         elif text.startswith("memory_space_allocation_entries"):
-            self.enter("proto", lineno)
+            self.enter("proto", lineno, text)
             self.proto_line(lineno, text)
         else:
             return False
         return True
 
-    def enter(self, section: str | None, lineno: int) -> None:
-        self.close_block(lineno, "a new section")
+    def enter(self, section: str | None, lineno: int, text: str) -> None:
+        self.close_block(lineno, "a new section", text)
         self.section = section
 
     # ------------------------------------------------------------------ allocations (§2.2, §2.3)
@@ -447,7 +449,7 @@ class _Parser:
     # ------------------------------------------------------------------ used values (§2.5)
     def values_line(self, lineno: int, text: str) -> None:
         if text.startswith("<"):
-            self.close_block(lineno, "the next value header")
+            self.close_block(lineno, "the next value header", text)
             self.open_block(lineno, text, 0)
             return
         block = self.block
@@ -532,7 +534,7 @@ class _Parser:
                 self.instruction_cache[text] = (parsed.get("opcode"), parsed.get("op_name"))
         return self.instruction_cache[text]
 
-    def close_block(self, lineno: int, reason: str) -> None:
+    def close_block(self, lineno: int, reason: str, text: str = "") -> None:
         """A value block cut short (no ``from instruction:``) is an error; its row is dropped."""
         block = self.block
         if block is None:
@@ -545,7 +547,7 @@ class _Parser:
         self.ctx.error(
             lineno, 1,
             f"value block {name} (line {block.header_line}) ended by {reason} before its "
-            f"' from instruction:' line", "")
+            f"' from instruction:' line", text)
 
     # ------------------------------------------------------------------ HloLiveRange (§2.6)
     def live_range_header(self, lineno: int, text: str) -> None:
@@ -895,8 +897,8 @@ def _proto_tokens(lineno: int, text: str) -> list[_ProtoToken]:
             while text[pos] in " \t":
                 pos += 1
             raise _Bad(pos, "expected a protobuf-text token (name, number, string, '{', '}', ':')")
-        start = m.start(m.lastgroup)
-        kind = m.lastgroup
+        kind = m.lastgroup or ""  # one alternative always matched
+        start = m.start(kind)
         if kind == "comment":
             break
         raw = m.group(kind)
