@@ -1,0 +1,87 @@
+"""``read_arrow``: the fast path through the Rust core."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import Any, Optional
+
+import pyarrow as pa
+
+from .dump import Dump
+from .paths import expand
+from .schema import SCHEMAS, schema
+
+__all__ = ["read_arrow"]
+
+
+def read_arrow(
+    path: Any,
+    tables: Optional[Sequence[str]] = None,
+    *,
+    on_error: str = "raise",
+    string_view: bool = True,
+    threads: Optional[int] = None,
+    mmap: Optional[bool] = None,
+    progress: Optional[bool] = None,
+) -> Dump:
+    """Parse XLA dump files into Arrow tables.
+
+    Args:
+        path: a dump file, a dump directory (read recursively), a glob, or a list of these.
+        tables: only these tables (``files`` and ``errors`` always come along). Default: all.
+        on_error: ``"raise"`` (default) raises ``hlodump.ParseError`` at the first malformed
+            line; ``"collect"`` keeps going and reports each problem as a row of ``errors``.
+        string_view: text columns as zero-copy ``string_view`` (default) or as ``large_string``
+            copies, for pyarrow kernels that lack string_view (take, filter, sort …).
+        threads: worker threads (default: all cores).
+        mmap: ``None`` maps large files and reads small ones; ``True`` maps every file;
+            ``False`` reads every file into memory (safe if files may change while in use).
+        progress: show a progress bar on stderr (default: for directories, when it is a TTY).
+
+    Returns:
+        a ``Dump``: a mapping of table name → ``pyarrow.Table``.
+
+    Raises:
+        FileNotFoundError / PermissionError: a named file cannot be read.
+        hlodump.ParseError: malformed input (with ``on_error="raise"``).
+    """
+    from . import _core
+
+    if on_error not in ("raise", "collect"):
+        raise ValueError("on_error must be 'raise' or 'collect'")
+    if tables is not None:
+        tables = list(tables)
+        unknown = set(tables) - set(SCHEMAS)
+        if unknown:
+            raise ValueError(f"unknown tables: {sorted(unknown)}")
+    inputs = expand(path)
+    bar = _progress_bar(inputs, progress)
+    try:
+        raw = _core.read(
+            inputs, tables, on_error, threads or 0, mmap, bar.update if bar is not None else None
+        )
+    finally:
+        if bar is not None:
+            bar.close()
+    out = {}
+    for name, t in raw.items():
+        if not string_view:
+            t = t.cast(schema(name, False))
+        out[name] = t
+    return Dump._complete(out, tables, string_view)
+
+
+def _progress_bar(inputs: list, progress: Optional[bool]) -> Any:
+    if progress is False or (progress is None and len(inputs) < 2):
+        return None
+    from .progress import ProgressBar
+
+    total = 0
+    for full, _, _ in inputs:
+        try:
+            total += os.stat(full).st_size
+        except OSError:
+            pass
+    bar = ProgressBar(len(inputs), total, force=bool(progress))
+    return bar if bar.enabled else None

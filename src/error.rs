@@ -1,0 +1,71 @@
+//! Errors of the core, and the per-file context that reports parse problems.
+
+use std::fmt;
+
+use crate::lines::Line;
+use crate::source::SourceRef;
+use crate::tables::Errors;
+
+/// A problem with the input at a known place.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParseError {
+    pub path: String,
+    /// 1-based line number.
+    pub line: u64,
+    /// 1-based byte column within the line.
+    pub column: u64,
+    pub message: String,
+    /// The offending line (lossily decoded).
+    pub text: String,
+}
+
+#[derive(Debug)]
+pub enum Error {
+    Io { path: String, source: std::io::Error },
+    Parse(ParseError),
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Io { path, source } => write!(f, "{path}: {source}"),
+            Error::Parse(e) => write!(f, "{}:{}:{}: {}", e.path, e.line, e.column, e.message),
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+pub type Result<T> = std::result::Result<T, Error>;
+
+/// What one format parser needs while it reads one file.
+#[derive(Clone, Copy)]
+pub struct FileCtx<'a> {
+    pub file_id: i32,
+    pub path: &'a str,
+    /// `on_error="collect"`: record problems in `errors` and go on, instead of failing.
+    pub collect: bool,
+    /// Where the file's bytes sit among the table set's blocks.
+    pub src: SourceRef,
+}
+
+impl<'a> FileCtx<'a> {
+    /// Report a problem at `column` (1-based) of `line`: an `Err` in strict mode, an `errors`
+    /// row in collect mode (then the caller skips the line and goes on).
+    pub fn error(&self, errors: &mut Errors, line: &Line, column: u64, message: impl Into<String>) -> Result<()> {
+        self.error_at(errors, line.no, column, message.into(), line.text)
+    }
+
+    pub fn error_at(&self, errors: &mut Errors, line: u64, column: u64, message: String, text: &[u8]) -> Result<()> {
+        let text = String::from_utf8_lossy(text).into_owned();
+        if !self.collect {
+            return Err(Error::Parse(ParseError { path: self.path.to_string(), line, column, message, text }));
+        }
+        errors.file_id.push(self.file_id);
+        errors.line.push(line as i64);
+        errors.column.push(column as i64);
+        errors.message.push(message);
+        errors.text.push(text);
+        Ok(())
+    }
+}

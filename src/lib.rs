@@ -1,0 +1,25 @@
+//! hlodump: XLA compiler dumps (HLO module text, buffer assignment, live ranges, memory-usage
+//! reports) as zero-copy Apache Arrow tables.
+//!
+//! The core is pure Rust (no Python needed for `cargo test`, benches and fuzzing): `read`
+//! plans and loads inputs, the format modules parse them line by line into `tables`, whose text
+//! columns are views into the inputs (`source`, `columns`). `python` (feature `python`) is the
+//! thin PyO3 edge that maturin builds into `hlodump._core`.
+
+pub mod buffer_assignment;
+pub mod columns;
+pub mod error;
+pub mod files;
+pub mod hlo;
+pub mod lines;
+pub mod read;
+pub mod source;
+pub mod tables;
+pub mod text;
+
+#[cfg(feature = "python")]
+mod python;
+
+pub use error::{Error, ParseError};
+pub use read::{read, Input, MapPolicy, Options};
+pub use tables::{Tables, TABLE_NAMES};

@@ -1,0 +1,254 @@
+//! Reading many inputs: plan groups, load them (map big files, pack small ones into shared
+//! arenas), parse groups in parallel, and return each table as record batches in file order.
+//!
+//! Why groups: a directory can hold 100,000 small files. One memory map per file would exhaust
+//! the process's map limit (65,530 on Linux) and one record batch per file would make tables of
+//! 100,000 chunks. Small files are therefore read into arenas of up to `ARENA_BYTES` that become
+//! one Arrow buffer each, and all files of a group share one set of table builders.
+
+use std::path::PathBuf;
+
+use arrow_array::RecordBatch;
+use rayon::prelude::*;
+
+use crate::error::{Error, FileCtx, Result};
+use crate::files::{classify, sniff, FileKind};
+use crate::source::Source;
+use crate::tables::{Tables, TABLE_NAMES};
+
+/// Files at least this large are memory-mapped (when mapping is allowed); smaller ones are read.
+pub const MAP_THRESHOLD: u64 = 4 << 20;
+/// Target size of an arena of small files.
+pub const ARENA_BYTES: u64 = 64 << 20;
+
+/// One input file.
+#[derive(Clone, Debug)]
+pub struct Input {
+    pub path: PathBuf,
+    /// The path shown in `files.path` and in errors.
+    pub shown: String,
+    /// Named by the caller (not found by walking a directory): an I/O error is an `Err`, not a
+    /// `files.error` row.
+    pub explicit: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MapPolicy {
+    /// Map files of `MAP_THRESHOLD` bytes and more.
+    Auto,
+    Always,
+    Never,
+}
+
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// `on_error="collect"`.
+    pub collect: bool,
+    /// Worker threads (0: all cores).
+    pub threads: usize,
+    pub map: MapPolicy,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options { collect: false, threads: 0, map: MapPolicy::Auto }
+    }
+}
+
+/// Each table's record batches, in canonical table order.
+pub type Batches = Vec<(&'static str, Vec<RecordBatch>)>;
+
+/// A planned unit of work: consecutive files parsed by one thread into one `Tables`.
+struct Group {
+    first: usize,
+    count: usize,
+    /// Pack into an arena (small files) rather than load one by one.
+    arena: bool,
+}
+
+/// Read and parse `inputs`; `progress(files, bytes)` is called as groups finish.
+pub fn read(inputs: &[Input], opts: &Options, progress: &(dyn Fn(u64, u64) + Sync)) -> Result<Batches> {
+    let sizes: Vec<Option<u64>> = inputs.iter().map(|i| regular_file_size(&i.path)).collect();
+    let groups = plan(&sizes, opts.map);
+    let run = || -> Vec<Result<Tables>> {
+        groups
+            .par_iter()
+            .map(|g| {
+                let t = read_group(inputs, &sizes, g, opts);
+                let bytes: u64 = sizes[g.first..g.first + g.count].iter().map(|s| s.unwrap_or(0)).sum();
+                progress(g.count as u64, bytes);
+                t
+            })
+            .collect()
+    };
+    let results = if opts.threads == 0 {
+        run()
+    } else {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(opts.threads).build().map_err(|e| Error::Io {
+            path: String::new(),
+            source: std::io::Error::other(e.to_string()),
+        })?;
+        pool.install(run)
+    };
+    let mut out: Batches = TABLE_NAMES.iter().map(|&n| (n, Vec::new())).collect();
+    for r in results {
+        for (i, (_, batch)) in r?.finish().into_iter().enumerate() {
+            if batch.num_rows() > 0 {
+                out[i].1.push(batch);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Size of a regular file, or None (missing, not a regular file: FIFOs and sockets are never
+/// opened, since opening a FIFO blocks).
+fn regular_file_size(p: &std::path::Path) -> Option<u64> {
+    std::fs::metadata(p).ok().filter(|m| m.is_file()).map(|m| m.len())
+}
+
+fn plan(sizes: &[Option<u64>], map: MapPolicy) -> Vec<Group> {
+    let small = |s: u64| match map {
+        MapPolicy::Always => false,
+        MapPolicy::Never | MapPolicy::Auto => s < MAP_THRESHOLD,
+    };
+    let mut groups: Vec<Group> = Vec::new();
+    let mut arena_bytes = 0u64;
+    for (i, s) in sizes.iter().enumerate() {
+        let s = s.unwrap_or(0);
+        if !small(s) {
+            groups.push(Group { first: i, count: 1, arena: false });
+            continue;
+        }
+        match groups.last_mut() {
+            Some(g) if g.arena && g.first + g.count == i && arena_bytes + s <= ARENA_BYTES => {
+                g.count += 1;
+                arena_bytes += s;
+            }
+            _ => {
+                groups.push(Group { first: i, count: 1, arena: true });
+                arena_bytes = s;
+            }
+        }
+    }
+    groups
+}
+
+fn read_group(inputs: &[Input], sizes: &[Option<u64>], g: &Group, opts: &Options) -> Result<Tables> {
+    let mut t = Tables::default();
+    let range = g.first..g.first + g.count;
+    if g.arena {
+        // Read every file of the group into one buffer; remember where each landed.
+        let total: u64 = sizes[range.clone()].iter().map(|s| s.unwrap_or(0)).sum();
+        let mut arena = Vec::with_capacity(total as usize);
+        let mut spans = Vec::with_capacity(g.count);
+        for i in range.clone() {
+            let start = arena.len();
+            let r = match sizes[i] {
+                Some(_) => append_file(&inputs[i].path, &mut arena),
+                None => Err(not_regular(&inputs[i].path)),
+            };
+            spans.push((start, arena.len(), r));
+        }
+        let source = Source::from_vec(arena);
+        let src = t.add_source(&source);
+        for (i, (start, end, r)) in range.zip(spans) {
+            let bytes = &source.bytes()[start..end];
+            file(&mut t, i, &inputs[i], r.map(|_| bytes), src, opts)?;
+        }
+    } else {
+        let i = g.first;
+        let loaded = match sizes[i] {
+            None => Err(not_regular(&inputs[i].path)),
+            Some(_) if opts.map == MapPolicy::Never => Source::read(&inputs[i].path),
+            Some(_) => Source::map(&inputs[i].path),
+        };
+        match loaded {
+            Ok(source) => {
+                let src = t.add_source(&source);
+                file(&mut t, i, &inputs[i], Ok(source.bytes()), src, opts)?;
+            }
+            Err(e) => file(&mut t, i, &inputs[i], Err(e), crate::source::SourceRef::none(), opts)?,
+        }
+    }
+    Ok(t)
+}
+
+fn append_file(p: &std::path::Path, arena: &mut Vec<u8>) -> std::io::Result<()> {
+    use std::io::Read;
+    let start = arena.len();
+    let r = std::fs::File::open(p).and_then(|mut f| f.read_to_end(arena));
+    if r.is_err() {
+        arena.truncate(start);
+    }
+    r.map(|_| ())
+}
+
+fn not_regular(p: &std::path::Path) -> std::io::Error {
+    match std::fs::metadata(p) {
+        Err(e) => e,
+        Ok(_) => std::io::Error::other("not a regular file"),
+    }
+}
+
+/// One file: its `files` row, then its tables if its content is a format we parse.
+fn file(t: &mut Tables, file_id: usize, input: &Input, bytes: std::io::Result<&[u8]>, src: crate::source::SourceRef, opts: &Options) -> Result<()> {
+    let basename = input.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let name = classify(&basename);
+    let f = &mut t.files;
+    f.file_id.push(file_id as i32);
+    f.path.push(input.shown.clone());
+    f.module_id.push(name.module_id);
+    f.module_name.push_opt(name.module_name);
+    f.stage.push_opt(name.stage);
+    f.backend.push_opt(name.backend);
+    f.pass_index.push(name.pass_index);
+    f.pipeline.push_opt(name.pipeline);
+    f.after_pass.push_opt(name.after_pass);
+    f.before_pass.push_opt(name.before_pass);
+    f.substep.push_opt(name.substep);
+    let bytes = match bytes {
+        Ok(b) => b,
+        Err(e) => {
+            if input.explicit {
+                return Err(Error::Io { path: input.shown.clone(), source: e });
+            }
+            f.kind.push(name.kind.as_str());
+            f.content_kind.push_opt(None::<String>);
+            f.size_bytes.push(0);
+            f.parsed.push(false);
+            f.error.push_opt(Some(io_message(&e)));
+            return Ok(());
+        }
+    };
+    let content = sniff(bytes).as_str();
+    let parsed = matches!(content, "hlo_module" | "buffer_assignment" | "buffer_assignment_values" | "live_range" | "memory_usage_report");
+    let kind = if name.kind == FileKind::Other && (parsed || content == "debug_options") { content } else { name.kind.as_str() };
+    f.kind.push(kind);
+    f.content_kind.push_opt(Some(content));
+    f.size_bytes.push(bytes.len() as i64);
+    f.parsed.push(parsed);
+    f.error.push_opt(None::<String>);
+    if !parsed {
+        return Ok(());
+    }
+    let ctx = FileCtx { file_id: file_id as i32, path: &input.shown, collect: opts.collect, src };
+    if content == "hlo_module" {
+        crate::hlo::parse(bytes, ctx, t)
+    } else {
+        crate::buffer_assignment::parse(bytes, ctx, t)
+    }
+}
+
+/// `PermissionError: Permission denied`-style text, as the reference writes it.
+fn io_message(e: &std::io::Error) -> String {
+    use std::io::ErrorKind::*;
+    let kind = match e.kind() {
+        NotFound => "FileNotFoundError",
+        PermissionDenied => "PermissionError",
+        _ => "OSError",
+    };
+    let text = e.to_string();
+    let text = text.split(" (os error").next().unwrap_or(&text).to_string();
+    format!("{kind}: {text}")
+}

@@ -1,0 +1,130 @@
+//! The bytes of one input (a memory map or an owned buffer) and how text columns point into them.
+//!
+//! Every string column we build is a `StringViewArray` whose data buffers *are* the input bytes:
+//! a view records (block, offset, length) into one of them, so no string byte is copied. pyarrow
+//! reads view offsets as signed 32-bit numbers, so an input larger than 2 GiB is exposed as
+//! several overlapping windows (blocks) of less than 2 GiB each: window k starts at k·1 GiB and
+//! is up to 2 GiB − 1 long, so any string shorter than 1 GiB lies wholly inside one of them.
+
+use std::fs::File;
+use std::path::Path;
+use std::sync::Arc;
+
+use arrow_buffer::Buffer;
+use memmap2::Mmap;
+
+/// Distance between the starts of two consecutive windows of a large input.
+pub const WINDOW_STEP: usize = 1 << 30;
+/// Longest window: view offsets must stay below 2^31.
+pub const WINDOW_LEN: usize = (1 << 31) - 1;
+
+/// One input's bytes, owned by an Arrow `Buffer` (cheap to clone, shared by every view).
+#[derive(Clone, Debug)]
+pub struct Source {
+    buffer: Buffer,
+}
+
+impl Source {
+    /// Memory-map `path` (a zero-length file becomes an empty buffer: it cannot be mapped).
+    pub fn map(path: &Path) -> std::io::Result<Source> {
+        let file = File::open(path)?;
+        let len = file.metadata()?.len();
+        if len == 0 {
+            return Ok(Source::from_vec(Vec::new()));
+        }
+        // SAFETY: the mapping is read-only. If another process truncates the file while it is
+        // mapped, reading the lost pages raises SIGBUS; `read_arrow(mmap=False)` avoids that.
+        let map = unsafe { Mmap::map(&file)? };
+        Ok(Source::from_mmap(map))
+    }
+
+    /// Read `path` into memory (no mapping).
+    pub fn read(path: &Path) -> std::io::Result<Source> {
+        Ok(Source::from_vec(std::fs::read(path)?))
+    }
+
+    pub fn from_mmap(map: Mmap) -> Source {
+        let ptr = std::ptr::NonNull::new(map.as_ptr() as *mut u8).expect("mmap pointer is never null");
+        let len = map.len();
+        // SAFETY: `ptr`/`len` describe the mapping, which the Arc keeps alive as long as any
+        // Buffer (and so any Arrow array exported to Python) refers to it.
+        let buffer = unsafe { Buffer::from_custom_allocation(ptr, len, Arc::new(map)) };
+        Source { buffer }
+    }
+
+    pub fn from_vec(v: Vec<u8>) -> Source {
+        Source { buffer: Buffer::from_vec(v) }
+    }
+
+    pub fn bytes(&self) -> &[u8] {
+        self.buffer.as_slice()
+    }
+
+    pub fn len(&self) -> usize {
+        self.buffer.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.buffer.is_empty()
+    }
+
+    /// The windows of this input, as Arrow buffers sharing its memory.
+    pub fn windows(&self) -> Vec<Buffer> {
+        let len = self.buffer.len();
+        if len <= WINDOW_LEN {
+            return vec![self.buffer.clone()];
+        }
+        let mut out = Vec::new();
+        let mut start = 0;
+        while start < len {
+            out.push(self.buffer.slice_with_length(start, WINDOW_LEN.min(len - start)));
+            if start + WINDOW_LEN >= len {
+                break;
+            }
+            start += WINDOW_STEP;
+        }
+        out
+    }
+}
+
+/// Where the current input's windows sit in a table set's block list, so that a slice of the
+/// input can be turned into (block, offset) by pointer arithmetic.
+#[derive(Clone, Copy, Debug)]
+pub struct SourceRef {
+    base: usize,
+    len: usize,
+    first_block: u32,
+    windows: u32,
+}
+
+impl SourceRef {
+    pub fn new(bytes: &[u8], first_block: u32, windows: u32) -> SourceRef {
+        SourceRef { base: bytes.as_ptr() as usize, len: bytes.len(), first_block, windows }
+    }
+
+    /// A reference that owns nothing: every slice pushed with it is copied.
+    pub fn none() -> SourceRef {
+        SourceRef { base: 0, len: 0, first_block: 0, windows: 0 }
+    }
+
+    /// (block, offset within block) of `s`, or None when `s` is not inside this input or is too
+    /// long to fit one window (then the caller copies it).
+    #[inline]
+    pub fn locate(&self, s: &[u8]) -> Option<(u32, u32)> {
+        let p = s.as_ptr() as usize;
+        if p < self.base || p + s.len() > self.base + self.len {
+            return None;
+        }
+        let off = p - self.base;
+        if self.len <= WINDOW_LEN {
+            return Some((self.first_block, off as u32));
+        }
+        let k = off / WINDOW_STEP;
+        let local = off - k * WINDOW_STEP;
+        if (k as u32) < self.windows && local + s.len() <= WINDOW_LEN {
+            Some((self.first_block + k as u32, local as u32))
+        } else {
+            None
+        }
+    }
+}

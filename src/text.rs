@@ -1,0 +1,159 @@
+//! Small byte-level scanning helpers shared by the format parsers. All work on `&[u8]` (no UTF-8
+//! re-validation: inputs are validated once) and never allocate.
+
+/// An unsigned decimal number made only of ASCII digits (no sign, no spaces), or None.
+#[inline]
+pub fn parse_u64(s: &[u8]) -> Option<u64> {
+    if s.is_empty() || s.len() > 19 {
+        return if s.len() == 20 { s.iter().try_fold(0u64, |acc, &b| digit(b).and_then(|d| acc.checked_mul(10)?.checked_add(d))) } else { None };
+    }
+    let mut n = 0u64;
+    for &b in s {
+        n = n * 10 + digit(b)?;
+    }
+    Some(n)
+}
+
+#[inline]
+fn digit(b: u8) -> Option<u64> {
+    if b.is_ascii_digit() {
+        Some((b - b'0') as u64)
+    } else {
+        None
+    }
+}
+
+/// A decimal number that fits i64 (optional leading '-').
+#[inline]
+pub fn parse_i64(s: &[u8]) -> Option<i64> {
+    match s {
+        [b'-', rest @ ..] => parse_u64(rest).and_then(|n| if n <= i64::MAX as u64 + 1 { Some((n as i128).wrapping_neg() as i64) } else { None }),
+        _ => parse_u64(s).and_then(|n| i64::try_from(n).ok()),
+    }
+}
+
+/// A non-negative number that fits i64.
+#[inline]
+pub fn parse_nonneg(s: &[u8]) -> Option<i64> {
+    parse_u64(s).and_then(|n| i64::try_from(n).ok())
+}
+
+/// A number whose digits may be grouped in threes with single spaces: `97 587 208`.
+pub fn parse_grouped(s: &[u8]) -> Option<i64> {
+    if s.is_empty() || s[0] == b' ' || s[s.len() - 1] == b' ' {
+        return None;
+    }
+    let mut n: i64 = 0;
+    let mut prev_space = false;
+    for &b in s {
+        if b == b' ' {
+            if prev_space {
+                return None;
+            }
+            prev_space = true;
+            continue;
+        }
+        prev_space = false;
+        n = n.checked_mul(10)?.checked_add(digit(b)? as i64)?;
+    }
+    Some(n)
+}
+
+/// XLA's human-readable byte count (`576B`, `51.1KiB`, `4.00MiB`, `-1.5GiB`) in bytes:
+/// `round_half_up(decimal × 1024^k)`, computed exactly on the digits.
+pub fn human_bytes(s: &[u8]) -> Option<i64> {
+    let (neg, s) = match s {
+        [b'-', rest @ ..] => (true, rest),
+        _ => (false, s),
+    };
+    let unit_at = s.iter().position(|b| b.is_ascii_alphabetic())?;
+    let (num, unit) = s.split_at(unit_at);
+    let shift: u32 = match unit {
+        b"B" => 0,
+        b"KiB" => 10,
+        b"MiB" => 20,
+        b"GiB" => 30,
+        b"TiB" => 40,
+        b"PiB" => 50,
+        b"EiB" => 60,
+        _ => return None,
+    };
+    let (int, frac) = match num.iter().position(|&b| b == b'.') {
+        Some(p) => (&num[..p], &num[p + 1..]),
+        None => (num, &b""[..]),
+    };
+    if int.is_empty() || frac.len() > 18 || (num.len() > int.len() && frac.is_empty()) {
+        return None;
+    }
+    let int = parse_u64(int)? as i128;
+    let frac_v = if frac.is_empty() { 0 } else { parse_u64(frac)? as i128 };
+    let den = 10i128.pow(frac.len() as u32);
+    let scaled = (int * den + frac_v) << shift; // decimal × 1024^k × den
+    let v = (scaled * 2 + den) / (2 * den); // round half up
+    let v = i64::try_from(v).ok()?;
+    Some(if neg { -v } else { v })
+}
+
+/// Index of the first occurrence of `needle` in `hay` at or after `from`.
+#[inline]
+pub fn find(hay: &[u8], needle: &[u8], from: usize) -> Option<usize> {
+    if from > hay.len() {
+        return None;
+    }
+    memchr::memmem::find(&hay[from..], needle).map(|i| i + from)
+}
+
+/// Index of the last occurrence of `needle` in `hay`.
+#[inline]
+pub fn rfind(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    memchr::memmem::rfind(hay, needle)
+}
+
+/// Split `s` at the first occurrence of `sep`.
+#[inline]
+pub fn split_once<'a>(s: &'a [u8], sep: &[u8]) -> Option<(&'a [u8], &'a [u8])> {
+    find(s, sep, 0).map(|i| (&s[..i], &s[i + sep.len()..]))
+}
+
+/// Column (1-based) of `part` within `line`, when `part` is a sub-slice of it.
+#[inline]
+pub fn column_of(line: &[u8], part: &[u8]) -> u64 {
+    let off = (part.as_ptr() as usize).saturating_sub(line.as_ptr() as usize);
+    (off.min(line.len()) + 1) as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn human_sizes_round_half_up() {
+        assert_eq!(human_bytes(b"576B"), Some(576));
+        assert_eq!(human_bytes(b"51.1KiB"), Some(52326)); // 52326.4
+        assert_eq!(human_bytes(b"4.00MiB"), Some(4 << 20));
+        assert_eq!(human_bytes(b"220.17MiB"), Some(230866862)); // 230866862.08
+        assert_eq!(human_bytes(b"1.5KiB"), Some(1536));
+        assert_eq!(human_bytes(b"0.5B"), Some(1)); // half rounds up
+        assert_eq!(human_bytes(b"-12B"), Some(-12));
+        assert_eq!(human_bytes(b"12"), None);
+        assert_eq!(human_bytes(b"1.KiB"), None);
+        assert_eq!(human_bytes(b"1.0XiB"), None);
+    }
+
+    #[test]
+    fn grouped_digits() {
+        assert_eq!(parse_grouped(b"97 587 208"), Some(97587208));
+        assert_eq!(parse_grouped(b"97587208"), Some(97587208));
+        assert_eq!(parse_grouped(b"97  587"), None);
+        assert_eq!(parse_grouped(b""), None);
+    }
+
+    #[test]
+    fn integers() {
+        assert_eq!(parse_u64(b"18446744073709551615"), Some(u64::MAX));
+        assert_eq!(parse_u64(b"18446744073709551616"), None);
+        assert_eq!(parse_i64(b"-5"), Some(-5));
+        assert_eq!(parse_i64(b"-9223372036854775808"), Some(i64::MIN));
+        assert_eq!(parse_u64(b"1a"), None);
+    }
+}
