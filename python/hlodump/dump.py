@@ -47,6 +47,17 @@ class Dump(Mapping[str, pa.Table]):
             raise KeyError(f"table {name!r} was not read (see read_arrow(tables=...))")
         raise AttributeError(name)
 
+    # ``values`` is a table name (the Used-values blocks), so the table wins over
+    # ``Mapping.values()``; ``tables()`` gives the table objects instead.
+    @property
+    def values(self) -> pa.Table:  # type: ignore[override]
+        """The ``values`` table (use ``tables()`` for Mapping.values())."""
+        return self.__getattr__("values")
+
+    def tables(self) -> list[pa.Table]:
+        """The tables, in table-name order (what ``Mapping.values()`` would give)."""
+        return list(self._tables.values())
+
     def __dir__(self) -> list[str]:
         return sorted(set(super().__dir__()) | set(self._tables))
 

@@ -7,8 +7,8 @@ and add rows with ``ctx.add(table, row)``; problems go through ``ctx.error(...)`
 
 from __future__ import annotations
 
-import glob
 import os
+import stat
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,6 +18,7 @@ import pyarrow as pa
 from ..dump import Dump
 from ..exceptions import ParseError
 from ..schema import SCHEMAS, schema
+from ..paths import expand
 from . import files as file_names
 
 __all__ = ["read_arrow", "FileContext", "Sink", "split_lines"]
@@ -91,30 +92,6 @@ def split_lines(data: bytes, ctx: FileContext) -> list[str | None]:
     return out
 
 
-def _expand(path: Any) -> tuple[list[tuple[str, str]], str | None]:
-    """(absolute path, display path) pairs for a file, directory, glob or list of paths."""
-    if isinstance(path, (list, tuple)):
-        pairs: list[tuple[str, str]] = []
-        for p in path:
-            pairs.extend(_expand(p)[0])
-        return pairs, None
-    p = os.fspath(path)
-    if os.path.isdir(p):
-        pairs = []
-        for root, dirs, names in os.walk(p):
-            dirs.sort()
-            for n in names:
-                full = os.path.join(root, n)
-                pairs.append((full, os.path.relpath(full, p).replace(os.sep, "/")))
-        pairs.sort(key=lambda x: x[1])
-        return pairs, p
-    if not os.path.exists(p) and any(c in p for c in "*?["):
-        return [(m, m) for m in sorted(glob.glob(p, recursive=True)) if os.path.isfile(m)], None
-    if not os.path.exists(p):
-        raise FileNotFoundError(2, "No such file or directory", p)
-    return [(p, p)], None
-
-
 def read_arrow(
     path: Any,
     tables: Sequence[str] | None = None,
@@ -129,9 +106,8 @@ def read_arrow(
         if unknown:
             raise ValueError(f"unknown tables: {sorted(unknown)}")
     sink = Sink(on_error)
-    pairs, _ = _expand(path)
-    for file_id, (full, shown) in enumerate(pairs):
-        _read_one(file_id, full, shown, sink)
+    for file_id, (full, shown, explicit) in enumerate(expand(path)):
+        _read_one(file_id, full, shown, explicit, sink)
     out = {}
     for name in SCHEMAS:
         if tables is not None and name not in tables and name not in ("files", "errors"):
@@ -140,17 +116,20 @@ def read_arrow(
     return Dump._complete(out, list(tables) if tables is not None else None, string_view)
 
 
-def _read_one(file_id: int, full: str, shown: str, sink: Sink) -> None:
+def _read_one(file_id: int, full: str, shown: str, explicit: bool, sink: Sink) -> None:
     ctx = FileContext(file_id, shown, sink)
     row = file_names.classify(os.path.basename(full))
     row.update(file_id=file_id, path=shown, size_bytes=0, parsed=False, error=None, content_kind=None)
     try:
+        # Never open what is not a regular file: opening a FIFO blocks forever.
+        if not stat.S_ISREG(os.stat(full).st_mode):
+            raise OSError("not a regular file")
         with open(full, "rb") as f:
             data = f.read()
     except OSError as e:
-        if sink.on_error == "raise" and isinstance(e, (FileNotFoundError, PermissionError)):
+        if explicit:
             raise
-        row["error"] = f"{type(e).__name__}: {e.strerror or e}"
+        row["error"] = f"{_error_class(e)}: {e.strerror or e}"
         sink.add("files", row)
         return
     row["size_bytes"] = len(data)
@@ -167,13 +146,21 @@ def _read_one(file_id: int, full: str, shown: str, sink: Sink) -> None:
         if content == "hlo_module":
             from . import hlo
 
-            hlo.parse_module(lines, ctx)
+            hlo.parse_module(lines, ctx, data)
         else:
             from . import buffer_assignment
 
             buffer_assignment.parse(lines, ctx)
     except _Stop:
         pass
+
+
+def _error_class(e: OSError) -> str:
+    if isinstance(e, FileNotFoundError):
+        return "FileNotFoundError"
+    if isinstance(e, PermissionError):
+        return "PermissionError"
+    return "OSError"
 
 
 def iter_nonempty(lines: Iterable[str | None]) -> Iterable[tuple[int, str]]:
