@@ -131,7 +131,7 @@ mod tests {
         assert_eq!(human_bytes(b"576B"), Some(576));
         assert_eq!(human_bytes(b"51.1KiB"), Some(52326)); // 52326.4
         assert_eq!(human_bytes(b"4.00MiB"), Some(4 << 20));
-        assert_eq!(human_bytes(b"220.17MiB"), Some(230866862)); // 230866862.08
+        assert_eq!(human_bytes(b"220.17MiB"), Some(230864978)); // 230864977.92
         assert_eq!(human_bytes(b"1.5KiB"), Some(1536));
         assert_eq!(human_bytes(b"0.5B"), Some(1)); // half rounds up
         assert_eq!(human_bytes(b"-12B"), Some(-12));

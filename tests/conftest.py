@@ -16,9 +16,8 @@ from collections.abc import Callable
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-PYTHON_DIR = os.path.join(ROOT, "python")
-if PYTHON_DIR not in sys.path:
-    sys.path.insert(0, PYTHON_DIR)
+# Tests import the *installed* package (`pip install -e .` builds hlodump._core into python/);
+# with PYTHONPATH=python the pure-Python parts also work without a build (rust tests skip).
 
 DATA = os.path.join(ROOT, "tests", "data")
 
