@@ -1,0 +1,209 @@
+"""``hlodump summary | plot | diff``: memory analysis on the command line.
+
+    hlodump summary PATH [--top N] [--json] [--module NAME]
+    hlodump plot PATH -o out.png|out.html [--module NAME]
+    hlodump diff A B [--json] [--module NAME]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from typing import Any, Optional
+
+from . import analysis as A
+
+__all__ = ["register"]
+
+
+def _load(path: str) -> Any:
+    return A.load(path)
+
+
+def _print(text: str = "") -> None:
+    sys.stdout.write(text + "\n")
+
+
+def _console() -> Any:
+    try:
+        from rich.console import Console
+
+        return Console(width=max(160, int(os.environ.get("COLUMNS", "0") or 0)), highlight=False)
+    except ImportError:  # pragma: no cover
+        return None
+
+
+def _cmd_summary(args: argparse.Namespace) -> int:
+    d = _load(args.path)
+    s = A.summary(d, args.module, top=args.top)
+    if args.json:
+        json.dump(s, sys.stdout, indent=1, default=str)
+        sys.stdout.write("\n")
+        return 0
+    if not s:
+        _print("no modules with buffer assignment or live ranges found")
+        return 1
+    con = _console()
+    for m in s:
+        _render_summary(m, con)
+    return 0
+
+
+def _render_summary(m: dict[str, Any], con: Any) -> None:
+    fb = A.format_bytes
+    head = f"{m['module']}: total allocated {m['total_bytes']:,} bytes ({fb(m['total_bytes'])}) in {m['allocations']} allocations"
+    pk = m["peak"]
+    lines = [head]
+    if pk:
+        lines.append(f"peak live {pk['bytes']:,} bytes ({fb(pk['bytes'])}) at step {pk['step']} ({pk['instruction']})"
+                     + (f"; stack-trace total {pk['stack_trace_total']:,}" if pk.get("stack_trace_total") is not None else ""))
+    tl = m["timeline"]
+    if tl:
+        lines.append(f"timeline: {tl['steps']} steps, most live {tl['max_logical_bytes']:,} logical bytes at step "
+                     f"{tl['max_logical_step']} ({tl['max_logical_instruction']})")
+    pad = m["padding"]
+    if pad["allocated_bytes"]:
+        lines.append(f"padding: values take {fb(pad['allocated_bytes'])} allocated for {fb(pad['logical_bytes'])} logical "
+                     f"({fb(pad['padding_bytes'])} overhead)")
+    for n in m["notes"]:
+        lines.append(f"note: {n}")
+    if con is None:  # pragma: no cover
+        for ln in lines:
+            _print(ln)
+    else:
+        from rich.table import Table
+
+        con.print("\n".join(lines), markup=False)
+        t = Table(title="memory spaces (allocated bytes by category)", title_justify="left")
+        t.add_column("color", justify="right")
+        t.add_column("total", justify="right")
+        for c in A.CATEGORIES:
+            t.add_column(c, justify="right")
+        if pk:
+            t.add_column("at peak", justify="right")
+        for sp in m["memory_spaces"]:
+            row = [str(sp["color"]), fb(sp["allocated_bytes"])] + [fb(sp["by_category"][c]) for c in A.CATEGORIES]
+            if pk:
+                row.append(fb(pk["by_color"].get(str(sp["color"]), 0)))
+            t.add_row(*row)
+        con.print(t)
+        if pk:
+            t = Table(title="peak by category (logical bytes)", title_justify="left")
+            for c in pk["by_category"]:
+                t.add_column(c, justify="right")
+            t.add_row(*[fb(v) for v in pk["by_category"].values()])
+            con.print(t)
+        if m["top_buffers"]:
+            t = Table(title=f"top {len(m['top_buffers'])} buffers at the peak", title_justify="left")
+            for col in ("#", "buffer", "bytes", "shape", "category", "alloc", "op_name", "source"):
+                t.add_column(col, justify="right" if col in ("#", "bytes", "alloc") else "left", overflow="fold")
+            for r in m["top_buffers"]:
+                src = r["source"] or ""
+                t.add_row(str(r["rank"]), r["buffer"] or "", f"{r['bytes']:,}", r["shape"] or "", r["category"] or "",
+                          "" if r["allocation"] is None else str(r["allocation"]),
+                          _short(r["op_name"]), _short(src, keep_tail=True))
+            con.print(t)
+        con.print("")
+
+
+def _short(s: Optional[str], n: int = 60, keep_tail: bool = False) -> str:
+    if not s:
+        return ""
+    if len(s) <= n:
+        return s
+    return "…" + s[-(n - 1):] if keep_tail else s[: n - 1] + "…"
+
+
+def _cmd_plot(args: argparse.Namespace) -> int:
+    from . import plot
+
+    d = _load(args.path)
+    mods = A.modules(d).to_pylist()
+    if args.module:
+        keys = [m.key for m in A._select(A._module_list(d), args.module)]
+    else:
+        keys = [m["module"] for m in mods if m["n_live_ranges"] or m["n_allocations"]]
+    if not keys:
+        print("hlodump: no modules to plot", file=sys.stderr)
+        return 1
+    base, ext = os.path.splitext(args.output)
+    ext = ext.lower()
+    if ext not in (".png", ".html", ".htm"):
+        print("hlodump: -o must end in .png or .html", file=sys.stderr)
+        return 2
+    for k in keys:
+        out = args.output if len(keys) == 1 else f"{base}.{k}{ext}"
+        if ext == ".png":
+            plot.plot_png(d, k, out, top=args.top)
+        else:
+            plot.plot_html(d, k, out, top=args.top)
+        _print(out)
+    return 0
+
+
+def _cmd_diff(args: argparse.Namespace) -> int:
+    a, b = _load(args.a), _load(args.b)
+    t = A.diff(a, b, args.module)
+    rows = t.to_pylist()
+    if args.json:
+        json.dump(rows, sys.stdout, indent=1, default=str)
+        sys.stdout.write("\n")
+        return 0
+    con = _console()
+    fb = A.format_bytes
+    if not rows:
+        _print("no differences")
+        return 0
+    from rich.table import Table
+
+    for mod in dict.fromkeys(r["module"] for r in rows):
+        mr = [r for r in rows if r["module"] == mod]
+        first = mr[0]
+        con.print(f"{first['module_a']} -> {first['module_b']}", markup=False)
+        for r in mr:
+            if r["what"] in ("total", "peak"):
+                con.print(f"  {r['what']}: {fb(r['a'])} -> {fb(r['b'])} ({'+' if (r['delta'] or 0) >= 0 else ''}{fb(r['delta'])}) {r['detail']}",
+                          markup=False)
+        for what in ("category", "allocation", "buffer", "instruction", "fusion_kind", "custom_call"):
+            sub = [r for r in mr if r["what"] == what]
+            if not sub:
+                continue
+            t2 = Table(title=f"{what} changes ({len(sub)})", title_justify="left")
+            for col in ("change", "key", "a", "b", "delta", "detail"):
+                t2.add_column(col, overflow="fold", justify="right" if col in ("a", "b", "delta") else "left")
+            limit = args.limit if what in ("buffer", "instruction") else len(sub)
+            for r in sub[:limit]:
+                num = (lambda v: "" if v is None else f"{v:,}")
+                t2.add_row(r["change"], _short(r["key"], 70, keep_tail=True), num(r["a"]), num(r["b"]), num(r["delta"]),
+                           _short(r["detail"], 60))
+            if len(sub) > limit:
+                t2.add_row("…", f"{len(sub) - limit} more (--limit, --json)", "", "", "", "")
+            con.print(t2)
+    return 0
+
+
+def register(sub: Any) -> None:
+    """Add ``summary``, ``plot`` and ``diff`` to the ``hlodump`` sub-command parser."""
+    sp = sub.add_parser("summary", help="memory summary: totals, peak, top buffers with source lines")
+    sp.add_argument("path", help="a dump file or directory")
+    sp.add_argument("--top", type=int, default=10, help="buffers at the peak to show (default 10)")
+    sp.add_argument("--json", action="store_true", help="machine-readable output")
+    sp.add_argument("--module", help="only this module (key, name or id)")
+    sp.set_defaults(func=_cmd_summary)
+
+    sp = sub.add_parser("plot", help="memory in use vs program order (PNG or interactive HTML)")
+    sp.add_argument("path", help="a dump file or directory")
+    sp.add_argument("-o", "--output", required=True, help="out.png or out.html (one per module: suffixed)")
+    sp.add_argument("--module", help="only this module (key, name or id)")
+    sp.add_argument("--top", type=int, default=5, help="peak buffers to label (default 5)")
+    sp.set_defaults(func=_cmd_plot)
+
+    sp = sub.add_parser("diff", help="what changed in memory between two compiles")
+    sp.add_argument("a", help="the old dump (file or directory)")
+    sp.add_argument("b", help="the new dump (file or directory)")
+    sp.add_argument("--json", action="store_true", help="machine-readable output")
+    sp.add_argument("--module", help="only this module (key, name or id)")
+    sp.add_argument("--limit", type=int, default=30, help="rows per buffer/instruction table (default 30)")
+    sp.set_defaults(func=_cmd_diff)
