@@ -99,6 +99,9 @@ def plot_html(dump: "Dump", module: str, out: str, top: int = 10) -> str:
         v = ymax * k / 4
         parts.append(f'<line x1="{L}" x2="{W - R}" y1="{y(v):.1f}" y2="{y(v):.1f}" stroke="#ddd"/>'
                      f'<text x="{L - 6}" y="{y(v) + 4:.1f}" text-anchor="end" font-size="11">{A.format_bytes(v)}</text>')
+    tick = max(1, n // 10)
+    for i in range(0, n, tick):
+        parts.append(f'<text x="{x(i) + pw / n / 2:.1f}" y="{T + ph + 14}" text-anchor="middle" font-size="11">{i}</text>')
     pk = f["peak"]
     if pk:
         px = x(pk["step"]) + pw / n / 2
