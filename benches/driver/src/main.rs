@@ -1,0 +1,57 @@
+//! `hlodump-bench count FILE...`      memchr `\n` count over a memory map (the floor), one thread
+//! `hlodump-bench read THREADS FILE...` `hlodump::read` (mapped, on_error=raise), prints rows
+//! `hlodump-bench read THREADS FILE... --repeat N` run N times (for profilers)
+//! Prints one JSON line: {"seconds": …, "bytes": …, …}.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use hlodump::{Input, MapPolicy, Options};
+
+fn main() {
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    let mut repeat = 1usize;
+    if let Some(i) = args.iter().position(|a| a == "--repeat") {
+        repeat = args[i + 1].parse().expect("--repeat N");
+        args.drain(i..i + 2);
+    }
+    let mode = args.remove(0);
+    match mode.as_str() {
+        "count" => {
+            let t = Instant::now();
+            let (mut lines, mut bytes) = (0usize, 0usize);
+            for p in &args {
+                let f = std::fs::File::open(p).expect("open");
+                if f.metadata().unwrap().len() == 0 {
+                    continue;
+                }
+                let m = unsafe { memmap2::Mmap::map(&f).expect("mmap") };
+                lines += memchr::memchr_iter(b'\n', &m).count();
+                bytes += m.len();
+            }
+            let s = t.elapsed().as_secs_f64();
+            println!("{{\"seconds\": {s}, \"bytes\": {bytes}, \"lines\": {lines}}}");
+        }
+        "read" => {
+            let threads: usize = args.remove(0).parse().expect("THREADS");
+            let inputs: Vec<Input> = args
+                .iter()
+                .map(|p| Input { path: PathBuf::from(p), shown: p.clone(), explicit: true })
+                .collect();
+            let opts = Options { collect: false, threads, map: MapPolicy::Auto };
+            let mut best = f64::MAX;
+            let mut rows = 0usize;
+            for _ in 0..repeat {
+                let t = Instant::now();
+                let batches = hlodump::read(&inputs, &opts, &|_, _| {}).expect("read");
+                let s = t.elapsed().as_secs_f64();
+                best = best.min(s);
+                rows = batches.iter().flat_map(|(_, b)| b.iter()).map(|b| b.num_rows()).sum();
+                drop(batches);
+            }
+            let bytes: u64 = inputs.iter().map(|i| std::fs::metadata(&i.path).map(|m| m.len()).unwrap_or(0)).sum();
+            println!("{{\"seconds\": {best}, \"bytes\": {bytes}, \"rows\": {rows}}}");
+        }
+        _ => panic!("mode: count | read"),
+    }
+}
