@@ -128,3 +128,59 @@ impl SourceRef {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A fake 5 GiB input (no memory behind it: only addresses are computed).
+    fn big() -> SourceRef {
+        SourceRef { base: 1 << 40, len: 5 << 30, first_block: 7, windows: 5 }
+    }
+
+    fn slice_at(src: &SourceRef, off: usize, len: usize) -> &'static [u8] {
+        // SAFETY: never dereferenced; `locate` only looks at the pointer and length.
+        unsafe { std::slice::from_raw_parts((src.base + off) as *const u8, len) }
+    }
+
+    #[test]
+    fn small_inputs_are_one_window() {
+        let data = vec![0u8; 100];
+        let src = SourceRef::new(&data, 3, 1);
+        assert_eq!(src.locate(&data[10..20]), Some((3, 10)));
+        assert_eq!(src.locate(b"elsewhere"), None);
+    }
+
+    #[test]
+    fn large_inputs_use_the_window_of_the_string_start() {
+        let src = big();
+        // Window k covers [k GiB, k GiB + 2 GiB - 1): offsets stay below 2^31.
+        assert_eq!(src.locate(slice_at(&src, 100, 10)), Some((7, 100)));
+        assert_eq!(src.locate(slice_at(&src, (1 << 30) + 5, 10)), Some((8, 5)));
+        let (b, off) = src.locate(slice_at(&src, (3 << 30) - 1, 1 << 29)).unwrap();
+        assert_eq!((b, off), (9, (1 << 30) - 1));
+        assert!((off as usize) + (1 << 29) <= WINDOW_LEN);
+        // A string longer than a window's slack cannot be a view: the caller copies it.
+        assert_eq!(src.locate(slice_at(&src, (1 << 30) + 5, WINDOW_LEN)), None);
+    }
+
+    #[test]
+    fn windows_overlap_and_cover_the_input() {
+        let s = Source::from_vec(vec![1u8; 10]);
+        assert_eq!(s.windows().len(), 1);
+        // The window arithmetic for big inputs, without allocating them.
+        let len = (5usize << 30) + 17;
+        let mut starts = Vec::new();
+        let mut start = 0;
+        while start < len {
+            starts.push((start, WINDOW_LEN.min(len - start)));
+            if start + WINDOW_LEN >= len {
+                break;
+            }
+            start += WINDOW_STEP;
+        }
+        assert_eq!(starts.len(), 5); // starts at 0, 1, 2, 3 and 4 GiB
+        assert!(starts.iter().all(|&(_, l)| l <= WINDOW_LEN));
+        assert_eq!(starts.last().map(|&(s, l)| s + l), Some(len));
+    }
+}
