@@ -1,0 +1,25 @@
+"""The native core (Rust, PyO3). Private: use ``hlodump.read_arrow`` and friends."""
+
+from collections.abc import Callable, Sequence
+from os import PathLike
+from typing import Optional, Union
+
+import pyarrow as pa
+
+__version__: str
+
+def read(
+    inputs: Sequence[tuple[Union[str, PathLike[str]], str, bool]],
+    tables: Optional[Sequence[str]] = None,
+    on_error: str = "raise",
+    threads: int = 0,
+    mmap: Optional[bool] = None,
+    progress: Optional[Callable[[int, int], object]] = None,
+) -> dict[str, pa.Table]:
+    """Parse ``(path, shown_path, explicit)`` inputs into a dict of table name → pyarrow.Table."""
+
+def classify_name(basename: str) -> dict[str, Optional[Union[str, int]]]:
+    """The ``files`` columns that come from a dump file name."""
+
+def sniff(data: bytes) -> str:
+    """The content kind of a file's bytes (first non-empty line)."""
