@@ -413,8 +413,8 @@ impl<'t, 'c> Parser<'t, 'c> {
         v.defining_instruction.push(&src, text);
         // The defining instruction's opcode and op_name come from the HLO instruction parser.
         let parsed = crate::hlo::instruction_summary(text);
-        v.defining_opcode.push_opt(&src, parsed.map(|p| p.0));
-        v.defining_op_name.push_opt(&src, parsed.and_then(|p| p.1));
+        v.defining_opcode.push_opt(&src, parsed.as_ref().map(|p| p.0));
+        v.defining_op_name.push_opt(&src, parsed.as_ref().and_then(|p| p.1.as_deref()));
         v.uses_initialized.push(self.uses_initialized);
         v.positions.end_row();
         v.uses.end_row();

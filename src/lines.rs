@@ -15,7 +15,8 @@ pub struct Line<'a> {
 }
 
 /// Iterates over the lines of an input. Lines are split at `\n`; a final piece without `\n`
-/// is a line; nothing follows the final `\n`.
+/// is a line; nothing follows the final `\n`. Cloning saves a position to come back to.
+#[derive(Clone)]
 pub struct Lines<'a> {
     data: &'a [u8],
     pos: usize,
@@ -33,6 +34,11 @@ impl<'a> Lines<'a> {
     /// Lines of `data[pos..]`, numbered as if `no` lines came before.
     pub fn starting_at(data: &'a [u8], pos: usize, no: u64) -> Lines<'a> {
         Lines { data, pos, no, bad: invalid_utf8_positions(&data[pos..], pos), next_bad: 0 }
+    }
+
+    /// True when some line of the input is not valid UTF-8.
+    pub fn has_invalid_utf8(&self) -> bool {
+        !self.bad.is_empty()
     }
 
     /// Byte offset where the next line starts.

@@ -1,14 +1,41 @@
-//! HLO module text (FORMATS.md §3). Placeholder until the HLO parser lands.
+//! HLO module text (FORMATS.md §3): `modules`, `computations`, `instructions`,
+//! `stack_frames` and `custom_calls` rows, cell for cell equal to `reference/hlo.py`.
+//!
+//! Lines are slices of the (memory-mapped) input and every text column is a view into it;
+//! the only copies are C-unescaped strings and the rare text joined from several lines
+//! (multi-line constants, an `origin_recovery_table` header) when CRs sit between them.
+//!
+//! * `scan` — bracket / string / comment-aware skipping, Python whitespace and ints, unescaping
+//! * `attributes` — the generic `KEY=VALUE` splitter (§3.8.1) and `metadata={…}` (§3.9)
+//! * `instruction` — one instruction (module lines and `from instruction:` texts)
+//! * `stack_frames` — the four tables of §3.4
+//! * `custom_call` — body detection / base64 / kernel name
+//! * `module` — the file structure
+
+pub mod attributes;
+pub mod custom_call;
+pub mod instruction;
+pub mod module;
+pub mod scan;
+pub mod stack_frames;
+
+use std::borrow::Cow;
 
 use crate::error::{FileCtx, Result};
 use crate::tables::Tables;
 
-/// Opcode and `op_name` of one instruction text (as printed after `from instruction:`).
-pub fn instruction_summary(_text: &[u8]) -> Option<(&[u8], Option<&[u8]>)> {
-    None
+pub use custom_call::decode_body;
+pub use instruction::{parse_instruction, Instr, Scratch};
+
+/// Opcode and `op_name` (unescaped: borrowed unless it had escapes) of one instruction text,
+/// as printed after `from instruction:`; None when the text is not an instruction.
+pub fn instruction_summary(text: &[u8]) -> Option<(&[u8], Option<Cow<'_, [u8]>>)> {
+    let mut sc = Scratch::default();
+    let i = parse_instruction(text, &mut sc)?;
+    Some((i.opcode, i.op_name))
 }
 
 /// Parse one HLO module text file.
-pub fn parse<'c>(_data: &'c [u8], _ctx: FileCtx<'c>, _t: &mut Tables) -> Result<()> {
-    Ok(())
+pub fn parse<'c>(data: &'c [u8], ctx: FileCtx<'c>, t: &mut Tables) -> Result<()> {
+    module::parse(data, ctx, t)
 }

@@ -1,0 +1,172 @@
+//! Attribute lists: the generic `KEY=VALUE, …` splitter of FORMATS.md §3.8.1 and the
+//! space-separated `metadata={…}` items of §3.9.
+
+use super::scan::*;
+
+/// One `KEY=VALUE` item: byte ranges into the text that was split.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Attr {
+    pub key: (usize, usize),
+    pub value: (usize, usize),
+}
+
+/// Split `text[from..]` into `out` (cleared first; ranges are positions in `text`). A value
+/// ends right before a ", " at depth 0 (outside strings and comments) that is followed by
+/// `KEY=`, or at the end of the text — so `calls=%a, %b` keeps `%a, %b` as one value.
+pub fn split_attributes(text: &[u8], from: usize, out: &mut Vec<Attr>) -> ScanResult<()> {
+    out.clear();
+    let n = text.len();
+    if from >= n {
+        return Ok(());
+    }
+    let mut pos = from;
+    loop {
+        let eq = key_eq_at(text, pos).ok_or(ScanError::ExpectedKey(pos - from))?;
+        let vstart = eq + 1;
+        let mut i = vstart;
+        let mut depth: i64 = 0;
+        let mut end = n;
+        while let Some(p) = next_special(text, i, &SPECIAL_COMMA) {
+            i = p;
+            match text[i] {
+                b'(' | b'[' | b'{' => {
+                    depth += 1;
+                    i += 1;
+                }
+                b')' | b']' | b'}' => {
+                    depth -= 1;
+                    i += 1;
+                }
+                b'"' => i = skip_string(text, i)?,
+                b'/' => {
+                    if text[i + 1..].starts_with(b"*") {
+                        i = skip_comment(text, i)?;
+                    } else {
+                        i += 1;
+                    }
+                }
+                _ => {
+                    if depth == 0 && text[i + 1..].starts_with(b" ") && key_eq_at(text, i + 2).is_some() {
+                        end = i;
+                        break;
+                    }
+                    i += 1;
+                }
+            }
+        }
+        if depth != 0 {
+            return Err(ScanError::UnbalancedAttribute);
+        }
+        out.push(Attr { key: (pos, eq), value: (vstart, end) });
+        if end >= n {
+            return Ok(());
+        }
+        pos = end + 2;
+    }
+}
+
+/// The first value printed for `key`.
+#[inline]
+pub fn get<'a>(text: &'a [u8], attrs: &[Attr], key: &[u8]) -> Option<&'a [u8]> {
+    attrs.iter().find(|a| &text[a.key.0..a.key.1] == key).map(|a| &text[a.value.0..a.value.1])
+}
+
+/// The metadata items the tables use (raw values, first occurrence of each key).
+#[derive(Default, Debug, Clone, Copy)]
+pub struct Metadata<'a> {
+    pub op_name: Option<&'a [u8]>,
+    pub op_type: Option<&'a [u8]>,
+    pub source_file: Option<&'a [u8]>,
+    pub source_line: Option<&'a [u8]>,
+    pub stack_frame_id: Option<&'a [u8]>,
+}
+
+/// `{op_name="…" source_line=3 …}` (§3.9). Every item is checked even if unused, because a bad
+/// item makes the whole instruction unreadable in the reference.
+pub fn parse_metadata(value: &[u8]) -> ScanResult<Metadata<'_>> {
+    let mut md = Metadata::default();
+    let (a, b) = py_strip(value);
+    let mut v = &value[a..b];
+    if v.len() >= 2 && v[0] == b'{' && v[v.len() - 1] == b'}' {
+        v = &v[1..v.len() - 1];
+    }
+    let n = v.len();
+    let mut pos = 0;
+    while pos < n {
+        let k = skip_ws(v, pos);
+        let Some(eq) = key_eq_at(v, k) else {
+            if skip_ws(v, pos) == n {
+                break;
+            }
+            return Err(ScanError::BadMetadata);
+        };
+        let key = &v[k..eq];
+        let i = eq + 1;
+        let j = if i < n && v[i] == b'"' {
+            skip_string(v, i)?
+        } else if i < n && is_open(v[i]) {
+            match_close(v, i)?
+        } else {
+            memchr::memchr(b' ', &v[i..]).map_or(n, |p| p + i)
+        };
+        let val = Some(&v[i..j]);
+        let slot = match key {
+            b"op_name" => &mut md.op_name,
+            b"op_type" => &mut md.op_type,
+            b"source_file" => &mut md.source_file,
+            b"source_line" => &mut md.source_line,
+            b"stack_frame_id" => &mut md.stack_frame_id,
+            _ => {
+                pos = j;
+                continue;
+            }
+        };
+        if slot.is_none() {
+            *slot = val;
+        }
+        pos = j;
+    }
+    Ok(md)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn split(s: &str) -> Vec<(String, String)> {
+        let mut out = vec![];
+        split_attributes(s.as_bytes(), 0, &mut out).unwrap();
+        out.iter().map(|a| (s[a.key.0..a.key.1].to_string(), s[a.value.0..a.value.1].to_string())).collect()
+    }
+
+    #[test]
+    fn generic_rule() {
+        let s = r#"window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f, metadata={op_name="a, b=c" source_line=1}, slice={[0:1], [0:8:2]}, backend_config={"x": "}, y=", "z": [1, {"w": 2}]}"#;
+        let got = split(s);
+        assert_eq!(got.len(), 5);
+        assert_eq!(got[1], ("dim_labels".into(), "b01f_01io->b01f".into()));
+        assert_eq!(got[4].1, r#"{"x": "}, y=", "z": [1, {"w": 2}]}"#);
+        assert_eq!(split("calls=%a, %b, control-predecessors={%x}"), vec![
+            ("calls".into(), "%a, %b".into()),
+            ("control-predecessors".into(), "{%x}".into())
+        ]);
+        assert_eq!(split("a=, b=1, "), vec![("a".into(), "".into()), ("b".into(), "1, ".into())]);
+        assert_eq!(split("frontend_attributes={a.b=\"x, y=1\",c={d = e}}").len(), 1);
+        let mut out = vec![];
+        assert_eq!(split_attributes(b"a=1, %b", 0, &mut out).map(|_| out.len()), Ok(1));
+        assert_eq!(split_attributes(b"=1", 0, &mut out), Err(ScanError::ExpectedKey(0)));
+        assert_eq!(split_attributes(b"a={", 0, &mut out), Err(ScanError::UnbalancedAttribute));
+        assert_eq!(split_attributes(b"a=\"", 0, &mut out), Err(ScanError::UnterminatedString));
+    }
+
+    #[test]
+    fn metadata() {
+        let md = parse_metadata(br#"{op_type="my op" op_name="a b" source_file="f.py" source_line=7 x={1 2} op_name="second"}"#).unwrap();
+        assert_eq!(md.op_name, Some(&br#""a b""#[..]));
+        assert_eq!(md.op_type, Some(&br#""my op""#[..]));
+        assert_eq!(md.source_line, Some(&b"7"[..]));
+        assert!(parse_metadata(b"{op_name=\"x}").is_err());
+        assert!(parse_metadata(b"{op_name=\"x\" !}").is_err());
+        assert!(parse_metadata(b"{ }").unwrap().op_name.is_none());
+    }
+}

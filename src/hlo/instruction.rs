@@ -1,0 +1,383 @@
+//! One instruction, `[  ][ROOT ]%name = SHAPE opcode(OPERANDS)[, ATTRS]` (FORMATS.md §3.6).
+//!
+//! The same parser reads module lines and the `from instruction:` texts of buffer-assignment
+//! files, like the reference's `parse_instruction`. Results are slices of the text; the only
+//! copies are unescaped strings and (rarely) names that a `/*…*/` comment cut in two. Lists go
+//! into a reusable `Scratch`, so a steady stream of lines allocates nothing.
+
+use std::borrow::Cow;
+
+use super::attributes::{get, parse_metadata, split_attributes, Attr};
+use super::scan::*;
+
+/// Keys whose values name called computations (schema: instructions.called_computations).
+pub const CALLED_KEYS: &[&[u8]] = &[
+    b"calls",
+    b"to_apply",
+    b"body",
+    b"condition",
+    b"branch_computations",
+    b"true_computation",
+    b"false_computation",
+    b"select",
+    b"scatter",
+    b"called_computations",
+];
+
+/// A name: a range of the instruction text, or of `Scratch::owned` when it had to be rebuilt.
+#[derive(Clone, Copy, Debug)]
+pub enum Piece {
+    Text(usize, usize),
+    Owned(usize, usize),
+}
+
+/// Reusable buffers of the instruction parser.
+#[derive(Default)]
+pub struct Scratch {
+    pub attrs: Vec<Attr>,
+    pub operands: Vec<Piece>,
+    pub called: Vec<Piece>,
+    pub owned: Vec<u8>,
+    stripped: Vec<u8>,
+    segs: Vec<(usize, usize, usize)>,
+}
+
+impl Scratch {
+    #[inline]
+    pub fn piece<'a>(&'a self, text: &'a [u8], p: Piece) -> &'a [u8] {
+        match p {
+            Piece::Text(a, b) => &text[a..b],
+            Piece::Owned(a, b) => &self.owned[a..b],
+        }
+    }
+}
+
+/// What one instruction text says (operands / called computations are in the `Scratch`).
+#[derive(Debug)]
+pub struct Instr<'a> {
+    pub is_root: bool,
+    pub name: &'a [u8],
+    pub shape: &'a [u8],
+    pub opcode: &'a [u8],
+    pub operand_text: &'a [u8],
+    pub attributes: &'a [u8],
+    pub op_name: Option<Cow<'a, [u8]>>,
+    pub op_type: Option<Cow<'a, [u8]>>,
+    pub source_file: Option<Cow<'a, [u8]>>,
+    pub source_line: Option<i64>,
+    pub stack_frame_id: Option<i64>,
+    pub custom_call_target: Option<Cow<'a, [u8]>>,
+    pub backend_config: Option<Cow<'a, [u8]>>,
+    pub fusion_kind: Option<&'a [u8]>,
+    pub sharding: Option<&'a [u8]>,
+}
+
+/// `\s*(ROOT )?%?(NAME) = `: (is_root, name range, end of match).
+fn instr_start(text: &[u8]) -> Option<(bool, (usize, usize), usize)> {
+    let i = skip_ws(text, 0);
+    let name_at = |j: usize| -> Option<((usize, usize), usize)> {
+        let j = if text.get(j) == Some(&b'%') { j + 1 } else { j };
+        let e = name_end(text, j)?;
+        text[e..].starts_with(b" = ").then_some(((j, e), e + 3))
+    };
+    if text[i..].starts_with(b"ROOT ") {
+        if let Some((n, end)) = name_at(i + 5) {
+            return Some((true, n, end));
+        }
+    }
+    name_at(i).map(|(n, end)| (false, n, end))
+}
+
+/// `[a-z][a-z0-9-]*` at `i`: its end.
+#[inline]
+fn opcode_end(text: &[u8], i: usize) -> Option<usize> {
+    if i < text.len() && text[i].is_ascii_lowercase() {
+        Some(
+            text[i + 1..]
+                .iter()
+                .position(|&b| !(b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-'))
+                .map_or(text.len(), |p| p + i + 1),
+        )
+    } else {
+        None
+    }
+}
+
+/// True for a `constant(` instruction whose parentheses do not balance on `text` (counted from
+/// the opcode's '(' over every parenthesis, until the count first returns to zero).
+pub fn needs_continuation(text: &[u8]) -> bool {
+    let Some((_, _, i)) = instr_start(text) else { return false };
+    let Ok(j) = scan_shape(text, i) else { return false };
+    let Some(oe) = opcode_end(text, j + 1) else { return false };
+    if &text[j + 1..oe] != b"constant" || text.get(oe) != Some(&b'(') {
+        return false;
+    }
+    let mut depth = 0i64;
+    let mut k = oe;
+    while let Some(p) = memchr::memchr2(b'(', b')', &text[k..]) {
+        k += p;
+        depth += if text[k] == b'(' { 1 } else { -1 };
+        if depth == 0 {
+            return false;
+        }
+        k += 1;
+    }
+    true
+}
+
+/// Parse one instruction; None when `text` is not one (the reference's `parse_instruction`
+/// returning None: not an instruction start, unbalanced brackets, attributes outside the
+/// generic rule, bad metadata).
+pub fn parse_instruction<'a>(text: &'a [u8], sc: &mut Scratch) -> Option<Instr<'a>> {
+    parse(text, sc).ok().flatten()
+}
+
+fn parse<'a>(text: &'a [u8], sc: &mut Scratch) -> ScanResult<Option<Instr<'a>>> {
+    let Some((is_root, (na, nb), i)) = instr_start(text) else { return Ok(None) };
+    let j = scan_shape(text, i)?;
+    if j == i {
+        return Ok(None);
+    }
+    let Some(oe) = opcode_end(text, j + 1) else { return Ok(None) };
+    if oe >= text.len() || text[oe] != b'(' {
+        return Ok(None);
+    }
+    let opcode = &text[j + 1..oe];
+    let close = match_close(text, oe)?;
+    let operand_text = &text[oe + 1..close - 1];
+    let attr_from = if close == text.len() {
+        close
+    } else if text[close..].starts_with(b", ") {
+        close + 2
+    } else {
+        return Ok(None);
+    };
+    split_attributes(text, attr_from, &mut sc.attrs)?;
+
+    sc.operands.clear();
+    sc.called.clear();
+    sc.owned.clear();
+    if opcode != b"parameter" && opcode != b"constant" {
+        operand_names(text, (oe + 1, close - 1), sc)?;
+    }
+    for k in 0..sc.attrs.len() {
+        let a = sc.attrs[k];
+        if CALLED_KEYS.contains(&&text[a.key.0..a.key.1]) {
+            name_list(text, a.value, sc);
+        }
+    }
+
+    let attrs = &sc.attrs;
+    let md = match get(text, attrs, b"metadata") {
+        Some(v) => parse_metadata(v)?,
+        None => Default::default(),
+    };
+    Ok(Some(Instr {
+        is_root,
+        name: &text[na..nb],
+        shape: &text[i..j],
+        opcode,
+        operand_text,
+        attributes: &text[attr_from..],
+        op_name: md.op_name.map(unquote_or_raw),
+        op_type: md.op_type.map(unquote_or_raw),
+        source_file: md.source_file.map(unquote_or_raw),
+        source_line: md.source_line.and_then(py_int),
+        stack_frame_id: md.stack_frame_id.and_then(py_int),
+        custom_call_target: get(text, attrs, b"custom_call_target").map(unquote_or_raw),
+        backend_config: get(text, attrs, b"backend_config").map(unquote_or_raw),
+        fusion_kind: get(text, attrs, b"kind"),
+        sharding: get(text, attrs, b"sharding"),
+    }))
+}
+
+/// Runs `f` on the comment-stripped form of `text[r]` with a mapper from its ranges to pieces.
+fn with_stripped<R>(
+    text: &[u8],
+    r: (usize, usize),
+    sc: &mut Scratch,
+    f: impl FnOnce(&[u8], &mut dyn FnMut(usize, usize) -> Piece) -> R,
+) -> R {
+    let region = &text[r.0..r.1];
+    let mut stripped = std::mem::take(&mut sc.stripped);
+    let mut segs = std::mem::take(&mut sc.segs);
+    let out = if strip_comments(region, &mut stripped, &mut segs) {
+        let owned = &mut sc.owned;
+        let mut map = |a: usize, b: usize| match unstrip(&segs, a, b) {
+            Some((x, y)) => Piece::Text(r.0 + x, r.0 + y),
+            None => {
+                let at = owned.len();
+                owned.extend_from_slice(&stripped[a..b]);
+                Piece::Owned(at, owned.len())
+            }
+        };
+        f(&stripped, &mut map)
+    } else {
+        f(region, &mut |a, b| Piece::Text(r.0 + a, r.0 + b))
+    };
+    sc.stripped = stripped;
+    sc.segs = segs;
+    out
+}
+
+/// Operand names of an operand region (§3.6): comments removed, items split at depth-0 commas,
+/// an old-style shape prefix dropped (text after the last space), '%' and `#N` removed,
+/// `...(+N)` skipped.
+fn operand_names(text: &[u8], r: (usize, usize), sc: &mut Scratch) -> ScanResult<()> {
+    let mut names = std::mem::take(&mut sc.operands);
+    let res = with_stripped(text, r, sc, |s, map| {
+        let (a, b) = py_strip(s);
+        if a == b {
+            return Ok(());
+        }
+        let s = &s[a..b];
+        split_top(s, |ia, ib| {
+            let item = &s[ia..ib];
+            let (x, y) = py_strip(item);
+            let item = &item[x..y];
+            if item.is_empty() || item.starts_with(b"...(") {
+                return;
+            }
+            let base = a + ia + x;
+            let last_at = memchr::memrchr(b' ', item).map_or(0, |p| p + 1);
+            let last = &item[last_at..];
+            let (p, q) = operand_tail(last).unwrap_or((0, last.len()));
+            names.push(map(base + last_at + p, base + last_at + q));
+        })
+    });
+    sc.operands = names;
+    res
+}
+
+/// `%?(NAME)(#[0-9]+)?$` on the last word of an operand: the NAME range.
+fn operand_tail(last: &[u8]) -> Option<(usize, usize)> {
+    let s = if last.first() == Some(&b'%') { 1 } else { 0 };
+    let e = name_end(last, s)?;
+    if e == last.len() {
+        return Some((s, e));
+    }
+    if last[e] == b'#' && e + 1 < last.len() && last[e + 1..].iter().all(u8::is_ascii_digit) {
+        return Some((s, e));
+    }
+    None
+}
+
+/// `%a` / `{%a, %b}` / `%a, %b` → names (comments removed, '%' dropped, empties skipped).
+fn name_list(text: &[u8], r: (usize, usize), sc: &mut Scratch) {
+    let mut names = std::mem::take(&mut sc.called);
+    with_stripped(text, r, sc, |s, map| {
+        let (mut a, mut b) = py_strip(s);
+        if b - a >= 2 && s[a] == b'{' && s[b - 1] == b'}' {
+            a += 1;
+            b -= 1;
+        }
+        let v = &s[a..b];
+        let mut start = 0;
+        loop {
+            let end = memchr::memchr(b',', &v[start..]).map_or(v.len(), |p| p + start);
+            let (x, y) = py_strip(&v[start..end]);
+            let (mut x, y) = (start + x, start + y);
+            if x < y && v[x] == b'%' {
+                x += 1;
+            }
+            if x < y {
+                names.push(map(a + x, a + y));
+            }
+            if end == v.len() {
+                break;
+            }
+            start = end + 1;
+        }
+    });
+    sc.called = names;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(text: &[u8], sc: &Scratch, list: &[Piece]) -> Vec<String> {
+        list.iter().map(|&p| String::from_utf8(sc.piece(text, p).to_vec()).unwrap()).collect()
+    }
+
+    #[test]
+    fn forms() {
+        let mut sc = Scratch::default();
+        let t = br#"%multiply.8 = f32[] multiply(f32[] %Arg_.6, f32[] %constant.7), metadata={op_name="m" source_file="/a.py" source_line=67}"#;
+        let i = parse_instruction(t, &mut sc).unwrap();
+        assert_eq!(names(t, &sc, &sc.operands), ["Arg_.6", "constant.7"]);
+        assert_eq!(i.operand_text, b"f32[] %Arg_.6, f32[] %constant.7");
+        assert_eq!(i.op_name.as_deref(), Some(&b"m"[..]));
+        assert_eq!(i.source_line, Some(67));
+
+        let t = b"%tuple.15 = (f32[], s32[]) tuple((f32[], s32[]) %t.1, f32[] %multiply.8)";
+        let i = parse_instruction(t, &mut sc).unwrap();
+        assert_eq!(i.shape, b"(f32[], s32[])");
+        assert_eq!(names(t, &sc, &sc.operands), ["t.1", "multiply.8"]);
+
+        let t = b"  ROOT %x = f32[] negate(%y)";
+        let i = parse_instruction(t, &mut sc).unwrap();
+        assert!(i.is_root && i.name == b"x");
+        let t = b"  ROOT = f32[] negate(%y)";
+        let i = parse_instruction(t, &mut sc).unwrap();
+        assert!(!i.is_root && i.name == b"ROOT");
+
+        let t = b"%iota.1 = s32[8]{0} iota(), iota_dimension=0";
+        let i = parse_instruction(t, &mut sc).unwrap();
+        assert!(sc.operands.is_empty() && i.attributes == b"iota_dimension=0");
+
+        assert!(parse_instruction(b"allocation 0: size 4, parameter 0", &mut sc).is_none());
+        assert!(parse_instruction(b"%x = f32[] negate(%y", &mut sc).is_none());
+        assert!(parse_instruction(b"", &mut sc).is_none());
+        assert!(parse_instruction(b"%x = f32[] negate(%y) junk", &mut sc).is_none());
+        assert!(parse_instruction(b"%x = f32[] negate(%y), metadata={op_name=\"a\" !}", &mut sc).is_none());
+    }
+
+    #[test]
+    fn operands_comments_and_calls() {
+        let mut sc = Scratch::default();
+        let t = b"  ROOT %t = (f32[], f32[], f32[], f32[], f32[], /*index=5*/f32[]) tuple(%a0, %a1, %a2, %a3, %a4, /*index=5*/%a5), sharding={{replicated}, /*index=5*/{devices=[2]0,1}}";
+        let i = parse_instruction(t, &mut sc).unwrap();
+        assert_eq!(names(t, &sc, &sc.operands), ["a0", "a1", "a2", "a3", "a4", "a5"]);
+        assert!(matches!(sc.operands[5], Piece::Text(..)));
+        assert_eq!(i.sharding, Some(&b"{{replicated}, /*index=5*/{devices=[2]0,1}}"[..]));
+
+        let t = b"%m = f32[8]{0} call(%a, %b/*x*/c, %g#2, ...(+3)), calls=%sum, %w, control-predecessors={%ar}, to_apply={%q, /*c*/%r}";
+        parse_instruction(t, &mut sc).unwrap();
+        assert_eq!(names(t, &sc, &sc.operands), ["a", "bc", "g"]);
+        assert!(matches!(sc.operands[1], Piece::Owned(..)));
+        assert_eq!(names(t, &sc, &sc.called), ["sum", "w", "q", "r"]);
+    }
+
+    #[test]
+    fn escapes_and_backend_config() {
+        let mut sc = Scratch::default();
+        let t = br#"  ROOT %c.2 = f32[] custom-call(%p.1), custom_call_target="my\"target", backend_config="a\" b, c=d\\", metadata={op_type="my op" op_name="scope/\"q\"\n" source_file="m\303\251.py" stack_frame_id=3}"#;
+        let i = parse_instruction(t, &mut sc).unwrap();
+        assert_eq!(i.custom_call_target.as_deref(), Some(&b"my\"target"[..]));
+        assert_eq!(i.backend_config.as_deref(), Some(&b"a\" b, c=d\\"[..]));
+        assert_eq!(i.op_name.as_deref(), Some(&b"scope/\"q\"\n"[..]));
+        assert_eq!(i.source_file.as_deref(), Some("mé.py".as_bytes()));
+        assert_eq!(i.stack_frame_id, Some(3));
+        let t = br#"%k = f32[8]{0} custom-call(%p), custom_call_target="x", backend_config={"a": "}, b=", "c": [1]}"#;
+        let i = parse_instruction(t, &mut sc).unwrap();
+        assert_eq!(i.backend_config.as_deref(), Some(&br#"{"a": "}, b=", "c": [1]}"#[..]));
+        assert!(matches!(i.backend_config, Some(Cow::Borrowed(_))));
+    }
+
+    #[test]
+    fn short_form_and_constants() {
+        let mut sc = Scratch::default();
+        let t = b"  ROOT r = f32[] reduce(p, c), dimensions={0}, to_apply=add.1";
+        parse_instruction(t, &mut sc).unwrap();
+        assert_eq!(names(t, &sc, &sc.operands), ["p", "c"]);
+        assert_eq!(names(t, &sc, &sc.called), ["add.1"]);
+        assert!(needs_continuation(b"  %c = f32[2,3]{1,0} constant({"));
+        assert!(!needs_continuation(b"  %c = f32[2]{0} constant({1, 2})"));
+        assert!(!needs_continuation(b"  %c = f32[2]{0} negate({"));
+        let t = b"  %c = f32[2,3]{1,0} constant({\n    { 1, 2, 3 },\n    { 4, 5, 6 }\n  })";
+        let i = parse_instruction(t, &mut sc).unwrap();
+        assert_eq!(i.operand_text, &b"{\n    { 1, 2, 3 },\n    { 4, 5, 6 }\n  }"[..]);
+        assert!(sc.operands.is_empty());
+    }
+}

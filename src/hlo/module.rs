@@ -1,0 +1,420 @@
+//! File structure of one HLO module text (FORMATS.md §3.2–3.5): header, stack-frame tables,
+//! computations and their instruction lines, in one pass over the lines.
+//!
+//! The dispatch follows `reference/hlo.py` `_ModuleParser.run` line for line (same error rows
+//! at the same lines), so both implementations agree also on broken files.
+
+use std::borrow::Cow;
+
+use super::attributes::{get, split_attributes};
+use super::custom_call::custom_call_info;
+use super::instruction::{needs_continuation, parse_instruction, Scratch};
+use super::scan::*;
+use super::stack_frames::{Frames, Table};
+use crate::error::{FileCtx, Result};
+use crate::lines::{Line, Lines};
+use crate::tables::Tables;
+
+/// The header of the computation being read; its row is written when it closes.
+struct OpenComp<'c> {
+    id: i32,
+    name: &'c [u8],
+    is_entry: bool,
+    signature: &'c [u8],
+    result_shape: &'c [u8],
+    line: u64,
+    has_root: bool,
+}
+
+struct Parser<'t, 'c> {
+    ctx: FileCtx<'c>,
+    t: &'t mut Tables,
+    data: &'c [u8],
+    lines: Lines<'c>,
+    /// Number of the last line taken from `lines` (= the line count at the end).
+    last_no: u64,
+    sc: Scratch,
+    frames: Frames<'c>,
+    computation_id: i32,
+    instruction_id: i32,
+    comp: Option<OpenComp<'c>>,
+    have_header: bool,
+    table: Option<Table>,
+}
+
+pub fn parse<'c>(data: &'c [u8], ctx: FileCtx<'c>, t: &mut Tables) -> Result<()> {
+    let lines = Lines::new(data);
+    // The reference decodes (and reports) every line before it parses any: report invalid
+    // UTF-8 first, so that errors come in the same order and strict mode fails at the same line.
+    if lines.has_invalid_utf8() {
+        for line in Lines::new(data) {
+            if let Some(col) = line.bad_utf8 {
+                ctx.error(&mut t.errors, &line, col, "invalid UTF-8")?;
+            }
+        }
+    }
+    let mut p = Parser {
+        ctx,
+        t,
+        data,
+        lines,
+        last_no: 0,
+        sc: Scratch::default(),
+        frames: Frames::default(),
+        computation_id: -1,
+        instruction_id: 0,
+        comp: None,
+        have_header: false,
+        table: None,
+    };
+    p.run()
+}
+
+/// `[ENTRY ]%name (sig) -> result {` or the short form `[ENTRY ]name {`:
+/// (name, is_entry, signature, result_shape).
+fn comp_header(s: &[u8]) -> Option<(&[u8], bool, &[u8], &[u8])> {
+    // `(ENTRY )?%?(NAME) ` with the regex's backtracking: "ENTRY" itself may be the name.
+    let start = |i: usize| -> Option<((usize, usize), usize)> {
+        let j = if s.get(i) == Some(&b'%') { i + 1 } else { i };
+        let e = name_end(s, j)?;
+        (s.get(e) == Some(&b' ')).then_some(((j, e), e + 1))
+    };
+    let (is_entry, (na, nb), rest_at) = match s.starts_with(b"ENTRY ").then(|| start(6)).flatten() {
+        Some((n, r)) => (true, n, r),
+        None => {
+            let (n, r) = start(0)?;
+            (false, n, r)
+        }
+    };
+    let rest = &s[rest_at..];
+    if rest == b"{" {
+        return Some((&s[na..nb], is_entry, b"", b""));
+    }
+    if rest.first() != Some(&b'(') {
+        return None;
+    }
+    let close = match_close(rest, 0).ok()?;
+    let tail = &rest[close..];
+    if !(tail.starts_with(b" -> ") && tail.ends_with(b" {")) {
+        return None;
+    }
+    let result = if tail.len() >= 6 { &tail[4..tail.len() - 2] } else { b"" };
+    Some((&s[na..nb], is_entry, &rest[..close], result))
+}
+
+/// `}[, execution_thread="T"][ // name]`: Some(thread) when the line closes a computation.
+fn comp_close(s: &[u8]) -> Option<Option<&[u8]>> {
+    let rest = s.strip_prefix(b"}")?;
+    let tail_ok = |t: &[u8]| t.is_empty() || t.starts_with(b" // ");
+    if let Some(r) = rest.strip_prefix(b", execution_thread=\"") {
+        if let Some(q) = memchr::memchr(b'"', r) {
+            if tail_ok(&r[q + 1..]) {
+                return Some(Some(&r[..q]));
+            }
+        }
+    }
+    tail_ok(rest).then_some(None)
+}
+
+/// `HloModule (\S+?)(?:, (.*))?$`: (name, attributes text).
+fn module_header(text: &[u8]) -> Option<(&[u8], Option<&[u8]>)> {
+    let s = text.strip_prefix(b"HloModule ")?;
+    let mut i = 0;
+    while i < s.len() {
+        if i > 0 && s[i..].starts_with(b", ") {
+            return Some((&s[..i], Some(&s[i + 2..])));
+        }
+        if ws_len(s, i) > 0 {
+            // `$` also matches before a final "\n"
+            return (i > 0 && i + 1 == s.len() && s[i] == b'\n').then_some((&s[..i], None));
+        }
+        i += 1;
+    }
+    (i > 0).then_some((s, None))
+}
+
+impl<'t, 'c> Parser<'t, 'c> {
+    fn next_line(&mut self) -> Option<Line<'c>> {
+        let l = self.lines.next()?;
+        self.last_no = l.no;
+        Some(l)
+    }
+
+    fn err(&mut self, line: &Line<'c>, col: u64, msg: impl Into<String>) -> Result<()> {
+        self.ctx.error(&mut self.t.errors, line, col, msg)
+    }
+
+    fn run(&mut self) -> Result<()> {
+        while let Some(line) = self.next_line() {
+            if line.bad_utf8.is_some() {
+                continue;
+            }
+            let s = line.text;
+            if self.comp.is_some() {
+                if s.starts_with(b"  ") {
+                    self.instruction(&line)?;
+                    continue;
+                }
+                if s.starts_with(b"}") {
+                    self.close_computation(&line)?;
+                    continue;
+                }
+                if s.is_empty() {
+                    continue; // XLA never prints an empty line inside a computation
+                }
+                // A column-0 line inside a computation: missing '}' — report, then re-dispatch.
+                self.err(&line, 1, "computation not closed before this line")?;
+                self.finish_computation(None);
+            }
+            if s.is_empty() {
+                continue;
+            }
+            if s.starts_with(b"HloModule ") {
+                self.header(&line)?;
+                continue;
+            }
+            if !self.have_header {
+                self.err(&line, 1, "expected 'HloModule' header")?;
+                continue;
+            }
+            if let Some(t) = Table::from_line(s) {
+                self.table = Some(t);
+                continue;
+            }
+            if s[0].is_ascii_digit() {
+                let (fid, src) = (self.ctx.file_id, self.ctx.src);
+                if self.frames.row(self.table, s, line.no, fid, &src, &mut self.t.stack_frames).is_none() {
+                    let msg = format!("bad stack-frame table row ({})", Table::name(self.table));
+                    self.err(&line, 1, msg)?;
+                }
+                continue;
+            }
+            if let Some((name, is_entry, signature, result_shape)) = comp_header(s) {
+                self.table = None;
+                self.computation_id += 1;
+                self.comp = Some(OpenComp { id: self.computation_id, name, is_entry, signature, result_shape, line: line.no, has_root: false });
+                continue;
+            }
+            self.err(&line, 1, "unrecognised line")?;
+        }
+        if self.comp.is_some() {
+            let n = self.last_no;
+            self.ctx.error_at(&mut self.t.errors, n, 1, "file ends inside a computation".into(), b"")?;
+            self.finish_computation(None);
+        }
+        Ok(())
+    }
+
+    /// Join `first` with the following lines ("\n" between, as the reference's decoded lines
+    /// are joined) until `done` holds; None at the end of the file. Borrowed from the input
+    /// when the lines are contiguous there (no CR, no undecodable line).
+    fn join(&mut self, first: &Line<'c>, done: impl Fn(&[u8]) -> bool) -> Option<Cow<'c, [u8]>> {
+        let data = self.data;
+        let start = first.start;
+        let mut end = first.start + first.text.len();
+        let mut owned: Option<Vec<u8>> = None;
+        loop {
+            let cur: &[u8] = match &owned {
+                Some(v) => v,
+                None => &data[start..end],
+            };
+            if done(cur) {
+                break;
+            }
+            let l = self.next_line()?;
+            let lt: &[u8] = if l.bad_utf8.is_some() { b"" } else { l.text };
+            if owned.is_none() && l.start == end + 1 && l.bad_utf8.is_none() {
+                end = l.start + l.text.len();
+            } else {
+                let v = owned.get_or_insert_with(|| data[start..end].to_vec());
+                v.push(b'\n');
+                v.extend_from_slice(lt);
+            }
+        }
+        Some(match owned {
+            Some(v) => Cow::Owned(v),
+            None => Cow::Borrowed(&data[start..end]),
+        })
+    }
+
+    fn header(&mut self, line: &Line<'c>) -> Result<()> {
+        if self.have_header {
+            return self.err(line, 1, "second 'HloModule' header");
+        }
+        let saved = self.lines.clone();
+        let saved_no = self.last_no;
+        let Some(text) = self.join(line, balanced) else {
+            // Unbalanced to the end: report and go on with the next line.
+            self.lines = saved;
+            self.last_no = saved_no;
+            return self.err(line, line.text.len() as u64 + 1, "module header: unbalanced brackets");
+        };
+        let Some((name, attrs_text)) = module_header(&text) else {
+            return self.err(line, 1, "bad module header");
+        };
+        let from = match attrs_text {
+            Some(a) => a.as_ptr() as usize - text.as_ptr() as usize,
+            None => text.len(),
+        };
+        let attrs_text = &text[from..];
+        if let Err(e) = split_attributes(&text, from, &mut self.sc.attrs) {
+            let msg = format!("module header attributes: {}", e.message(attrs_text));
+            return self.err(line, 1, msg);
+        }
+        let attrs = &self.sc.attrs;
+        let is_scheduled = get(&text, attrs, b"is_scheduled") == Some(b"true");
+        let layout = get(&text, attrs, b"entry_computation_layout").map(|l| {
+            if l.len() >= 2 && l[0] == b'{' && l[l.len() - 1] == b'}' {
+                &l[1..l.len() - 1]
+            } else {
+                l
+            }
+        });
+        self.have_header = true;
+        let (src, m) = (self.ctx.src, &mut self.t.modules);
+        m.file_id.push(self.ctx.file_id);
+        m.name.push(&src, name);
+        m.is_scheduled.push(is_scheduled);
+        m.entry_computation_layout.push_opt(&src, layout);
+        m.attributes.push(&src, attrs_text);
+        m.line.push(line.no as i64);
+        Ok(())
+    }
+
+    fn close_computation(&mut self, line: &Line<'c>) -> Result<()> {
+        match comp_close(line.text) {
+            Some(thread) => {
+                self.finish_computation(thread);
+                Ok(())
+            }
+            None => self.err(line, 1, "bad computation end"),
+        }
+    }
+
+    fn finish_computation(&mut self, thread: Option<&'c [u8]>) {
+        let c = self.comp.take().expect("a computation is open");
+        let (src, r) = (self.ctx.src, &mut self.t.computations);
+        r.file_id.push(self.ctx.file_id);
+        r.computation_id.push(c.id);
+        r.name.push(&src, c.name);
+        r.is_entry.push(c.is_entry);
+        r.signature.push(&src, c.signature);
+        r.result_shape.push(&src, c.result_shape);
+        r.execution_thread.push_opt(&src, thread);
+        r.line.push(c.line as i64);
+    }
+
+    fn instruction(&mut self, line: &Line<'c>) -> Result<()> {
+        let text: Cow<'c, [u8]> = if needs_continuation(line.text) {
+            match self.join(line, |t| !needs_continuation(t)) {
+                Some(t) => t,
+                None => return self.err(line, 1, "constant literal not closed before end of file"),
+            }
+        } else {
+            Cow::Borrowed(line.text)
+        };
+        let Some(ins) = parse_instruction(&text, &mut self.sc) else {
+            return self.err(line, 1, "cannot parse instruction");
+        };
+        let comp = self.comp.as_mut().expect("a computation is open");
+        let comp_id = comp.id;
+        if ins.is_root {
+            let second = comp.has_root;
+            comp.has_root = true;
+            if second {
+                self.ctx.error(&mut self.t.errors, line, 3, "second ROOT in computation")?;
+            }
+        }
+        let (src, sc, r) = (self.ctx.src, &self.sc, &mut self.t.instructions);
+        let id = self.instruction_id;
+        self.instruction_id += 1;
+        r.file_id.push(self.ctx.file_id);
+        r.computation_id.push(comp_id);
+        r.instruction_id.push(id);
+        r.name.push(&src, ins.name);
+        r.is_root.push(ins.is_root);
+        r.opcode.push(&src, ins.opcode);
+        r.shape.push(&src, ins.shape);
+        for &p in &sc.operands {
+            r.operands.items.push(&src, sc.piece(&text, p));
+        }
+        r.operands.end_row();
+        r.operand_text.push(&src, ins.operand_text);
+        for &p in &sc.called {
+            r.called_computations.items.push(&src, sc.piece(&text, p));
+        }
+        r.called_computations.end_row();
+        r.attributes.push(&src, ins.attributes);
+        r.op_name.push_opt(&src, ins.op_name.as_deref());
+        r.op_type.push_opt(&src, ins.op_type.as_deref());
+        // Stack-frame tables win over metadata when they know the frame (schema decision).
+        match ins.stack_frame_id.and_then(|f| self.frames.resolve(f)) {
+            Some((file, function, source_line)) => {
+                r.source_file.push_opt(&src, file);
+                r.source_line.push(Some(source_line));
+                r.source_function.push_opt(&src, function);
+            }
+            None => {
+                r.source_file.push_opt(&src, ins.source_file.as_deref());
+                r.source_line.push(ins.source_line);
+                r.source_function.push_null();
+            }
+        }
+        r.stack_frame_id.push(ins.stack_frame_id);
+        r.custom_call_target.push_opt(&src, ins.custom_call_target.as_deref());
+        r.backend_config.push_opt(&src, ins.backend_config.as_deref());
+        r.fusion_kind.push_opt(&src, ins.fusion_kind);
+        r.sharding.push_opt(&src, ins.sharding);
+        r.line.push(line.no as i64);
+        r.offset.push(line.start as i64);
+
+        if ins.opcode == b"custom-call" {
+            let info = custom_call_info(ins.backend_config.as_deref());
+            let c = &mut self.t.custom_calls;
+            c.file_id.push(self.ctx.file_id);
+            c.instruction_id.push(id);
+            c.name.push(&src, ins.name);
+            c.target.push(&src, ins.custom_call_target.as_deref().unwrap_or(b""));
+            c.body_length.push(info.body_length);
+            c.decoded_length.push(info.decoded_length);
+            c.format.push(info.format);
+            c.kernel_name.push_opt(&src, info.kernel_name.as_deref());
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn computation_headers() {
+        let h = comp_header(b"ENTRY %main.47 (Arg_0.1: bf16[8], /*index=5*/a: (f32[], s32[])) -> (f32[], f32[]) {").unwrap();
+        assert_eq!(h.0, b"main.47");
+        assert!(h.1);
+        assert_eq!(h.2, &b"(Arg_0.1: bf16[8], /*index=5*/a: (f32[], s32[]))"[..]);
+        assert_eq!(h.3, b"(f32[], f32[])");
+        assert_eq!(comp_header(b"add.1 {"), Some((&b"add.1"[..], false, &b""[..], &b""[..])));
+        assert_eq!(comp_header(b"ENTRY main.4 {"), Some((&b"main.4"[..], true, &b""[..], &b""[..])));
+        assert_eq!(comp_header(b"ENTRY {"), Some((&b"ENTRY"[..], false, &b""[..], &b""[..])));
+        assert_eq!(comp_header(b"%f (a: f32[]) -> {").map(|h| h.3), Some(&b""[..]));
+        assert_eq!(comp_header(b"%f (a: f32[]) -> f32[]"), None);
+        assert_eq!(comp_header(b"garbage at column 0"), None);
+    }
+
+    #[test]
+    fn closers_and_headers() {
+        assert_eq!(comp_close(b"}"), Some(None));
+        assert_eq!(comp_close(b"}, execution_thread=\"host\""), Some(Some(&b"host"[..])));
+        assert_eq!(comp_close(b"}, execution_thread=\"host\" // x"), Some(Some(&b"host"[..])));
+        assert_eq!(comp_close(b"} // fused"), Some(None));
+        assert_eq!(comp_close(b"}x"), None);
+        assert_eq!(module_header(b"HloModule my.module.v2, is_scheduled=true"), Some((&b"my.module.v2"[..], Some(&b"is_scheduled=true"[..]))));
+        assert_eq!(module_header(b"HloModule a,b, c=1"), Some((&b"a,b"[..], Some(&b"c=1"[..]))));
+        assert_eq!(module_header(b"HloModule x"), Some((&b"x"[..], None)));
+        assert_eq!(module_header(b"HloModule a b"), None);
+        assert_eq!(module_header(b"HloModule , x=1"), None);
+        assert_eq!(module_header(b"HloModule a, "), Some((&b"a"[..], Some(&b""[..]))));
+    }
+}

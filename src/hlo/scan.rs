@@ -1,0 +1,554 @@
+//! Bracket-, string- and comment-aware skipping over instruction text (FORMATS.md §3.1, §3.8.1).
+//!
+//! Every function mirrors one helper of `reference/hlo.py` exactly (same failure cases), because
+//! the tables must agree cell for cell, error rows included. They work on bytes: the structural
+//! characters are ASCII, and a multi-byte UTF-8 character never contains an ASCII byte, so byte
+//! scanning finds the same positions as the reference's character scanning. Jumps use lookup
+//! tables and `memchr`, so multi-MB lines (base64 kernel bodies) are skipped at memory speed.
+
+use std::borrow::Cow;
+
+use memchr::{memchr, memchr2, memmem};
+
+/// Why a scan failed (the reference's `ScanError` messages).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ScanError {
+    UnterminatedString,
+    UnterminatedComment,
+    Unbalanced,
+    UnbalancedAttribute,
+    /// `expected KEY= at {pos}`: byte position in the attribute text.
+    ExpectedKey(usize),
+    BadMetadata,
+    NoOpcode,
+}
+
+impl ScanError {
+    /// The reference's message; positions are in characters of `text` (Python str indices).
+    pub fn message(&self, text: &[u8]) -> String {
+        match *self {
+            ScanError::UnterminatedString => "unterminated string".into(),
+            ScanError::UnterminatedComment => "unterminated comment".into(),
+            ScanError::Unbalanced => "unbalanced brackets".into(),
+            ScanError::UnbalancedAttribute => "unbalanced brackets in attribute value".into(),
+            ScanError::ExpectedKey(pos) => format!("expected KEY= at {}", char_count(&text[..pos.min(text.len())])),
+            ScanError::BadMetadata => "bad metadata item".into(),
+            ScanError::NoOpcode => "shape not followed by an opcode".into(),
+        }
+    }
+}
+
+pub type ScanResult<T> = std::result::Result<T, ScanError>;
+
+fn char_count(s: &[u8]) -> usize {
+    s.iter().filter(|&&b| (b & 0xC0) != 0x80).count()
+}
+
+const fn table(chars: &[u8]) -> [bool; 256] {
+    let mut t = [false; 256];
+    let mut i = 0;
+    while i < chars.len() {
+        t[chars[i] as usize] = true;
+        i += 1;
+    }
+    t
+}
+
+/// Brackets, quote and comment start: what `_match_close` / `_balanced` look at.
+pub static SPECIAL: [bool; 256] = table(b"()[]{}\"/");
+/// The same plus ',' (attribute and operand splitting).
+pub static SPECIAL_COMMA: [bool; 256] = table(b"()[]{}\"/,");
+/// Brackets and '/', the bytes `_scan_shape` looks at besides the space.
+static SHAPE: [bool; 256] = table(b"()[]{}/ ");
+
+#[inline]
+pub fn next_special(text: &[u8], from: usize, t: &[bool; 256]) -> Option<usize> {
+    text[from..].iter().position(|&b| t[b as usize]).map(|p| p + from)
+}
+
+#[inline]
+pub fn is_open(b: u8) -> bool {
+    matches!(b, b'(' | b'[' | b'{')
+}
+
+#[inline]
+pub fn is_close(b: u8) -> bool {
+    matches!(b, b')' | b']' | b'}')
+}
+
+#[inline]
+pub fn is_name_start(b: u8) -> bool {
+    b.is_ascii_alphabetic() || b == b'_'
+}
+
+#[inline]
+pub fn is_name_char(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-')
+}
+
+/// End of the `NAME` (`[A-Za-z_][A-Za-z0-9_.\-]*`) starting at `i`, or None.
+#[inline]
+pub fn name_end(text: &[u8], i: usize) -> Option<usize> {
+    if i < text.len() && is_name_start(text[i]) {
+        Some(text[i + 1..].iter().position(|&b| !is_name_char(b)).map_or(text.len(), |p| p + i + 1))
+    } else {
+        None
+    }
+}
+
+/// `KEY=` at `i`: the index of the '='.
+#[inline]
+pub fn key_eq_at(text: &[u8], i: usize) -> Option<usize> {
+    let e = name_end(text, i)?;
+    (text.get(e) == Some(&b'=')).then_some(e)
+}
+
+/// `text[i]` is an opening '"': index just past the closing quote (`\` escapes any byte).
+#[inline]
+pub fn skip_string(text: &[u8], i: usize) -> ScanResult<usize> {
+    let mut j = i + 1;
+    loop {
+        match memchr2(b'"', b'\\', &text[j.min(text.len())..]) {
+            None => return Err(ScanError::UnterminatedString),
+            Some(p) => {
+                let at = j + p;
+                if text[at] == b'"' {
+                    return Ok(at + 1);
+                }
+                if at + 1 >= text.len() {
+                    return Err(ScanError::UnterminatedString);
+                }
+                j = at + 2;
+            }
+        }
+    }
+}
+
+/// `text[i..i+2]` is `/*`: index just past the `*/`.
+#[inline]
+pub fn skip_comment(text: &[u8], i: usize) -> ScanResult<usize> {
+    match memmem::find(&text[(i + 2).min(text.len())..], b"*/") {
+        Some(p) => Ok(i + 2 + p + 2),
+        None => Err(ScanError::UnterminatedComment),
+    }
+}
+
+/// `text[i]` is an opening bracket: index just past its matching close. `()[]{}` count
+/// together; strings and `/*…*/` comments are skipped.
+pub fn match_close(text: &[u8], mut i: usize) -> ScanResult<usize> {
+    let mut depth: i64 = 0;
+    while let Some(p) = next_special(text, i, &SPECIAL) {
+        i = p;
+        match text[i] {
+            b'(' | b'[' | b'{' => {
+                depth += 1;
+                i += 1;
+            }
+            b')' | b']' | b'}' => {
+                depth -= 1;
+                i += 1;
+                if depth == 0 {
+                    return Ok(i);
+                }
+            }
+            b'"' => i = skip_string(text, i)?,
+            _ => {
+                if text[i + 1..].starts_with(b"*") {
+                    i = skip_comment(text, i)?;
+                } else {
+                    i += 1;
+                }
+            }
+        }
+    }
+    Err(ScanError::Unbalanced)
+}
+
+/// Split `text` at ',' lying at depth 0 outside strings and comments; calls `f(start, end)`
+/// for every piece (also the last, possibly empty, one).
+pub fn split_top(text: &[u8], mut f: impl FnMut(usize, usize)) -> ScanResult<()> {
+    let mut depth: i64 = 0;
+    let mut start = 0;
+    let mut i = 0;
+    while let Some(p) = next_special(text, i, &SPECIAL_COMMA) {
+        i = p;
+        match text[i] {
+            b',' => {
+                if depth == 0 {
+                    f(start, i);
+                    start = i + 1;
+                }
+                i += 1;
+            }
+            b'(' | b'[' | b'{' => {
+                depth += 1;
+                i += 1;
+            }
+            b')' | b']' | b'}' => {
+                depth -= 1;
+                i += 1;
+            }
+            b'"' => i = skip_string(text, i)?,
+            _ => {
+                if text[i + 1..].starts_with(b"*") {
+                    i = skip_comment(text, i)?;
+                } else {
+                    i += 1;
+                }
+            }
+        }
+    }
+    f(start, text.len());
+    Ok(())
+}
+
+/// End of the shape starting at `text[i]`: the first space at depth 0 (comments skipped,
+/// strings not: shapes contain none).
+pub fn scan_shape(text: &[u8], mut i: usize) -> ScanResult<usize> {
+    let mut depth: i64 = 0;
+    while let Some(p) = next_special(text, i, &SHAPE) {
+        i = p;
+        match text[i] {
+            b' ' => {
+                if depth == 0 {
+                    return Ok(i);
+                }
+                i += 1;
+            }
+            b'(' | b'[' | b'{' => {
+                depth += 1;
+                i += 1;
+            }
+            b')' | b']' | b'}' => {
+                depth -= 1;
+                i += 1;
+            }
+            _ => {
+                if text[i + 1..].starts_with(b"*") {
+                    i = skip_comment(text, i)?;
+                } else {
+                    i += 1;
+                }
+            }
+        }
+    }
+    Err(ScanError::NoOpcode)
+}
+
+/// The reference's `_balanced`: depth ≤ 0 at the end and no unterminated string or comment.
+pub fn balanced(text: &[u8]) -> bool {
+    let mut depth: i64 = 0;
+    let mut i = 0;
+    while let Some(p) = next_special(text, i, &SPECIAL) {
+        i = p;
+        match text[i] {
+            b'(' | b'[' | b'{' => depth += 1,
+            b')' | b']' | b'}' => depth -= 1,
+            b'"' => match skip_string(text, i) {
+                Ok(j) => {
+                    i = j;
+                    continue;
+                }
+                Err(_) => return false,
+            },
+            _ => {
+                if text[i + 1..].starts_with(b"*") {
+                    match skip_comment(text, i) {
+                        Ok(j) => {
+                            i = j;
+                            continue;
+                        }
+                        Err(_) => return false,
+                    }
+                }
+            }
+        }
+        i += 1;
+    }
+    depth <= 0
+}
+
+/// Remove every `/*…*/` comment (string-unaware, like the reference's regex; an unterminated
+/// `/*` and what follows stay). Returns None when there is no comment. Otherwise fills `out`
+/// with the remaining text and `segs` with (start in `out`, start in `text`, length) of each
+/// kept piece, so that a range of `out` can be mapped back to the input.
+pub fn strip_comments(text: &[u8], out: &mut Vec<u8>, segs: &mut Vec<(usize, usize, usize)>) -> bool {
+    let Some(first) = memmem::find(text, b"/*") else { return false };
+    out.clear();
+    segs.clear();
+    let mut kept = 0; // start of the current kept piece in `text`
+    let mut at = first;
+    loop {
+        let Some(e) = memmem::find(&text[at + 2..], b"*/") else { break };
+        segs.push((out.len(), kept, at - kept));
+        out.extend_from_slice(&text[kept..at]);
+        kept = at + 2 + e + 2;
+        match memmem::find(&text[kept..], b"/*") {
+            Some(p) => at = kept + p,
+            None => break,
+        }
+    }
+    segs.push((out.len(), kept, text.len() - kept));
+    out.extend_from_slice(&text[kept..]);
+    true
+}
+
+/// Map `out[a..b]` (after `strip_comments`) back to a range of the original text when it lies
+/// within one kept piece.
+pub fn unstrip(segs: &[(usize, usize, usize)], a: usize, b: usize) -> Option<(usize, usize)> {
+    let k = segs.partition_point(|s| s.0 <= a).checked_sub(1)?;
+    let (o, t, n) = segs[k];
+    (b <= o + n).then(|| (t + a - o, t + b - o))
+}
+
+// ------------------------------------------------------------------------ Python whitespace
+
+/// Length of the whitespace character (Python `str.isspace`) starting at `s[i]`, or 0.
+#[inline]
+pub fn ws_len(s: &[u8], i: usize) -> usize {
+    match s[i] {
+        b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c | 0x1c..=0x1f => 1,
+        b if b < 0x80 => 0,
+        0xC2 => matches!(s.get(i + 1), Some(0x85 | 0xA0)) as usize * 2,
+        0xE1 => (s.get(i + 1..i + 3) == Some(&[0x9A, 0x80][..])) as usize * 3,
+        0xE2 => match (s.get(i + 1), s.get(i + 2)) {
+            (Some(0x80), Some(0x80..=0x8A | 0xA8 | 0xA9 | 0xAF)) | (Some(0x81), Some(0x9F)) => 3,
+            _ => 0,
+        },
+        0xE3 => (s.get(i + 1..i + 3) == Some(&[0x80, 0x80][..])) as usize * 3,
+        _ => 0,
+    }
+}
+
+/// Length of the whitespace character ending at `s[..end]`, or 0.
+#[inline]
+fn ws_len_back(s: &[u8], end: usize) -> usize {
+    let b = s[end - 1];
+    if b < 0x80 {
+        return ws_len(s, end - 1);
+    }
+    for n in [2, 3] {
+        if end >= n && ws_len(s, end - n) == n {
+            return n;
+        }
+    }
+    0
+}
+
+/// `s.strip()` as a range.
+#[inline]
+pub fn py_strip(s: &[u8]) -> (usize, usize) {
+    let mut a = 0;
+    while a < s.len() {
+        let n = ws_len(s, a);
+        if n == 0 {
+            break;
+        }
+        a += n;
+    }
+    let mut b = s.len();
+    while b > a {
+        let n = ws_len_back(s, b);
+        if n == 0 {
+            break;
+        }
+        b -= n;
+    }
+    (a, b)
+}
+
+/// Index of the first non-whitespace character at or after `i`.
+#[inline]
+pub fn skip_ws(s: &[u8], mut i: usize) -> usize {
+    while i < s.len() {
+        let n = ws_len(s, i);
+        if n == 0 {
+            break;
+        }
+        i += n;
+    }
+    i
+}
+
+/// Python `int(s)` for the texts we meet (ASCII digits, sign, '_' between digits, whitespace
+/// around); None when Python would raise or the value does not fit i64.
+pub fn py_int(s: &[u8]) -> Option<i64> {
+    let (a, b) = py_strip(s);
+    let s = &s[a..b];
+    let (neg, digits) = match s.first() {
+        Some(b'-') => (true, &s[1..]),
+        Some(b'+') => (false, &s[1..]),
+        _ => (false, s),
+    };
+    if digits.is_empty() || digits[0] == b'_' || digits[digits.len() - 1] == b'_' {
+        return None;
+    }
+    let mut n: i128 = 0;
+    let mut prev_us = false;
+    for &c in digits {
+        if c == b'_' {
+            if prev_us {
+                return None;
+            }
+            prev_us = true;
+            continue;
+        }
+        prev_us = false;
+        if !c.is_ascii_digit() {
+            return None;
+        }
+        n = n * 10 + (c - b'0') as i128;
+        if n > i64::MAX as i128 + 1 {
+            return None;
+        }
+    }
+    let v = if neg { -n } else { n };
+    i64::try_from(v).ok()
+}
+
+// ------------------------------------------------------------------------ strings
+
+/// C-unescape the inside of a quoted HLO string (FORMATS.md §3.1.4): octal and `\xHH` give
+/// bytes, the result is decoded as UTF-8 with U+FFFD for invalid sequences; unknown escapes keep
+/// the character. Borrowed when there is nothing to unescape (the common case).
+pub fn c_unescape(s: &[u8]) -> Cow<'_, [u8]> {
+    let Some(first) = memchr(b'\\', s) else { return Cow::Borrowed(s) };
+    let mut out = Vec::with_capacity(s.len());
+    out.extend_from_slice(&s[..first]);
+    let mut i = first;
+    while i < s.len() {
+        let c = s[i];
+        if c != b'\\' || i + 1 >= s.len() {
+            out.push(c);
+            i += 1;
+            continue;
+        }
+        let e = s[i + 1];
+        match e {
+            b'0'..=b'7' => {
+                let mut v: u32 = 0;
+                let mut j = i + 1;
+                while j < s.len() && j < i + 4 && (b'0'..=b'7').contains(&s[j]) {
+                    v = v * 8 + (s[j] - b'0') as u32;
+                    j += 1;
+                }
+                out.push((v & 0xFF) as u8);
+                i = j;
+            }
+            b'x' if s.get(i + 2).is_some_and(|b| b.is_ascii_hexdigit()) => {
+                let mut v: u32 = 0;
+                let mut j = i + 2;
+                while j < s.len() && j < i + 4 && s[j].is_ascii_hexdigit() {
+                    v = v * 16 + (s[j] as char).to_digit(16).unwrap();
+                    j += 1;
+                }
+                out.push(v as u8);
+                i = j;
+            }
+            _ => {
+                out.push(match e {
+                    b'n' => 0x0A,
+                    b'r' => 0x0D,
+                    b't' => 0x09,
+                    b'a' => 0x07,
+                    b'b' => 0x08,
+                    b'f' => 0x0C,
+                    b'v' => 0x0B,
+                    other => other, // \\ \" \' \? and unknown escapes keep the character
+                });
+                i += 2;
+            }
+        }
+    }
+    match String::from_utf8_lossy(&out) {
+        Cow::Borrowed(_) => Cow::Owned(out),
+        Cow::Owned(s) => Cow::Owned(s.into_bytes()),
+    }
+}
+
+/// A value that is exactly one quoted string, unescaped; None otherwise.
+pub fn unquote(value: &[u8]) -> Option<Cow<'_, [u8]>> {
+    if value.len() >= 2 && value[0] == b'"' && skip_string(value, 0) == Ok(value.len()) {
+        Some(c_unescape(&value[1..value.len() - 1]))
+    } else {
+        None
+    }
+}
+
+/// `unquote(v)` or `v` itself (the reference's "unquoted value kept raw").
+#[inline]
+pub fn unquote_or_raw(v: &[u8]) -> Cow<'_, [u8]> {
+    unquote(v).unwrap_or(Cow::Borrowed(v))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strings_and_comments() {
+        assert_eq!(skip_string(br#""a\"b" x"#, 0), Ok(6));
+        assert_eq!(skip_string(br#""a\"#, 0), Err(ScanError::UnterminatedString));
+        assert_eq!(skip_string(b"\"abc", 0), Err(ScanError::UnterminatedString));
+        assert_eq!(skip_comment(b"/*/ */x", 0), Ok(6));
+        assert_eq!(skip_comment(b"/*/", 0), Err(ScanError::UnterminatedComment));
+    }
+
+    #[test]
+    fn brackets() {
+        let t = br#"(a, {b: "}"}, /*)*/ [c]) tail"#;
+        assert_eq!(match_close(t, 0), Ok(t.len() - 5));
+        assert_eq!(match_close(b"(a", 0), Err(ScanError::Unbalanced));
+        assert!(balanced(b"a={b}"));
+        assert!(balanced(b"a=}"));
+        assert!(!balanced(b"a={"));
+        assert!(!balanced(b"a=\"{"));
+        assert!(!balanced(b"a=/*"));
+        let mut parts = vec![];
+        split_top(b"a, (b, c), \"d,e\", /*,*/f", |a, b| parts.push((a, b))).unwrap();
+        assert_eq!(parts.len(), 4);
+    }
+
+    #[test]
+    fn shapes() {
+        let t = b"(f32[], /*index=5*/s32[2]{0}) tuple()";
+        assert_eq!(scan_shape(t, 0), Ok(29));
+        assert_eq!(scan_shape(b"f32[]", 0), Err(ScanError::NoOpcode));
+    }
+
+    #[test]
+    fn comment_stripping_maps_back() {
+        let t = b"%a0, /*index=5*/%a5, %b/*x*/c";
+        let (mut out, mut segs) = (vec![], vec![]);
+        assert!(strip_comments(t, &mut out, &mut segs));
+        assert_eq!(out, b"%a0, %a5, %bc");
+        assert_eq!(unstrip(&segs, 5, 8), Some((16, 19)));
+        assert_eq!(&t[16..19], b"%a5");
+        assert_eq!(unstrip(&segs, 10, 13), None);
+        assert!(!strip_comments(b"no comments", &mut out, &mut segs));
+        assert!(strip_comments(b"a /* open", &mut out, &mut segs));
+        assert_eq!(out, b"a /* open");
+    }
+
+    #[test]
+    fn unescape() {
+        assert_eq!(&*c_unescape(br#"scope/\"q\"/it\'s\n"#), b"scope/\"q\"/it's\n");
+        assert_eq!(&*c_unescape(br"C:\\src\\m\303\251.py"), "C:\\src\\mé.py".as_bytes());
+        assert_eq!(&*c_unescape(br"\x41\xg\q\"), b"Axgq\\");
+        assert_eq!(&*c_unescape(br"\377"), "\u{FFFD}".as_bytes());
+        assert!(matches!(c_unescape(b"plain"), Cow::Borrowed(_)));
+        assert_eq!(unquote(br#""a\" b""#).as_deref(), Some(&b"a\" b"[..]));
+        assert_eq!(unquote(br#""a" b"#), None);
+    }
+
+    #[test]
+    fn python_whitespace_and_ints() {
+        assert_eq!(py_strip(" \u{a0}x y\u{3000}\n".as_bytes()), (3, 6));
+        assert_eq!(py_int(b"12"), Some(12));
+        assert_eq!(py_int(b"+1_000"), Some(1000));
+        assert_eq!(py_int(b"-0"), Some(0));
+        assert_eq!(py_int(b"1__0"), None);
+        assert_eq!(py_int(b"\"5\""), None);
+        assert_eq!(py_int(b""), None);
+    }
+}

@@ -1,0 +1,143 @@
+//! The `FileNames` / `FunctionNames` / `FileLocations` / `StackFrames` tables at the top of
+//! newer module files (FORMATS.md §3.4): rows kept to resolve `stack_frame_id=`, and the joined
+//! `stack_frames` table.
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+
+use super::scan::{c_unescape, skip_string};
+use crate::source::SourceRef;
+use crate::tables::StackFrames;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Table {
+    FileNames,
+    FunctionNames,
+    FileLocations,
+    StackFrames,
+}
+
+impl Table {
+    pub fn from_line(s: &[u8]) -> Option<Table> {
+        Some(match s {
+            b"FileNames" => Table::FileNames,
+            b"FunctionNames" => Table::FunctionNames,
+            b"FileLocations" => Table::FileLocations,
+            b"StackFrames" => Table::StackFrames,
+            _ => return None,
+        })
+    }
+
+    pub fn name(t: Option<Table>) -> &'static str {
+        match t {
+            Some(Table::FileNames) => "FileNames",
+            Some(Table::FunctionNames) => "FunctionNames",
+            Some(Table::FileLocations) => "FileLocations",
+            Some(Table::StackFrames) => "StackFrames",
+            None => "no table",
+        }
+    }
+}
+
+/// One `FileLocations` row: file_name_id, function_name_id, line, end_line, column, end_column.
+pub type Location = [i64; 6];
+
+#[derive(Default)]
+pub struct Frames<'c> {
+    pub file_names: HashMap<i64, Cow<'c, [u8]>>,
+    pub function_names: HashMap<i64, Cow<'c, [u8]>>,
+    pub locations: HashMap<i64, Location>,
+    /// frame id → file_location_id
+    pub frames: HashMap<i64, i64>,
+}
+
+/// A small cursor over one table row (the rows have a fixed layout).
+struct Cur<'a> {
+    s: &'a [u8],
+    i: usize,
+}
+
+impl<'a> Cur<'a> {
+    fn lit(&mut self, l: &[u8]) -> Option<()> {
+        self.s[self.i..].starts_with(l).then(|| self.i += l.len())
+    }
+    fn int(&mut self, signed: bool) -> Option<i64> {
+        let st = self.i;
+        if signed && self.s.get(self.i) == Some(&b'-') {
+            self.i += 1;
+        }
+        let d = self.i;
+        while self.i < self.s.len() && self.s[self.i].is_ascii_digit() {
+            self.i += 1;
+        }
+        if self.i == d {
+            return None;
+        }
+        crate::text::parse_i64(&self.s[st..self.i])
+    }
+    fn end(&self) -> Option<()> {
+        (self.i == self.s.len()).then_some(())
+    }
+}
+
+impl<'c> Frames<'c> {
+    /// Read one row of `table`; pushes a `stack_frames` row for `StackFrames`. None: not a row
+    /// of that table (the caller reports it).
+    pub fn row(&mut self, table: Option<Table>, s: &'c [u8], line: u64, file_id: i32, src: &SourceRef, out: &mut StackFrames) -> Option<()> {
+        let mut c = Cur { s, i: 0 };
+        match table? {
+            t @ (Table::FileNames | Table::FunctionNames) => {
+                let id = c.int(false)?;
+                c.lit(b" ")?;
+                if s.get(c.i) != Some(&b'"') || skip_string(s, c.i).ok()? != s.len() {
+                    return None;
+                }
+                let v = c_unescape(&s[c.i + 1..s.len() - 1]);
+                let map = if t == Table::FileNames { &mut self.file_names } else { &mut self.function_names };
+                map.insert(id, v);
+            }
+            Table::FileLocations => {
+                let id = c.int(false)?;
+                let mut v = [0i64; 6];
+                let keys: [&[u8]; 6] = [b" {file_name_id=", b" function_name_id=", b" line=", b" end_line=", b" column=", b" end_column="];
+                for (k, key) in keys.iter().enumerate() {
+                    c.lit(key)?;
+                    v[k] = c.int(k >= 2)?;
+                }
+                c.lit(b"}")?;
+                c.end()?;
+                self.locations.insert(id, v);
+            }
+            Table::StackFrames => {
+                let frame = c.int(false)?;
+                c.lit(b" {file_location_id=")?;
+                let loc = c.int(false)?;
+                c.lit(b" parent_frame_id=")?;
+                let parent = c.int(false)?;
+                c.lit(b"}")?;
+                c.end()?;
+                self.frames.insert(frame, loc);
+                let fl = self.locations.get(&loc);
+                out.file_id.push(file_id);
+                out.frame_id.push(frame);
+                out.parent_frame_id.push(if parent == 1 { None } else { Some(parent - 1) });
+                out.file_location_id.push(loc);
+                out.file_name.push_opt(src, fl.and_then(|l| self.file_names.get(&l[0])).map(|s| &s[..]));
+                out.function_name.push_opt(src, fl.and_then(|l| self.function_names.get(&l[1])).map(|s| &s[..]));
+                out.source_line.push(fl.map(|l| l[2]));
+                out.end_line.push(fl.map(|l| l[3]));
+                out.column.push(fl.map(|l| l[4]));
+                out.end_column.push(fl.map(|l| l[5]));
+                out.line.push(line as i64);
+            }
+        }
+        Some(())
+    }
+
+    /// (source_file, source_function, source_line) of a `stack_frame_id`, when the tables know
+    /// the frame and its location (then they win over metadata).
+    pub fn resolve(&self, frame: i64) -> Option<(Option<&[u8]>, Option<&[u8]>, i64)> {
+        let loc = self.locations.get(self.frames.get(&frame)?)?;
+        Some((self.file_names.get(&loc[0]).map(|s| &s[..]), self.function_names.get(&loc[1]).map(|s| &s[..]), loc[2]))
+    }
+}
