@@ -94,19 +94,56 @@ pub fn human_bytes(s: &[u8]) -> Option<i64> {
     Some(if neg { -v } else { v })
 }
 
+/// Haystacks shorter than this are searched with `memchr` on the needle's first byte plus a
+/// compare: `memmem::find` builds a searcher (rare-byte ranking, prefilter) on every call, which
+/// costs more than the whole search on a typical 20–200-byte dump line (profiled: 9% of the
+/// buffer-assignment parser's time was `memmem::find`, part of it `FinderBuilder`).
+const SHORT_HAY: usize = 256;
+
 /// Index of the first occurrence of `needle` in `hay` at or after `from`.
 #[inline]
 pub fn find(hay: &[u8], needle: &[u8], from: usize) -> Option<usize> {
     if from > hay.len() {
         return None;
     }
-    memchr::memmem::find(&hay[from..], needle).map(|i| i + from)
+    let h = &hay[from..];
+    match needle {
+        [] => Some(from),
+        [b] => memchr::memchr(*b, h).map(|i| i + from),
+        [first, rest @ ..] if h.len() < SHORT_HAY => {
+            let mut at = 0;
+            while at + needle.len() <= h.len() {
+                let i = at + memchr::memchr(*first, &h[at..=h.len() - needle.len()])?;
+                if &h[i + 1..i + needle.len()] == rest {
+                    return Some(i + from);
+                }
+                at = i + 1;
+            }
+            None
+        }
+        _ => memchr::memmem::find(h, needle).map(|i| i + from),
+    }
 }
 
 /// Index of the last occurrence of `needle` in `hay`.
 #[inline]
 pub fn rfind(hay: &[u8], needle: &[u8]) -> Option<usize> {
-    memchr::memmem::rfind(hay, needle)
+    match needle {
+        [] => Some(hay.len()),
+        [b] => memchr::memrchr(*b, hay),
+        [first, rest @ ..] if hay.len() < SHORT_HAY => {
+            let mut end = hay.len().checked_sub(needle.len())? + 1; // candidates are < end
+            while end > 0 {
+                let i = memchr::memrchr(*first, &hay[..end])?;
+                if &hay[i + 1..i + needle.len()] == rest {
+                    return Some(i);
+                }
+                end = i;
+            }
+            None
+        }
+        _ => memchr::memmem::rfind(hay, needle),
+    }
 }
 
 /// Split `s` at the first occurrence of `sep`.
@@ -146,6 +183,23 @@ mod tests {
         assert_eq!(parse_grouped(b"97587208"), Some(97587208));
         assert_eq!(parse_grouped(b"97  587"), None);
         assert_eq!(parse_grouped(b""), None);
+    }
+
+    #[test]
+    fn find_agrees_with_memmem() {
+        let hays: [&[u8]; 6] = [b"", b"a", b"abcabcab", b" value: <12 foo.1 @0> (size=4,offset=0): f32[]", b"aaaa", b"xx, operand 1, operand 2"];
+        let needles: [&[u8]; 7] = [b"", b"a", b"ab", b"abc", b", operand ", b"aaaaa", b"): "];
+        for h in hays {
+            for n in needles {
+                for from in 0..=h.len() {
+                    assert_eq!(find(h, n, from), memchr::memmem::find(&h[from..], n).map(|i| i + from), "{h:?} {n:?} {from}");
+                }
+                assert_eq!(rfind(h, n), memchr::memmem::rfind(h, n), "{h:?} {n:?}");
+            }
+        }
+        let long = [b'x'; 1000];
+        assert_eq!(find(&long, b"xy", 0), None);
+        assert_eq!(rfind(&long, b"xx"), Some(998));
     }
 
     #[test]
