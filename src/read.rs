@@ -69,8 +69,8 @@ struct Group {
 /// Read and parse `inputs`; `progress(files, bytes)` is called as groups finish.
 pub fn read(inputs: &[Input], opts: &Options, progress: &(dyn Fn(u64, u64) + Sync)) -> Result<Batches> {
     let sizes: Vec<Option<u64>> = inputs.iter().map(|i| regular_file_size(&i.path)).collect();
-    let groups = plan(&sizes, opts.map);
     let run = || -> Vec<Result<Tables>> {
+        let groups = plan(&sizes, opts.map, rayon::current_num_threads());
         groups
             .par_iter()
             .map(|g| {
@@ -107,11 +107,19 @@ fn regular_file_size(p: &std::path::Path) -> Option<u64> {
     std::fs::metadata(p).ok().filter(|m| m.is_file()).map(|m| m.len())
 }
 
-fn plan(sizes: &[Option<u64>], map: MapPolicy) -> Vec<Group> {
+/// Smallest arena target: below this, per-group overhead outweighs the gain in parallelism.
+const MIN_ARENA_BYTES: u64 = 1 << 20;
+
+/// Split `sizes` into groups. Small files go into arenas of up to `ARENA_BYTES`, but smaller
+/// (down to `MIN_ARENA_BYTES`) when that is needed to give each of `workers` threads about four
+/// groups: a 10 MB directory of small files must not be parsed by one thread.
+fn plan(sizes: &[Option<u64>], map: MapPolicy, workers: usize) -> Vec<Group> {
     let small = |s: u64| match map {
         MapPolicy::Always => false,
         MapPolicy::Never | MapPolicy::Auto => s < MAP_THRESHOLD,
     };
+    let small_total: u64 = sizes.iter().map(|s| s.unwrap_or(0)).filter(|&s| small(s)).sum();
+    let arena_target = (small_total / (4 * workers.max(1) as u64)).clamp(MIN_ARENA_BYTES, ARENA_BYTES);
     let mut groups: Vec<Group> = Vec::new();
     let mut arena_bytes = 0u64;
     for (i, s) in sizes.iter().enumerate() {
@@ -121,7 +129,7 @@ fn plan(sizes: &[Option<u64>], map: MapPolicy) -> Vec<Group> {
             continue;
         }
         match groups.last_mut() {
-            Some(g) if g.arena && g.first + g.count == i && arena_bytes + s <= ARENA_BYTES => {
+            Some(g) if g.arena && g.first + g.count == i && arena_bytes + s <= arena_target => {
                 g.count += 1;
                 arena_bytes += s;
             }
@@ -251,4 +259,40 @@ fn io_message(e: &std::io::Error) -> String {
     let text = e.to_string();
     let text = text.split(" (os error").next().unwrap_or(&text).to_string();
     format!("{kind}: {text}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shape(groups: &[Group]) -> Vec<(usize, usize, bool)> {
+        groups.iter().map(|g| (g.first, g.count, g.arena)).collect()
+    }
+
+    #[test]
+    fn plan_keeps_file_order_and_isolates_big_files() {
+        let mb = 1u64 << 20;
+        let sizes = vec![Some(10), Some(20), Some(100 * mb), None, Some(30), Some(5 * mb), Some(1)];
+        let g = plan(&sizes, MapPolicy::Auto, 1);
+        assert_eq!(shape(&g), vec![(0, 2, true), (2, 1, false), (3, 2, true), (5, 1, false), (6, 1, true)]);
+        // every file in exactly one group, in order
+        let covered: Vec<usize> = g.iter().flat_map(|g| g.first..g.first + g.count).collect();
+        assert_eq!(covered, (0..sizes.len()).collect::<Vec<_>>());
+        // mmap=True: every file on its own
+        assert!(plan(&sizes, MapPolicy::Always, 1).iter().all(|g| g.count == 1 && !g.arena));
+    }
+
+    #[test]
+    fn plan_splits_small_files_for_parallelism_and_caps_arenas() {
+        let kb = 1u64 << 10;
+        // 40 MiB of 4 KiB files, 4 workers: arenas of ~2.5 MiB, 16 groups
+        let sizes = vec![Some(4 * kb); 10240];
+        let g = plan(&sizes, MapPolicy::Auto, 4);
+        assert_eq!(g.len(), 16);
+        // a tiny directory stays one group (arenas are at least MIN_ARENA_BYTES)
+        assert_eq!(plan(&vec![Some(kb); 100], MapPolicy::Auto, 64).len(), 1);
+        // 1 GiB of small files on one worker: capped at ARENA_BYTES
+        let g = plan(&vec![Some(1u64 << 20); 1024], MapPolicy::Auto, 1);
+        assert_eq!(g.len(), 16);
+    }
 }
