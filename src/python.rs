@@ -130,11 +130,21 @@ fn sniff(data: &[u8]) -> &'static str {
     crate::files::sniff(data).as_str()
 }
 
+/// The decoded custom-call body of a `backend_config` (base64 of its JSON `"body"` string, or of
+/// the whole config), or None when that text is not base64.
+#[pyfunction]
+#[pyo3(signature = (backend_config))]
+fn decode_body<'py>(py: Python<'py>, backend_config: Option<&str>) -> Option<Bound<'py, pyo3::types::PyBytes>> {
+    let decoded = crate::hlo::decode_body(backend_config.unwrap_or("").as_bytes())?;
+    Some(pyo3::types::PyBytes::new(py, &decoded))
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(read_inputs, m)?)?;
     m.add_function(wrap_pyfunction!(classify_name, m)?)?;
     m.add_function(wrap_pyfunction!(sniff, m)?)?;
+    m.add_function(wrap_pyfunction!(decode_body, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

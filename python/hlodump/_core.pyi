@@ -23,3 +23,6 @@ def classify_name(basename: str) -> dict[str, Optional[Union[str, int]]]:
 
 def sniff(data: bytes) -> str:
     """The content kind of a file's bytes (first non-empty line)."""
+
+def decode_body(backend_config: Optional[str]) -> Optional[bytes]:
+    """The decoded custom-call body of a ``backend_config`` (None when it is not base64)."""
