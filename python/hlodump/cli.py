@@ -33,9 +33,15 @@ def _cmd_tables(args: argparse.Namespace) -> int:
 
 
 def _cmd_query(args: argparse.Namespace) -> int:
+    import duckdb
+
     d = _read(args.path, args)
     con = d.to_duckdb()
-    rel = con.sql(args.sql)
+    try:
+        rel = con.sql(args.sql)
+    except duckdb.Error as e:  # bad SQL: a message, not a traceback
+        print(f"hlodump: SQL error: {e}", file=sys.stderr)
+        return 1
     if rel is None:  # a statement without a result
         return 0
     fmt = args.format
@@ -52,9 +58,14 @@ def _cmd_query(args: argparse.Namespace) -> int:
         if fmt == "csv":
             import csv
 
+            import json
+
+            def cell(v: object) -> object:  # lists / structs as JSON, not Python reprs
+                return json.dumps(v, default=str) if isinstance(v, (list, dict, tuple)) else v
+
             w = csv.writer(out)
             w.writerow(rel.columns)
-            w.writerows(rel.fetchall())
+            w.writerows([cell(v) for v in r] for r in rel.fetchall())
         elif fmt == "json":
             import json
 

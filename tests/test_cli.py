@@ -1,0 +1,184 @@
+"""The ``hlodump`` command line, run as a child process (``python -m hlodump.cli``)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import shutil
+import subprocess
+import sys
+from typing import Any
+
+import pyarrow.parquet as pq
+import pytest
+
+from conftest import DATA, ROOT
+
+CF10 = os.path.join(DATA, "corpus", "jax-0.10.2", "control_flow")
+SQL = "select kind, count(*) as n, sum(size_bytes) as bytes from files group by kind order by n desc, kind"
+
+
+@pytest.fixture(autouse=True)
+def _native() -> None:
+    pytest.importorskip("hlodump._core")
+
+
+def run(*args: str, cwd: str | None = None) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python") + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    return subprocess.run([sys.executable, "-m", "hlodump.cli", *args], capture_output=True, text=True,
+                          env=env, cwd=cwd, timeout=300)
+
+
+def expected_kinds() -> list[tuple[str, int, int]]:
+    import hlodump
+
+    f = hlodump.read_arrow(CF10, tables=[]).files.to_pylist()
+    agg: dict[str, list[int]] = {}
+    for r in f:
+        a = agg.setdefault(r["kind"], [0, 0])
+        a[0] += 1
+        a[1] += r["size_bytes"]
+    return sorted(((k, n, b) for k, (n, b) in agg.items()), key=lambda x: (-x[1], x[0]))
+
+
+def test_tables() -> None:
+    import hlodump
+
+    p = run("tables", CF10)
+    assert p.returncode == 0, p.stderr
+    got = {line.split()[0]: int(line.split()[1].replace(",", "")) for line in p.stdout.splitlines()}
+    d = hlodump.read_arrow(CF10)
+    assert got == {name: t.num_rows for name, t in d.items()}
+    assert got["files"] == 120 and got["allocations"] == 157
+    assert p.stderr == ""  # no progress bar on a pipe
+
+
+def test_query_table_format() -> None:
+    p = run("query", CF10, SQL)
+    assert p.returncode == 0, p.stderr
+    lines = p.stdout.splitlines()
+    assert lines[0].split() == ["kind", "n", "bytes"]
+    assert set(lines[1]) <= {"-", " "}
+    want = expected_kinds()
+    assert [tuple(line.split()) for line in lines[2:-1]] == [(k, str(n), str(b)) for k, n, b in want]
+    assert lines[-1] == f"({len(want)} rows)"
+    assert want[0] == ("other", 36, want[0][2])
+
+
+def test_query_csv_json_parquet(tmp_path: Any) -> None:
+    want = expected_kinds()
+    p = run("query", CF10, SQL, "--format", "csv")
+    assert p.returncode == 0, p.stderr
+    rows = list(csv.reader(io.StringIO(p.stdout)))
+    assert rows[0] == ["kind", "n", "bytes"]
+    assert [(k, int(n), int(b)) for k, n, b in rows[1:]] == want
+
+    out = tmp_path / "q.json"
+    p = run("query", CF10, SQL, "--format", "json", "-o", str(out))
+    assert p.returncode == 0 and p.stdout == "", p.stderr
+    assert [(r["kind"], r["n"], r["bytes"]) for r in json.loads(out.read_text())] == want
+
+    out = tmp_path / "q.parquet"
+    p = run("query", CF10, SQL, "--format", "parquet", "-o", str(out))
+    assert p.returncode == 0, p.stderr
+    t = pq.read_table(out)
+    assert list(zip(*(t[c].to_pylist() for c in ("kind", "n", "bytes")))) == want
+    assert pq.ParquetFile(out).metadata.row_group(0).column(0).compression == "ZSTD"
+
+    # lists as JSON inside CSV cells
+    p = run("query", CF10, "select operands from instructions where opcode = 'dynamic-slice' "
+                           "and len(operands) = 3 limit 1", "--format", "csv")
+    assert p.returncode == 0, p.stderr
+    (cell,) = list(csv.reader(io.StringIO(p.stdout)))[1]
+    assert len(json.loads(cell)) == 3
+
+    # table format to a file
+    out = tmp_path / "q.txt"
+    p = run("query", CF10, SQL, "-o", str(out))
+    assert p.returncode == 0 and out.read_text().splitlines()[-1] == f"({len(want)} rows)"
+
+
+def test_query_join_on_directory() -> None:
+    """A join over files/allocations/assignments: biggest allocation of each module."""
+    p = run("query", CF10, """
+        select f.module_id, max(a.size) as biggest from allocations a join files f using (file_id)
+        group by all order by 1""", "--format", "json")
+    assert p.returncode == 0, p.stderr
+    got = {r["module_id"]: r["biggest"] for r in json.loads(p.stdout)}
+    raw = {}
+    for name in os.listdir(CF10):
+        if name.endswith("-buffer-assignment.txt"):
+            with open(os.path.join(CF10, name)) as fh:
+                raw[int(name[7:11])] = max(int(line.split()[3].rstrip(",:")) for line in fh
+                                           if line.startswith("allocation "))
+    assert got == raw and len(got) == 12
+
+
+def test_convert_round_trip(tmp_path: Any) -> None:
+    import hlodump
+    from hlodump.schema import schema
+
+    p = run("convert", CF10, str(tmp_path / "out"))
+    assert p.returncode == 0, p.stderr
+    d = hlodump.read_arrow(CF10)
+    written = p.stdout.split()
+    assert [os.path.basename(w) for w in written] == [f"{n}.parquet" for n in d]
+    for name, t in d.items():
+        back = pq.read_table(tmp_path / "out" / f"{name}.parquet")
+        assert back.cast(schema(name, False)).equals(t.cast(schema(name, False))), name
+        if t.num_rows:
+            assert pq.ParquetFile(tmp_path / "out" / f"{name}.parquet").metadata.row_group(0).column(0) \
+                .compression == "ZSTD"
+
+
+def test_missing_path() -> None:
+    p = run("tables", "/no/such/dump/dir")
+    assert p.returncode == 1
+    assert p.stdout == ""
+    assert p.stderr.startswith("hlodump: ") and "No such file or directory" in p.stderr
+    assert "/no/such/dump/dir" in p.stderr and "Traceback" not in p.stderr
+    p = run("query", "/no/such/glob*/x", "select 1")  # a glob that matches nothing: no inputs
+    assert p.returncode == 0, p.stderr
+
+
+def test_parse_error_and_keep_going(tmp_path: Any) -> None:
+    bad = tmp_path / "m-buffer-assignment.txt"
+    bad.write_text("BufferAssignment:\nallocation x: size 5:\n")
+    p = run("tables", str(tmp_path))
+    assert p.returncode == 1
+    assert p.stderr.startswith(f"hlodump: m-buffer-assignment.txt:2:") and "Traceback" not in p.stderr
+    assert "allocation x: size 5:" in p.stderr
+    p = run("query", str(tmp_path), "select line, message from errors", "--keep-going", "--format", "json")
+    assert p.returncode == 0, p.stderr
+    (err,) = json.loads(p.stdout)
+    assert err["line"] == 2
+
+
+def test_sql_error_and_usage_errors(tmp_path: Any) -> None:
+    p = run("query", CF10, "select * from no_such_table")
+    assert p.returncode == 1
+    assert p.stderr.startswith("hlodump: SQL error:") and "Traceback" not in p.stderr
+    p = run("query", CF10, "select 1", "--format", "parquet")  # parquet needs -o
+    assert p.returncode == 2 and "-o FILE" in p.stderr
+    p = run("query", CF10, "select 1", "--format", "xml")
+    assert p.returncode == 2 and "invalid choice" in p.stderr
+    p = run()
+    assert p.returncode == 2
+
+
+def test_threads_option() -> None:
+    a = run("query", CF10, "select count(*), sum(size) from allocations", "--threads", "1", "--format", "csv")
+    b = run("query", CF10, "select count(*), sum(size) from allocations", "--format", "csv")
+    assert a.returncode == b.returncode == 0 and a.stdout == b.stdout
+
+
+def test_console_script() -> None:
+    exe = shutil.which("hlodump")
+    if exe is None:
+        pytest.skip("hlodump console script not on PATH (package not installed)")
+    p = subprocess.run([exe, "--version"], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0 and p.stdout.startswith("hlodump ")
+    p = subprocess.run([exe, "tables", CF10], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0 and "allocations" in p.stdout
