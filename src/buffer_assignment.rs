@@ -2,246 +2,568 @@
 //! used`, `Used values` blocks, `HloLiveRange` (schedule, live ranges, peak, stack-trace
 //! breakdown) and the memory-usage report (table and protobuf-text forms).
 //!
-//! One section-driven state machine reads them all, whether the sections sit in one combined
-//! file (older XLA, TPU seeds) or in four split files (newer XLA): every section starts with a
-//! unique column-0 header, so the header decides the state, never the file name.
+//! This is a line-for-line port of the reference parser
+//! (`python/hlodump/reference/buffer_assignment.py`): the same section-driven state machine,
+//! the same grammar walked left to right by a small cursor, so that both report every problem
+//! at the same line and byte column, in the same order, and keep the same rows in collect mode.
+//! Differences from the reference are bugs (tests/test_fuzz_differential.py looks for them).
+//!
+//! Robustness: no recursion (the protobuf-text reader is two fixed levels deep), every index is
+//! checked, every number is range-checked into its column type (an error, never an overflow),
+//! and the work per line is linear in its length.
 
-use crate::error::{FileCtx, Result};
-use crate::lines::{Line, Lines};
+use crate::error::{Error, FileCtx, Result};
+use crate::lines::Lines;
 use crate::tables::Tables;
-use crate::text::*;
 
-/// Which section the previous lines opened.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-enum Section {
-    None,
-    Allocations,
-    /// `Used values:` blocks; `Sub` tells which list of the current block we are in.
-    Values(ValueList),
-    /// `HloLiveRange`: the two-space sub-headers choose the list.
-    LiveRange(LiveList),
-    Report,
-    ProtoReport,
+const I64_MAX: u64 = i64::MAX as u64;
+const I32_MAX: u64 = i32::MAX as u64;
+
+/// Why a line handler stopped: a grammar failure at a byte position of the line (reported by
+/// the driver at that line), or a fatal error (strict mode) raised by a direct report.
+enum Stop {
+    Bad(usize, String),
+    Fatal(Error),
 }
 
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-enum ValueList {
-    Header,
+impl From<Error> for Stop {
+    fn from(e: Error) -> Stop {
+        Stop::Fatal(e)
+    }
+}
+
+type R<T> = std::result::Result<T, Stop>;
+
+fn bad<T>(pos: usize, msg: impl Into<String>) -> R<T> {
+    Err(Stop::Bad(pos, msg.into()))
+}
+
+// --------------------------------------------------------------------------- line cursor
+
+fn is_name_start(b: u8) -> bool {
+    b.is_ascii_alphabetic() || b == b'_'
+}
+
+fn is_name_char(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-')
+}
+
+/// `int(digits)` if at most `limit` (digits may be many; leading zeros are fine).
+fn to_int(digits: &[u8], limit: u64) -> Option<u64> {
+    let first = digits.iter().position(|&b| b != b'0').unwrap_or(digits.len());
+    let d = &digits[first..];
+    if d.len() > 19 {
+        return None;
+    }
+    let mut v: u64 = 0;
+    for &b in d {
+        v = v * 10 + (b - b'0') as u64;
+    }
+    (v <= limit).then_some(v)
+}
+
+/// End of `[0-9]{1,3}(?: [0-9]{3})+|[0-9]+` at `pos` (None if no digit there).
+fn grouped_end(t: &[u8], pos: usize) -> Option<usize> {
+    let run = t[pos.min(t.len())..].iter().take_while(|b| b.is_ascii_digit()).count();
+    if run == 0 {
+        return None;
+    }
+    let group_at = |i: usize| t.len() >= i + 4 && t[i] == b' ' && t[i + 1..i + 4].iter().all(u8::is_ascii_digit);
+    if run <= 3 && group_at(pos + run) {
+        let mut i = pos + run;
+        while group_at(i) {
+            i += 4;
+        }
+        return Some(i);
+    }
+    Some(pos + run)
+}
+
+/// Grouped digits → number (spaces removed), or None if above i64::MAX.
+fn grouped_value(s: &[u8]) -> Option<i64> {
+    let digits: Vec<u8> = s.iter().copied().filter(|&b| b != b' ').collect();
+    to_int(&digits, I64_MAX).map(|v| v as i64)
+}
+
+/// `(-?)([0-9]+)(?:\.([0-9]+))?(B|KiB|…|EiB)` at `pos`: (end, sign, whole, frac, power).
+fn human_match(t: &[u8], pos: usize) -> Option<(usize, bool, &[u8], &[u8], u32)> {
+    let mut i = pos;
+    let neg = t.get(i) == Some(&b'-');
+    if neg {
+        i += 1;
+    }
+    let ws = i;
+    while i < t.len() && t[i].is_ascii_digit() {
+        i += 1;
+    }
+    if i == ws {
+        return None;
+    }
+    let whole = &t[ws..i];
+    let mut frac = &t[i..i];
+    if t.get(i) == Some(&b'.') && t.get(i + 1).is_some_and(u8::is_ascii_digit) {
+        let fs = i + 1;
+        let mut j = fs;
+        while j < t.len() && t[j].is_ascii_digit() {
+            j += 1;
+        }
+        frac = &t[fs..j];
+        i = j;
+    }
+    let rest = &t[i..];
+    for (unit, power) in [(&b"B"[..], 0), (b"KiB", 1), (b"MiB", 2), (b"GiB", 3), (b"TiB", 4), (b"PiB", 5), (b"EiB", 6)] {
+        if rest.starts_with(unit) {
+            return Some((i + unit.len(), neg, whole, frac, power));
+        }
+    }
+    None
+}
+
+/// `round_half_up(whole.frac × 1024^power)`, exact for any number of digits; None if the
+/// magnitude exceeds i64::MAX.
+fn human_value(neg: bool, whole: &[u8], frac: &[u8], power: u32) -> Option<i64> {
+    let w = to_int(whole, u64::MAX)? as i128;
+    let s = 10 * power;
+    // floor(0.frac × 2^(s+1)) by one in-place pass over the fraction's digits.
+    let m: u128 = 1u128 << (s + 1);
+    let mut carry: u128 = 0;
+    for &d in frac.iter().rev() {
+        let x = (d - b'0') as u128 * m + carry;
+        carry = x / 10;
+    }
+    let twice_frac = carry as i128; // < 2^(s+1)
+    let v = (w << s).checked_add((twice_frac + 1) / 2)?;
+    if v > I64_MAX as i128 {
+        return None;
+    }
+    Some(if neg { -(v as i64) } else { v as i64 })
+}
+
+/// Public form of the size conversion (`576B`, `51.1KiB`, `-2.0KiB`): None if not exactly one.
+pub fn human_bytes(s: &[u8]) -> Option<i64> {
+    let (end, neg, whole, frac, power) = human_match(s, 0)?;
+    if end != s.len() {
+        return None;
+    }
+    human_value(neg, whole, frac, power)
+}
+
+struct Cur<'a> {
+    t: &'a [u8],
+    pos: usize,
+    stop: usize,
+}
+
+impl<'a> Cur<'a> {
+    fn new(t: &'a [u8], pos: usize) -> Cur<'a> {
+        Cur { t, pos, stop: t.len() }
+    }
+
+    fn at_end(&self) -> bool {
+        self.pos >= self.stop
+    }
+
+    fn view(&self) -> &'a [u8] {
+        &self.t[self.pos.min(self.stop)..self.stop]
+    }
+
+    fn accept(&mut self, lit: &str) -> bool {
+        if self.view().starts_with(lit.as_bytes()) {
+            self.pos += lit.len();
+            true
+        } else {
+            false
+        }
+    }
+
+    fn expect(&mut self, lit: &str, what: &str) -> R<()> {
+        if self.accept(lit) {
+            return Ok(());
+        }
+        let extra = if what.is_empty() { String::new() } else { format!(" {what}") };
+        bad(self.pos, format!("expected {lit:?}{extra}"))
+    }
+
+    fn uint(&mut self, what: &str, limit: u64) -> R<u64> {
+        let start = self.pos;
+        let n = self.view().iter().take_while(|b| b.is_ascii_digit()).count();
+        if n == 0 {
+            return bad(start, format!("expected {what} (digits)"));
+        }
+        self.pos += n;
+        match to_int(&self.t[start..start + n], limit) {
+            Some(v) => Ok(v),
+            None => bad(start, format!("{what} is out of range (at most {limit})")),
+        }
+    }
+
+    fn grouped(&mut self, what: &str) -> R<i64> {
+        let start = self.pos;
+        let Some(end) = grouped_end(&self.t[..self.stop], start) else {
+            return bad(start, format!("expected {what} (digits)"));
+        };
+        self.pos = end;
+        match grouped_value(&self.t[start..end]) {
+            Some(v) => Ok(v),
+            None => bad(start, format!("{what} is out of range (at most {I64_MAX})")),
+        }
+    }
+
+    fn name(&mut self, what: &str) -> R<&'a [u8]> {
+        let v = self.view();
+        if !v.first().is_some_and(|&b| is_name_start(b)) {
+            return bad(self.pos, format!("expected {what}"));
+        }
+        let n = 1 + v[1..].iter().take_while(|&&b| is_name_char(b)).count();
+        self.pos += n;
+        Ok(&v[..n])
+    }
+
+    /// An optional shape index `{[0-9,]*}`; a `{` that does not start one is an error.
+    fn index(&mut self) -> R<Option<&'a [u8]>> {
+        let v = self.view();
+        if v.first() != Some(&b'{') {
+            return Ok(None);
+        }
+        let n = v[1..].iter().take_while(|&&b| b.is_ascii_digit() || b == b',').count();
+        if v.get(1 + n) != Some(&b'}') {
+            return bad(self.pos, "expected a shape index such as {} or {0,2}");
+        }
+        self.pos += n + 2;
+        Ok(Some(&v[..n + 2]))
+    }
+
+    fn human(&mut self, what: &str) -> R<i64> {
+        let start = self.pos;
+        let Some((end, neg, whole, frac, power)) = human_match(&self.t[..self.stop], start) else {
+            return bad(start, format!("expected {what} (a size such as 576B, 51.1KiB, 4.00MiB)"));
+        };
+        self.pos = end;
+        match human_value(neg, whole, frac, power) {
+            Some(v) => Ok(v),
+            None => bad(start, format!("{what} is out of range (at most {I64_MAX} bytes)")),
+        }
+    }
+
+    fn spaces(&mut self) {
+        while self.pos < self.stop && self.t[self.pos] == b' ' {
+            self.pos += 1;
+        }
+    }
+
+    fn rest(&mut self) -> &'a [u8] {
+        let r = self.view();
+        self.pos = self.stop;
+        r
+    }
+
+    fn end(&self, what: &str) -> R<()> {
+        if self.at_end() {
+            Ok(())
+        } else {
+            bad(self.pos, format!("unexpected text after {what}"))
+        }
+    }
+}
+
+/// `<ID NAME[IDX][ (phi)][ @C]>` (§2.3).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ValueRef<'a> {
+    pub id: i64,
+    pub name: &'a [u8],
+    /// `{…}` as printed, or empty when not printed.
+    pub index: &'a [u8],
+    pub phi: bool,
+    pub color: i32,
+}
+
+fn value_ref<'a>(cur: &mut Cur<'a>) -> R<ValueRef<'a>> {
+    cur.expect("<", "(start of a value reference <ID NAME …>)")?;
+    let id = cur.uint("a value id", I64_MAX)? as i64;
+    cur.expect(" ", "after the value id")?;
+    let name = cur.name("an instruction name")?;
+    let index = cur.index()?.unwrap_or(&[]);
+    let phi = cur.accept(" (phi)");
+    let color = if cur.accept(" @") { cur.uint("a color", I32_MAX)? as i32 } else { 0 };
+    cur.expect(">", "(end of the value reference)")?;
+    Ok(ValueRef { id, name, index, phi, color })
+}
+
+impl<'a> ValueRef<'a> {
+    /// A whole `<…>` (nothing else in `s`), or None.
+    pub fn parse_whole(s: &'a [u8]) -> Option<ValueRef<'a>> {
+        let mut cur = Cur::new(s, 0);
+        let r = value_ref(&mut cur).ok()?;
+        cur.at_end().then_some(r)
+    }
+}
+
+// --------------------------------------------------------------------------- parser state
+
+struct Block<'a> {
+    header_line: u64,
+    /// None: the header was unreadable (rows are not emitted).
+    header: Option<ValueRef<'a>>,
+    expecting: Expecting,
+    positions: Vec<(&'a [u8], &'a [u8])>,
+    uses: Vec<(&'a [u8], i32, &'a [u8])>,
+    uses_initialized: bool,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Expecting {
+    PositionsHeader,
     Positions,
     Uses,
+    NoMoreUses,
+    NotInitialized,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
-enum LiveList {
-    Top,
-    Sequence,
+enum Section {
+    Allocations,
+    Values,
+    LiveRange,
+    Report,
+    Proto,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum LiveSub {
+    Schedule,
     Buffers,
     Peak,
+    AfterPeak,
     Tree,
 }
 
-/// A value block of `Used values:` whose rows are written when ` from instruction:` closes it.
-struct OpenValue<'a> {
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum TableSub {
+    Rule,
+    Rows,
+    Cut,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Kind {
+    Ident,
+    Number,
+    Str,
+    LBrace,
+    RBrace,
+    Colon,
+}
+
+struct Token<'a> {
+    kind: Kind,
+    /// The token's text (ident, number, punctuation) or, for strings, the C-unescaped bytes
+    /// decoded as UTF-8 with U+FFFD for invalid sequences.
+    value: std::borrow::Cow<'a, [u8]>,
     line: u64,
-    header: ValueRef<'a>,
-    /// Rows already pushed into the positions/uses children (to roll back an unfinished block).
-    positions_at: usize,
-    uses_at: usize,
+    text: &'a [u8],
+    pos: usize,
 }
 
 struct Parser<'t, 'c> {
     ctx: FileCtx<'c>,
     t: &'t mut Tables,
-    section: Section,
+    section: Option<Section>,
     allocation: Option<i64>,
-    value: Option<OpenValue<'c>>,
-    uses_initialized: bool,
+    allocation_broken: bool,
+    block: Option<Block<'c>>,
+    live_sub: Option<LiveSub>,
     peak_time: i32,
-    peak_running: i64,
-    tree_rows: i32,
-    /// (depth, row) of the open ancestors of the next tree line.
-    tree_stack: Vec<(i32, i32)>,
-    report_space: Option<(usize, usize, i32)>, // (name start, name len) in line, color
-    report_space_name: Option<&'c [u8]>,
-    report_table: i32,
-    proto: ProtoReport<'c>,
-}
-
-/// State of the protobuf-text memory report (§2.8.3).
-#[derive(Default)]
-struct ProtoReport<'a> {
-    depth: u32,
-    color: i32,
-    total: Option<(i64, u64)>,
+    peak_running: i128,
+    tree_row: i32,
+    tree_stack: Vec<i32>,
+    space: Option<&'c [u8]>,
+    space_color: Option<i32>,
+    tables_in_space: i32,
     table: i32,
-    entry: Option<ProtoEntry<'a>>,
-}
-
-#[derive(Default)]
-struct ProtoEntry<'a> {
-    line: u64,
-    index: Option<i64>,
-    size: i64,
-    cumulative: Option<i64>,
-    positions: Vec<&'a [u8]>,
+    table_sub: Option<TableSub>,
+    proto_tokens: Vec<Token<'c>>,
+    proto_depth: u64,
+    proto_broken: bool,
 }
 
 /// Parse one buffer-assignment-family file (`data` is the whole file).
 pub fn parse<'c>(data: &'c [u8], ctx: FileCtx<'c>, t: &mut Tables) -> Result<()> {
+    // Like the reference reader, which decodes the whole file before parsing: invalid UTF-8 is
+    // reported first (strict mode stops at the first bad byte of the file).
+    let valid = std::str::from_utf8(data).is_ok();
+    if !valid {
+        for line in Lines::new(data) {
+            if let Some(col) = line.bad_utf8 {
+                ctx.error_at(&mut t.errors, line.no, col, "invalid UTF-8".to_string(), line.text)?;
+            }
+        }
+    }
     let mut p = Parser {
         ctx,
         t,
-        section: Section::None,
+        section: None,
         allocation: None,
-        value: None,
-        uses_initialized: true,
+        allocation_broken: false,
+        block: None,
+        live_sub: None,
         peak_time: 0,
         peak_running: 0,
-        tree_rows: 0,
+        tree_row: 0,
         tree_stack: Vec::new(),
-        report_space: None,
-        report_space_name: None,
-        report_table: -1,
-        proto: ProtoReport::default(),
+        space: None,
+        space_color: None,
+        tables_in_space: 0,
+        table: 0,
+        table_sub: None,
+        proto_tokens: Vec::new(),
+        proto_depth: 0,
+        proto_broken: false,
     };
+    let mut last = 0;
     for line in Lines::new(data) {
-        if let Some(col) = line.bad_utf8 {
-            p.ctx.error(&mut p.t.errors, &line, col, "invalid UTF-8")?;
+        if line.bad_utf8.is_some() {
             continue;
         }
-        p.line(&line)?;
+        last = line.no;
+        match p.line(line.no, line.text) {
+            Ok(()) => {}
+            Err(Stop::Bad(pos, msg)) => p.ctx.error_at(&mut p.t.errors, line.no, pos as u64 + 1, msg, line.text)?,
+            Err(Stop::Fatal(e)) => return Err(e),
+        }
     }
-    p.finish()
+    p.finish(last)
 }
 
 impl<'t, 'c> Parser<'t, 'c> {
-    fn err(&mut self, line: &Line<'c>, col: u64, msg: impl Into<String>) -> Result<()> {
-        self.ctx.error(&mut self.t.errors, line, col, msg)
+    fn report(&mut self, line: u64, column: u64, msg: String, text: &[u8]) -> Result<()> {
+        self.ctx.error_at(&mut self.t.errors, line, column, msg, text)
     }
 
-    fn line(&mut self, line: &Line<'c>) -> Result<()> {
-        let s = line.text;
-        if s.is_empty() {
+    fn line(&mut self, no: u64, text: &'c [u8]) -> R<()> {
+        if self.section == Some(Section::Proto) && self.proto_depth > 0 {
+            return self.proto_line(no, text);
+        }
+        if text.is_empty() {
+            return self.blank(no);
+        }
+        if text[0] != b' ' && text[0] != b'<' && self.section_header(no, text)? {
             return Ok(());
         }
-        // Column-0 section headers decide the state wherever they appear.
-        if s[0] != b' ' && s[0] != b'\t' {
-            return self.top_level(line);
-        }
         match self.section {
-            Section::Allocations => self.value_line(line),
-            Section::Values(_) => self.value_block_line(line),
-            Section::LiveRange(_) => self.live_range_line(line),
-            Section::Report => self.report_line(line),
-            Section::ProtoReport => self.proto_line(line),
-            Section::None => self.err(line, 1, "indented line outside any section"),
+            None => bad(0, "expected a section header (BufferAssignment:, Total bytes used: …, Used values:, HloLiveRange …, Memory Space: …) or an empty line"),
+            Some(Section::Allocations) => self.allocations_line(no, text),
+            Some(Section::Values) => self.values_line(no, text),
+            Some(Section::LiveRange) => self.live_range_line(no, text),
+            Some(Section::Report) => self.report_line(no, text),
+            Some(Section::Proto) => self.proto_line(no, text),
         }
     }
 
-    fn top_level(&mut self, line: &Line<'c>) -> Result<()> {
-        let s = line.text;
-        if self.section == Section::ProtoReport {
-            return self.proto_line(line);
-        }
-        if s.starts_with(b"allocation ") {
-            self.close_value_block(line)?;
-            self.section = Section::Allocations;
-            return self.allocation_line(line);
-        }
-        if s[0] == b'<' {
-            if let Section::Values(_) = self.section {
-                return self.value_header(line, s);
+    fn blank(&mut self, no: u64) -> R<()> {
+        match self.section {
+            Some(Section::Report) => {
+                self.table_sub = None;
+                Ok(())
             }
-            return self.err(line, 1, "value block header outside 'Used values:'");
+            Some(Section::Proto) => Ok(()),
+            _ => {
+                self.close_block(no, "an empty line", b"")?;
+                self.section = None;
+                Ok(())
+            }
         }
-        self.close_value_block(line)?;
-        if s == b"BufferAssignment:" {
-            self.section = Section::Allocations;
+    }
+
+    fn finish(mut self, last: u64) -> Result<()> {
+        self.close_block(last, "the end of the file", b"")?;
+        if self.section == Some(Section::Proto) && self.proto_depth > 0 {
+            let tok = &self.proto_tokens[0];
+            let (line, col, text) = (tok.line, tok.pos as u64 + 1, tok.text);
+            self.report(line, col, "file ended inside a memory_space_allocation_entries block (missing '}')".into(), text)?;
+        }
+        Ok(())
+    }
+
+    fn section_header(&mut self, no: u64, text: &'c [u8]) -> R<bool> {
+        if text == b"BufferAssignment:" {
+            self.enter(Some(Section::Allocations), no, text)?;
             self.allocation = None;
-            Ok(())
-        } else if let Some(rest) = s.strip_prefix(b"Total bytes used: ") {
-            self.section = Section::None;
-            self.total_line(line, rest, "buffer_assignment", "total_bytes_used", None)
-        } else if s == b"Used values:" {
-            self.section = Section::Values(ValueList::Header);
-            Ok(())
-        } else if let Some(rest) = s.strip_prefix(b"HloLiveRange (max ") {
-            self.section = Section::LiveRange(LiveList::Top);
-            match rest.strip_suffix(b"):").and_then(parse_nonneg) {
-                Some(n) => {
-                    self.total(line, "live_range", "max", None, n);
-                    Ok(())
-                }
-                None => self.err(line, 19, "expected 'HloLiveRange (max N):'"),
-            }
-        } else if s.starts_with(b"HloLiveRange not available") {
-            self.section = Section::None;
-            self.total(line, "live_range", "not_available", None, 0);
-            Ok(())
-        } else if let Some(rest) = s.strip_prefix(b"Memory Space: ") {
-            self.section = Section::Report;
-            self.memory_space(line, rest)
-        } else if let Some(rest) = s.strip_prefix(b"Total bytes: ") {
-            if self.section != Section::Report {
-                return self.err(line, 1, "'Total bytes:' outside a memory-usage report");
-            }
-            let color = self.report_space.map(|x| x.2);
-            self.total_line(line, rest, "memory_report", "total_bytes", color)
-        } else if s == b"memory_space_allocation_entries {" {
-            self.section = Section::ProtoReport;
-            self.proto_line(line)
+            self.allocation_broken = false;
+        } else if text.starts_with(b"Total bytes used: ") {
+            self.enter(None, no, text)?;
+            self.total_line(no, text)?;
+        } else if text == b"Used values:" {
+            self.enter(Some(Section::Values), no, text)?;
+        } else if text.starts_with(b"HloLiveRange") {
+            self.enter(None, no, text)?;
+            self.live_range_header(no, text)?;
+        } else if text.starts_with(b"Memory Space: ") {
+            self.enter(Some(Section::Report), no, text)?;
+            self.memory_space_line(text)?;
+        } else if text.starts_with(b"memory_space_allocation_entries") {
+            self.enter(Some(Section::Proto), no, text)?;
+            self.proto_line(no, text)?;
         } else {
-            self.err(line, 1, "unrecognised line (expected a buffer-assignment, values, live-range or memory-report line)")
+            return Ok(false);
         }
+        Ok(true)
     }
 
-    fn total(&mut self, line: &Line<'c>, section: &str, key: &str, color: Option<i32>, value: i64) {
+    fn enter(&mut self, section: Option<Section>, no: u64, text: &[u8]) -> R<()> {
+        self.close_block(no, "a new section", text)?;
+        self.section = section;
+        Ok(())
+    }
+
+    fn total(&mut self, section: &str, key: &str, color: Option<i32>, value: i64, line: u64) {
         let t = &mut self.t.totals;
         t.file_id.push(self.ctx.file_id);
         t.section.push(section);
         t.key.push(key);
         t.color.push(color);
         t.value.push(value);
-        t.line.push(line.no as i64);
+        t.line.push(line as i64);
     }
 
-    /// `N (HUMAN)` after a `Total bytes…: ` prefix.
-    fn total_line(&mut self, line: &Line<'c>, rest: &[u8], section: &str, key: &str, color: Option<i32>) -> Result<()> {
-        let n = split_once(rest, b" (").and_then(|(n, h)| {
-            let h = h.strip_suffix(b")")?;
-            human_bytes(h)?;
-            parse_nonneg(n)
-        });
-        match n {
-            Some(n) => {
-                self.total(line, section, key, color, n);
-                Ok(())
-            }
-            None => self.err(line, column_of(line.text, rest), "expected 'N (human-readable size)'"),
+    // ------------------------------------------------------------------ allocations (§2.2, §2.3)
+
+    fn allocations_line(&mut self, no: u64, text: &'c [u8]) -> R<()> {
+        if text.starts_with(b"allocation ") {
+            self.allocation_line(no, text)
+        } else if text.starts_with(b" value: ") {
+            self.value_line(no, text)
+        } else {
+            bad(0, "expected 'allocation N: size S…:' or ' value: <…> (size=…,offset=…): SHAPE' in the BufferAssignment section")
         }
     }
 
-    // ------------------------------------------------------------------ allocations (§2.2)
-
-    fn allocation_line(&mut self, line: &Line<'c>) -> Result<()> {
-        let s = line.text;
-        let body = &s[b"allocation ".len()..];
-        let Some((index, rest)) = split_once(body, b": size ") else {
-            return self.err(line, 12, "expected 'allocation N: size S…:'");
-        };
-        let Some(index) = parse_nonneg(index) else {
-            return self.err(line, 12, "expected an allocation number");
-        };
-        let Some(rest) = rest.strip_suffix(b":") else {
-            return self.err(line, s.len() as u64 + 1, "expected ':' at the end of the allocation line");
-        };
-        let size_end = memchr::memchr(b',', rest).unwrap_or(rest.len());
-        let size_text = &rest[..size_end];
-        let Some(size) = parse_nonneg(size_text).or_else(|| human_bytes(size_text)) else {
-            return self.err(line, column_of(s, size_text), "expected the allocation size in bytes");
-        };
-        let flags = &rest[size_end..];
-        let f = parse_flags(flags);
+    fn allocation_line(&mut self, no: u64, text: &'c [u8]) -> R<()> {
+        self.allocation = None;
+        self.allocation_broken = true;
+        if !text.ends_with(b":") {
+            return bad(text.len(), "expected ':' at the end of the allocation line");
+        }
+        let flags_end = text.len() - 1;
+        let mut cur = Cur { t: text, pos: 0, stop: flags_end };
+        cur.expect("allocation ", "")?;
+        let index = cur.uint("the allocation index", I64_MAX)? as i64;
+        cur.expect(": size ", "")?;
+        let size = cur.uint("the size in bytes", I64_MAX)? as i64;
+        let flags_start = cur.pos;
+        let mut f = Flags::default();
+        let mut seen: u32 = 0;
+        while !cur.at_end() {
+            cur.expect(", ", "between allocation flags")?;
+            let start = cur.pos;
+            let flag = allocation_flag(&mut cur, &mut f)?;
+            if seen & (1 << flag as u32) != 0 {
+                return bad(start, format!("flag {:?} printed twice", FLAG_NAMES[flag as usize]));
+            }
+            seen |= 1 << flag as u32;
+            if !cur.at_end() && !text[cur.pos..].starts_with(b", ") {
+                return bad(cur.pos, "expected ', ' or the final ':' after an allocation flag");
+            }
+        }
         let src = self.ctx.src;
         let a = &mut self.t.allocations;
         a.file_id.push(self.ctx.file_id);
@@ -257,35 +579,32 @@ impl<'t, 'c> Parser<'t, 'c> {
         a.parameter_shape.push_opt(&src, f.parameter.map(|p| p.1));
         a.parameter_shape_index.push_opt(&src, f.parameter.map(|p| p.2));
         a.output_shape.push_opt(&src, f.output_shape);
-        a.flags.push(&src, flags);
-        a.line.push(line.no as i64);
+        a.flags.push(&src, &text[flags_start..flags_end]);
+        a.line.push(no as i64);
         self.allocation = Some(index);
+        self.allocation_broken = false;
         Ok(())
     }
 
-    /// ` value: <REF> (size=S,offset=O): SHAPE` under an allocation.
-    fn value_line(&mut self, line: &Line<'c>) -> Result<()> {
-        let s = line.text;
-        let Some(rest) = s.strip_prefix(b" value: ") else {
-            return self.err(line, 1, "expected ' value: <…>' under an allocation");
-        };
+    fn value_line(&mut self, no: u64, text: &'c [u8]) -> R<()> {
+        if self.allocation.is_none() && !self.allocation_broken {
+            return bad(0, "value line outside an allocation (expected 'allocation N: …' first)");
+        }
+        let mut cur = Cur::new(text, 0);
+        cur.expect(" value: ", "")?;
+        let r = value_ref(&mut cur)?;
+        cur.expect(" (size=", "")?;
+        let size = cur.uint("the value's size", I64_MAX)? as i64;
+        cur.expect(",offset=", "")?;
+        let offset = cur.uint("the value's offset", I64_MAX)? as i64;
+        cur.expect("): ", "")?;
+        if cur.at_end() {
+            return bad(cur.pos, "expected the value's shape");
+        }
         let Some(allocation) = self.allocation else {
-            return self.err(line, 1, "value line before any allocation line");
+            return Ok(()); // under an unreadable allocation line (already reported)
         };
-        let (r, used) = match ValueRef::parse(rest) {
-            Ok(x) => x,
-            Err(off) => return self.err(line, column_of(s, rest) + off as u64, "expected a value reference '<ID NAME[{INDEX}][ (phi)][ @COLOR]>'"),
-        };
-        let rest = &rest[used..];
-        let parsed = (|| {
-            let rest = rest.strip_prefix(b" (size=")?;
-            let (size, rest) = split_once(rest, b",offset=")?;
-            let (offset, shape) = split_once(rest, b"): ")?;
-            Some((parse_nonneg(size)?, parse_nonneg(offset)?, shape))
-        })();
-        let Some((size, offset, shape)) = parsed else {
-            return self.err(line, column_of(s, rest), "expected ' (size=S,offset=O): SHAPE'");
-        };
+        let shape = cur.rest();
         let src = self.ctx.src;
         let a = &mut self.t.assignments;
         a.file_id.push(self.ctx.file_id);
@@ -298,668 +617,514 @@ impl<'t, 'c> Parser<'t, 'c> {
         a.offset.push(offset);
         a.size.push(size);
         a.shape.push(&src, shape);
-        a.line.push(line.no as i64);
+        a.line.push(no as i64);
+        Ok(())
+    }
+
+    // ------------------------------------------------------------------ total line (§2.4)
+
+    fn total_line(&mut self, no: u64, text: &[u8]) -> R<()> {
+        let mut cur = Cur::new(text, 0);
+        cur.expect("Total bytes used: ", "")?;
+        let total = cur.uint("the total in bytes", I64_MAX)? as i64;
+        cur.expect(" (", "")?;
+        cur.human("the rounded total")?;
+        cur.expect(")", "")?;
+        cur.end("the total line")?;
+        self.total("buffer_assignment", "total_bytes_used", None, total, no);
         Ok(())
     }
 
     // ------------------------------------------------------------------ used values (§2.5)
 
-    fn value_header(&mut self, line: &Line<'c>, s: &'c [u8]) -> Result<()> {
-        if self.value.is_some() {
-            self.abandon_value_block(line, "value block ended without ' from instruction:'")?;
+    fn values_line(&mut self, no: u64, text: &'c [u8]) -> R<()> {
+        if text.starts_with(b"<") {
+            self.close_block(no, "the next value header", text)?;
+            return self.open_block(no, text, 0);
         }
-        let (r, used) = match ValueRef::parse(s) {
-            Ok(x) => x,
-            Err(off) => return self.err(line, column_of(line.text, s) + off as u64, "expected a value header '<ID NAME[{INDEX}][ (phi)][ @COLOR]>'"),
+        let Some(block) = self.block.as_mut() else {
+            return bad(0, "expected a value header '<ID NAME …>' in the Used values section");
         };
-        if used != s.len() {
-            return self.err(line, column_of(line.text, s) + used as u64, "unexpected text after the value header");
-        }
-        let v = &self.t.values;
-        self.value = Some(OpenValue {
-            line: line.no,
-            header: r,
-            positions_at: v.positions.items.instruction.0.len(),
-            uses_at: v.uses.items.instruction.0.len(),
-        });
-        self.uses_initialized = true;
-        self.section = Section::Values(ValueList::Header);
-        Ok(())
-    }
-
-    fn value_block_line(&mut self, line: &Line<'c>) -> Result<()> {
-        let s = line.text;
-        let Section::Values(list) = self.section else { unreachable!() };
-        if self.value.is_none() {
-            return self.err(line, 1, "line of a value block before its '<…>' header");
-        }
-        if s == b" positions:" {
-            self.section = Section::Values(ValueList::Positions);
-            return Ok(());
-        }
-        if s == b" uses:" {
-            self.section = Section::Values(ValueList::Uses);
-            return Ok(());
-        }
-        if s == b" uses are not initialized yet." {
-            self.uses_initialized = false;
-            self.section = Section::Values(ValueList::Uses);
-            return Ok(());
-        }
-        if let Some(rest) = s.strip_prefix(b" from instruction:") {
-            return self.from_instruction(line, rest);
-        }
-        let Some(item) = s.strip_prefix(b"  ") else {
-            return self.err(line, 1, "expected ' positions:', ' uses:', ' from instruction:' or a two-space item");
-        };
-        let src = self.ctx.src;
-        match list {
-            ValueList::Positions => {
-                let (name, index) = match split_once(item, b" ") {
-                    Some((n, i)) => (n, i),
-                    None => (item, &b""[..]),
-                };
-                if name.is_empty() || !(index.is_empty() || is_shape_index(index)) {
-                    return self.err(line, 3, "expected a position 'NAME[ {INDEX}]'");
-                }
-                let p = &mut self.t.values.positions.items;
-                p.instruction.push(&src, name);
-                p.shape_index.push(&src, index);
-                Ok(())
+        let expecting = block.expecting;
+        if expecting == Expecting::PositionsHeader {
+            if text != b" positions:" {
+                return bad(0, "expected ' positions:' after the value header");
             }
-            ValueList::Uses => {
-                if item == b"(none)" {
-                    return Ok(());
-                }
-                let parsed = split_once(item, b", operand ").and_then(|(name, rest)| {
-                    let (n, index) = match split_once(rest, b" ") {
-                        Some((n, i)) => (n, i),
-                        None => (rest, &b""[..]),
-                    };
-                    let n = i32::try_from(parse_u64(n)?).ok()?;
-                    if name.is_empty() || !(index.is_empty() || is_shape_index(index)) {
-                        return None;
-                    }
-                    Some((name, n, index))
-                });
-                let Some((name, n, index)) = parsed else {
-                    return self.err(line, 3, "expected a use 'NAME, operand N[ {INDEX}]'");
-                };
-                let u = &mut self.t.values.uses.items;
-                u.instruction.push(&src, name);
-                u.operand.push(n);
-                u.shape_index.push(&src, index);
-                Ok(())
+            block.expecting = Expecting::Positions;
+        } else if text.starts_with(b" from instruction:") {
+            if expecting == Expecting::Positions {
+                return bad(0, "expected ' uses:' or ' uses are not initialized yet.' before ' from instruction:'");
             }
-            ValueList::Header => self.err(line, 1, "expected ' positions:' after the value header"),
-        }
-    }
-
-    /// ` from instruction: TEXT` closes the block. Old XLA forgot the newline after TEXT, so the
-    /// next block's `<…>` header may be glued to the end of the line: split it off.
-    fn from_instruction(&mut self, line: &Line<'c>, rest: &'c [u8]) -> Result<()> {
-        let rest = rest.strip_prefix(b" ").unwrap_or(rest);
-        let (text, glued) = split_glued_header(rest);
-        let open = self.value.take().expect("a value block is open here");
-        let (r, src) = (open.header, self.ctx.src);
-        let v = &mut self.t.values;
-        v.file_id.push(self.ctx.file_id);
-        v.value_id.push(r.id);
-        v.instruction.push(&src, r.name);
-        v.shape_index.push(&src, r.index);
-        v.is_phi.push(r.phi);
-        v.color.push(r.color);
-        v.line.push(open.line as i64);
-        v.defining_instruction.push(&src, text);
-        // The defining instruction's opcode and op_name come from the HLO instruction parser.
-        let parsed = crate::hlo::instruction_summary(text);
-        v.defining_opcode.push_opt(&src, parsed.as_ref().map(|p| p.0));
-        v.defining_op_name.push_opt(&src, parsed.as_ref().and_then(|p| p.1.as_deref()));
-        v.uses_initialized.push(self.uses_initialized);
-        v.positions.end_row();
-        v.uses.end_row();
-        self.section = Section::Values(ValueList::Header);
-        match glued {
-            Some(h) => self.value_header(line, h),
-            None => Ok(()),
-        }
-    }
-
-    fn close_value_block(&mut self, line: &Line<'c>) -> Result<()> {
-        if self.value.is_some() {
-            self.abandon_value_block(line, "value block ended without ' from instruction:'")?;
+            return self.defining_line(no, text);
+        } else if expecting == Expecting::Positions {
+            if text == b" uses:" {
+                block.expecting = Expecting::Uses;
+            } else if text == b" uses are not initialized yet." {
+                block.uses_initialized = false;
+                block.expecting = Expecting::NotInitialized;
+            } else {
+                let p = position(text)?;
+                block.positions.push(p);
+            }
+        } else if expecting == Expecting::Uses {
+            if text == b"  (none)" {
+                block.expecting = Expecting::NoMoreUses;
+            } else {
+                let u = use_item(text)?;
+                block.uses.push(u);
+            }
+        } else {
+            return bad(0, "expected ' from instruction: …' to end the value block");
         }
         Ok(())
     }
 
-    /// Drop the rows of an unfinished value block (reported at its header line).
-    fn abandon_value_block(&mut self, _line: &Line<'c>, msg: &str) -> Result<()> {
-        let open = self.value.take().expect("an open value block");
-        let v = &mut self.t.values;
-        truncate_values_row(v, open.positions_at, open.uses_at);
-        self.ctx.error_at(&mut self.t.errors, open.line, 1, msg.to_string(), b"")
+    fn open_block(&mut self, no: u64, text: &'c [u8], start: usize) -> R<()> {
+        let mut cur = Cur::new(text, start);
+        let parsed = value_ref(&mut cur).and_then(|r| cur.end("the value header").map(|_| r));
+        let header = match parsed {
+            Ok(r) => Some(r),
+            Err(e) => {
+                self.block = Some(Block::new(no, None));
+                return Err(e);
+            }
+        };
+        self.block = Some(Block::new(no, header));
+        Ok(())
     }
 
-    // ------------------------------------------------------------------ live range (§2.6–2.7)
-
-    fn live_range_line(&mut self, line: &Line<'c>) -> Result<()> {
-        let s = line.text;
-        match s {
-            b"  InstructionSequence:" => return self.set_live(LiveList::Sequence),
-            b"  BufferLiveRange:" => return self.set_live(LiveList::Buffers),
-            b"  Peak memory could not be determined due to unbounded dynamic shape." => {
-                self.total(line, "live_range", "peak_unbounded", None, 0);
-                return self.set_live(LiveList::Top);
-            }
-            _ => {}
+    fn defining_line(&mut self, no: u64, text: &'c [u8]) -> R<()> {
+        let mut start = b" from instruction:".len();
+        if text.get(start) == Some(&b' ') {
+            start += 1;
         }
-        if let Some(rest) = s.strip_prefix(b"  Live ranges at ") {
-            let Some(t) = rest.strip_suffix(b" (peak):").and_then(parse_nonneg).and_then(|t| i32::try_from(t).ok()) else {
-                return self.err(line, 18, "expected '  Live ranges at T (peak):'");
-            };
-            self.total(line, "live_range", "peak_time", None, t as i64);
-            self.peak_time = t;
+        let mut end = text.len();
+        if let Some(lt) = memchr::memrchr(b'<', &text[start..]) {
+            let glued = start + lt;
+            if ValueRef::parse_whole(&text[glued..]).is_some() {
+                end = glued;
+            }
+        }
+        let instruction = &text[start..end];
+        let block = self.block.take().expect("a value block is open here");
+        if let Some(r) = block.header {
+            let src = self.ctx.src;
+            let v = &mut self.t.values;
+            v.file_id.push(self.ctx.file_id);
+            v.value_id.push(r.id);
+            v.instruction.push(&src, r.name);
+            v.shape_index.push(&src, r.index);
+            v.is_phi.push(r.phi);
+            v.color.push(r.color);
+            for (name, index) in &block.positions {
+                v.positions.items.instruction.push(&src, name);
+                v.positions.items.shape_index.push(&src, index);
+            }
+            v.positions.end_row();
+            for (name, operand, index) in &block.uses {
+                v.uses.items.instruction.push(&src, name);
+                v.uses.items.operand.push(*operand);
+                v.uses.items.shape_index.push(&src, index);
+            }
+            v.uses.end_row();
+            v.uses_initialized.push(block.uses_initialized);
+            v.defining_instruction.push(&src, instruction);
+            let parsed = crate::hlo::instruction_summary(instruction);
+            v.defining_opcode.push_opt(&src, parsed.as_ref().map(|p| p.0));
+            match parsed.and_then(|p| p.1) {
+                Some(std::borrow::Cow::Borrowed(b)) => v.defining_op_name.push(&src, b),
+                Some(std::borrow::Cow::Owned(o)) => v.defining_op_name.push_owned(&o),
+                None => v.defining_op_name.push_null(),
+            }
+            v.line.push(block.header_line as i64);
+        }
+        if end < text.len() {
+            return self.open_block(no, text, end);
+        }
+        Ok(())
+    }
+
+    /// A value block cut short (no ` from instruction:`) is an error; its row is dropped.
+    fn close_block(&mut self, no: u64, reason: &str, text: &[u8]) -> Result<()> {
+        let Some(block) = self.block.take() else { return Ok(()) };
+        let Some(r) = block.header else { return Ok(()) };
+        let msg = format!(
+            "value block <{} {}{}…> (line {}) ended by {reason} before its ' from instruction:' line",
+            r.id,
+            String::from_utf8_lossy(r.name),
+            String::from_utf8_lossy(r.index),
+            block.header_line
+        );
+        self.report(no, 1, msg, text)
+    }
+
+    // ------------------------------------------------------------------ HloLiveRange (§2.6)
+
+    fn live_range_header(&mut self, no: u64, text: &[u8]) -> R<()> {
+        if text.starts_with(b"HloLiveRange not available") {
+            self.total("live_range", "not_available", None, 0, no);
+            return Ok(());
+        }
+        self.section = Some(Section::LiveRange);
+        self.live_sub = None;
+        let mut cur = Cur::new(text, 0);
+        cur.expect("HloLiveRange (max ", "or 'HloLiveRange not available …'")?;
+        let max = cur.uint("the schedule length", I64_MAX)? as i64;
+        cur.expect("):", "")?;
+        cur.end("the HloLiveRange header")?;
+        self.total("live_range", "max", None, max, no);
+        Ok(())
+    }
+
+    fn live_range_line(&mut self, no: u64, text: &'c [u8]) -> R<()> {
+        const UNBOUNDED: &[u8] = b"  Peak memory could not be determined due to unbounded dynamic shape.";
+        const STACK: &[u8] = b"  Stack trace breakdown for peak usage: ";
+        if text == b"  InstructionSequence:" {
+            self.live_sub = Some(LiveSub::Schedule);
+        } else if text == b"  BufferLiveRange:" {
+            self.live_sub = Some(LiveSub::Buffers);
+        } else if text.starts_with(b"  Live ranges at ") {
+            let mut cur = Cur::new(text, b"  Live ranges at ".len());
+            self.peak_time = cur.uint("the peak time", I32_MAX)? as i32;
+            cur.expect(" (peak):", "")?;
+            cur.end("the peak header")?;
+            self.total("live_range", "peak_time", None, self.peak_time as i64, no);
             self.peak_running = 0;
-            return self.set_live(LiveList::Peak);
-        }
-        if let Some(rest) = s.strip_prefix(b"  Stack trace breakdown for peak usage: ") {
-            let Some(n) = rest.strip_suffix(b" bytes").and_then(parse_grouped) else {
-                return self.err(line, 41, "expected '… peak usage: N bytes'");
-            };
-            self.total(line, "peak_breakdown", "total", None, n);
-            self.tree_rows = 0;
+            self.live_sub = Some(LiveSub::Peak);
+        } else if text == UNBOUNDED {
+            self.total("live_range", "peak_unbounded", None, 0, no);
+            self.live_sub = Some(LiveSub::AfterPeak);
+        } else if text.starts_with(STACK) {
+            let mut cur = Cur::new(text, STACK.len());
+            let total = cur.grouped("the peak total")?;
+            cur.expect(" bytes", "")?;
+            cur.end("the stack-trace header")?;
+            self.total("peak_breakdown", "total", None, total, no);
             self.tree_stack.clear();
-            return self.set_live(LiveList::Tree);
+            self.live_sub = Some(LiveSub::Tree);
+        } else if text.starts_with(b"    ") && !matches!(self.live_sub, None | Some(LiveSub::AfterPeak)) {
+            return match self.live_sub {
+                Some(LiveSub::Schedule) => self.schedule_line(no, text),
+                Some(LiveSub::Buffers) => self.buffer_line(no, text),
+                Some(LiveSub::Peak) => self.peak_line(no, text),
+                _ => self.tree_line(no, text),
+            };
+        } else {
+            return bad(0, "expected a live-range line: '  InstructionSequence:', '  BufferLiveRange:', '  Live ranges at T (peak):', '  Stack trace breakdown …' or a 4-space-indented entry under one");
         }
-        let Section::LiveRange(list) = self.section else { unreachable!() };
-        match list {
-            LiveList::Sequence => self.schedule_line(line),
-            LiveList::Buffers => self.buffer_live_range(line),
-            LiveList::Peak => self.peak_line(line),
-            LiveList::Tree => self.tree_line(line),
-            LiveList::Top => self.err(line, 1, "expected a live-range sub-header"),
-        }
-    }
-
-    fn set_live(&mut self, l: LiveList) -> Result<()> {
-        self.section = Section::LiveRange(l);
         Ok(())
     }
 
-    fn schedule_line(&mut self, line: &Line<'c>) -> Result<()> {
-        let parsed = line.text.strip_prefix(b"    ").and_then(|r| split_once(r, b":")).and_then(|(n, name)| {
-            let n = i32::try_from(parse_u64(n)?).ok()?;
-            (!name.is_empty()).then_some((n, name))
-        });
-        let Some((n, name)) = parsed else {
-            return self.err(line, 5, "expected '    N:NAME' in InstructionSequence");
-        };
+    fn schedule_line(&mut self, no: u64, text: &'c [u8]) -> R<()> {
+        let mut cur = Cur::new(text, 4);
+        let position = cur.uint("the schedule position", I32_MAX)? as i32;
+        cur.expect(":", "")?;
+        let name = cur.name("an instruction name")?;
+        cur.end("the scheduled instruction")?;
         let src = self.ctx.src;
         let t = &mut self.t.schedule;
         t.file_id.push(self.ctx.file_id);
-        t.position.push(n);
+        t.position.push(position);
         t.instruction.push(&src, name);
-        t.line.push(line.no as i64);
+        t.line.push(no as i64);
         Ok(())
     }
 
-    fn buffer_live_range(&mut self, line: &Line<'c>) -> Result<()> {
-        let parsed = line.text.strip_prefix(b"    ").and_then(|r| {
-            let colon = memchr::memrchr(b':', r)?;
-            let (buffer, range) = (&r[..colon], &r[colon + 1..]);
-            let (a, b) = split_once(range, b"-")?;
-            let (name, index) = split_buffer_name(buffer)?;
-            Some((buffer, name, index, i32::try_from(parse_u64(a)?).ok()?, i32::try_from(parse_u64(b)?).ok()?))
-        });
-        let Some((buffer, name, index, start, end)) = parsed else {
-            return self.err(line, 5, "expected '    NAME{INDEX}:START-END' in BufferLiveRange");
+    fn buffer_line(&mut self, no: u64, text: &'c [u8]) -> R<()> {
+        let mut cur = Cur::new(text, 4);
+        let name = cur.name("an instruction name")?;
+        let start = cur.pos;
+        let Some(index) = cur.index()? else {
+            return bad(start, "expected the buffer's shape index, e.g. {} (always printed here)");
         };
+        let buffer = &text[4..cur.pos];
+        cur.expect(":", "")?;
+        let begin = cur.uint("the start time", I32_MAX)? as i32;
+        cur.expect("-", "")?;
+        let end = cur.uint("the end time", I32_MAX)? as i32;
+        cur.end("the live range")?;
         let src = self.ctx.src;
         let t = &mut self.t.live_ranges;
         t.file_id.push(self.ctx.file_id);
         t.buffer.push(&src, buffer);
         t.instruction.push(&src, name);
         t.shape_index.push(&src, index);
-        t.start.push(start);
+        t.start.push(begin);
         t.end.push(end);
-        t.line.push(line.no as i64);
+        t.line.push(no as i64);
         Ok(())
     }
 
-    /// `    NAME{IDX}: B bytes (cumulative: C bytes)` or, in old XLA, `    NAME: B bytes`.
-    fn peak_line(&mut self, line: &Line<'c>) -> Result<()> {
-        let parsed = line.text.strip_prefix(b"    ").and_then(|r| {
-            let (buffer, rest) = split_once(r, b": ")?;
-            let (bytes, cumulative) = match split_once(rest, b" bytes (cumulative: ") {
-                Some((b, c)) => (b, Some(parse_nonneg(c.strip_suffix(b" bytes)")?)?)),
-                None => (rest.strip_suffix(b" bytes")?, None),
-            };
-            let (name, index) = if buffer.last() == Some(&b'}') { split_buffer_name(buffer)? } else { (buffer, &b""[..]) };
-            Some((buffer, name, index, parse_nonneg(bytes)?, cumulative))
-        });
-        let Some((buffer, name, index, bytes, cumulative)) = parsed else {
-            return self.err(line, 5, "expected '    NAME{INDEX}: B bytes (cumulative: C bytes)' in the peak list");
-        };
-        self.peak_running += bytes;
+    fn peak_line(&mut self, no: u64, text: &'c [u8]) -> R<()> {
+        let mut cur = Cur::new(text, 4);
+        let name = cur.name("an instruction name")?;
+        let index = cur.index()?;
+        let buffer = &text[4..cur.pos];
+        cur.expect(": ", "")?;
+        let size_at = cur.pos;
+        let size = cur.uint("the byte count", I64_MAX)? as i64;
+        cur.expect(" bytes", "")?;
+        self.peak_running += size as i128;
+        let (mut cumulative, mut printed) = (self.peak_running, false);
+        if cur.at_end() && cumulative > I64_MAX as i128 {
+            return bad(size_at, format!("the running byte total is out of range (at most {I64_MAX})"));
+        }
+        if !cur.at_end() {
+            cur.expect(" (cumulative: ", "or the end of the line")?;
+            cumulative = cur.uint("the cumulative byte count", I64_MAX)? as i128;
+            printed = true;
+            cur.expect(" bytes)", "")?;
+            cur.end("the peak entry")?;
+        }
         let src = self.ctx.src;
         let t = &mut self.t.peak;
         t.file_id.push(self.ctx.file_id);
         t.time.push(self.peak_time);
         t.buffer.push(&src, buffer);
         t.instruction.push(&src, name);
-        t.shape_index.push(&src, index);
-        t.bytes.push(bytes);
-        t.cumulative_bytes.push(cumulative.unwrap_or(self.peak_running));
-        t.cumulative_is_printed.push(cumulative.is_some());
-        t.line.push(line.no as i64);
+        t.shape_index.push(&src, index.unwrap_or(&[]));
+        t.bytes.push(size);
+        t.cumulative_bytes.push(cumulative as i64);
+        t.cumulative_is_printed.push(printed);
+        t.line.push(no as i64);
         Ok(())
     }
 
-    /// A line of the stack-trace tree: `LEAD LABEL (P%, total: T bytes, current: C bytes,
-    /// remaining: R bytes)`; the depth comes from the lead's width in characters.
-    fn tree_line(&mut self, line: &Line<'c>) -> Result<()> {
-        let s = line.text;
-        let Some(parsed) = parse_tree_line(s) else {
-            return self.err(line, 1, "expected a stack-trace tree line 'LABEL (P%, total: … bytes, current: … bytes, remaining: … bytes)'");
+    fn tree_line(&mut self, no: u64, text: &'c [u8]) -> R<()> {
+        let Some(m) = tree_tail(text) else {
+            let pos = match memchr::memmem::rfind(text, b" (") {
+                Some(t) => t + 1,
+                None => text.len(),
+            };
+            return bad(pos, "expected a tree line ending in '(P%, total: N bytes, current: N bytes, remaining: N bytes)'");
         };
-        let (depth, label, pct, total, current, remaining) = parsed;
-        while let Some(&(d, _)) = self.tree_stack.last() {
-            if d >= depth {
-                self.tree_stack.pop();
-            } else {
-                break;
+        let head = &text[..m.start];
+        let (depth, label_start) = tree_depth(head)?;
+        let label = &head[label_start..];
+        if label.is_empty() {
+            return bad(label_start, "expected a label before ' (P%, total: …)'");
+        }
+        if depth > self.tree_stack.len() {
+            return bad(label_start, format!("tree depth {depth} under no line of depth {}", depth as i64 - 1));
+        }
+        let mut figures = [0i64; 3];
+        for (k, (name, (a, b))) in ["total", "current", "remaining"].iter().zip(m.groups).enumerate() {
+            match grouped_value(&text[a..b]) {
+                Some(v) => figures[k] = v,
+                None => return bad(a, format!("the {name} byte count is out of range (at most {I64_MAX})")),
             }
         }
-        let parent = self.tree_stack.last().filter(|(d, _)| *d == depth - 1).map(|&(_, r)| r);
-        if depth > 0 && parent.is_none() {
-            return self.err(line, 1, "tree line deeper than its parent allows");
-        }
-        let row = self.tree_rows;
-        self.tree_rows += 1;
-        self.tree_stack.push((depth, row));
+        let pct: f64 = std::str::from_utf8(&text[m.pct.0..m.pct.1]).ok().and_then(|s| s.parse().ok()).unwrap_or(f64::NAN);
+        let parent = if depth > 0 { Some(self.tree_stack[depth - 1]) } else { None };
+        self.tree_stack.truncate(depth);
+        self.tree_stack.push(self.tree_row);
         let src = self.ctx.src;
         let t = &mut self.t.peak_breakdown;
         t.file_id.push(self.ctx.file_id);
-        t.row.push(row);
+        t.row.push(self.tree_row);
         t.parent_row.push(parent);
-        t.depth.push(depth);
+        t.depth.push(depth as i32);
         t.label.push(&src, label);
         t.percent.push(pct);
-        t.total_bytes.push(total);
-        t.current_bytes.push(current);
-        t.remaining_bytes.push(remaining);
-        t.line.push(line.no as i64);
+        t.total_bytes.push(figures[0]);
+        t.current_bytes.push(figures[1]);
+        t.remaining_bytes.push(figures[2]);
+        t.line.push(no as i64);
+        self.tree_row = self.tree_row.wrapping_add(1);
         Ok(())
     }
 
-    // ------------------------------------------------------------------ memory report (§2.8)
+    // ------------------------------------------------------------------ memory report (§2.8.1)
 
-    fn memory_space(&mut self, line: &Line<'c>, rest: &'c [u8]) -> Result<()> {
-        let parsed = rest.strip_suffix(b")").and_then(|r| {
-            let at = rfind(r, b" (color=")?;
-            let color = i32::try_from(parse_u64(&r[at + 8..])?).ok()?;
-            Some((&r[..at], color))
-        });
-        let Some((name, color)) = parsed else {
-            return self.err(line, 15, "expected 'Memory Space: NAME (color=C)'");
+    fn memory_space_line(&mut self, text: &'c [u8]) -> R<()> {
+        self.space = None;
+        self.space_color = None;
+        self.tables_in_space = 0;
+        self.table_sub = None;
+        let Some(marker) = memchr::memmem::rfind(text, b" (color=") else {
+            return bad(text.len(), "expected ' (color=N)' after the memory space name");
         };
-        self.report_space = Some((0, 0, color));
-        self.report_space_name = Some(name);
-        self.report_table = -1;
+        let mut cur = Cur::new(text, marker + b" (color=".len());
+        let color = cur.uint("the color", I32_MAX)? as i32;
+        cur.expect(")", "")?;
+        cur.end("the memory space line")?;
+        let name_start = b"Memory Space: ".len();
+        self.space = Some(if marker > name_start { &text[name_start..marker] } else { &text[..0] });
+        self.space_color = Some(color);
         Ok(())
     }
 
-    fn report_line(&mut self, line: &Line<'c>) -> Result<()> {
-        let s = line.text;
-        if s.starts_with(b"  cumulative_size;") {
-            self.report_table += 1;
-            return Ok(());
-        }
-        if s.len() > 2 && s[2..].iter().all(|&b| b == b'-') && s.starts_with(b"  -") {
-            return Ok(());
-        }
-        if let Some(rest) = s.strip_prefix(b"  The rest ") {
-            let parsed = split_once(rest, b" values are less than ").and_then(|(n, r)| {
-                let p = r.strip_suffix(b"% of the total size and not shown.")?;
-                Some((parse_nonneg(n)?, parse_nonneg(p)?))
-            });
-            let Some((n, p)) = parsed else {
-                return self.err(line, 12, "expected '  The rest N values are less than P% of the total size and not shown.'");
-            };
-            let color = self.report_space.map(|x| x.2);
-            self.total(line, "memory_report", "rest_values", color, n);
-            self.total(line, "memory_report", "rest_percent", color, p);
-            return Ok(());
-        }
-        if self.report_table < 0 {
-            return self.err(line, 1, "memory-report row before its table header");
-        }
-        let Some(row) = parse_report_row(s) else {
-            return self.err(line, 1, "expected a memory-report row 'CUM(P%); SIZE; OFFSET; N; SHAPES'");
+    fn report_line(&mut self, no: u64, text: &'c [u8]) -> R<()> {
+        let Some(color) = self.space_color else {
+            return bad(0, "expected 'Memory Space: NAME (color=N)' before report lines");
         };
+        if text.starts_with(b"Total bytes: ") {
+            let mut cur = Cur::new(text, b"Total bytes: ".len());
+            let total = cur.uint("the total in bytes", I64_MAX)? as i64;
+            cur.expect(" (", "")?;
+            cur.human("the rounded total")?;
+            cur.expect(")", "")?;
+            cur.end("the total line")?;
+            self.total("memory_report", "total_bytes", Some(color), total, no);
+        } else if is_report_header(text) {
+            self.table = self.tables_in_space;
+            self.tables_in_space = self.tables_in_space.wrapping_add(1);
+            self.table_sub = Some(TableSub::Rule);
+        } else if text.len() > 2 && text.starts_with(b"  ") && text[2..].iter().all(|&b| b == b'-') {
+            if self.table_sub != Some(TableSub::Rule) {
+                return bad(0, "dashed rule not after the column header");
+            }
+            self.table_sub = Some(TableSub::Rows);
+        } else if text.starts_with(b"  The rest ") {
+            if self.table_sub != Some(TableSub::Rows) {
+                return bad(0, "'The rest N values …' outside an allocation table");
+            }
+            let mut cur = Cur::new(text, b"  The rest ".len());
+            let rest = cur.uint("the number of values not shown", I64_MAX)? as i64;
+            cur.expect(" values are less than ", "")?;
+            let percent = cur.uint("the percentage", I64_MAX)? as i64;
+            cur.expect("% of the total size and not shown.", "")?;
+            cur.end("the cut-off line")?;
+            self.total("memory_report", "rest_values", Some(color), rest, no);
+            self.total("memory_report", "rest_percent", Some(color), percent, no);
+            self.table_sub = Some(TableSub::Cut);
+        } else if self.table_sub == Some(TableSub::Rows) {
+            self.report_row(no, text, color)?;
+        } else {
+            return bad(0, "expected 'Total bytes: N (…)', the column header '  cumulative_size; size; offset; used_by_n_values; shapes_list', its dashed rule, a table row, or an empty line");
+        }
+        Ok(())
+    }
+
+    fn report_row(&mut self, no: u64, text: &'c [u8], color: i32) -> R<()> {
+        let mut cur = Cur::new(text, 0);
+        cur.spaces();
+        let cumulative = cur.human("the cumulative size")?;
+        cur.expect("(", "")?;
+        cur.spaces();
+        let percent = cur.uint("the percentage", I32_MAX)? as i32;
+        cur.expect("%); ", "")?;
+        cur.spaces();
+        let size = cur.human("the size")?;
+        cur.expect("; ", "")?;
+        cur.spaces();
+        let offset = cur.uint("the offset", I64_MAX)? as i64;
+        cur.expect("; ", "")?;
+        cur.spaces();
+        let count = cur.uint("used_by_n_values", I32_MAX)? as i32;
+        cur.expect("; ", "")?;
+        let shapes = cur.rest();
         let src = self.ctx.src;
-        let name = self.report_space_name;
-        let color = self.report_space.map(|x| x.2);
+        let space = self.space;
         let t = &mut self.t.memory_report;
         t.file_id.push(self.ctx.file_id);
-        t.memory_space.push_opt(&src, name);
-        t.color.push(color);
-        t.table.push(self.report_table);
+        t.memory_space.push_opt(&src, space);
+        t.color.push(Some(color));
+        t.table.push(self.table);
         t.allocation.push(None);
-        t.cumulative_bytes.push(Some(row.cumulative));
-        t.percent.push(Some(row.percent));
-        t.size.push(row.size);
-        t.offset.push(row.offset);
-        t.used_by_n_values.push(row.n);
-        t.shapes.push(&src, row.shapes);
-        t.line.push(line.no as i64);
+        t.cumulative_bytes.push(Some(cumulative));
+        t.percent.push(Some(percent));
+        t.size.push(size);
+        t.offset.push(offset);
+        t.used_by_n_values.push(count);
+        t.shapes.push(&src, shapes);
+        t.line.push(no as i64);
         Ok(())
     }
 
-    /// The protobuf-text report: `memory_space_allocation_entries { … allocation_entries { … } }`.
-    fn proto_line(&mut self, line: &Line<'c>) -> Result<()> {
-        let s = trim_start(line.text);
-        let depth = self.proto.depth;
-        if s.ends_with(b" {") {
-            let name = &s[..s.len() - 2];
-            match (depth, name) {
-                (0, b"memory_space_allocation_entries") => {
-                    self.proto = ProtoReport { depth: 1, ..Default::default() };
+    // ------------------------------------------------------------------ protobuf text (§2.8.3)
+
+    fn proto_line(&mut self, no: u64, text: &'c [u8]) -> R<()> {
+        let tokens = match proto_tokens(no, text) {
+            Ok(t) => t,
+            Err(e) => {
+                if self.proto_depth > 0 || !self.proto_tokens.is_empty() {
+                    self.proto_broken = true;
                 }
-                (1, b"allocation_entries") => {
-                    self.proto.depth = 2;
-                    self.proto.entry = Some(ProtoEntry { line: line.no, ..Default::default() });
-                }
-                _ => return self.err(line, 1, "unexpected message in the protobuf-text memory report"),
+                return Err(e);
             }
-            return Ok(());
-        }
-        if s == b"}" {
-            match depth {
-                2 => self.proto_entry_done(line),
-                1 => {
-                    self.proto.depth = 0;
-                    if let Some((total, at)) = self.proto.total.take() {
-                        let l = Line { no: at, ..*line };
-                        self.total(&l, "memory_report", "total_bytes", Some(self.proto.color), total);
+        };
+        for tok in tokens {
+            if self.proto_depth == 0 {
+                let expected = [Kind::Ident, Kind::Colon, Kind::LBrace][self.proto_tokens.len().min(2)];
+                if tok.kind != expected && !(expected == Kind::Colon && tok.kind == Kind::LBrace) {
+                    self.proto_tokens.clear();
+                    return bad(tok.pos, "expected 'memory_space_allocation_entries {'");
+                }
+            }
+            let kind = tok.kind;
+            let pos = tok.pos;
+            self.proto_tokens.push(tok);
+            if kind == Kind::LBrace {
+                self.proto_depth += 1;
+            } else if kind == Kind::RBrace {
+                if self.proto_depth == 0 {
+                    return bad(pos, "'}' without a matching '{'");
+                }
+                self.proto_depth -= 1;
+                if self.proto_depth == 0 {
+                    let message = std::mem::take(&mut self.proto_tokens);
+                    let broken = std::mem::replace(&mut self.proto_broken, false);
+                    if !broken {
+                        self.proto_message(&message)?;
                     }
-                    self.section = Section::None;
-                }
-                _ => return self.err(line, 1, "unbalanced '}' in the protobuf-text memory report"),
-            }
-            return Ok(());
-        }
-        let Some((key, value)) = split_once(s, b": ") else {
-            return self.err(line, 1, "expected 'key: value' in the protobuf-text memory report");
-        };
-        let ok = match (depth, key) {
-            (1, b"total_bytes") => parse_nonneg(value).map(|v| self.proto.total = Some((v, line.no))).is_some(),
-            (1, b"memory_space_color") => parse_u64(value).and_then(|v| i32::try_from(v).ok()).map(|c| self.proto.color = c).is_some(),
-            (2, _) => {
-                let e = self.proto.entry.as_mut().expect("open entry at depth 2");
-                match key {
-                    b"index" => parse_nonneg(value).map(|v| e.index = Some(v)).is_some(),
-                    b"size" => parse_nonneg(value).map(|v| e.size = v).is_some(),
-                    b"cumulative_size" => parse_nonneg(value).map(|v| e.cumulative = Some(v)).is_some(),
-                    b"cumulative_percentage" => true,
-                    b"defining_positions" => match value.strip_prefix(b"\"").and_then(|v| v.strip_suffix(b"\"")) {
-                        Some(v) => {
-                            e.positions.push(v);
-                            true
-                        }
-                        None => false,
-                    },
-                    _ => true, // unknown fields of newer revisions: tolerated
                 }
             }
-            _ => true,
+        }
+        Ok(())
+    }
+
+    fn proto_message(&mut self, tokens: &[Token<'c>]) -> Result<()> {
+        let mut reader = ProtoReader { tokens, i: 0 };
+        let parsed = (|| {
+            let name = reader.next()?;
+            if &*name.value != b"memory_space_allocation_entries" {
+                return Err(ProtoBad(reader.i - 1, "expected 'memory_space_allocation_entries {'".into()));
+            }
+            let name_line = name.line;
+            let fields = reader.space_message()?;
+            reader.done()?;
+            Ok((name_line, fields))
+        })();
+        let (name_line, fields) = match parsed {
+            Ok(x) => x,
+            Err(ProtoBad(i, msg)) => {
+                let tok = &tokens[i];
+                return self.report(tok.line, tok.pos as u64 + 1, msg, tok.text);
+            }
         };
-        if ok {
-            Ok(())
-        } else {
-            self.err(line, column_of(line.text, value), "unexpected value in the protobuf-text memory report")
-        }
-    }
-
-    fn proto_entry_done(&mut self, _line: &Line<'c>) {
-        self.proto.depth = 1;
-        let e = self.proto.entry.take().expect("open entry");
-        let shapes: Vec<u8> = e.positions.join(&b"; "[..]);
-        let t = &mut self.t.memory_report;
-        t.file_id.push(self.ctx.file_id);
-        t.memory_space.push_null();
-        t.color.push(Some(self.proto.color));
-        t.table.push(self.proto.table);
-        t.allocation.push(e.index);
-        t.cumulative_bytes.push(e.cumulative);
-        t.percent.push(None);
-        t.size.push(e.size);
-        t.offset.push(0);
-        t.used_by_n_values.push(e.positions.len() as i32);
-        t.shapes.push_owned(&shapes);
-        t.line.push(e.line as i64);
-        self.proto.table += 1;
-    }
-
-    fn finish(mut self) -> Result<()> {
-        if let Some(open) = self.value.take() {
-            truncate_values_row(&mut self.t.values, open.positions_at, open.uses_at);
-            let msg = "file ended inside a value block (no ' from instruction:')".to_string();
-            self.ctx.error_at(&mut self.t.errors, open.line, 1, msg, b"")?;
-        }
-        if self.section == Section::ProtoReport && self.proto.depth > 0 {
-            let msg = "file ended inside the protobuf-text memory report".to_string();
-            self.ctx.error_at(&mut self.t.errors, 0, 1, msg, b"")?;
+        let color = fields.color.last().copied().unwrap_or(0) as i32;
+        let (total, total_line) = fields.total_bytes.last().copied().unwrap_or((0, name_line));
+        self.total("memory_report", "total_bytes", Some(color), total, total_line);
+        for (rank, (entry, entry_line)) in fields.entries.iter().enumerate() {
+            let shapes: Vec<u8> = entry.positions.join(&b"; "[..]);
+            let t = &mut self.t.memory_report;
+            t.file_id.push(self.ctx.file_id);
+            t.memory_space.push_null();
+            t.color.push(Some(color));
+            t.table.push(rank as i32);
+            t.allocation.push(Some(entry.index.unwrap_or(0)));
+            t.cumulative_bytes.push(Some(entry.cumulative.unwrap_or(0)));
+            t.percent.push(None);
+            t.size.push(entry.size.unwrap_or(0));
+            t.offset.push(0);
+            t.used_by_n_values.push(entry.positions.len() as i32);
+            t.shapes.push_owned(&shapes);
+            t.line.push(*entry_line as i64);
         }
         Ok(())
     }
 }
 
-/// Forget the position/use items of an unfinished value block (its row was never written).
-fn truncate_values_row(v: &mut crate::tables::Values, positions_at: usize, uses_at: usize) {
-    v.positions.items.instruction.0.truncate(positions_at);
-    v.positions.items.shape_index.0.truncate(positions_at);
-    v.uses.items.instruction.0.truncate(uses_at);
-    v.uses.items.operand.0.truncate(uses_at);
-    v.uses.items.shape_index.0.truncate(uses_at);
-}
-
-// ---------------------------------------------------------------------------- small grammars
-
-/// `<ID NAME[{INDEX}][ (phi)][ @COLOR]>`
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ValueRef<'a> {
-    pub id: i64,
-    pub name: &'a [u8],
-    /// `{…}` as printed, or empty when not printed.
-    pub index: &'a [u8],
-    pub phi: bool,
-    pub color: i32,
-}
-
-impl<'a> ValueRef<'a> {
-    /// Parse a value reference at the start of `s`; returns it and the bytes used, or the
-    /// offset where it goes wrong.
-    pub fn parse(s: &'a [u8]) -> std::result::Result<(ValueRef<'a>, usize), usize> {
-        if s.first() != Some(&b'<') {
-            return Err(0);
-        }
-        let sp = memchr::memchr(b' ', s).ok_or(1usize)?;
-        let id = parse_nonneg(&s[1..sp]).ok_or(1usize)?;
-        let mut i = sp + 1;
-        let name_start = i;
-        while i < s.len() && !matches!(s[i], b'{' | b' ' | b'>') {
-            i += 1;
-        }
-        if i == name_start {
-            return Err(i);
-        }
-        let name = &s[name_start..i];
-        let mut index = &s[i..i];
-        if s.get(i) == Some(&b'{') {
-            let close = memchr::memchr(b'}', &s[i..]).ok_or(i)? + i;
-            index = &s[i..=close];
-            if !is_shape_index(index) {
-                return Err(i);
-            }
-            i = close + 1;
-        }
-        let mut phi = false;
-        if s[i..].starts_with(b" (phi)") {
-            phi = true;
-            i += 6;
-        }
-        let mut color = 0;
-        if s[i..].starts_with(b" @") {
-            let start = i + 2;
-            let mut j = start;
-            while j < s.len() && s[j].is_ascii_digit() {
-                j += 1;
-            }
-            color = parse_u64(&s[start..j]).and_then(|c| i32::try_from(c).ok()).ok_or(start)?;
-            i = j;
-        }
-        if s.get(i) != Some(&b'>') {
-            return Err(i);
-        }
-        Ok((ValueRef { id, name, index, phi, color }, i + 1))
+impl<'a> Block<'a> {
+    fn new(header_line: u64, header: Option<ValueRef<'a>>) -> Block<'a> {
+        Block { header_line, header, expecting: Expecting::PositionsHeader, positions: Vec::new(), uses: Vec::new(), uses_initialized: true }
     }
 }
 
-/// `{}` / `{1}` / `{0,2}`
-pub fn is_shape_index(s: &[u8]) -> bool {
-    let Some(inner) = s.strip_prefix(b"{").and_then(|s| s.strip_suffix(b"}")) else {
-        return false;
-    };
-    inner.is_empty() || inner.split(|&b| b == b',').all(|p| !p.is_empty() && p.iter().all(u8::is_ascii_digit))
-}
+// --------------------------------------------------------------------------- small grammars
 
-/// `NAME{INDEX}` → (NAME, {INDEX}); names never contain `{`.
-fn split_buffer_name(b: &[u8]) -> Option<(&[u8], &[u8])> {
-    let open = memchr::memrchr(b'{', b)?;
-    let (name, index) = b.split_at(open);
-    (!name.is_empty() && is_shape_index(index)).then_some((name, index))
-}
-
-/// If `text` ends with a value header glued on by old XLA, split it off.
-fn split_glued_header(text: &[u8]) -> (&[u8], Option<&[u8]>) {
-    if text.last() != Some(&b'>') {
-        return (text, None);
-    }
-    let mut end = text.len();
-    while let Some(lt) = memchr::memrchr(b'<', &text[..end]) {
-        if let Ok((_, used)) = ValueRef::parse(&text[lt..]) {
-            if lt + used == text.len() && lt > 0 {
-                return (&text[..lt], Some(&text[lt..]));
-            }
-        }
-        end = lt;
-    }
-    (text, None)
-}
-
-fn trim_start(s: &[u8]) -> &[u8] {
-    let n = s.iter().take_while(|&&b| b == b' ').count();
-    &s[n..]
-}
-
-struct ReportRow<'a> {
-    cumulative: i64,
-    percent: i32,
-    size: i64,
-    offset: i64,
-    n: i32,
-    shapes: &'a [u8],
-}
-
-/// `  CUM(PPP%); SIZE; OFFSET; N; SHAPES` — fields right-aligned, so split on "; ".
-fn parse_report_row(s: &[u8]) -> Option<ReportRow<'_>> {
-    let (cum, rest) = split_once(s, b"; ")?;
-    let (size, rest) = split_once(rest, b"; ")?;
-    let (offset, rest) = split_once(rest, b"; ")?;
-    let (n, shapes) = split_once(rest, b"; ")?;
-    let cum = trim_start(cum);
-    let open = memchr::memchr(b'(', cum)?;
-    let pct = cum[open + 1..].strip_suffix(b"%)")?;
-    Some(ReportRow {
-        cumulative: human_bytes(&cum[..open])?,
-        percent: i32::try_from(parse_u64(trim_start(pct))?).ok()?,
-        size: human_bytes(trim_start(size))?,
-        offset: parse_nonneg(trim_start(offset))?,
-        n: i32::try_from(parse_u64(trim_start(n))?).ok()?,
-        shapes,
-    })
-}
-
-type TreeLine<'a> = (i32, &'a [u8], f64, i64, i64, i64);
-
-fn parse_tree_line(s: &[u8]) -> Option<TreeLine<'_>> {
-    let body = s.strip_suffix(b" bytes)")?;
-    // The figures group: the last " (" followed by "D.D%, total: ".
-    let mut end = body.len();
-    let (open, figures) = loop {
-        let open = rfind(&body[..end], b" (")?;
-        let f = &body[open + 2..];
-        if f.first().is_some_and(u8::is_ascii_digit) && find(f, b"%, total: ", 0).is_some() {
-            break (open, f);
-        }
-        end = open;
-    };
-    let (pct, rest) = split_once(figures, b"%, total: ")?;
-    let (total, rest) = split_once(rest, b" bytes, current: ")?;
-    let (current, remaining) = split_once(rest, b" bytes, remaining: ")?;
-    let pct: f64 = std::str::from_utf8(pct).ok()?.parse().ok()?;
-    if !pct.is_finite() || !pct_is_decimal(figures) {
-        return None;
-    }
-    let head = &body[..open];
-    // Lead: spaces and '│', then an optional connector "├── " / "└── "; count characters.
-    let mut i = 0;
-    let mut chars = 0usize;
-    let mut connector = false;
-    loop {
-        if head[i..].starts_with(b" ") {
-            i += 1;
-        } else if head[i..].starts_with("│".as_bytes()) {
-            i += 3;
-        } else if head[i..].starts_with("├── ".as_bytes()) || head[i..].starts_with("└── ".as_bytes()) {
-            i += "├── ".len();
-            chars += 4;
-            connector = true;
-            break;
-        } else {
-            break;
-        }
-        chars += 1;
-    }
-    let label = &head[i..];
-    if label.is_empty() {
-        return None;
-    }
-    let depth = if connector {
-        if chars < 10 || (chars - 6) % 4 != 0 {
-            return None;
-        }
-        ((chars - 6) / 4) as i32
-    } else {
-        if chars != 4 {
-            return None;
-        }
-        0
-    };
-    Some((depth, label, pct, parse_grouped(total)?, parse_grouped(current)?, parse_grouped(remaining)?))
-}
-
-/// The percentage is printed `%.1f`: digits, a point, one digit.
-fn pct_is_decimal(figures: &[u8]) -> bool {
-    let Some(end) = find(figures, b"%", 0) else { return false };
-    let p = &figures[..end];
-    match memchr::memchr(b'.', p) {
-        Some(dot) => dot > 0 && p[..dot].iter().all(u8::is_ascii_digit) && p.len() - dot == 2 && p[dot + 1].is_ascii_digit(),
-        None => false,
-    }
-}
-
+#[derive(Default)]
 struct Flags<'a> {
     color: i32,
     parameter: Option<(i64, &'a [u8], &'a [u8])>,
@@ -970,55 +1135,505 @@ struct Flags<'a> {
     preallocated_temp: bool,
 }
 
-/// The `, flag` list of an allocation line. Shapes between bars can contain ", ", so bars are
-/// matched first. Unknown flags are tolerated: they stay in the raw `flags` column.
-fn parse_flags(mut s: &[u8]) -> Flags<'_> {
-    let mut f = Flags { color: 0, parameter: None, output_shape: None, constant: false, thread_local: false, maybe_live_out: false, preallocated_temp: false };
-    while let Some(rest) = s.strip_prefix(b", ") {
-        let (item, next) = next_flag(rest);
-        s = next;
-        if let Some(c) = item.strip_prefix(b"color ") {
-            f.color = parse_u64(c).and_then(|c| i32::try_from(c).ok()).unwrap_or(0);
-        } else if let Some(p) = item.strip_prefix(b"parameter ") {
-            f.parameter = (|| {
-                let (n, rest) = split_once(p, b", shape |")?;
-                let bar = memchr::memchr(b'|', rest)?;
-                let index = rest[bar + 1..].strip_prefix(b" at ShapeIndex ")?;
-                Some((parse_nonneg(n)?, &rest[..bar], index))
-            })();
-        } else if let Some(o) = item.strip_prefix(b"output shape is |") {
-            f.output_shape = o.strip_suffix(b"|");
-        } else {
-            match item {
-                b"constant" => f.constant = true,
-                b"thread-local" => f.thread_local = true,
-                b"maybe-live-out" => f.maybe_live_out = true,
-                b"preallocated-temp" => f.preallocated_temp = true,
-                _ => {}
+const FLAG_NAMES: [&str; 7] = ["color", "parameter", "output", "constant", "thread-local", "maybe-live-out", "preallocated-temp"];
+
+/// One flag (§2.2): fills `f`, returns its index in `FLAG_NAMES`.
+fn allocation_flag<'a>(cur: &mut Cur<'a>, f: &mut Flags<'a>) -> R<usize> {
+    if cur.accept("color ") {
+        f.color = cur.uint("the color", I32_MAX)? as i32;
+        return Ok(0);
+    }
+    if cur.accept("parameter ") {
+        let n = cur.uint("the parameter number", I64_MAX)? as i64;
+        cur.expect(", shape |", "")?;
+        let shape = bar_text(cur)?;
+        cur.expect(" at ShapeIndex ", "")?;
+        let start = cur.pos;
+        let Some(index) = cur.index()? else {
+            return bad(start, "expected a shape index such as {} or {0,2}");
+        };
+        f.parameter = Some((n, shape, index));
+        return Ok(1);
+    }
+    if cur.accept("output shape is |") {
+        f.output_shape = Some(bar_text(cur)?);
+        return Ok(2);
+    }
+    for (i, kw) in FLAG_NAMES.iter().enumerate().skip(3) {
+        if cur.accept(kw) {
+            match i {
+                3 => f.constant = true,
+                4 => f.thread_local = true,
+                5 => f.maybe_live_out = true,
+                _ => f.preallocated_temp = true,
             }
+            return Ok(i);
         }
     }
-    f
+    bad(cur.pos, "expected an allocation flag (color N, parameter N, shape |…| at ShapeIndex {…}, output shape is |…|, constant, thread-local, maybe-live-out, preallocated-temp)")
 }
 
-/// One flag from `s` (after its ", "): up to the next ", " outside `|…|` bars.
-fn next_flag(s: &[u8]) -> (&[u8], &[u8]) {
-    let mut in_bars = false;
-    let mut i = 0;
-    while i < s.len() {
-        match s[i] {
-            b'|' => in_bars = !in_bars,
-            b',' if !in_bars && s.get(i + 1) == Some(&b' ') => {
-                // `parameter N, shape |…|` keeps its inner ", shape" together.
-                if !s[i..].starts_with(b", shape |") {
-                    return (&s[..i], &s[i..]);
-                }
-            }
-            _ => {}
+fn bar_text<'a>(cur: &mut Cur<'a>) -> R<&'a [u8]> {
+    let Some(close) = memchr::memchr(b'|', cur.view()) else {
+        return bad(cur.pos, "expected the closing '|' of the shape");
+    };
+    let shape = &cur.view()[..close];
+    cur.pos += close + 1;
+    Ok(shape)
+}
+
+fn position(text: &[u8]) -> R<(&[u8], &[u8])> {
+    let mut cur = Cur::new(text, 0);
+    cur.expect("  ", "(a position, or ' uses:')")?;
+    let name = cur.name("an instruction name")?;
+    let mut index: &[u8] = &[];
+    if cur.accept(" ") {
+        let start = cur.pos;
+        match cur.index()? {
+            Some(i) => index = i,
+            None => return bad(start, "expected a shape index after the space"),
         }
+    }
+    cur.end("the position")?;
+    Ok((name, index))
+}
+
+fn use_item(text: &[u8]) -> R<(&[u8], i32, &[u8])> {
+    let mut cur = Cur::new(text, 0);
+    cur.expect("  ", "(a use, '  (none)' or ' from instruction:')")?;
+    let name = cur.name("an instruction name")?;
+    cur.expect(", operand ", "")?;
+    let operand = cur.uint("the operand number", I32_MAX)? as i32;
+    let mut index: &[u8] = &[];
+    if cur.accept(" ") {
+        let start = cur.pos;
+        match cur.index()? {
+            Some(i) => index = i,
+            None => return bad(start, "expected a shape index after the space"),
+        }
+    }
+    cur.end("the use")?;
+    Ok((name, operand, index))
+}
+
+/// `  cumulative_size; +size; +offset; +used_by_n_values; +shapes_list` (whole line).
+fn is_report_header(t: &[u8]) -> bool {
+    let Some(mut rest) = t.strip_prefix(b"  cumulative_size;") else { return false };
+    for word in [&b"size;"[..], b"offset;", b"used_by_n_values;", b"shapes_list"] {
+        let n = rest.iter().take_while(|&&b| b == b' ').count();
+        if n == 0 || !rest[n..].starts_with(word) {
+            return false;
+        }
+        rest = &rest[n + word.len()..];
+    }
+    rest.is_empty()
+}
+
+struct TreeTail {
+    start: usize,
+    pct: (usize, usize),
+    groups: [(usize, usize); 3],
+}
+
+/// The leftmost ` (P%, total: G bytes, current: G bytes, remaining: G bytes)` that ends the line.
+fn tree_tail(t: &[u8]) -> Option<TreeTail> {
+    let mut from = 0;
+    while let Some(k) = memchr::memmem::find(&t[from..], b" (") {
+        let start = from + k;
+        if let Some(m) = tree_tail_at(t, start) {
+            return Some(m);
+        }
+        from = start + 1;
+    }
+    None
+}
+
+fn tree_tail_at(t: &[u8], start: usize) -> Option<TreeTail> {
+    let lit = |i: usize, s: &[u8]| t[i.min(t.len())..].starts_with(s).then_some(i + s.len());
+    let mut i = lit(start, b" (")?;
+    let ps = i;
+    while i < t.len() && t[i].is_ascii_digit() {
         i += 1;
     }
-    (s, &s[s.len()..])
+    if i == ps || t.get(i) != Some(&b'.') || !t.get(i + 1).is_some_and(u8::is_ascii_digit) {
+        return None;
+    }
+    i += 2;
+    let pct = (ps, i);
+    i = lit(i, b"%, total: ")?;
+    let mut groups = [(0, 0); 3];
+    let seps: [&[u8]; 3] = [b" bytes, current: ", b" bytes, remaining: ", b" bytes)"];
+    for (g, sep) in seps.iter().enumerate() {
+        let e = grouped_end(t, i)?;
+        groups[g] = (i, e);
+        i = lit(e, sep)?;
+    }
+    (i == t.len()).then_some(TreeTail { start, pct, groups })
+}
+
+/// (depth, label start) from the prefix geometry of §2.7, counted in characters as the
+/// reference does; positions returned are byte offsets.
+fn tree_depth(head: &[u8]) -> R<(usize, usize)> {
+    const TEE: &[u8] = "├── ".as_bytes();
+    const ELL: &[u8] = "└── ".as_bytes();
+    let found = [memchr::memmem::find(head, TEE), memchr::memmem::find(head, ELL)].into_iter().flatten().min();
+    let Some(k) = found else {
+        if head.starts_with(b"    ") && head.len() > 4 && head[4] != b' ' && !head[4..].starts_with("│".as_bytes()) {
+            return Ok((0, 4));
+        }
+        return bad(0, "expected four spaces and a label (depth 0) or a '├── '/'└── ' connector");
+    };
+    let kc = head[..k].iter().filter(|&&b| (b & 0xC0) != 0x80).count(); // characters before it
+    if kc < 6 || !head.starts_with(b"      ") {
+        return bad(0, "expected six spaces before the first level's connector");
+    }
+    if (kc - 2) % 4 != 0 {
+        return bad(k, "connector not at a 4-character column (2 + 4·depth)");
+    }
+    let mut b = 6;
+    let mut g = 6;
+    while g < kc {
+        if head[b..].starts_with(b"    ") {
+            b += 4;
+        } else if head[b..].starts_with("│   ".as_bytes()) {
+            b += "│   ".len();
+        } else {
+            return bad(b, "expected four spaces or '│   ' in the tree prefix");
+        }
+        g += 4;
+    }
+    Ok(((kc - 2) / 4, k + TEE.len()))
+}
+
+// ---- protobuf text ---------------------------------------------------------------------------
+
+/// Python's `str.isspace()` (what `\s` matches in the reference's regular expressions).
+fn py_space(c: char) -> bool {
+    matches!(c, '\t'..='\r' | '\u{1c}'..='\u{20}' | '\u{85}' | '\u{a0}' | '\u{1680}' | '\u{2000}'..='\u{200a}' | '\u{2028}' | '\u{2029}' | '\u{202f}' | '\u{205f}' | '\u{3000}')
+}
+
+/// Bytes of Python whitespace at the start of `s` (valid UTF-8).
+fn py_spaces_len(s: &[u8]) -> usize {
+    let mut n = 0;
+    while n < s.len() {
+        let w = utf8_width(s[n]);
+        let Some(c) = std::str::from_utf8(&s[n..(n + w).min(s.len())]).ok().and_then(|x| x.chars().next()) else { break };
+        if !py_space(c) {
+            break;
+        }
+        n += w;
+    }
+    n
+}
+
+fn utf8_width(b: u8) -> usize {
+    match b {
+        0..=0x7f => 1,
+        0xc0..=0xdf => 2,
+        0xe0..=0xef => 3,
+        _ => 4,
+    }
+}
+
+fn proto_tokens(no: u64, text: &[u8]) -> R<Vec<Token<'_>>> {
+    let mut out = Vec::new();
+    let mut pos = 0;
+    while pos < text.len() {
+        let ws = py_spaces_len(&text[pos..]);
+        if pos + ws == text.len() {
+            break;
+        }
+        let start = pos + ws;
+        let rest = &text[start..];
+        let c = rest[0];
+        let (kind, end) = if c == b'#' {
+            break;
+        } else if is_name_start(c) {
+            (Kind::Ident, start + 1 + rest[1..].iter().take_while(|b| b.is_ascii_alphanumeric() || **b == b'_').count())
+        } else if let Some(n) = proto_number_len(rest) {
+            (Kind::Number, start + n)
+        } else if c == b'"' || c == b'\'' {
+            match proto_string_len(rest) {
+                Some(n) => (Kind::Str, start + n),
+                None => return proto_token_error(text, pos),
+            }
+        } else if matches!(c, b'{' | b'}' | b':') {
+            (
+                match c {
+                    b'{' => Kind::LBrace,
+                    b'}' => Kind::RBrace,
+                    _ => Kind::Colon,
+                },
+                start + 1,
+            )
+        } else {
+            return proto_token_error(text, pos);
+        };
+        let raw = &text[start..end];
+        let value = if kind == Kind::Str {
+            let s = c_unescape(&raw[1..raw.len() - 1]);
+            std::borrow::Cow::Owned(String::from_utf8_lossy(&s).into_owned().into_bytes())
+        } else {
+            std::borrow::Cow::Borrowed(raw)
+        };
+        out.push(Token { kind, value, line: no, text, pos: start });
+        pos = end;
+    }
+    Ok(out)
+}
+
+fn proto_token_error<T>(text: &[u8], mut pos: usize) -> R<T> {
+    while pos < text.len() && matches!(text[pos], b' ' | b'\t') {
+        pos += 1;
+    }
+    bad(pos, "expected a protobuf-text token (name, number, string, '{', '}', ':')")
+}
+
+/// `[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?[fF]?`
+fn proto_number_len(s: &[u8]) -> Option<usize> {
+    let digits = |i: usize| s[i.min(s.len())..].iter().take_while(|b| b.is_ascii_digit()).count();
+    let mut i = 0;
+    if matches!(s.first(), Some(b'-' | b'+')) {
+        i = 1;
+    }
+    let d = digits(i);
+    if d > 0 {
+        i += d;
+        if s.get(i) == Some(&b'.') {
+            i += 1 + digits(i + 1);
+        }
+    } else if s.get(i) == Some(&b'.') && digits(i + 1) > 0 {
+        i += 1 + digits(i + 1);
+    } else {
+        return None;
+    }
+    if matches!(s.get(i), Some(b'e' | b'E')) {
+        let mut j = i + 1;
+        if matches!(s.get(j), Some(b'-' | b'+')) {
+            j += 1;
+        }
+        let e = digits(j);
+        if e > 0 {
+            i = j + e;
+        }
+    }
+    if matches!(s.get(i), Some(b'f' | b'F')) {
+        i += 1;
+    }
+    Some(i)
+}
+
+/// A quoted string `"(?:[^"\\]|\\.)*"` (or with single quotes): its length with the quotes.
+fn proto_string_len(s: &[u8]) -> Option<usize> {
+    let q = s[0];
+    let mut i = 1;
+    while i < s.len() {
+        match s[i] {
+            b if b == q => return Some(i + 1),
+            b'\\' => {
+                if i + 1 >= s.len() {
+                    return None;
+                }
+                i += 1 + utf8_width(s[i + 1]);
+            }
+            _ => i += 1,
+        }
+    }
+    None
+}
+
+/// Protobuf text strings are C-escaped bytes (octal for non-ASCII).
+fn c_unescape(s: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(s.len());
+    let mut i = 0;
+    while i < s.len() {
+        if s[i] != b'\\' {
+            out.push(s[i]);
+            i += 1;
+            continue;
+        }
+        let Some(&nxt) = s.get(i + 1) else {
+            out.push(b'\\');
+            break;
+        };
+        let simple = match nxt {
+            b'n' => Some(10),
+            b't' => Some(9),
+            b'r' => Some(13),
+            b'a' => Some(7),
+            b'b' => Some(8),
+            b'f' => Some(12),
+            b'v' => Some(11),
+            b'\\' => Some(92),
+            b'\'' => Some(39),
+            b'"' => Some(34),
+            b'?' => Some(63),
+            _ => None,
+        };
+        if let Some(v) = simple {
+            out.push(v);
+            i += 2;
+        } else if (b'0'..=b'7').contains(&nxt) {
+            let mut j = i + 1;
+            let mut v: u32 = 0;
+            while j < s.len() && j < i + 4 && (b'0'..=b'7').contains(&s[j]) {
+                v = v * 8 + (s[j] - b'0') as u32;
+                j += 1;
+            }
+            out.push((v & 0xff) as u8);
+            i = j;
+        } else if nxt == b'x' {
+            let mut j = i + 2;
+            let mut v: u32 = 0;
+            while j < s.len() && j < i + 4 && s[j].is_ascii_hexdigit() {
+                v = v * 16 + (s[j] as char).to_digit(16).unwrap_or(0);
+                j += 1;
+            }
+            out.push(v as u8);
+            i = j;
+        } else {
+            let w = utf8_width(nxt).min(s.len() - i - 1);
+            out.extend_from_slice(&s[i + 1..i + 1 + w]);
+            i += 1 + w;
+        }
+    }
+    out
+}
+
+struct ProtoBad(usize, String);
+
+#[derive(Default)]
+struct SpaceFields {
+    total_bytes: Vec<(i64, u64)>,
+    color: Vec<i64>,
+    entries: Vec<(EntryFields, u64)>,
+}
+
+#[derive(Default)]
+struct EntryFields {
+    index: Option<i64>,
+    size: Option<i64>,
+    cumulative: Option<i64>,
+    positions: Vec<Vec<u8>>,
+}
+
+/// Reads the tokens of one whole, balanced top-level message (two fixed levels: no recursion).
+struct ProtoReader<'r, 'a> {
+    tokens: &'r [Token<'a>],
+    i: usize,
+}
+
+impl<'r, 'a> ProtoReader<'r, 'a> {
+    fn next(&mut self) -> std::result::Result<&'r Token<'a>, ProtoBad> {
+        match self.tokens.get(self.i) {
+            Some(t) => {
+                self.i += 1;
+                Ok(t)
+            }
+            None => Err(ProtoBad(self.tokens.len() - 1, "unexpected end of the message".into())),
+        }
+    }
+
+    fn done(&self) -> std::result::Result<(), ProtoBad> {
+        if self.i != self.tokens.len() {
+            return Err(ProtoBad(self.i, "unexpected text after the message".into()));
+        }
+        Ok(())
+    }
+
+    /// `[:] {`
+    fn open(&mut self) -> std::result::Result<(), ProtoBad> {
+        let mut tok = self.next()?;
+        if tok.kind == Kind::Colon {
+            tok = self.next()?;
+        }
+        if tok.kind != Kind::LBrace {
+            return Err(ProtoBad(self.i - 1, "expected '{'".into()));
+        }
+        Ok(())
+    }
+
+    /// The next field name, or None at the closing `}`.
+    fn field(&mut self, known: &[&str]) -> std::result::Result<Option<(&'r Token<'a>, usize)>, ProtoBad> {
+        let tok = self.next()?;
+        if tok.kind == Kind::RBrace {
+            return Ok(None);
+        }
+        if tok.kind != Kind::Ident {
+            return Err(ProtoBad(self.i - 1, "expected a field name or '}'".into()));
+        }
+        match known.iter().position(|k| k.as_bytes() == &*tok.value) {
+            Some(k) => Ok(Some((tok, k))),
+            None => Err(ProtoBad(self.i - 1, format!("unknown field '{}' (expected one of {})", String::from_utf8_lossy(&tok.value), known.join(", ")))),
+        }
+    }
+
+    fn space_message(&mut self) -> std::result::Result<SpaceFields, ProtoBad> {
+        self.open()?;
+        let mut f = SpaceFields::default();
+        while let Some((tok, k)) = self.field(&["total_bytes", "memory_space_color", "allocation_entries"])? {
+            match k {
+                0 => f.total_bytes.push((self.int(false)?, tok.line)),
+                1 => f.color.push(self.int(true)?),
+                _ => {
+                    let e = self.entry_message()?;
+                    f.entries.push((e, tok.line));
+                }
+            }
+        }
+        Ok(f)
+    }
+
+    fn entry_message(&mut self) -> std::result::Result<EntryFields, ProtoBad> {
+        self.open()?;
+        let mut e = EntryFields::default();
+        while let Some((_, k)) = self.field(&["index", "size", "cumulative_size", "cumulative_percentage", "defining_positions"])? {
+            match k {
+                0 => e.index = Some(self.int(false)?),
+                1 => e.size = Some(self.int(false)?),
+                2 => e.cumulative = Some(self.int(false)?),
+                3 => {
+                    self.scalar_token(Kind::Number, "expected a number (float)")?;
+                }
+                _ => {
+                    let t = self.scalar_token(Kind::Str, "expected a quoted string")?;
+                    e.positions.push(t.value.to_vec());
+                }
+            }
+        }
+        Ok(e)
+    }
+
+    fn scalar_token(&mut self, kind: Kind, msg: &str) -> std::result::Result<&'r Token<'a>, ProtoBad> {
+        let colon = self.next()?;
+        if colon.kind != Kind::Colon {
+            return Err(ProtoBad(self.i - 1, "expected ':' after the field name".into()));
+        }
+        let tok = self.next()?;
+        if tok.kind != kind {
+            return Err(ProtoBad(self.i - 1, msg.into()));
+        }
+        Ok(tok)
+    }
+
+    fn int(&mut self, int32: bool) -> std::result::Result<i64, ProtoBad> {
+        let what = if int32 { "int32" } else { "int" };
+        let tok = self.scalar_token(Kind::Number, &format!("expected a number ({what})"))?;
+        let v = &*tok.value;
+        let (neg, digits) = match v.first() {
+            Some(b'-') => (true, &v[1..]),
+            Some(b'+') => (false, &v[1..]),
+            _ => (false, v),
+        };
+        if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
+            return Err(ProtoBad(self.i - 1, "expected an integer".into()));
+        }
+        let limit = if int32 { I32_MAX } else { I64_MAX };
+        match to_int(digits, limit + 1) {
+            Some(n) if n <= limit || neg => Ok(if neg { (n as i128).wrapping_neg() as i64 } else { n as i64 }),
+            _ => Err(ProtoBad(self.i - 1, format!("integer out of range ({what})"))),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -1026,45 +1641,51 @@ mod tests {
     use super::*;
 
     #[test]
+    fn human_sizes_round_half_up() {
+        assert_eq!(human_bytes(b"576B"), Some(576));
+        assert_eq!(human_bytes(b"51.1KiB"), Some(52326));
+        assert_eq!(human_bytes(b"4.00MiB"), Some(4 << 20));
+        assert_eq!(human_bytes(b"220.17MiB"), Some(230864978));
+        assert_eq!(human_bytes(b"0.5B"), Some(1));
+        assert_eq!(human_bytes(b"-2.5B"), Some(-3));
+        assert_eq!(human_bytes(b"7.99999999999999999999999999999999999999999999EiB"), None);
+        assert_eq!(human_bytes(b"0.0000000000000000000000000000000000000000000001EiB"), Some(0));
+        assert_eq!(human_bytes(b"99999999999999999999999EiB"), None);
+        assert_eq!(human_bytes(b"1.KiB"), None);
+    }
+
+    #[test]
+    fn grouped() {
+        assert_eq!(grouped_end(b"1 234 bytes", 0), Some(5));
+        assert_eq!(grouped_end(b"1234 567", 0), Some(4));
+        assert_eq!(grouped_end(b"12 34 bytes", 0), Some(2));
+        assert_eq!(grouped_end(b"x", 0), None);
+    }
+
+    #[test]
     fn value_refs() {
-        let (r, n) = ValueRef::parse(b"<131 arg_tuple.5{1} (phi) @2> rest").unwrap();
-        assert_eq!((r.id, r.name, r.index, r.phi, r.color, n), (131, &b"arg_tuple.5"[..], &b"{1}"[..], true, 2, 29));
-        let (r, _) = ValueRef::parse(b"<5 add.35 @0>").unwrap();
-        assert_eq!((r.name, r.index, r.phi), (&b"add.35"[..], &b""[..], false));
-        assert!(ValueRef::parse(b"<x add>").is_err());
+        let r = ValueRef::parse_whole(b"<131 arg_tuple.5{1} (phi) @2>").unwrap();
+        assert_eq!((r.id, r.name, r.index, r.phi, r.color), (131, &b"arg_tuple.5"[..], &b"{1}"[..], true, 2));
+        assert!(ValueRef::parse_whole(b"<x add>").is_none());
+        assert!(ValueRef::parse_whole(b"<5 add @99999999999>").is_none());
     }
 
     #[test]
-    fn glued_headers_split_off() {
-        let (t, h) = split_glued_header(b"%a = f32[] parameter(0)<1 Arg_1.12 @0>");
-        assert_eq!((t, h), (&b"%a = f32[] parameter(0)"[..], Some(&b"<1 Arg_1.12 @0>"[..])));
-        let (t, h) = split_glued_header(b"%c = f32[] custom-call(), frontend_attributes={a=\"<x>\"}");
-        assert!(h.is_none() && t.ends_with(b"}"));
-    }
-
-    #[test]
-    fn flags_with_bars() {
-        let f = parse_flags(b", parameter 2, shape |(f32[], f32[2])| at ShapeIndex {1}, output shape is |(f32[], s32[])|, maybe-live-out");
-        assert_eq!(f.parameter, Some((2, &b"(f32[], f32[2])"[..], &b"{1}"[..])));
-        assert_eq!(f.output_shape, Some(&b"(f32[], s32[])"[..]));
-        assert!(f.maybe_live_out && !f.constant);
-        assert_eq!(parse_flags(b", color 2, preallocated-temp").color, 2);
-    }
-
-    #[test]
-    fn tree_lines() {
+    fn tree_depths() {
         let l = "      │   └── while.5_computation (95.3%, total: 241 bytes, current: 0 bytes, remaining: 253 bytes)";
-        let (d, label, pct, t, c, r) = parse_tree_line(l.as_bytes()).unwrap();
-        assert_eq!((d, label, pct, t, c, r), (2, &b"while.5_computation"[..], 95.3, 241, 0, 253));
-        let l = "    main.31 (100.0%, total: 97 587 208 bytes, current: 0 bytes, remaining: 97 587 208 bytes)";
-        assert_eq!(parse_tree_line(l.as_bytes()).unwrap().0, 0);
-        let l = "      ├── f (x) (1.0%) (30.1%, total: 4 bytes, current: 4 bytes, remaining: 0 bytes)";
-        assert_eq!(parse_tree_line(l.as_bytes()).unwrap().1, b"f (x) (1.0%)");
+        let m = tree_tail(l.as_bytes()).unwrap();
+        let (d, s) = tree_depth(&l.as_bytes()[..m.start]).ok().unwrap();
+        assert_eq!((d, &l.as_bytes()[s..m.start]), (2, &b"while.5_computation"[..]));
     }
 
     #[test]
-    fn report_rows() {
-        let r = parse_report_row(b"   20.00MiB( 25%);    4.00MiB;     37748736;                4; 2\xc3\x97f32[1024,1024], 2\xc3\x97f32[1024,256]").unwrap();
-        assert_eq!((r.cumulative, r.percent, r.size, r.offset, r.n), (20 << 20, 25, 4 << 20, 37748736, 4));
+    fn proto_numbers_and_strings() {
+        assert_eq!(proto_number_len(b"1.5e3f x"), Some(6));
+        assert_eq!(proto_number_len(b"1e x"), Some(1));
+        assert_eq!(proto_number_len(b".5"), Some(2));
+        assert_eq!(proto_number_len(b"-."), None);
+        assert_eq!(proto_string_len(b"\"a\\\"b\" x"), Some(6));
+        assert_eq!(proto_string_len(b"\"a\\"), None);
+        assert_eq!(c_unescape(b"p\\303\\251 \\x41\\q"), "pé Aq".as_bytes());
     }
 }

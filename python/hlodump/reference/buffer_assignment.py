@@ -41,6 +41,20 @@ UINT_RE = re.compile(r"[0-9]+")
 GROUPED_RE = re.compile(r"[0-9]{1,3}(?: [0-9]{3})+|[0-9]+")
 HUMAN_RE = re.compile(r"(-?)([0-9]+)(?:\.([0-9]+))?(B|KiB|MiB|GiB|TiB|PiB|EiB)")
 _UNIT_POWER = {"B": 0, "KiB": 1, "MiB": 2, "GiB": 3, "TiB": 4, "PiB": 5, "EiB": 6}
+# Every number goes into an int64 or int32 column: a larger one is an error at its first digit
+# ("… is out of range"), never a crash. Digit strings are never converted whole when they are
+# long (Python refuses int() of > 4300 digits).
+I64_MAX = 2**63 - 1
+I32_MAX = 2**31 - 1
+
+
+def _to_int(digits: str, limit: int) -> int | None:
+    """int(digits) (ASCII digits, may be long) if it is at most ``limit``, else None."""
+    d = digits.lstrip("0")
+    if len(d) > 19:
+        return None
+    v = int(d or "0")
+    return v if v <= limit else None
 
 # Fixed lines (structure only, no rows).
 _REPORT_HEADER_RE = re.compile(r"  cumulative_size; +size; +offset; +used_by_n_values; +shapes_list")
@@ -62,6 +76,17 @@ def human_bytes(text: str) -> int:
     if m is None:
         raise ValueError(f"not a human-readable byte count: {text!r}")
     sign, whole, frac, unit = m.group(1), m.group(2), m.group(3) or "", m.group(4)
+    whole, frac = whole.lstrip("0") or "0", frac.rstrip("0")
+    if len(whole) > 19:
+        raise ValueError(f"human-readable byte count too large: {text[:40]!r}")
+    if len(frac) > 1000:  # exact without converting a huge digit string to int
+        import decimal
+
+        with decimal.localcontext() as c:
+            c.prec = len(whole) + len(frac) + 40
+            v = (decimal.Decimal(f"{whole}.{frac}") * 1024 ** _UNIT_POWER[unit]).quantize(
+                decimal.Decimal(1), rounding=decimal.ROUND_HALF_UP)
+        return -int(v) if sign else int(v)
     scaled = int(whole + frac) * 1024 ** _UNIT_POWER[unit]  # the decimal times 10**len(frac)
     denominator = 10 ** len(frac)
     quotient: int
@@ -132,12 +157,20 @@ class _Cursor:
         self.pos = m.end()
         return m.group(0)
 
-    def uint(self, what: str) -> int:
-        return int(self._match(UINT_RE, f"{what} (digits)"))
+    def uint(self, what: str, limit: int = I64_MAX) -> int:
+        start = self.pos
+        v = _to_int(self._match(UINT_RE, f"{what} (digits)"), limit)
+        if v is None:
+            raise _Bad(start, f"{what} is out of range (at most {limit})")
+        return v
 
     def grouped(self, what: str) -> int:
         """A byte count, digits possibly grouped with single spaces."""
-        return int(self._match(GROUPED_RE, f"{what} (digits)").replace(" ", ""))
+        start = self.pos
+        v = _to_int(self._match(GROUPED_RE, f"{what} (digits)").replace(" ", ""), I64_MAX)
+        if v is None:
+            raise _Bad(start, f"{what} is out of range (at most {I64_MAX})")
+        return v
 
     def name(self, what: str = "an instruction name") -> str:
         return self._match(NAME_RE, what)
@@ -154,7 +187,13 @@ class _Cursor:
         if m is None:
             raise _Bad(start, f"expected {what} (a size such as 576B, 51.1KiB, 4.00MiB)")
         self.pos = m.end()
-        return human_bytes(m.group(0))
+        try:
+            v = human_bytes(m.group(0))
+        except ValueError:
+            v = I64_MAX + 1
+        if abs(v) > I64_MAX:
+            raise _Bad(start, f"{what} is out of range (at most {I64_MAX} bytes)")
+        return v
 
     def spaces(self) -> None:
         while self.pos < self.stop and self.text[self.pos] == " ":
@@ -178,7 +217,7 @@ def _value_ref(cur: _Cursor) -> dict[str, Any]:
     instruction = cur.name()
     shape_index = cur.index()
     is_phi = cur.accept(" (phi)")
-    color = cur.uint("a color") if cur.accept(" @") else 0
+    color = cur.uint("a color", I32_MAX) if cur.accept(" @") else 0
     cur.expect(">", "(end of the value reference)")
     return {
         "value_id": value_id,
@@ -379,7 +418,7 @@ class _Parser:
     def allocation_flag(cur: _Cursor, row: dict[str, Any]) -> str:
         """One flag (§2.2); fills ``row`` and returns the flag's keyword."""
         if cur.accept("color "):
-            row["color"] = cur.uint("the color")
+            row["color"] = cur.uint("the color", I32_MAX)
             return "color"
         if cur.accept("parameter "):
             row["parameter"] = cur.uint("the parameter number")
@@ -571,7 +610,7 @@ class _Parser:
             self.live_sub = "buffers"
         elif text.startswith("  Live ranges at "):
             cur = _Cursor(text, len("  Live ranges at "))
-            self.peak_time = cur.uint("the peak time")
+            self.peak_time = cur.uint("the peak time", I32_MAX)
             cur.expect(" (peak):")
             cur.end("the peak header")
             self.total("live_range", "peak_time", None, self.peak_time, lineno)
@@ -598,7 +637,7 @@ class _Parser:
 
     def schedule_line(self, lineno: int, text: str) -> None:
         cur = _Cursor(text, 4)
-        position = cur.uint("the schedule position")
+        position = cur.uint("the schedule position", I32_MAX)
         cur.expect(":")
         name = cur.name()
         cur.end("the scheduled instruction")
@@ -612,9 +651,9 @@ class _Parser:
         if index is None:
             raise _Bad(start, "expected the buffer's shape index, e.g. {} (always printed here)")
         cur.expect(":")
-        begin = cur.uint("the start time")
+        begin = cur.uint("the start time", I32_MAX)
         cur.expect("-")
-        end = cur.uint("the end time")
+        end = cur.uint("the end time", I32_MAX)
         cur.end("the live range")
         self.ctx.add("live_ranges", {"buffer": text[4:start] + index, "instruction": name,
                                      "shape_index": index, "start": begin, "end": end,
@@ -627,10 +666,13 @@ class _Parser:
         index = cur.index()
         buffer = text[4:cur.pos]
         cur.expect(": ")
+        size_at = cur.pos
         size = cur.uint("the byte count")
         cur.expect(" bytes")
         self.peak_running += size
         cumulative, printed = self.peak_running, False
+        if cur.at_end() and cumulative > I64_MAX:
+            raise _Bad(size_at, f"the running byte total is out of range (at most {I64_MAX})")
         if not cur.at_end():
             cur.expect(" (cumulative: ", "or the end of the line")
             cumulative, printed = cur.uint("the cumulative byte count"), True
@@ -656,14 +698,16 @@ class _Parser:
             raise _Bad(label_start, "expected a label before ' (P%, total: …)'")
         if depth > len(self.tree_stack):
             raise _Bad(label_start, f"tree depth {depth} under no line of depth {depth - 1}")
+        total_bytes = _grouped(m, "total")
+        current_bytes = _grouped(m, "current")
+        remaining_bytes = _grouped(m, "remaining")
         parent = self.tree_stack[depth - 1] if depth > 0 else None
         del self.tree_stack[depth:]
         self.tree_stack.append(self.tree_row)
         self.ctx.add("peak_breakdown", {
             "row": self.tree_row, "parent_row": parent, "depth": depth, "label": label,
-            "percent": float(m.group("pct")), "total_bytes": _grouped(m.group("total")),
-            "current_bytes": _grouped(m.group("current")),
-            "remaining_bytes": _grouped(m.group("remaining")), "line": lineno,
+            "percent": float(m.group("pct")), "total_bytes": total_bytes,
+            "current_bytes": current_bytes, "remaining_bytes": remaining_bytes, "line": lineno,
         })
         self.tree_row += 1
 
@@ -675,7 +719,7 @@ class _Parser:
         if marker < 0:
             raise _Bad(len(text), "expected ' (color=N)' after the memory space name")
         cur = _Cursor(text, marker + len(" (color="))
-        color = cur.uint("the color")
+        color = cur.uint("the color", I32_MAX)
         cur.expect(")")
         cur.end("the memory space line")
         self.space, self.space_color = text[len("Memory Space: "):marker], color
@@ -725,7 +769,7 @@ class _Parser:
         cumulative = cur.human("the cumulative size")
         cur.expect("(")
         cur.spaces()
-        percent = cur.uint("the percentage")
+        percent = cur.uint("the percentage", I32_MAX)
         cur.expect("%); ")
         cur.spaces()
         size = cur.human("the size")
@@ -734,7 +778,7 @@ class _Parser:
         offset = cur.uint("the offset")
         cur.expect("; ")
         cur.spaces()
-        count = cur.uint("used_by_n_values")
+        count = cur.uint("used_by_n_values", I32_MAX)
         cur.expect("; ")
         self.ctx.add("memory_report", {
             "memory_space": self.space, "color": self.space_color, "table": self.table,
@@ -749,7 +793,10 @@ class _Parser:
         try:
             tokens = _proto_tokens(lineno, text)
         except _Bad:
-            self.proto_broken = True  # the message cannot be trusted any more
+            # The message being read (if any: a bad line between messages is only reported)
+            # cannot be trusted any more.
+            if self.proto_depth > 0 or self.proto_tokens:
+                self.proto_broken = True
             raise
         for tok in tokens:
             if self.proto_depth == 0:
@@ -833,7 +880,7 @@ def _use(text: str) -> dict[str, Any]:
     cur.expect("  ", "(a use, '  (none)' or ' from instruction:')")
     name = cur.name()
     cur.expect(", operand ")
-    operand = cur.uint("the operand number")
+    operand = cur.uint("the operand number", I32_MAX)
     index = None
     if cur.accept(" "):
         start = cur.pos
@@ -851,8 +898,11 @@ _TREE_TAIL_RE = re.compile(
 )
 
 
-def _grouped(text: str) -> int:
-    return int(text.replace(" ", ""))
+def _grouped(m: re.Match[str], group: str) -> int:
+    v = _to_int(m.group(group).replace(" ", ""), I64_MAX)
+    if v is None:
+        raise _Bad(m.start(group), f"the {group} byte count is out of range (at most {I64_MAX})")
+    return v
 
 
 def _tree_depth(head: str) -> tuple[int, int]:
@@ -954,7 +1004,7 @@ _ENTRY_FIELDS: dict[str, Any] = {
     "cumulative_percentage": "float", "defining_positions": "string",
 }
 _SPACE_FIELDS: dict[str, Any] = {
-    "total_bytes": "int", "memory_space_color": "int", "allocation_entries": _ENTRY_FIELDS,
+    "total_bytes": "int", "memory_space_color": "int32", "allocation_entries": _ENTRY_FIELDS,
 }
 
 
@@ -1012,10 +1062,14 @@ class _ProtoReader:
             return tok.value
         if tok.kind != "number":
             raise _ProtoBad(tok, f"expected a number ({kind})")
-        if kind == "int":
+        if kind in ("int", "int32"):
             if not re.fullmatch(r"[-+]?[0-9]+", tok.value):
                 raise _ProtoBad(tok, "expected an integer")
-            return int(tok.value)
+            limit = I32_MAX if kind == "int32" else I64_MAX
+            v = _to_int(tok.value.lstrip("+-"), limit + 1)
+            if v is None or (v > limit and not tok.value.startswith("-")):
+                raise _ProtoBad(tok, f"integer out of range ({kind})")
+            return -v if tok.value.startswith("-") else v
         return float(tok.value.rstrip("fF"))
 
 
