@@ -182,3 +182,31 @@ def test_console_script() -> None:
     assert p.returncode == 0 and p.stdout.startswith("hlodump ")
     p = subprocess.run([exe, "tables", CF10], capture_output=True, text=True, timeout=120)
     assert p.returncode == 0 and "allocations" in p.stdout
+
+
+def test_readme_directory_queries_run() -> None:
+    """Every ``hlodump query`` of README's "Directories and SQL" section runs as written."""
+    import re
+    import shlex
+
+    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as fh:
+        readme = fh.read()
+    section = readme.split("## Directories and SQL", 1)[1].split("\n## ", 1)[0]
+    block = section.split("```sh", 1)[1].split("```", 1)[0]
+    commands = [c for c in re.split(r"\n(?=hlodump )", block.strip()) if c.startswith("hlodump ")]
+    commands = [shlex.split(c, comments=True) for c in commands]
+    assert len(commands) == 4
+    outputs = []
+    for argv in commands:
+        assert argv[0] == "hlodump"
+        p = run(*argv[1:], "--format", "json", cwd=ROOT)
+        assert p.returncode == 0, (argv, p.stderr)
+        outputs.append(json.loads(p.stdout))
+    biggest, peak, fusions, passes = outputs
+    # the numbers the README states
+    assert biggest[0]["module_id"] == 2 and biggest[0]["size"] == 1296 and biggest[0]["source_line"] == 28
+    assert biggest[0]["op_name"].endswith("/dynamic_update_slice")
+    assert peak[0]["bytes"] == 1296 and peak[0]["buffer"] == "arg_tuple.3{3}"
+    assert {(r["fusion_kind"], r["fusions"]) for r in fusions if r["module_id"] == 2} == {("kLoop", 22), ("kCustom", 3)}
+    assert (passes[0]["pass_index"], passes[0]["instructions"]) == (0, 1108)
+    assert (passes[-1]["pass_index"], passes[-1]["instructions"]) == (56, 2414)
