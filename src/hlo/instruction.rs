@@ -7,7 +7,7 @@
 
 use std::borrow::Cow;
 
-use super::attributes::{get, parse_metadata, split_attributes, Attr};
+use super::attributes::{parse_metadata, split_attributes, Attr};
 use super::scan::*;
 
 /// Keys whose values name called computations (schema: instructions.called_computations).
@@ -167,8 +167,23 @@ fn parse<'a>(text: &'a [u8], sc: &mut Scratch) -> ScanResult<Option<Instr<'a>>> 
         }
     }
 
-    let attrs = &sc.attrs;
-    let md = match get(text, attrs, b"metadata") {
+    // One pass over the attributes for the keys the tables use (first occurrence wins).
+    let mut slots: [Option<&'a [u8]>; 5] = [None; 5];
+    for a in &sc.attrs {
+        let k = match &text[a.key.0..a.key.1] {
+            b"metadata" => 0,
+            b"custom_call_target" => 1,
+            b"backend_config" => 2,
+            b"kind" => 3,
+            b"sharding" => 4,
+            _ => continue,
+        };
+        if slots[k].is_none() {
+            slots[k] = Some(&text[a.value.0..a.value.1]);
+        }
+    }
+    let [metadata, target, backend_config, kind, sharding] = slots;
+    let md = match metadata {
         Some(v) => parse_metadata(v)?,
         None => Default::default(),
     };
@@ -184,10 +199,10 @@ fn parse<'a>(text: &'a [u8], sc: &mut Scratch) -> ScanResult<Option<Instr<'a>>> 
         source_file: md.source_file.map(unquote_or_raw),
         source_line: md.source_line.and_then(py_int),
         stack_frame_id: md.stack_frame_id.and_then(py_int),
-        custom_call_target: get(text, attrs, b"custom_call_target").map(unquote_or_raw),
-        backend_config: get(text, attrs, b"backend_config").map(unquote_or_raw),
-        fusion_kind: get(text, attrs, b"kind"),
-        sharding: get(text, attrs, b"sharding"),
+        custom_call_target: target.map(unquote_or_raw),
+        backend_config: backend_config.map(unquote_or_raw),
+        fusion_kind: kind,
+        sharding,
     }))
 }
 

@@ -305,15 +305,26 @@ impl<'t, 'c> Parser<'t, 'c> {
     }
 
     fn instruction(&mut self, line: &Line<'c>) -> Result<()> {
-        let text: Cow<'c, [u8]> = if needs_continuation(line.text) {
-            match self.join(line, |t| !needs_continuation(t)) {
+        // Only a `constant(` line can continue, and only if its parentheses do not balance:
+        // parse first, and look at continuation only when that fails or the opcode is constant
+        // (a string could hold a '(' that the reference's plain count sees).
+        let first = parse_instruction(line.text, &mut self.sc);
+        let maybe_continued = first.as_ref().is_none_or(|i| i.opcode == b"constant");
+        let (text, ins): (Cow<'c, [u8]>, _) = if maybe_continued && needs_continuation(line.text) {
+            let text = match self.join(line, |t| !needs_continuation(t)) {
                 Some(t) => t,
                 None => return self.err(line, 1, "constant literal not closed before end of file"),
-            }
+            };
+            (text, None)
         } else {
-            Cow::Borrowed(line.text)
+            (Cow::Borrowed(line.text), first)
         };
-        let Some(ins) = parse_instruction(&text, &mut self.sc) else {
+        let ins = match ins {
+            Some(i) => Some(i),
+            None if matches!(text, Cow::Borrowed(t) if t.len() == line.text.len()) => None,
+            None => parse_instruction(&text, &mut self.sc),
+        };
+        let Some(ins) = ins else {
             return self.err(line, 1, "cannot parse instruction");
         };
         let comp = self.comp.as_mut().expect("a computation is open");

@@ -8,7 +8,7 @@
 
 use std::borrow::Cow;
 
-use memchr::{memchr, memchr2, memmem};
+use memchr::{memchr, memchr2};
 
 /// Why a scan failed (the reference's `ScanError` messages).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -81,9 +81,11 @@ pub fn is_name_start(b: u8) -> bool {
     b.is_ascii_alphabetic() || b == b'_'
 }
 
+static NAME_CHAR: [bool; 256] = table(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-");
+
 #[inline]
 pub fn is_name_char(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-')
+    NAME_CHAR[b as usize]
 }
 
 /// End of the `NAME` (`[A-Za-z_][A-Za-z0-9_.\-]*`) starting at `i`, or None.
@@ -127,8 +129,8 @@ pub fn skip_string(text: &[u8], i: usize) -> ScanResult<usize> {
 /// `text[i..i+2]` is `/*`: index just past the `*/`.
 #[inline]
 pub fn skip_comment(text: &[u8], i: usize) -> ScanResult<usize> {
-    match memmem::find(&text[(i + 2).min(text.len())..], b"*/") {
-        Some(p) => Ok(i + 2 + p + 2),
+    match find_pair(text, (i + 2).min(text.len()), b'*', b'/') {
+        Some(p) => Ok(p + 2),
         None => Err(ScanError::UnterminatedComment),
     }
 }
@@ -273,24 +275,44 @@ pub fn balanced(text: &[u8]) -> bool {
 /// with the remaining text and `segs` with (start in `out`, start in `text`, length) of each
 /// kept piece, so that a range of `out` can be mapped back to the input.
 pub fn strip_comments(text: &[u8], out: &mut Vec<u8>, segs: &mut Vec<(usize, usize, usize)>) -> bool {
-    let Some(first) = memmem::find(text, b"/*") else { return false };
+    let Some(first) = find_comment(text, 0) else { return false };
     out.clear();
     segs.clear();
     let mut kept = 0; // start of the current kept piece in `text`
     let mut at = first;
     loop {
-        let Some(e) = memmem::find(&text[at + 2..], b"*/") else { break };
+        let Some(e) = find_pair(text, at + 2, b'*', b'/').map(|p| p - at - 2) else { break };
         segs.push((out.len(), kept, at - kept));
         out.extend_from_slice(&text[kept..at]);
         kept = at + 2 + e + 2;
-        match memmem::find(&text[kept..], b"/*") {
-            Some(p) => at = kept + p,
+        match find_comment(text, kept) {
+            Some(p) => at = p,
             None => break,
         }
     }
     segs.push((out.len(), kept, text.len() - kept));
     out.extend_from_slice(&text[kept..]);
     true
+}
+
+/// First `/*` at or after `from`.
+#[inline]
+fn find_comment(text: &[u8], from: usize) -> Option<usize> {
+    find_pair(text, from, b'/', b'*')
+}
+
+/// First occurrence of the two bytes `a b` at or after `from` (memchr on `a`: cheaper than
+/// building a memmem finder for the short texts we search).
+#[inline]
+pub fn find_pair(text: &[u8], mut from: usize, a: u8, b: u8) -> Option<usize> {
+    while let Some(p) = memchr(a, &text[from..]) {
+        let at = from + p;
+        if text.get(at + 1) == Some(&b) {
+            return Some(at);
+        }
+        from = at + 1;
+    }
+    None
 }
 
 /// Map `out[a..b]` (after `strip_comments`) back to a range of the original text when it lies

@@ -44,11 +44,49 @@ pub type Location = [i64; 6];
 
 #[derive(Default)]
 pub struct Frames<'c> {
-    pub file_names: HashMap<i64, Cow<'c, [u8]>>,
-    pub function_names: HashMap<i64, Cow<'c, [u8]>>,
-    pub locations: HashMap<i64, Location>,
+    pub file_names: IdMap<Cow<'c, [u8]>>,
+    pub function_names: IdMap<Cow<'c, [u8]>>,
+    pub locations: IdMap<Location>,
     /// frame id → file_location_id
-    pub frames: HashMap<i64, i64>,
+    pub frames: IdMap<i64>,
+}
+
+/// Rows by id. Ids are small and dense (numbered from 1), and every instruction line looks
+/// one up, so a vector beats hashing; huge or negative ids go to a map.
+pub struct IdMap<T> {
+    dense: Vec<Option<T>>,
+    sparse: HashMap<i64, T>,
+}
+
+impl<T> Default for IdMap<T> {
+    fn default() -> Self {
+        IdMap { dense: Vec::new(), sparse: HashMap::new() }
+    }
+}
+
+const DENSE_LIMIT: i64 = 1 << 22;
+
+impl<T> IdMap<T> {
+    pub fn insert(&mut self, id: i64, v: T) {
+        if (0..DENSE_LIMIT).contains(&id) {
+            let i = id as usize;
+            if i >= self.dense.len() {
+                self.dense.resize_with(i + 1, || None);
+            }
+            self.dense[i] = Some(v);
+        } else {
+            self.sparse.insert(id, v);
+        }
+    }
+
+    #[inline]
+    pub fn get(&self, id: &i64) -> Option<&T> {
+        if (0..DENSE_LIMIT).contains(id) {
+            self.dense.get(*id as usize).and_then(Option::as_ref)
+        } else {
+            self.sparse.get(id)
+        }
+    }
 }
 
 /// A small cursor over one table row (the rows have a fixed layout).
