@@ -10,6 +10,7 @@ See ``hlodump.schema`` for every table and column.
 
 from __future__ import annotations
 
+from .bodies import decode_body
 from .dump import Dump
 from .exceptions import HlodumpError, ParseError
 from .reader import read_arrow
@@ -17,4 +18,4 @@ from .schema import SCHEMAS, TABLE_NAMES
 
 __version__ = "0.1.0"
 
-__all__ = ["read_arrow", "Dump", "ParseError", "HlodumpError", "SCHEMAS", "TABLE_NAMES", "__version__"]
+__all__ = ["read_arrow", "decode_body", "Dump", "ParseError", "HlodumpError", "SCHEMAS", "TABLE_NAMES", "__version__"]
