@@ -173,39 +173,10 @@ def format_bytes(n: Optional[float]) -> str:
 # --------------------------------------------------------------------------------- loading
 
 def load(path: Any, reader: Optional[Any] = None) -> "Dump":
-    """Read ``path`` for memory analysis: ``reader`` (default ``hlodump.read_arrow``), and when
-    that reader gave no ``instructions`` rows for after-optimizations HLO files it listed (a
-    reader that does not parse module text), those files alone are re-read with the pure-Python
-    reference parser and their ``instructions`` / ``stack_frames`` rows put in (with this dump's
-    ``file_id``s), so buffers can be traced to source lines."""
-    from .dump import Dump
-    from .paths import expand
-
+    """Read ``path`` for memory analysis with ``reader`` (default ``hlodump.read_arrow``)."""
     if reader is None:
         from . import read_arrow as reader
-    d = reader(path)
-    files = d["files"].select(["file_id", "path", "kind", "stage"]).to_pylist()
-    hlo = [f for f in files if f["kind"] == "hlo_module" and f["stage"] == "after_optimizations"]
-    if not hlo or d["instructions"].num_rows:
-        return d
-    full_of = {shown: full for full, shown, _ in expand(path)}
-    todo = [(f["file_id"], full_of[f["path"]]) for f in hlo if f["path"] in full_of]
-    if not todo:
-        return d
-    from . import reference
-
-    r = reference.read_arrow([full for _, full in todo], tables=["instructions", "stack_frames"])
-    remap = pa.array([fid for fid, _ in todo], pa.int32())
-    tables = dict(d.items())
-    for name in ("instructions", "stack_frames"):
-        t = r[name]
-        if t.num_rows:
-            import pyarrow.compute as pc
-
-            new_ids = pc.take(remap, t.column("file_id"))
-            t = t.set_column(t.schema.get_field_index("file_id"), "file_id", new_ids)
-            tables[name] = t.cast(d[name].schema) if d[name].schema != t.schema else t
-    return Dump(tables)
+    return reader(path)
 
 
 # --------------------------------------------------------------------------------- modules
