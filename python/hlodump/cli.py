@@ -10,14 +10,17 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Optional, Sequence
+from typing import IO, TYPE_CHECKING, Any, Optional, Sequence
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .dump import Dump
 
 from . import __version__
 
 __all__ = ["main"]
 
 
-def _read(path: str, args: argparse.Namespace):
+def _read(path: str, args: argparse.Namespace) -> "Dump":
     from . import read_arrow
 
     return read_arrow(path, on_error="collect" if getattr(args, "keep_going", False) else "raise",
@@ -80,7 +83,7 @@ def _cmd_query(args: argparse.Namespace) -> int:
     return 0
 
 
-def _print_table(columns: Sequence[str], rows: list, out) -> None:
+def _print_table(columns: Sequence[str], rows: list[Any], out: IO[str]) -> None:
     """A plain aligned text table (rich is optional)."""
     cells = [[("" if v is None else str(v)) for v in r] for r in rows]
     widths = [max([len(c)] + [min(len(r[i]), 80) for r in cells]) for i, c in enumerate(columns)]

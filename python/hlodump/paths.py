@@ -70,7 +70,7 @@ def _walk(top: str, prefix: str) -> list[Input]:
     except OSError:
         top_key = None
     # stack of (directory, its relative path with trailing "/", keys of it and its ancestors)
-    stack: list[tuple[str, str, frozenset]] = [(top, "", frozenset([top_key] if top_key else []))]
+    stack: list[tuple[str, str, frozenset[tuple[int, int]]]] = [(top, "", frozenset([top_key] if top_key else []))]
     while stack:
         d, rel, ancestors = stack.pop()
         try:

@@ -35,8 +35,10 @@ def read_arrow(
         string_view: text columns as zero-copy ``string_view`` (default) or as ``large_string``
             copies, for pyarrow kernels that lack string_view (take, filter, sort …).
         threads: worker threads (default: all cores).
-        mmap: ``None`` maps large files and reads small ones; ``True`` maps every file;
-            ``False`` reads every file into memory (safe if files may change while in use).
+        mmap: ``None`` / ``False`` (default) read every file into memory, so the tables stay
+            valid whatever happens to the files later; ``True`` memory-maps every file (no copy,
+            pages shared with the OS cache) — then a file must not be truncated or rewritten
+            while its tables are in use: reading them would kill the process with SIGBUS.
         progress: show a progress bar on stderr (default: for directories, when it is a TTY).
 
     Returns:
@@ -72,7 +74,7 @@ def read_arrow(
     return Dump._complete(out, tables, string_view)
 
 
-def _progress_bar(inputs: list, progress: Optional[bool]) -> Any:
+def _progress_bar(inputs: list[tuple[str, str, bool]], progress: Optional[bool]) -> Any:
     if progress is False or (progress is None and len(inputs) < 2):
         return None
     from .progress import ProgressBar
