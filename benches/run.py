@@ -117,7 +117,7 @@ def child(spec: dict) -> dict:
         st = status()
         rows = {k: d[k].num_rows for k in d.keys()}
         res = {"seconds": dt, "rows": sum(rows.values()), "errors": rows.get("errors", 0), "table_rows": rows,
-               "base_anon": base["RssAnon"], **st, **arrow_bytes(d, paths)}
+               "base_anon": base["RssAnon"], **st, **arrow_bytes(d, spec.get("files", paths))}
         return res
     if kind == "reference":
         import hlodump.reference as ref
@@ -160,8 +160,8 @@ def run_child(spec: dict, repeat: int, timeout: float) -> dict | None:
     best = None
     for _ in range(repeat):
         try:
-            r = subprocess.run([sys.executable, __file__, "--child", json.dumps(spec)], capture_output=True,
-                               text=True, timeout=timeout, cwd=ROOT)
+            r = subprocess.run([sys.executable, __file__, "--child", "-"], input=json.dumps(spec),
+                               capture_output=True, text=True, timeout=timeout, cwd=ROOT)
         except subprocess.TimeoutExpired:
             return {"timeout": timeout}
         if r.returncode != 0:
@@ -245,7 +245,7 @@ def main(argv=None) -> int:
     ap.add_argument("--child")
     a = ap.parse_args(argv)
     if a.child:
-        print(json.dumps(child(json.loads(a.child))))
+        print(json.dumps(child(json.loads(sys.stdin.read() if a.child == "-" else a.child))))
         return 0
 
     out = Path(a.out)
@@ -275,8 +275,9 @@ def main(argv=None) -> int:
         r: dict = {"name": name, "format": fmt_, "files": len(paths), "bytes": n}
         r["wc_s"] = time_cmd(["wc", "-l", *paths], repeat)
         r["memchr_s"] = memchr_time(exe, paths, repeat)
+        hl_paths = [str(out / inp)] if (out / inp).is_dir() else paths
         for th, key in ((1, "t1"), (None, "tall")):
-            res = run_child({"kind": "hlodump", "paths": paths, "threads": th}, repeat, a.timeout)
+            res = run_child({"kind": "hlodump", "paths": hl_paths, "threads": th, "files": paths}, repeat, a.timeout)
             r[key] = res
         if have_xla and fmt_ == "hlo":
             xp = resolve(out, xla_spec, paths)
@@ -290,6 +291,7 @@ def main(argv=None) -> int:
                 r["reference"] = {**(run_child({"kind": "reference", "paths": rp}, 1, a.timeout) or {}),
                                   "bytes": size_of(rp), "on": ref_spec or "itself"}
         results.append(r)
+        (out / "results.partial.json").write_text(json.dumps(results, indent=2))
 
     load_after = Path("/proc/loadavg").read_text().split()[:3]
     hlo_landed = any(r["format"] == "hlo" and (r["t1"] or {}).get("table_rows", {}).get("instructions", 0) > 0
