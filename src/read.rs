@@ -16,7 +16,7 @@ use crate::files::{classify, sniff, FileKind};
 use crate::source::Source;
 use crate::tables::{Tables, TABLE_NAMES};
 
-/// Files at least this large are memory-mapped (when mapping is allowed); smaller ones are read.
+/// Files at least this large get a group (and a buffer) of their own; smaller ones share arenas.
 pub const MAP_THRESHOLD: u64 = 4 << 20;
 /// Target size of an arena of small files.
 pub const ARENA_BYTES: u64 = 64 << 20;
@@ -34,9 +34,15 @@ pub struct Input {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum MapPolicy {
-    /// Map files of `MAP_THRESHOLD` bytes and more.
+    /// The default: read every file into memory (files of `MAP_THRESHOLD` bytes and more get a
+    /// buffer of their own, smaller ones share arenas). Tables stay valid whatever happens to
+    /// the files afterwards: a mapped file that another process truncates (XLA re-dumping into
+    /// the same directory) would kill the process with SIGBUS when a table is read.
     Auto,
+    /// Map every file (`read_arrow(mmap=True)`): no copy, pages shared with the page cache;
+    /// the files must not shrink while their tables are alive.
     Always,
+    /// Read every file (`read_arrow(mmap=False)`): the same as `Auto`.
     Never,
 }
 
@@ -168,7 +174,7 @@ fn read_group(inputs: &[Input], sizes: &[Option<u64>], g: &Group, opts: &Options
         let i = g.first;
         let loaded = match sizes[i] {
             None => Err(not_regular(&inputs[i].path)),
-            Some(_) if opts.map == MapPolicy::Never => Source::read(&inputs[i].path),
+            Some(_) if opts.map != MapPolicy::Always => Source::read(&inputs[i].path),
             Some(_) => Source::map(&inputs[i].path),
         };
         match loaded {

@@ -33,7 +33,7 @@ impl Source {
             return Ok(Source::from_vec(Vec::new()));
         }
         // SAFETY: the mapping is read-only. If another process truncates the file while it is
-        // mapped, reading the lost pages raises SIGBUS; `read_arrow(mmap=False)` avoids that.
+        // mapped, reading the lost pages raises SIGBUS; so only `read_arrow(mmap=True)` maps (the default reads).
         let map = unsafe { Mmap::map(&file)? };
         Ok(Source::from_mmap(map))
     }

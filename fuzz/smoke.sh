@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# CI smoke run of every fuzz target: SECONDS (default 30) each, seeded from fuzz/seeds.
+# Needs a nightly toolchain (or RUSTC_BOOTSTRAP=1) and `cargo install cargo-fuzz`.
+# A crash leaves its input in fuzz/artifacts/<target>/ and fails the script.
+set -euo pipefail
+cd "$(dirname "$0")"
+SECONDS_PER_TARGET="${1:-30}"
+TOOLCHAIN="${FUZZ_TOOLCHAIN:-+nightly}"
+for target in buffer_assignment hlo files read; do
+    corpus="$(mktemp -d)"
+    echo "== $target (${SECONDS_PER_TARGET}s)"
+    cargo $TOOLCHAIN fuzz run "$target" "$corpus" "seeds/$target" -- \
+        -max_total_time="$SECONDS_PER_TARGET" -max_len=65536 -timeout=10 -rss_limit_mb=2048 \
+        -print_final_stats=1 2>&1 | grep -E "^stat::number_of_executed_units|Done|ERROR|panicked|SUMMARY" || true
+    status=${PIPESTATUS[0]}
+    rm -rf "$corpus"
+    if [ "$status" -ne 0 ]; then
+        echo "fuzz target $target failed (exit $status); see fuzz/artifacts/$target/" >&2
+        exit "$status"
+    fi
+done
+echo "fuzz smoke: all targets ran ${SECONDS_PER_TARGET}s without a crash"

@@ -1,0 +1,31 @@
+//! Shared checks of the fuzz targets: parse in collect mode and in strict mode, finish the
+//! tables (the builders check their column lengths), and compare the two modes.
+
+use hlodump::error::{Error, FileCtx};
+use hlodump::source::SourceRef;
+use hlodump::Tables;
+
+pub type Parser = for<'c> fn(&'c [u8], FileCtx<'c>, &mut Tables) -> hlodump::error::Result<()>;
+
+/// Run `parse` on `data` both ways; panic if the modes disagree: strict mode must fail exactly
+/// when collect mode records an error, at the first recorded error's line and column.
+pub fn check(parse: Parser, data: &[u8]) {
+    let ctx = |collect| FileCtx { file_id: 0, path: "fuzz", collect, src: SourceRef::none() };
+    let mut collected = Tables::default();
+    parse(data, ctx(true), &mut collected).expect("collect mode never fails");
+    let first = collected.errors.line.0.first().copied().zip(collected.errors.column.0.first().copied());
+    let mut strict = Tables::default();
+    let r = parse(data, ctx(false), &mut strict);
+    match (r, first) {
+        (Ok(()), None) => {}
+        (Err(Error::Parse(e)), Some((line, column))) => {
+            assert_eq!((e.line as i64, e.column as i64), (line, column), "strict error differs from the first collected error")
+        }
+        (Ok(()), Some(p)) => panic!("collect mode has an error at {p:?}, strict mode none"),
+        (Err(e), None) => panic!("strict mode failed ({e}), collect mode recorded nothing"),
+        (Err(e), Some(_)) => panic!("unexpected error kind: {e}"),
+    }
+    for (_, batch) in collected.finish() {
+        assert!(batch.num_rows() <= data.len() + 1);
+    }
+}
