@@ -1678,6 +1678,30 @@ mod tests {
         assert_eq!((d, &l.as_bytes()[s..m.start]), (2, &b"while.5_computation"[..]));
     }
 
+    /// Inputs that would panic or overflow in a careless port (regressions of review/fuzzing).
+    #[test]
+    fn nasty_inputs_do_not_panic() {
+        let cases: &[&[u8]] = &[
+            b"Memory Space: (color=0)\n",                     // name slice end before start
+            b"Memory Space:  (color=0)\nTotal bytes: 1 (9999999999999999999.9EiB)\n",
+            b"Memory Space: x (color=0)\n  cumulative_size; size; offset; used_by_n_values; shapes_list\n  --\n 99999999999999999999999999999999999999EiB(1%); 1B; 0; 1; x\n",
+            b"HloLiveRange (max 1):\n  Live ranges at 0 (peak):\n    a: 9223372036854775807 bytes\n    b: 9223372036854775807 bytes\n    c: 1 bytes\n",
+            b"memory_space_allocation_entries {\n  allocation_entries { defining_positions: \"\\\" }\n",
+            b"memory_space_allocation_entries { memory_space_color: -9223372036854775808 }\n}\n}\n",
+            b"memory_space_allocation_entries : : {\n}\n",
+            b"Used values:\n<1 a>\n positions:\n uses:\n from instruction:<2 b>\n",
+            b"HloLiveRange (max 1):\n  Stack trace breakdown for peak usage: 1 bytes\n      \xe2\x94\x82 \xe2\x94\x94\xe2\x94\x80\xe2\x94\x80 a (1.0%, total: 1 bytes, current: 1 bytes, remaining: 99999999999999999999 bytes)\n",
+        ];
+        for data in cases {
+            for collect in [true, false] {
+                let ctx = FileCtx { file_id: 0, path: "t", collect, src: crate::source::SourceRef::none() };
+                let mut t = Tables::default();
+                let _ = parse(data, ctx, &mut t);
+                let _ = t.finish();
+            }
+        }
+    }
+
     #[test]
     fn proto_numbers_and_strings() {
         assert_eq!(proto_number_len(b"1.5e3f x"), Some(6));
