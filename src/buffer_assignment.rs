@@ -50,7 +50,10 @@ fn is_name_char(b: u8) -> bool {
 
 /// `int(digits)` if at most `limit` (digits may be many; leading zeros are fine).
 fn to_int(digits: &[u8], limit: u64) -> Option<u64> {
-    let first = digits.iter().position(|&b| b != b'0').unwrap_or(digits.len());
+    let first = digits
+        .iter()
+        .position(|&b| b != b'0')
+        .unwrap_or(digits.len());
     let d = &digits[first..];
     if d.len() > 19 {
         return None;
@@ -64,11 +67,16 @@ fn to_int(digits: &[u8], limit: u64) -> Option<u64> {
 
 /// End of `[0-9]{1,3}(?: [0-9]{3})+|[0-9]+` at `pos` (None if no digit there).
 fn grouped_end(t: &[u8], pos: usize) -> Option<usize> {
-    let run = t[pos.min(t.len())..].iter().take_while(|b| b.is_ascii_digit()).count();
+    let run = t[pos.min(t.len())..]
+        .iter()
+        .take_while(|b| b.is_ascii_digit())
+        .count();
     if run == 0 {
         return None;
     }
-    let group_at = |i: usize| t.len() >= i + 4 && t[i] == b' ' && t[i + 1..i + 4].iter().all(u8::is_ascii_digit);
+    let group_at = |i: usize| {
+        t.len() >= i + 4 && t[i] == b' ' && t[i + 1..i + 4].iter().all(u8::is_ascii_digit)
+    };
     if run <= 3 && group_at(pos + run) {
         let mut i = pos + run;
         while group_at(i) {
@@ -86,7 +94,10 @@ fn grouped_value(s: &[u8]) -> Option<i64> {
 }
 
 /// `(-?)([0-9]+)(?:\.([0-9]+))?(B|KiB|…|EiB)` at `pos`: (end, sign, whole, frac, power).
-fn human_match(t: &[u8], pos: usize) -> Option<(usize, bool, &[u8], &[u8], u32)> {
+/// (end, negative, whole digits, fraction digits, power of 1024).
+type HumanMatch<'a> = (usize, bool, &'a [u8], &'a [u8], u32);
+
+fn human_match(t: &[u8], pos: usize) -> Option<HumanMatch<'_>> {
     let mut i = pos;
     let neg = t.get(i) == Some(&b'-');
     if neg {
@@ -111,7 +122,15 @@ fn human_match(t: &[u8], pos: usize) -> Option<(usize, bool, &[u8], &[u8], u32)>
         i = j;
     }
     let rest = &t[i..];
-    for (unit, power) in [(&b"B"[..], 0), (b"KiB", 1), (b"MiB", 2), (b"GiB", 3), (b"TiB", 4), (b"PiB", 5), (b"EiB", 6)] {
+    for (unit, power) in [
+        (&b"B"[..], 0),
+        (b"KiB", 1),
+        (b"MiB", 2),
+        (b"GiB", 3),
+        (b"TiB", 4),
+        (b"PiB", 5),
+        (b"EiB", 6),
+    ] {
         if rest.starts_with(unit) {
             return Some((i + unit.len(), neg, whole, frac, power));
         }
@@ -156,7 +175,11 @@ struct Cur<'a> {
 
 impl<'a> Cur<'a> {
     fn new(t: &'a [u8], pos: usize) -> Cur<'a> {
-        Cur { t, pos, stop: t.len() }
+        Cur {
+            t,
+            pos,
+            stop: t.len(),
+        }
     }
 
     fn at_end(&self) -> bool {
@@ -180,13 +203,21 @@ impl<'a> Cur<'a> {
         if self.accept(lit) {
             return Ok(());
         }
-        let extra = if what.is_empty() { String::new() } else { format!(" {what}") };
+        let extra = if what.is_empty() {
+            String::new()
+        } else {
+            format!(" {what}")
+        };
         bad(self.pos, format!("expected {lit:?}{extra}"))
     }
 
     fn uint(&mut self, what: &str, limit: u64) -> R<u64> {
         let start = self.pos;
-        let n = self.view().iter().take_while(|b| b.is_ascii_digit()).count();
+        let n = self
+            .view()
+            .iter()
+            .take_while(|b| b.is_ascii_digit())
+            .count();
         if n == 0 {
             return bad(start, format!("expected {what} (digits)"));
         }
@@ -225,7 +256,10 @@ impl<'a> Cur<'a> {
         if v.first() != Some(&b'{') {
             return Ok(None);
         }
-        let n = v[1..].iter().take_while(|&&b| b.is_ascii_digit() || b == b',').count();
+        let n = v[1..]
+            .iter()
+            .take_while(|&&b| b.is_ascii_digit() || b == b',')
+            .count();
         if v.get(1 + n) != Some(&b'}') {
             return bad(self.pos, "expected a shape index such as {} or {0,2}");
         }
@@ -236,12 +270,18 @@ impl<'a> Cur<'a> {
     fn human(&mut self, what: &str) -> R<i64> {
         let start = self.pos;
         let Some((end, neg, whole, frac, power)) = human_match(&self.t[..self.stop], start) else {
-            return bad(start, format!("expected {what} (a size such as 576B, 51.1KiB, 4.00MiB)"));
+            return bad(
+                start,
+                format!("expected {what} (a size such as 576B, 51.1KiB, 4.00MiB)"),
+            );
         };
         self.pos = end;
         match human_value(neg, whole, frac, power) {
             Some(v) => Ok(v),
-            None => bad(start, format!("{what} is out of range (at most {I64_MAX} bytes)")),
+            None => bad(
+                start,
+                format!("{what} is out of range (at most {I64_MAX} bytes)"),
+            ),
         }
     }
 
@@ -284,9 +324,19 @@ fn value_ref<'a>(cur: &mut Cur<'a>) -> R<ValueRef<'a>> {
     let name = cur.name("an instruction name")?;
     let index = cur.index()?.unwrap_or(&[]);
     let phi = cur.accept(" (phi)");
-    let color = if cur.accept(" @") { cur.uint("a color", I32_MAX)? as i32 } else { 0 };
+    let color = if cur.accept(" @") {
+        cur.uint("a color", I32_MAX)? as i32
+    } else {
+        0
+    };
     cur.expect(">", "(end of the value reference)")?;
-    Ok(ValueRef { id, name, index, phi, color })
+    Ok(ValueRef {
+        id,
+        name,
+        index,
+        phi,
+        color,
+    })
 }
 
 impl<'a> ValueRef<'a> {
@@ -394,7 +444,13 @@ pub fn parse<'c>(data: &'c [u8], ctx: FileCtx<'c>, t: &mut Tables) -> Result<()>
     if !valid {
         for line in Lines::new(data) {
             if let Some(col) = line.bad_utf8 {
-                ctx.error_at(&mut t.errors, line.no, col, "invalid UTF-8".to_string(), line.text)?;
+                ctx.error_at(
+                    &mut t.errors,
+                    line.no,
+                    col,
+                    "invalid UTF-8".to_string(),
+                    line.text,
+                )?;
             }
         }
     }
@@ -427,7 +483,10 @@ pub fn parse<'c>(data: &'c [u8], ctx: FileCtx<'c>, t: &mut Tables) -> Result<()>
         last = line.no;
         match p.line(line.no, line.text) {
             Ok(()) => {}
-            Err(Stop::Bad(pos, msg)) => p.ctx.error_at(&mut p.t.errors, line.no, pos as u64 + 1, msg, line.text)?,
+            Err(Stop::Bad(pos, msg)) => {
+                p.ctx
+                    .error_at(&mut p.t.errors, line.no, pos as u64 + 1, msg, line.text)?
+            }
             Err(Stop::Fatal(e)) => return Err(e),
         }
     }
@@ -436,7 +495,8 @@ pub fn parse<'c>(data: &'c [u8], ctx: FileCtx<'c>, t: &mut Tables) -> Result<()>
 
 impl<'t, 'c> Parser<'t, 'c> {
     fn report(&mut self, line: u64, column: u64, msg: String, text: &[u8]) -> Result<()> {
-        self.ctx.error_at(&mut self.t.errors, line, column, msg, text)
+        self.ctx
+            .error_at(&mut self.t.errors, line, column, msg, text)
     }
 
     fn line(&mut self, no: u64, text: &'c [u8]) -> R<()> {
@@ -479,7 +539,12 @@ impl<'t, 'c> Parser<'t, 'c> {
         if self.section == Some(Section::Proto) && self.proto_depth > 0 {
             let tok = &self.proto_tokens[0];
             let (line, col, text) = (tok.line, tok.pos as u64 + 1, tok.text);
-            self.report(line, col, "file ended inside a memory_space_allocation_entries block (missing '}')".into(), text)?;
+            self.report(
+                line,
+                col,
+                "file ended inside a memory_space_allocation_entries block (missing '}')".into(),
+                text,
+            )?;
         }
         Ok(())
     }
@@ -544,7 +609,11 @@ impl<'t, 'c> Parser<'t, 'c> {
             return bad(text.len(), "expected ':' at the end of the allocation line");
         }
         let flags_end = text.len() - 1;
-        let mut cur = Cur { t: text, pos: 0, stop: flags_end };
+        let mut cur = Cur {
+            t: text,
+            pos: 0,
+            stop: flags_end,
+        };
         cur.expect("allocation ", "")?;
         let index = cur.uint("the allocation index", I64_MAX)? as i64;
         cur.expect(": size ", "")?;
@@ -557,11 +626,17 @@ impl<'t, 'c> Parser<'t, 'c> {
             let start = cur.pos;
             let flag = allocation_flag(&mut cur, &mut f)?;
             if seen & (1 << flag as u32) != 0 {
-                return bad(start, format!("flag {:?} printed twice", FLAG_NAMES[flag as usize]));
+                return bad(
+                    start,
+                    format!("flag {:?} printed twice", FLAG_NAMES[flag as usize]),
+                );
             }
             seen |= 1 << flag as u32;
             if !cur.at_end() && !text[cur.pos..].starts_with(b", ") {
-                return bad(cur.pos, "expected ', ' or the final ':' after an allocation flag");
+                return bad(
+                    cur.pos,
+                    "expected ', ' or the final ':' after an allocation flag",
+                );
             }
         }
         let src = self.ctx.src;
@@ -577,7 +652,8 @@ impl<'t, 'c> Parser<'t, 'c> {
         a.is_output.push(f.output_shape.is_some());
         a.parameter.push(f.parameter.map(|p| p.0));
         a.parameter_shape.push_opt(&src, f.parameter.map(|p| p.1));
-        a.parameter_shape_index.push_opt(&src, f.parameter.map(|p| p.2));
+        a.parameter_shape_index
+            .push_opt(&src, f.parameter.map(|p| p.2));
         a.output_shape.push_opt(&src, f.output_shape);
         a.flags.push(&src, &text[flags_start..flags_end]);
         a.line.push(no as i64);
@@ -588,7 +664,10 @@ impl<'t, 'c> Parser<'t, 'c> {
 
     fn value_line(&mut self, no: u64, text: &'c [u8]) -> R<()> {
         if self.allocation.is_none() && !self.allocation_broken {
-            return bad(0, "value line outside an allocation (expected 'allocation N: …' first)");
+            return bad(
+                0,
+                "value line outside an allocation (expected 'allocation N: …' first)",
+            );
         }
         let mut cur = Cur::new(text, 0);
         cur.expect(" value: ", "")?;
@@ -643,7 +722,10 @@ impl<'t, 'c> Parser<'t, 'c> {
             return self.open_block(no, text, 0);
         }
         let Some(block) = self.block.as_mut() else {
-            return bad(0, "expected a value header '<ID NAME …>' in the Used values section");
+            return bad(
+                0,
+                "expected a value header '<ID NAME …>' in the Used values section",
+            );
         };
         let expecting = block.expecting;
         if expecting == Expecting::PositionsHeader {
@@ -730,7 +812,8 @@ impl<'t, 'c> Parser<'t, 'c> {
             v.uses_initialized.push(block.uses_initialized);
             v.defining_instruction.push(&src, instruction);
             let parsed = crate::hlo::instruction_summary(instruction);
-            v.defining_opcode.push_opt(&src, parsed.as_ref().map(|p| p.0));
+            v.defining_opcode
+                .push_opt(&src, parsed.as_ref().map(|p| p.0));
             match parsed.and_then(|p| p.1) {
                 Some(std::borrow::Cow::Borrowed(b)) => v.defining_op_name.push(&src, b),
                 Some(std::borrow::Cow::Owned(o)) => v.defining_op_name.push_owned(&o),
@@ -746,7 +829,9 @@ impl<'t, 'c> Parser<'t, 'c> {
 
     /// A value block cut short (no ` from instruction:`) is an error; its row is dropped.
     fn close_block(&mut self, no: u64, reason: &str, text: &[u8]) -> Result<()> {
-        let Some(block) = self.block.take() else { return Ok(()) };
+        let Some(block) = self.block.take() else {
+            return Ok(());
+        };
         let Some(r) = block.header else { return Ok(()) };
         let msg = format!(
             "value block <{} {}{}…> (line {}) ended by {reason} before its ' from instruction:' line",
@@ -777,7 +862,8 @@ impl<'t, 'c> Parser<'t, 'c> {
     }
 
     fn live_range_line(&mut self, no: u64, text: &'c [u8]) -> R<()> {
-        const UNBOUNDED: &[u8] = b"  Peak memory could not be determined due to unbounded dynamic shape.";
+        const UNBOUNDED: &[u8] =
+            b"  Peak memory could not be determined due to unbounded dynamic shape.";
         const STACK: &[u8] = b"  Stack trace breakdown for peak usage: ";
         if text == b"  InstructionSequence:" {
             self.live_sub = Some(LiveSub::Schedule);
@@ -802,7 +888,9 @@ impl<'t, 'c> Parser<'t, 'c> {
             self.total("peak_breakdown", "total", None, total, no);
             self.tree_stack.clear();
             self.live_sub = Some(LiveSub::Tree);
-        } else if text.starts_with(b"    ") && !matches!(self.live_sub, None | Some(LiveSub::AfterPeak)) {
+        } else if text.starts_with(b"    ")
+            && !matches!(self.live_sub, None | Some(LiveSub::AfterPeak))
+        {
             return match self.live_sub {
                 Some(LiveSub::Schedule) => self.schedule_line(no, text),
                 Some(LiveSub::Buffers) => self.buffer_line(no, text),
@@ -835,7 +923,10 @@ impl<'t, 'c> Parser<'t, 'c> {
         let name = cur.name("an instruction name")?;
         let start = cur.pos;
         let Some(index) = cur.index()? else {
-            return bad(start, "expected the buffer's shape index, e.g. {} (always printed here)");
+            return bad(
+                start,
+                "expected the buffer's shape index, e.g. {} (always printed here)",
+            );
         };
         let buffer = &text[4..cur.pos];
         cur.expect(":", "")?;
@@ -867,7 +958,10 @@ impl<'t, 'c> Parser<'t, 'c> {
         self.peak_running += size as i128;
         let (mut cumulative, mut printed) = (self.peak_running, false);
         if cur.at_end() && cumulative > I64_MAX as i128 {
-            return bad(size_at, format!("the running byte total is out of range (at most {I64_MAX})"));
+            return bad(
+                size_at,
+                format!("the running byte total is out of range (at most {I64_MAX})"),
+            );
         }
         if !cur.at_end() {
             cur.expect(" (cumulative: ", "or the end of the line")?;
@@ -905,17 +999,39 @@ impl<'t, 'c> Parser<'t, 'c> {
             return bad(label_start, "expected a label before ' (P%, total: …)'");
         }
         if depth > self.tree_stack.len() {
-            return bad(label_start, format!("tree depth {depth} under no line of depth {}", depth as i64 - 1));
+            return bad(
+                label_start,
+                format!(
+                    "tree depth {depth} under no line of depth {}",
+                    depth as i64 - 1
+                ),
+            );
         }
         let mut figures = [0i64; 3];
-        for (k, (name, (a, b))) in ["total", "current", "remaining"].iter().zip(m.groups).enumerate() {
+        for (k, (name, (a, b))) in ["total", "current", "remaining"]
+            .iter()
+            .zip(m.groups)
+            .enumerate()
+        {
             match grouped_value(&text[a..b]) {
                 Some(v) => figures[k] = v,
-                None => return bad(a, format!("the {name} byte count is out of range (at most {I64_MAX})")),
+                None => {
+                    return bad(
+                        a,
+                        format!("the {name} byte count is out of range (at most {I64_MAX})"),
+                    )
+                }
             }
         }
-        let pct: f64 = std::str::from_utf8(&text[m.pct.0..m.pct.1]).ok().and_then(|s| s.parse().ok()).unwrap_or(f64::NAN);
-        let parent = if depth > 0 { Some(self.tree_stack[depth - 1]) } else { None };
+        let pct: f64 = std::str::from_utf8(&text[m.pct.0..m.pct.1])
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(f64::NAN);
+        let parent = if depth > 0 {
+            Some(self.tree_stack[depth - 1])
+        } else {
+            None
+        };
         self.tree_stack.truncate(depth);
         self.tree_stack.push(self.tree_row);
         let src = self.ctx.src;
@@ -942,21 +1058,31 @@ impl<'t, 'c> Parser<'t, 'c> {
         self.tables_in_space = 0;
         self.table_sub = None;
         let Some(marker) = memchr::memmem::rfind(text, b" (color=") else {
-            return bad(text.len(), "expected ' (color=N)' after the memory space name");
+            return bad(
+                text.len(),
+                "expected ' (color=N)' after the memory space name",
+            );
         };
         let mut cur = Cur::new(text, marker + b" (color=".len());
         let color = cur.uint("the color", I32_MAX)? as i32;
         cur.expect(")", "")?;
         cur.end("the memory space line")?;
         let name_start = b"Memory Space: ".len();
-        self.space = Some(if marker > name_start { &text[name_start..marker] } else { &text[..0] });
+        self.space = Some(if marker > name_start {
+            &text[name_start..marker]
+        } else {
+            &text[..0]
+        });
         self.space_color = Some(color);
         Ok(())
     }
 
     fn report_line(&mut self, no: u64, text: &'c [u8]) -> R<()> {
         let Some(color) = self.space_color else {
-            return bad(0, "expected 'Memory Space: NAME (color=N)' before report lines");
+            return bad(
+                0,
+                "expected 'Memory Space: NAME (color=N)' before report lines",
+            );
         };
         if text.starts_with(b"Total bytes: ") {
             let mut cur = Cur::new(text, b"Total bytes: ".len());
@@ -970,7 +1096,8 @@ impl<'t, 'c> Parser<'t, 'c> {
             self.table = self.tables_in_space;
             self.tables_in_space = self.tables_in_space.wrapping_add(1);
             self.table_sub = Some(TableSub::Rule);
-        } else if text.len() > 2 && text.starts_with(b"  ") && text[2..].iter().all(|&b| b == b'-') {
+        } else if text.len() > 2 && text.starts_with(b"  ") && text[2..].iter().all(|&b| b == b'-')
+        {
             if self.table_sub != Some(TableSub::Rule) {
                 return bad(0, "dashed rule not after the column header");
             }
@@ -1046,7 +1173,8 @@ impl<'t, 'c> Parser<'t, 'c> {
         };
         for tok in tokens {
             if self.proto_depth == 0 {
-                let expected = [Kind::Ident, Kind::Colon, Kind::LBrace][self.proto_tokens.len().min(2)];
+                let expected =
+                    [Kind::Ident, Kind::Colon, Kind::LBrace][self.proto_tokens.len().min(2)];
                 if tok.kind != expected && !(expected == Kind::Colon && tok.kind == Kind::LBrace) {
                     self.proto_tokens.clear();
                     return bad(tok.pos, "expected 'memory_space_allocation_entries {'");
@@ -1079,7 +1207,10 @@ impl<'t, 'c> Parser<'t, 'c> {
         let parsed = (|| {
             let name = reader.next()?;
             if &*name.value != b"memory_space_allocation_entries" {
-                return Err(ProtoBad(reader.i - 1, "expected 'memory_space_allocation_entries {'".into()));
+                return Err(ProtoBad(
+                    reader.i - 1,
+                    "expected 'memory_space_allocation_entries {'".into(),
+                ));
             }
             let name_line = name.line;
             let fields = reader.space_message()?;
@@ -1095,7 +1226,13 @@ impl<'t, 'c> Parser<'t, 'c> {
         };
         let color = fields.color.last().copied().unwrap_or(0) as i32;
         let (total, total_line) = fields.total_bytes.last().copied().unwrap_or((0, name_line));
-        self.total("memory_report", "total_bytes", Some(color), total, total_line);
+        self.total(
+            "memory_report",
+            "total_bytes",
+            Some(color),
+            total,
+            total_line,
+        );
         for (rank, (entry, entry_line)) in fields.entries.iter().enumerate() {
             let shapes: Vec<u8> = entry.positions.join(&b"; "[..]);
             let t = &mut self.t.memory_report;
@@ -1118,7 +1255,14 @@ impl<'t, 'c> Parser<'t, 'c> {
 
 impl<'a> Block<'a> {
     fn new(header_line: u64, header: Option<ValueRef<'a>>) -> Block<'a> {
-        Block { header_line, header, expecting: Expecting::PositionsHeader, positions: Vec::new(), uses: Vec::new(), uses_initialized: true }
+        Block {
+            header_line,
+            header,
+            expecting: Expecting::PositionsHeader,
+            positions: Vec::new(),
+            uses: Vec::new(),
+            uses_initialized: true,
+        }
     }
 }
 
@@ -1135,7 +1279,15 @@ struct Flags<'a> {
     preallocated_temp: bool,
 }
 
-const FLAG_NAMES: [&str; 7] = ["color", "parameter", "output", "constant", "thread-local", "maybe-live-out", "preallocated-temp"];
+const FLAG_NAMES: [&str; 7] = [
+    "color",
+    "parameter",
+    "output",
+    "constant",
+    "thread-local",
+    "maybe-live-out",
+    "preallocated-temp",
+];
 
 /// One flag (§2.2): fills `f`, returns its index in `FLAG_NAMES`.
 fn allocation_flag<'a>(cur: &mut Cur<'a>, f: &mut Flags<'a>) -> R<usize> {
@@ -1218,8 +1370,15 @@ fn use_item(text: &[u8]) -> R<(&[u8], i32, &[u8])> {
 
 /// `  cumulative_size; +size; +offset; +used_by_n_values; +shapes_list` (whole line).
 fn is_report_header(t: &[u8]) -> bool {
-    let Some(mut rest) = t.strip_prefix(b"  cumulative_size;") else { return false };
-    for word in [&b"size;"[..], b"offset;", b"used_by_n_values;", b"shapes_list"] {
+    let Some(mut rest) = t.strip_prefix(b"  cumulative_size;") else {
+        return false;
+    };
+    for word in [
+        &b"size;"[..],
+        b"offset;",
+        b"used_by_n_values;",
+        b"shapes_list",
+    ] {
         let n = rest.iter().take_while(|&&b| b == b' ').count();
         if n == 0 || !rest[n..].starts_with(word) {
             return false;
@@ -1276,12 +1435,25 @@ fn tree_tail_at(t: &[u8], start: usize) -> Option<TreeTail> {
 fn tree_depth(head: &[u8]) -> R<(usize, usize)> {
     const TEE: &[u8] = "├── ".as_bytes();
     const ELL: &[u8] = "└── ".as_bytes();
-    let found = [memchr::memmem::find(head, TEE), memchr::memmem::find(head, ELL)].into_iter().flatten().min();
+    let found = [
+        memchr::memmem::find(head, TEE),
+        memchr::memmem::find(head, ELL),
+    ]
+    .into_iter()
+    .flatten()
+    .min();
     let Some(k) = found else {
-        if head.starts_with(b"    ") && head.len() > 4 && head[4] != b' ' && !head[4..].starts_with("│".as_bytes()) {
+        if head.starts_with(b"    ")
+            && head.len() > 4
+            && head[4] != b' '
+            && !head[4..].starts_with("│".as_bytes())
+        {
             return Ok((0, 4));
         }
-        return bad(0, "expected four spaces and a label (depth 0) or a '├── '/'└── ' connector");
+        return bad(
+            0,
+            "expected four spaces and a label (depth 0) or a '├── '/'└── ' connector",
+        );
     };
     let kc = head[..k].iter().filter(|&&b| (b & 0xC0) != 0x80).count(); // characters before it
     if kc < 6 || !head.starts_with(b"      ") {
@@ -1317,7 +1489,12 @@ fn py_spaces_len(s: &[u8]) -> usize {
     let mut n = 0;
     while n < s.len() {
         let w = utf8_width(s[n]);
-        let Some(c) = std::str::from_utf8(&s[n..(n + w).min(s.len())]).ok().and_then(|x| x.chars().next()) else { break };
+        let Some(c) = std::str::from_utf8(&s[n..(n + w).min(s.len())])
+            .ok()
+            .and_then(|x| x.chars().next())
+        else {
+            break;
+        };
         if !py_space(c) {
             break;
         }
@@ -1349,7 +1526,15 @@ fn proto_tokens(no: u64, text: &[u8]) -> R<Vec<Token<'_>>> {
         let (kind, end) = if c == b'#' {
             break;
         } else if is_name_start(c) {
-            (Kind::Ident, start + 1 + rest[1..].iter().take_while(|b| b.is_ascii_alphanumeric() || **b == b'_').count())
+            (
+                Kind::Ident,
+                start
+                    + 1
+                    + rest[1..]
+                        .iter()
+                        .take_while(|b| b.is_ascii_alphanumeric() || **b == b'_')
+                        .count(),
+            )
         } else if let Some(n) = proto_number_len(rest) {
             (Kind::Number, start + n)
         } else if c == b'"' || c == b'\'' {
@@ -1376,7 +1561,13 @@ fn proto_tokens(no: u64, text: &[u8]) -> R<Vec<Token<'_>>> {
         } else {
             std::borrow::Cow::Borrowed(raw)
         };
-        out.push(Token { kind, value, line: no, text, pos: start });
+        out.push(Token {
+            kind,
+            value,
+            line: no,
+            text,
+            pos: start,
+        });
         pos = end;
     }
     Ok(out)
@@ -1386,12 +1577,20 @@ fn proto_token_error<T>(text: &[u8], mut pos: usize) -> R<T> {
     while pos < text.len() && matches!(text[pos], b' ' | b'\t') {
         pos += 1;
     }
-    bad(pos, "expected a protobuf-text token (name, number, string, '{', '}', ':')")
+    bad(
+        pos,
+        "expected a protobuf-text token (name, number, string, '{', '}', ':')",
+    )
 }
 
 /// `[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?[fF]?`
 fn proto_number_len(s: &[u8]) -> Option<usize> {
-    let digits = |i: usize| s[i.min(s.len())..].iter().take_while(|b| b.is_ascii_digit()).count();
+    let digits = |i: usize| {
+        s[i.min(s.len())..]
+            .iter()
+            .take_while(|b| b.is_ascii_digit())
+            .count()
+    };
     let mut i = 0;
     if matches!(s.first(), Some(b'-' | b'+')) {
         i = 1;
@@ -1530,7 +1729,10 @@ impl<'r, 'a> ProtoReader<'r, 'a> {
                 self.i += 1;
                 Ok(t)
             }
-            None => Err(ProtoBad(self.tokens.len() - 1, "unexpected end of the message".into())),
+            None => Err(ProtoBad(
+                self.tokens.len() - 1,
+                "unexpected end of the message".into(),
+            )),
         }
     }
 
@@ -1554,7 +1756,10 @@ impl<'r, 'a> ProtoReader<'r, 'a> {
     }
 
     /// The next field name, or None at the closing `}`.
-    fn field(&mut self, known: &[&str]) -> std::result::Result<Option<(&'r Token<'a>, usize)>, ProtoBad> {
+    fn field(
+        &mut self,
+        known: &[&str],
+    ) -> std::result::Result<Option<(&'r Token<'a>, usize)>, ProtoBad> {
         let tok = self.next()?;
         if tok.kind == Kind::RBrace {
             return Ok(None);
@@ -1564,14 +1769,23 @@ impl<'r, 'a> ProtoReader<'r, 'a> {
         }
         match known.iter().position(|k| k.as_bytes() == &*tok.value) {
             Some(k) => Ok(Some((tok, k))),
-            None => Err(ProtoBad(self.i - 1, format!("unknown field '{}' (expected one of {})", String::from_utf8_lossy(&tok.value), known.join(", ")))),
+            None => Err(ProtoBad(
+                self.i - 1,
+                format!(
+                    "unknown field '{}' (expected one of {})",
+                    String::from_utf8_lossy(&tok.value),
+                    known.join(", ")
+                ),
+            )),
         }
     }
 
     fn space_message(&mut self) -> std::result::Result<SpaceFields, ProtoBad> {
         self.open()?;
         let mut f = SpaceFields::default();
-        while let Some((tok, k)) = self.field(&["total_bytes", "memory_space_color", "allocation_entries"])? {
+        while let Some((tok, k)) =
+            self.field(&["total_bytes", "memory_space_color", "allocation_entries"])?
+        {
             match k {
                 0 => f.total_bytes.push((self.int(false)?, tok.line)),
                 1 => f.color.push(self.int(true)?),
@@ -1587,7 +1801,13 @@ impl<'r, 'a> ProtoReader<'r, 'a> {
     fn entry_message(&mut self) -> std::result::Result<EntryFields, ProtoBad> {
         self.open()?;
         let mut e = EntryFields::default();
-        while let Some((_, k)) = self.field(&["index", "size", "cumulative_size", "cumulative_percentage", "defining_positions"])? {
+        while let Some((_, k)) = self.field(&[
+            "index",
+            "size",
+            "cumulative_size",
+            "cumulative_percentage",
+            "defining_positions",
+        ])? {
             match k {
                 0 => e.index = Some(self.int(false)?),
                 1 => e.size = Some(self.int(false)?),
@@ -1604,10 +1824,17 @@ impl<'r, 'a> ProtoReader<'r, 'a> {
         Ok(e)
     }
 
-    fn scalar_token(&mut self, kind: Kind, msg: &str) -> std::result::Result<&'r Token<'a>, ProtoBad> {
+    fn scalar_token(
+        &mut self,
+        kind: Kind,
+        msg: &str,
+    ) -> std::result::Result<&'r Token<'a>, ProtoBad> {
         let colon = self.next()?;
         if colon.kind != Kind::Colon {
-            return Err(ProtoBad(self.i - 1, "expected ':' after the field name".into()));
+            return Err(ProtoBad(
+                self.i - 1,
+                "expected ':' after the field name".into(),
+            ));
         }
         let tok = self.next()?;
         if tok.kind != kind {
@@ -1630,8 +1857,15 @@ impl<'r, 'a> ProtoReader<'r, 'a> {
         }
         let limit = if int32 { I32_MAX } else { I64_MAX };
         match to_int(digits, limit + 1) {
-            Some(n) if n <= limit || neg => Ok(if neg { (n as i128).wrapping_neg() as i64 } else { n as i64 }),
-            _ => Err(ProtoBad(self.i - 1, format!("integer out of range ({what})"))),
+            Some(n) if n <= limit || neg => Ok(if neg {
+                (n as i128).wrapping_neg() as i64
+            } else {
+                n as i64
+            }),
+            _ => Err(ProtoBad(
+                self.i - 1,
+                format!("integer out of range ({what})"),
+            )),
         }
     }
 }
@@ -1648,8 +1882,14 @@ mod tests {
         assert_eq!(human_bytes(b"220.17MiB"), Some(230864978));
         assert_eq!(human_bytes(b"0.5B"), Some(1));
         assert_eq!(human_bytes(b"-2.5B"), Some(-3));
-        assert_eq!(human_bytes(b"7.99999999999999999999999999999999999999999999EiB"), None);
-        assert_eq!(human_bytes(b"0.0000000000000000000000000000000000000000000001EiB"), Some(0));
+        assert_eq!(
+            human_bytes(b"7.99999999999999999999999999999999999999999999EiB"),
+            None
+        );
+        assert_eq!(
+            human_bytes(b"0.0000000000000000000000000000000000000000000001EiB"),
+            Some(0)
+        );
         assert_eq!(human_bytes(b"99999999999999999999999EiB"), None);
         assert_eq!(human_bytes(b"1.KiB"), None);
     }
@@ -1665,7 +1905,10 @@ mod tests {
     #[test]
     fn value_refs() {
         let r = ValueRef::parse_whole(b"<131 arg_tuple.5{1} (phi) @2>").unwrap();
-        assert_eq!((r.id, r.name, r.index, r.phi, r.color), (131, &b"arg_tuple.5"[..], &b"{1}"[..], true, 2));
+        assert_eq!(
+            (r.id, r.name, r.index, r.phi, r.color),
+            (131, &b"arg_tuple.5"[..], &b"{1}"[..], true, 2)
+        );
         assert!(ValueRef::parse_whole(b"<x add>").is_none());
         assert!(ValueRef::parse_whole(b"<5 add @99999999999>").is_none());
     }
@@ -1675,7 +1918,10 @@ mod tests {
         let l = "      │   └── while.5_computation (95.3%, total: 241 bytes, current: 0 bytes, remaining: 253 bytes)";
         let m = tree_tail(l.as_bytes()).unwrap();
         let (d, s) = tree_depth(&l.as_bytes()[..m.start]).ok().unwrap();
-        assert_eq!((d, &l.as_bytes()[s..m.start]), (2, &b"while.5_computation"[..]));
+        assert_eq!(
+            (d, &l.as_bytes()[s..m.start]),
+            (2, &b"while.5_computation"[..])
+        );
     }
 
     /// Inputs that would panic or overflow in a careless port (regressions of review/fuzzing).
@@ -1694,7 +1940,12 @@ mod tests {
         ];
         for data in cases {
             for collect in [true, false] {
-                let ctx = FileCtx { file_id: 0, path: "t", collect, src: crate::source::SourceRef::none() };
+                let ctx = FileCtx {
+                    file_id: 0,
+                    path: "t",
+                    collect,
+                    src: crate::source::SourceRef::none(),
+                };
                 let mut t = Tables::default();
                 let _ = parse(data, ctx, &mut t);
                 let _ = t.finish();
