@@ -5,12 +5,12 @@
 
 use std::sync::Arc;
 
-use arrow_array::builder::{ArrayBuilder, BooleanBuilder, Float64Builder, PrimitiveBuilder, StringBuilder};
+use arrow_array::builder::{ArrayBuilder, BooleanBuilder, Float64Builder, StringBuilder};
 use arrow_array::types::{Int32Type, Int64Type};
 use arrow_array::{
     Array, ArrayRef, BooleanArray, Float64Array, ListArray, PrimitiveArray, StringViewArray, StructArray,
 };
-use arrow_buffer::{Buffer, NullBufferBuilder, OffsetBuffer, ScalarBuffer};
+use arrow_buffer::{BooleanBuffer, Buffer, NullBuffer, OffsetBuffer, ScalarBuffer};
 use arrow_data::ByteView;
 use arrow_schema::{DataType, Field, Fields};
 
@@ -24,38 +24,121 @@ pub trait Column: Default {
     fn data_type() -> DataType;
     fn nullable() -> bool;
     fn len(&self) -> usize;
+    /// Room for `additional` more rows (a hint: columns that cannot reserve ignore it).
+    fn reserve(&mut self, _additional: usize) {}
     fn finish(self, blocks: &[Buffer]) -> ArrayRef;
 }
 
 // ------------------------------------------------------------------------------ text (views)
 
+/// Rows that are null, as set bits of little-endian words (bit `i % 64` of word `i / 64`, the
+/// Arrow bit order). Words are only allocated up to the last null, so a column without nulls
+/// costs nothing, and a non-null row costs nothing to record: the validity bitmap is the
+/// complement, made once in `finish`.
+#[derive(Default)]
+pub struct NullBits {
+    words: Vec<u64>,
+    count: usize,
+}
+
+impl NullBits {
+    #[inline]
+    pub fn set(&mut self, row: usize) {
+        let w = row / 64;
+        if w >= self.words.len() {
+            self.grow(w);
+        }
+        self.words[w] |= 1u64 << (row % 64);
+        self.count += 1;
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn grow(&mut self, w: usize) {
+        self.words.resize(w + 1, 0);
+    }
+
+    pub fn count(&self) -> usize {
+        self.count
+    }
+
+    /// The validity buffer of a column of `len` rows; None when no row is null.
+    pub fn finish(self, len: usize) -> Option<NullBuffer> {
+        if self.count == 0 {
+            return None;
+        }
+        let n = len.div_ceil(64);
+        let mut valid: Vec<u64> = Vec::with_capacity(n);
+        valid.extend(self.words.iter().take(n).map(|w| !w));
+        valid.resize(n, !0);
+        let valid: Vec<u64> = valid.into_iter().map(u64::to_le).collect();
+        let bits = BooleanBuffer::new(Buffer::from_vec(valid), 0, len);
+        // SAFETY: `count` bits below `len` are set in `words`, so `count` rows are null.
+        Some(unsafe { NullBuffer::new_unchecked(bits, self.count) })
+    }
+}
+
+/// A view of `s` (at most 12 bytes): length and the bytes inline, built without a `memcpy`
+/// call (two possibly overlapping little-endian loads instead).
+#[inline(always)]
+fn inline_view(s: &[u8]) -> u128 {
+    let len = s.len();
+    let rd4 = |at: usize| u32::from_le_bytes(s[at..at + 4].try_into().unwrap()) as u64;
+    let rd8 = |at: usize| u64::from_le_bytes(s[at..at + 8].try_into().unwrap());
+    let data: u128 = if len >= 8 {
+        // bytes 0..8, then bytes 8..len from the last four (shifted down past the overlap)
+        rd8(0) as u128 | (((rd4(len - 4) >> (8 * (12 - len))) as u128) << 64)
+    } else if len >= 4 {
+        (rd4(0) | ((rd4(len - 4) >> (8 * (8 - len))) << 32)) as u128
+    } else if len > 0 {
+        let mut v = s[0] as u64;
+        if len > 1 {
+            v |= (s[1] as u64) << 8;
+        }
+        if len > 2 {
+            v |= (s[2] as u64) << 16;
+        }
+        v as u128
+    } else {
+        0
+    };
+    len as u128 | (data << 32)
+}
+
 /// `string_view` builder whose views point into the input blocks.
 #[derive(Default)]
 pub struct ViewCol {
     views: Vec<u128>,
-    nulls: Option<NullBufferBuilder>,
+    nulls: NullBits,
     owned: Vec<u8>,
 }
 
 impl ViewCol {
-    #[inline]
+    #[inline(always)]
     fn view(&mut self, src: &SourceRef, s: &[u8]) -> u128 {
         let len = s.len();
         if len <= 12 {
-            let mut v = [0u8; 16];
-            v[..4].copy_from_slice(&(len as u32).to_le_bytes());
-            v[4..4 + len].copy_from_slice(s);
-            return u128::from_le_bytes(v);
+            return inline_view(s);
         }
         let (block, offset) = match src.locate(s) {
             Some(x) => x,
-            None => {
-                let at = self.owned.len() as u32;
-                self.owned.extend_from_slice(s);
-                (OWNED, at)
-            }
+            None => return self.owned_view(s),
         };
-        ByteView::new(len as u32, &s[..4]).with_buffer_index(block).with_offset(offset).as_u128()
+        let prefix = u32::from_le_bytes(s[..4].try_into().unwrap());
+        len as u128 | (prefix as u128) << 32 | (block as u128) << 64 | (offset as u128) << 96
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn owned_view(&mut self, s: &[u8]) -> u128 {
+        let at = self.owned.len() as u32;
+        self.owned.extend_from_slice(s);
+        ByteView::new(s.len() as u32, &s[..4]).with_buffer_index(OWNED).with_offset(at).as_u128()
+    }
+
+    /// Room for `additional` more rows without reallocating.
+    pub fn reserve(&mut self, additional: usize) {
+        self.views.reserve(additional);
     }
 
     /// Append a slice of the input (copied only if it is not inside the input).
@@ -63,9 +146,6 @@ impl ViewCol {
     pub fn push(&mut self, src: &SourceRef, s: &[u8]) {
         let v = self.view(src, s);
         self.views.push(v);
-        if let Some(n) = self.nulls.as_mut() {
-            n.append_non_null();
-        }
     }
 
     #[inline]
@@ -81,14 +161,9 @@ impl ViewCol {
         self.push(&SourceRef::none(), s)
     }
 
+    #[inline]
     pub fn push_null(&mut self) {
-        let len = self.views.len();
-        let n = self.nulls.get_or_insert_with(|| {
-            let mut b = NullBufferBuilder::new(len + 1);
-            b.append_n_non_nulls(len);
-            b
-        });
-        n.append_null();
+        self.nulls.set(self.views.len());
         self.views.push(0);
     }
 
@@ -98,7 +173,7 @@ impl ViewCol {
 
     /// Keep the first `n` rows (used to drop the items of an unfinished record).
     pub fn truncate(&mut self, n: usize) {
-        assert!(self.nulls.is_none(), "truncate is for columns without nulls");
+        assert!(self.nulls.count() == 0, "truncate is for columns without nulls");
         self.views.truncate(n);
     }
 
@@ -114,7 +189,8 @@ impl ViewCol {
             }
             buffers.push(Buffer::from_vec(std::mem::take(&mut self.owned)));
         }
-        let nulls = self.nulls.as_mut().and_then(|n| n.finish());
+        let len = self.views.len();
+        let nulls = std::mem::take(&mut self.nulls).finish(len);
         // SAFETY: every view was made by `view()` from a slice of a block (or of the side
         // buffer) at the recorded offset. Inputs are validated as UTF-8 before parsing and
         // slices are only cut at ASCII delimiters, so every view is valid UTF-8.
@@ -131,6 +207,9 @@ impl Column for ViewCol {
     }
     fn len(&self) -> usize {
         self.views.len()
+    }
+    fn reserve(&mut self, additional: usize) {
+        ViewCol::reserve(self, additional)
     }
     fn finish(self, blocks: &[Buffer]) -> ArrayRef {
         Arc::new(self.finish_array(blocks))
@@ -160,6 +239,9 @@ impl Column for Str {
     }
     fn len(&self) -> usize {
         self.0.len()
+    }
+    fn reserve(&mut self, additional: usize) {
+        self.0.reserve(additional)
     }
     fn finish(self, blocks: &[Buffer]) -> ArrayRef {
         Arc::new(self.0.finish_array(blocks))
@@ -257,18 +339,31 @@ macro_rules! number_column {
             fn len(&self) -> usize {
                 self.0.len()
             }
+            fn reserve(&mut self, additional: usize) {
+                self.0.reserve(additional)
+            }
             fn finish(self, _: &[Buffer]) -> ArrayRef {
                 Arc::new(PrimitiveArray::<$arrow>::new(ScalarBuffer::from(self.0), None))
             }
         }
 
+        /// Nullable numbers: values and (lazily) the null rows; a null's value slot is 0.
         #[derive(Default)]
-        pub struct $opt(pub PrimitiveBuilder<$arrow>);
+        pub struct $opt {
+            values: Vec<$native>,
+            nulls: NullBits,
+        }
 
         impl $opt {
             #[inline]
             pub fn push(&mut self, v: Option<$native>) {
-                self.0.append_option(v)
+                match v {
+                    Some(v) => self.values.push(v),
+                    None => {
+                        self.nulls.set(self.values.len());
+                        self.values.push(0);
+                    }
+                }
             }
         }
 
@@ -280,10 +375,15 @@ macro_rules! number_column {
                 true
             }
             fn len(&self) -> usize {
-                self.0.len()
+                self.values.len()
             }
-            fn finish(mut self, _: &[Buffer]) -> ArrayRef {
-                Arc::new(self.0.finish())
+            fn reserve(&mut self, additional: usize) {
+                self.values.reserve(additional)
+            }
+            fn finish(self, _: &[Buffer]) -> ArrayRef {
+                let len = self.values.len();
+                let nulls = self.nulls.finish(len);
+                Arc::new(PrimitiveArray::<$arrow>::new(ScalarBuffer::from(self.values), nulls))
             }
         }
     };
@@ -376,6 +476,11 @@ impl Column for StrList {
     fn len(&self) -> usize {
         self.offsets.len().saturating_sub(1)
     }
+    /// Room for `additional` rows and (a guess) twice as many items.
+    fn reserve(&mut self, additional: usize) {
+        self.offsets.reserve(additional + 1);
+        self.items.reserve(2 * additional);
+    }
     fn finish(mut self, blocks: &[Buffer]) -> ArrayRef {
         if self.offsets.is_empty() {
             self.offsets.push(0);
@@ -445,5 +550,56 @@ pub fn check_lengths(table: &str, arrays: &[ArrayRef]) {
         for a in arrays {
             assert_eq!(a.len(), first.len(), "table {table}: columns of different lengths");
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn inline_views_match_arrow() {
+        let text = b"abcdefghijklmnop";
+        for len in 0..=12 {
+            let s = &text[..len];
+            let mut v = [0u8; 16];
+            v[..4].copy_from_slice(&(len as u32).to_le_bytes());
+            v[4..4 + len].copy_from_slice(s);
+            assert_eq!(inline_view(s), u128::from_le_bytes(v), "len {len}");
+        }
+    }
+
+    #[test]
+    fn views_nulls_and_owned() {
+        let data = b"short, a string longer than twelve bytes".to_vec();
+        let src = SourceRef::new(&data, 0, 1);
+        let mut c = ViewCol::default();
+        c.push(&src, &data[..5]);
+        c.push_null();
+        c.push(&src, &data[7..]);
+        c.push_owned(b"an owned string of some length");
+        for _ in 0..70 {
+            c.push(&src, b"");
+        }
+        c.push_null();
+        let a = c.finish_array(&[Buffer::from_vec(data.clone())]);
+        assert_eq!(a.len(), 75);
+        assert_eq!(a.null_count(), 2);
+        assert_eq!(a.value(0), "short");
+        assert!(a.is_null(1) && a.is_null(74) && a.is_valid(73));
+        assert_eq!(a.value(2), "a string longer than twelve bytes");
+        assert_eq!(a.value(3), "an owned string of some length");
+        assert_eq!(a.value(4), "");
+
+        let mut n = OptI64::default();
+        n.push(Some(3));
+        n.push(None);
+        n.push(Some(-1));
+        let a = n.finish(&[]);
+        let a = a.as_any().downcast_ref::<arrow_array::Int64Array>().unwrap();
+        assert_eq!(a.iter().collect::<Vec<_>>(), vec![Some(3), None, Some(-1)]);
+        let mut n = OptI32::default();
+        n.push(Some(1));
+        assert_eq!(n.finish(&[]).null_count(), 0);
     }
 }

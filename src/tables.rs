@@ -37,6 +37,11 @@ macro_rules! tables {
                     self.len() == 0
                 }
 
+                /// Room for `additional` more rows in every column (so that none regrows).
+                pub fn reserve(&mut self, additional: usize) {
+                    $(Column::reserve(&mut self.$col, additional);)*
+                }
+
                 pub fn finish(self, blocks: &[Buffer]) -> RecordBatch {
                     let arrays: Vec<ArrayRef> = vec![$(Column::finish(self.$col, blocks)),*];
                     check_lengths(Self::NAME, &arrays);

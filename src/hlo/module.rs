@@ -53,6 +53,9 @@ pub fn parse<'c>(data: &'c [u8], ctx: FileCtx<'c>, t: &mut Tables) -> Result<()>
             }
         }
     }
+    // Size the instruction columns once (no regrowth: no copies, no second round of fresh
+    // pages): instruction lines are the lines that start with two spaces.
+    t.instructions.reserve(count_indented_lines(data));
     let mut p = Parser {
         ctx,
         t,
@@ -68,6 +71,16 @@ pub fn parse<'c>(data: &'c [u8], ctx: FileCtx<'c>, t: &mut Tables) -> Result<()>
         table: None,
     };
     p.run()
+}
+
+/// Number of lines starting with two spaces (≈ instruction lines; multi-line constants add a
+/// few): one `memchr` pass.
+fn count_indented_lines(data: &[u8]) -> usize {
+    let mut n = data.starts_with(b"  ") as usize;
+    for p in memchr::memchr_iter(b'\n', data) {
+        n += (data.get(p + 1..p + 3) == Some(b"  ")) as usize;
+    }
+    n
 }
 
 /// `[ENTRY ]%name (sig) -> result {` or the short form `[ENTRY ]name {`:
