@@ -142,13 +142,13 @@ impl ViewCol {
     }
 
     /// Append a slice of the input (copied only if it is not inside the input).
-    #[inline]
+    #[inline(always)]
     pub fn push(&mut self, src: &SourceRef, s: &[u8]) {
         let v = self.view(src, s);
         self.views.push(v);
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn push_opt(&mut self, src: &SourceRef, s: Option<&[u8]>) {
         match s {
             Some(s) => self.push(src, s),

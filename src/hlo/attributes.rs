@@ -79,6 +79,9 @@ pub struct Metadata<'a> {
     pub source_file: Option<&'a [u8]>,
     pub source_line: Option<&'a [u8]>,
     pub stack_frame_id: Option<&'a [u8]>,
+    /// For op_name, op_type, source_file: the value is one quoted string without a backslash
+    /// (so its unescaped text is the text between the quotes).
+    pub plain: [bool; 3],
 }
 
 /// `{op_name="…" source_line=3 …}` (§3.9). Every item is checked even if unused, because a bad
@@ -102,20 +105,23 @@ pub fn parse_metadata(value: &[u8]) -> ScanResult<Metadata<'_>> {
         };
         let key = &v[k..eq];
         let i = eq + 1;
+        let mut plain = false;
         let j = if i < n && v[i] == b'"' {
-            skip_string(v, i)?
+            let (j, escaped) = skip_string_esc(v, i)?;
+            plain = !escaped;
+            j
         } else if i < n && is_open(v[i]) {
             match_close(v, i)?
         } else {
-            memchr::memchr(b' ', &v[i..]).map_or(n, |p| p + i)
+            v[i..].iter().position(|&b| b == b' ').map_or(n, |p| p + i)
         };
         let val = Some(&v[i..j]);
-        let slot = match key {
-            b"op_name" => &mut md.op_name,
-            b"op_type" => &mut md.op_type,
-            b"source_file" => &mut md.source_file,
-            b"source_line" => &mut md.source_line,
-            b"stack_frame_id" => &mut md.stack_frame_id,
+        let (slot, k) = match key {
+            b"op_name" => (&mut md.op_name, 0),
+            b"op_type" => (&mut md.op_type, 1),
+            b"source_file" => (&mut md.source_file, 2),
+            b"source_line" => (&mut md.source_line, 3),
+            b"stack_frame_id" => (&mut md.stack_frame_id, 4),
             _ => {
                 pos = j;
                 continue;
@@ -123,6 +129,9 @@ pub fn parse_metadata(value: &[u8]) -> ScanResult<Metadata<'_>> {
         };
         if slot.is_none() {
             *slot = val;
+            if k < 3 {
+                md.plain[k] = plain;
+            }
         }
         pos = j;
     }

@@ -38,6 +38,7 @@ pub struct Scratch {
     pub operands: Vec<Piece>,
     pub called: Vec<Piece>,
     pub owned: Vec<u8>,
+    commas: Vec<usize>,
     stripped: Vec<u8>,
     segs: Vec<(usize, usize, usize)>,
 }
@@ -132,6 +133,7 @@ pub fn parse_instruction<'a>(text: &'a [u8], sc: &mut Scratch) -> Option<Instr<'
     parse(text, sc).ok().flatten()
 }
 
+#[inline(always)]
 fn parse<'a>(text: &'a [u8], sc: &mut Scratch) -> ScanResult<Option<Instr<'a>>> {
     let Some((is_root, (na, nb), i)) = instr_start(text) else { return Ok(None) };
     let j = scan_shape(text, i)?;
@@ -143,7 +145,10 @@ fn parse<'a>(text: &'a [u8], sc: &mut Scratch) -> ScanResult<Option<Instr<'a>>> 
         return Ok(None);
     }
     let opcode = &text[j + 1..oe];
-    let close = match_close(text, oe)?;
+    let mut commas = std::mem::take(&mut sc.commas);
+    let closed = match_close_commas(text, oe, &mut commas);
+    sc.commas = commas;
+    let (close, plain_operands) = closed?;
     let operand_text = &text[oe + 1..close - 1];
     let attr_from = if close == text.len() {
         close
@@ -158,28 +163,33 @@ fn parse<'a>(text: &'a [u8], sc: &mut Scratch) -> ScanResult<Option<Instr<'a>>> 
     sc.called.clear();
     sc.owned.clear();
     if opcode != b"parameter" && opcode != b"constant" {
-        operand_names(text, (oe + 1, close - 1), sc)?;
-    }
-    for k in 0..sc.attrs.len() {
-        let a = sc.attrs[k];
-        if CALLED_KEYS.contains(&&text[a.key.0..a.key.1]) {
-            name_list(text, a.value, sc);
+        if plain_operands {
+            operands_plain(text, (oe + 1, close - 1), sc);
+        } else {
+            operand_names(text, (oe + 1, close - 1), sc)?;
         }
     }
 
-    // One pass over the attributes for the keys the tables use (first occurrence wins).
+    // One pass over the attributes: called computations (in order) and the keys the tables
+    // use (first occurrence wins).
     let mut slots: [Option<&'a [u8]>; 5] = [None; 5];
-    for a in &sc.attrs {
-        let k = match &text[a.key.0..a.key.1] {
+    for k in 0..sc.attrs.len() {
+        let a = sc.attrs[k];
+        let slot = match &text[a.key.0..a.key.1] {
             b"metadata" => 0,
             b"custom_call_target" => 1,
             b"backend_config" => 2,
             b"kind" => 3,
             b"sharding" => 4,
-            _ => continue,
+            key => {
+                if CALLED_KEYS.contains(&key) {
+                    name_list(text, a.value, sc);
+                }
+                continue;
+            }
         };
-        if slots[k].is_none() {
-            slots[k] = Some(&text[a.value.0..a.value.1]);
+        if slots[slot].is_none() {
+            slots[slot] = Some(&text[a.value.0..a.value.1]);
         }
     }
     let [metadata, target, backend_config, kind, sharding] = slots;
@@ -194,9 +204,9 @@ fn parse<'a>(text: &'a [u8], sc: &mut Scratch) -> ScanResult<Option<Instr<'a>>> 
         opcode,
         operand_text,
         attributes: &text[attr_from..],
-        op_name: md.op_name.map(unquote_or_raw),
-        op_type: md.op_type.map(unquote_or_raw),
-        source_file: md.source_file.map(unquote_or_raw),
+        op_name: md_text(md.op_name, md.plain[0]),
+        op_type: md_text(md.op_type, md.plain[1]),
+        source_file: md_text(md.source_file, md.plain[2]),
         source_line: md.source_line.and_then(py_int),
         stack_frame_id: md.stack_frame_id.and_then(py_int),
         custom_call_target: target.map(unquote_or_raw),
@@ -204,6 +214,40 @@ fn parse<'a>(text: &'a [u8], sc: &mut Scratch) -> ScanResult<Option<Instr<'a>>> 
         fusion_kind: kind,
         sharding,
     }))
+}
+
+/// A metadata string value, unescaped (`plain`: a quoted string without escapes).
+#[inline]
+fn md_text(v: Option<&[u8]>, plain: bool) -> Option<Cow<'_, [u8]>> {
+    let v = v?;
+    Some(if plain { Cow::Borrowed(&v[1..v.len() - 1]) } else { unquote_or_raw(v) })
+}
+
+/// `operand_names` for a region without strings or comments, whose depth-0 commas
+/// `match_close_commas` has recorded in `sc.commas`: the same items, without a second scan.
+fn operands_plain(text: &[u8], r: (usize, usize), sc: &mut Scratch) {
+    let (a, b) = py_strip(&text[r.0..r.1]);
+    if a == b {
+        return;
+    }
+    let (a, b) = (r.0 + a, r.0 + b);
+    let mut start = a;
+    let n = sc.commas.len();
+    for k in 0..=n {
+        let end = if k < n { sc.commas[k] } else { b };
+        let piece = start;
+        start = end + 1;
+        let (x, y) = py_strip(&text[piece..end]);
+        let item_at = piece + x;
+        let item = &text[item_at..piece + y];
+        if item.is_empty() || item.starts_with(b"...(") {
+            continue;
+        }
+        let last_at = item.iter().rposition(|&c| c == b' ').map_or(0, |p| p + 1);
+        let last = &item[last_at..];
+        let (p, q) = operand_tail(last).unwrap_or((0, last.len()));
+        sc.operands.push(Piece::Text(item_at + last_at + p, item_at + last_at + q));
+    }
 }
 
 /// Runs `f` on the comment-stripped form of `text[r]` with a mapper from its ranges to pieces.

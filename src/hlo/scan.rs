@@ -108,18 +108,27 @@ pub fn key_eq_at(text: &[u8], i: usize) -> Option<usize> {
 /// `text[i]` is an opening '"': index just past the closing quote (`\` escapes any byte).
 #[inline]
 pub fn skip_string(text: &[u8], i: usize) -> ScanResult<usize> {
+    skip_string_esc(text, i).map(|(end, _)| end)
+}
+
+/// `skip_string`, and whether the string holds a backslash (if not, its unescaped value is
+/// the text between the quotes).
+#[inline]
+pub fn skip_string_esc(text: &[u8], i: usize) -> ScanResult<(usize, bool)> {
     let mut j = i + 1;
+    let mut escaped = false;
     loop {
         match memchr2(b'"', b'\\', &text[j.min(text.len())..]) {
             None => return Err(ScanError::UnterminatedString),
             Some(p) => {
                 let at = j + p;
                 if text[at] == b'"' {
-                    return Ok(at + 1);
+                    return Ok((at + 1, escaped));
                 }
                 if at + 1 >= text.len() {
                     return Err(ScanError::UnterminatedString);
                 }
+                escaped = true;
                 j = at + 2;
             }
         }
@@ -155,6 +164,51 @@ pub fn match_close(text: &[u8], mut i: usize) -> ScanResult<usize> {
             }
             b'"' => i = skip_string(text, i)?,
             _ => {
+                if text[i + 1..].starts_with(b"*") {
+                    i = skip_comment(text, i)?;
+                } else {
+                    i += 1;
+                }
+            }
+        }
+    }
+    Err(ScanError::Unbalanced)
+}
+
+/// `match_close` for an operand list: also records the ',' at depth 1 (the separators of the
+/// operands) in `commas`. Returns (end, plain): `plain` is false when the region holds a '"'
+/// or '/' (strings, comments), where the commas must be found the slow way on the
+/// comment-stripped text.
+pub fn match_close_commas(text: &[u8], mut i: usize, commas: &mut Vec<usize>) -> ScanResult<(usize, bool)> {
+    commas.clear();
+    let mut depth: i64 = 0;
+    let mut plain = true;
+    while let Some(p) = next_special(text, i, &SPECIAL_COMMA) {
+        i = p;
+        match text[i] {
+            b',' => {
+                if depth == 1 {
+                    commas.push(i);
+                }
+                i += 1;
+            }
+            b'(' | b'[' | b'{' => {
+                depth += 1;
+                i += 1;
+            }
+            b')' | b']' | b'}' => {
+                depth -= 1;
+                i += 1;
+                if depth == 0 {
+                    return Ok((i, plain));
+                }
+            }
+            b'"' => {
+                plain = false;
+                i = skip_string(text, i)?
+            }
+            _ => {
+                plain = false;
                 if text[i + 1..].starts_with(b"*") {
                     i = skip_comment(text, i)?;
                 } else {
@@ -326,8 +380,20 @@ pub fn unstrip(segs: &[(usize, usize, usize)], a: usize, b: usize) -> Option<(us
 // ------------------------------------------------------------------------ Python whitespace
 
 /// Length of the whitespace character (Python `str.isspace`) starting at `s[i]`, or 0.
-#[inline]
+#[inline(always)]
 pub fn ws_len(s: &[u8], i: usize) -> usize {
+    let b = s[i];
+    if b > b' ' && b < 0x80 {
+        return 0; // printable ASCII: the common case
+    }
+    if b == b' ' {
+        return 1;
+    }
+    ws_len_slow(s, i)
+}
+
+#[inline(never)]
+fn ws_len_slow(s: &[u8], i: usize) -> usize {
     match s[i] {
         b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c | 0x1c..=0x1f => 1,
         b if b < 0x80 => 0,
@@ -395,6 +461,10 @@ pub fn skip_ws(s: &[u8], mut i: usize) -> usize {
 /// Python `int(s)` for the texts we meet (ASCII digits, sign, '_' between digits, whitespace
 /// around); None when Python would raise or the value does not fit i64.
 pub fn py_int(s: &[u8]) -> Option<i64> {
+    // Fast path: 1 to 18 ASCII digits (cannot overflow), the form XLA prints.
+    if !s.is_empty() && s.len() <= 18 && s.iter().all(u8::is_ascii_digit) {
+        return Some(s.iter().fold(0i64, |n, &c| n * 10 + (c - b'0') as i64));
+    }
     let (a, b) = py_strip(s);
     let s = &s[a..b];
     let (neg, digits) = match s.first() {
