@@ -74,19 +74,37 @@ pub fn parse<'c>(data: &'c [u8], ctx: FileCtx<'c>, t: &mut Tables) -> Result<()>
 }
 
 /// Number of lines starting with two spaces (≈ instruction lines; multi-line constants add a
-/// few): one `memchr` pass.
+/// few): one pass, 16 bytes at a time where SSE2 is there.
 fn count_indented_lines(data: &[u8]) -> usize {
     let mut n = data.starts_with(b"  ") as usize;
-    if data.len() < 3 {
-        return n;
+    let mut i = 0;
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::*;
+        // SAFETY: SSE2 is part of x86_64; every load reads data[i..i + 18] with i + 18 <= len.
+        unsafe {
+            let (nl, sp) = (_mm_set1_epi8(b'\n' as i8), _mm_set1_epi8(b' ' as i8));
+            let p = data.as_ptr();
+            while i + 18 <= data.len() {
+                // Per-byte hit counters (0xFF per hit subtracted = +1), summed every 255 rounds.
+                let mut acc = _mm_setzero_si128();
+                let mut rounds = 0;
+                while rounds < 255 && i + 18 <= data.len() {
+                    let a = _mm_cmpeq_epi8(_mm_loadu_si128(p.add(i) as *const __m128i), nl);
+                    let b = _mm_cmpeq_epi8(_mm_loadu_si128(p.add(i + 1) as *const __m128i), sp);
+                    let c = _mm_cmpeq_epi8(_mm_loadu_si128(p.add(i + 2) as *const __m128i), sp);
+                    acc = _mm_sub_epi8(acc, _mm_and_si128(_mm_and_si128(a, b), c));
+                    i += 16;
+                    rounds += 1;
+                }
+                let sums = _mm_sad_epu8(acc, _mm_setzero_si128());
+                n += (_mm_cvtsi128_si64(sums) + _mm_cvtsi128_si64(_mm_unpackhi_epi64(sums, sums))) as usize;
+            }
+        }
     }
-    // Three shifted views compared byte by byte: the compiler vectorises this (a memchr loop
-    // pays a call per line).
-    let (a, b, c) = (&data[..data.len() - 2], &data[1..data.len() - 1], &data[2..]);
-    const CHUNK: usize = 1 << 12;
-    for ((x, y), z) in a.chunks(CHUNK).zip(b.chunks(CHUNK)).zip(c.chunks(CHUNK)) {
-        let k: u32 = x.iter().zip(y).zip(z).map(|((&x, &y), &z)| ((x == b'\n') & (y == b' ') & (z == b' ')) as u32).sum();
-        n += k as usize;
+    while i + 2 < data.len() {
+        n += (data[i] == b'\n' && data[i + 1] == b' ' && data[i + 2] == b' ') as usize;
+        i += 1;
     }
     n
 }
@@ -437,6 +455,21 @@ mod tests {
         assert_eq!(comp_header(b"%f (a: f32[]) -> {").map(|h| h.3), Some(&b""[..]));
         assert_eq!(comp_header(b"%f (a: f32[]) -> f32[]"), None);
         assert_eq!(comp_header(b"garbage at column 0"), None);
+    }
+
+    #[test]
+    fn counts_indented_lines() {
+        let mut text = b"HloModule m\n\nENTRY e {\n  a = f32[] parameter(0)\n ".to_vec();
+        for k in 0..1000 {
+            text.extend_from_slice(if k % 3 == 0 { b"\n  x = f32[] negate(a)" } else { b"\n x\n" });
+        }
+        text.extend_from_slice(b"\n  ");
+        let slow = |d: &[u8]| d.starts_with(b"  ") as usize + d.windows(3).filter(|w| w == b"\n  ").count();
+        for cut in [0, 1, 2, 3, 17, 18, 19, 40, text.len() - 1, text.len()] {
+            assert_eq!(count_indented_lines(&text[..cut]), slow(&text[..cut]), "cut {cut}");
+            assert_eq!(count_indented_lines(&text[cut..]), slow(&text[cut..]), "from {cut}");
+        }
+        assert_eq!(count_indented_lines(b"  "), 1);
     }
 
     #[test]
