@@ -139,11 +139,18 @@ fn decode_body<'py>(py: Python<'py>, backend_config: Option<&str>) -> Option<Bou
     Some(pyo3::types::PyBytes::new(py, &decoded))
 }
 
+/// Pages of mapped files that shrank while in use and now read as zeros (see `sigbus.rs`).
+#[pyfunction]
+fn mapped_pages_lost() -> usize {
+    crate::sigbus::zeroed_pages()
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(read_inputs, m)?)?;
     m.add_function(wrap_pyfunction!(classify_name, m)?)?;
     m.add_function(wrap_pyfunction!(sniff, m)?)?;
+    m.add_function(wrap_pyfunction!(mapped_pages_lost, m)?)?;
     m.add_function(wrap_pyfunction!(decode_body, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

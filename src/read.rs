@@ -34,15 +34,14 @@ pub struct Input {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum MapPolicy {
-    /// The default: read every file into memory (files of `MAP_THRESHOLD` bytes and more get a
-    /// buffer of their own, smaller ones share arenas). Tables stay valid whatever happens to
-    /// the files afterwards: a mapped file that another process truncates (XLA re-dumping into
-    /// the same directory) would kill the process with SIGBUS when a table is read.
+    /// The default: map files of `MAP_THRESHOLD` bytes and more (zero-copy, file-backed pages:
+    /// a dump larger than RAM works), read smaller ones into shared arenas. A mapped file that
+    /// shrinks while its tables are alive reads as zeros past its new end (see `sigbus.rs`).
     Auto,
-    /// Map every file (`read_arrow(mmap=True)`): no copy, pages shared with the page cache;
-    /// the files must not shrink while their tables are alive.
+    /// Map every file (`read_arrow(mmap=True)`).
     Always,
-    /// Read every file (`read_arrow(mmap=False)`): the same as `Auto`.
+    /// Read every file into memory (`read_arrow(mmap=False)`): tables are independent of the
+    /// files afterwards, at the cost of a copy.
     Never,
 }
 
@@ -174,7 +173,7 @@ fn read_group(inputs: &[Input], sizes: &[Option<u64>], g: &Group, opts: &Options
         let i = g.first;
         let loaded = match sizes[i] {
             None => Err(not_regular(&inputs[i].path)),
-            Some(_) if opts.map != MapPolicy::Always => Source::read(&inputs[i].path),
+            Some(_) if opts.map == MapPolicy::Never => Source::read(&inputs[i].path),
             Some(_) => Source::map(&inputs[i].path),
         };
         match loaded {

@@ -33,9 +33,13 @@ impl Source {
             return Ok(Source::from_vec(Vec::new()));
         }
         // SAFETY: the mapping is read-only. If another process truncates the file while it is
-        // mapped, reading the lost pages raises SIGBUS; so only `read_arrow(mmap=True)` maps (the default reads).
+        // mapped, reading the lost pages would raise SIGBUS: `sigbus::GuardedMap` turns them
+        // into zero pages instead (and when no guard slot is free we read the file instead).
         let map = unsafe { Mmap::map(&file)? };
-        Ok(Source::from_mmap(map))
+        match crate::sigbus::GuardedMap::new(map) {
+            Ok(guarded) => Ok(Source::from_guarded(guarded)),
+            Err(_unguarded) => Source::read(path),
+        }
     }
 
     /// Read `path` into memory (no mapping).
@@ -43,9 +47,9 @@ impl Source {
         Ok(Source::from_vec(std::fs::read(path)?))
     }
 
-    pub fn from_mmap(map: Mmap) -> Source {
-        let ptr = std::ptr::NonNull::new(map.as_ptr() as *mut u8).expect("mmap pointer is never null");
-        let len = map.len();
+    fn from_guarded(map: crate::sigbus::GuardedMap) -> Source {
+        let ptr = std::ptr::NonNull::new(map.as_slice().as_ptr() as *mut u8).expect("mmap pointer is never null");
+        let len = map.as_slice().len();
         // SAFETY: `ptr`/`len` describe the mapping, which the Arc keeps alive as long as any
         // Buffer (and so any Arrow array exported to Python) refers to it.
         let buffer = unsafe { Buffer::from_custom_allocation(ptr, len, Arc::new(map)) };

@@ -18,4 +18,12 @@ from .schema import SCHEMAS, TABLE_NAMES
 
 __version__ = "0.1.0"
 
-__all__ = ["read_arrow", "decode_body", "Dump", "ParseError", "HlodumpError", "SCHEMAS", "TABLE_NAMES", "__version__"]
+
+def mapped_pages_lost() -> int:
+    """How many pages of memory-mapped dump files were lost because a file shrank while its
+    tables were in use (they read as zeros; 0 normally). Read with ``mmap=False`` to avoid."""
+    from ._core import mapped_pages_lost as n
+
+    return n()
+
+__all__ = ["read_arrow", "decode_body", "mapped_pages_lost", "Dump", "ParseError", "HlodumpError", "SCHEMAS", "TABLE_NAMES", "__version__"]

@@ -26,3 +26,6 @@ def sniff(data: bytes) -> str:
 
 def decode_body(backend_config: Optional[str]) -> Optional[bytes]:
     """The decoded custom-call body of a ``backend_config`` (None when it is not base64)."""
+
+def mapped_pages_lost() -> int:
+    """Pages of mapped files that shrank while in use and now read as zeros."""

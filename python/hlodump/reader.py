@@ -35,10 +35,12 @@ def read_arrow(
         string_view: text columns as zero-copy ``string_view`` (default) or as ``large_string``
             copies, for pyarrow kernels that lack string_view (take, filter, sort …).
         threads: worker threads (default: all cores).
-        mmap: ``None`` / ``False`` (default) read every file into memory, so the tables stay
-            valid whatever happens to the files later; ``True`` memory-maps every file (no copy,
-            pages shared with the OS cache) — then a file must not be truncated or rewritten
-            while its tables are in use: reading them would kill the process with SIGBUS.
+        mmap: ``None`` (default) memory-maps files of 4 MiB and more (zero-copy; works for
+            dumps larger than RAM) and reads smaller ones into shared buffers; ``True`` maps
+            every file; ``False`` reads every file into memory, so the tables hold a copy that
+            is independent of the files. A mapped file that another process truncates while
+            its tables are in use never crashes the process: the lost bytes read as zeros and
+            a warning is printed once (``hlodump.mapped_pages_lost()`` counts such pages).
         progress: show a progress bar on stderr (default: for directories, when it is a TTY).
 
     Returns:
