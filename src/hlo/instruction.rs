@@ -71,6 +71,10 @@ pub struct Instr<'a> {
     pub backend_config: Option<Cow<'a, [u8]>>,
     pub fusion_kind: Option<&'a [u8]>,
     pub sharding: Option<&'a [u8]>,
+    /// Offset in the text of the first metadata number (source_line / stack_frame_id, in
+    /// printed order) that has the form of an integer but does not fit i64: the module parser
+    /// reports an error there and gives no row.
+    pub number_error: Option<usize>,
 }
 
 /// `\s*(ROOT )?%?(NAME) = `: (is_root, name range, end of match).
@@ -197,6 +201,19 @@ fn parse<'a>(text: &'a [u8], sc: &mut Scratch) -> ScanResult<Option<Instr<'a>>> 
         Some(v) => parse_metadata(v)?,
         None => Default::default(),
     };
+    // Metadata numbers by ASCII byte rules (`-?[0-9]+`); anything else is null, an integer
+    // that does not fit i64 is an error at its first character.
+    let mut number_error: Option<usize> = None;
+    let mut md_int = |v: Option<&[u8]>| -> Option<i64> {
+        let v = v?;
+        ascii_i64(v, true).unwrap_or_else(|()| {
+            let at = v.as_ptr() as usize - text.as_ptr() as usize;
+            number_error = Some(number_error.map_or(at, |e| e.min(at)));
+            None
+        })
+    };
+    let source_line = md_int(md.source_line);
+    let stack_frame_id = md_int(md.stack_frame_id);
     Ok(Some(Instr {
         is_root,
         name: &text[na..nb],
@@ -207,12 +224,13 @@ fn parse<'a>(text: &'a [u8], sc: &mut Scratch) -> ScanResult<Option<Instr<'a>>> 
         op_name: md_text(md.op_name, md.plain[0]),
         op_type: md_text(md.op_type, md.plain[1]),
         source_file: md_text(md.source_file, md.plain[2]),
-        source_line: md.source_line.and_then(py_int),
-        stack_frame_id: md.stack_frame_id.and_then(py_int),
+        source_line,
+        stack_frame_id,
         custom_call_target: target.map(unquote_or_raw),
         backend_config: backend_config.map(unquote_or_raw),
         fusion_kind: kind,
         sharding,
+        number_error,
     }))
 }
 

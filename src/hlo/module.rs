@@ -10,7 +10,7 @@ use super::attributes::{get, split_attributes};
 use super::custom_call::custom_call_info;
 use super::instruction::{needs_continuation, parse_instruction, Instr, Scratch};
 use super::scan::*;
-use super::stack_frames::{Frames, Table};
+use super::stack_frames::{Frames, RowError, Table};
 use crate::error::{FileCtx, Result};
 use crate::lines::{Line, Lines};
 use crate::tables::Tables;
@@ -40,6 +40,10 @@ struct Parser<'t, 'c> {
     comp: Option<OpenComp<'c>>,
     have_header: bool,
     table: Option<Table>,
+    /// Parsing one chunk of a big file (`parse_chunk`): stack-frame tables are read-only here.
+    chunk: bool,
+    /// A chunk met a line that changes state shared with later chunks: it cannot be parsed alone.
+    bailed: bool,
 }
 
 pub fn parse<'c>(data: &'c [u8], ctx: FileCtx<'c>, t: &mut Tables) -> Result<()> {
@@ -69,6 +73,8 @@ pub fn parse<'c>(data: &'c [u8], ctx: FileCtx<'c>, t: &mut Tables) -> Result<()>
         comp: None,
         have_header: false,
         table: None,
+        chunk: false,
+        bailed: false,
     };
     p.run()
 }
@@ -216,15 +222,26 @@ impl<'t, 'c> Parser<'t, 'c> {
                 self.err(&line, 1, "expected 'HloModule' header")?;
                 continue;
             }
+            if self.chunk && (s[0].is_ascii_digit() || Table::from_line(s).is_some()) {
+                self.bailed = true; // would change the stack-frame tables later chunks read
+                return Ok(());
+            }
             if let Some(t) = Table::from_line(s) {
                 self.table = Some(t);
                 continue;
             }
             if s[0].is_ascii_digit() {
                 let (fid, src) = (self.ctx.file_id, self.ctx.src);
-                if self.frames.row(self.table, s, line.no, fid, &src, &mut self.t.stack_frames).is_none() {
-                    let msg = format!("bad stack-frame table row ({})", Table::name(self.table));
-                    self.err(&line, 1, msg)?;
+                match self.frames.row(self.table, s, line.no, fid, &src, &mut self.t.stack_frames) {
+                    Ok(()) => {}
+                    Err(RowError::Bad) => {
+                        let msg = format!("bad stack-frame table row ({})", Table::name(self.table));
+                        self.err(&line, 1, msg)?;
+                    }
+                    Err(RowError::Range(at)) => {
+                        let msg = format!("stack-frame table number is out of range (at most {})", i64::MAX);
+                        self.err(&line, at as u64 + 1, msg)?;
+                    }
                 }
                 continue;
             }
@@ -366,10 +383,29 @@ impl<'t, 'c> Parser<'t, 'c> {
         self.emit(line, line.text, &ins)
     }
 
+    /// A metadata number out of range at byte `at` of the instruction `text` (which may span
+    /// lines, joined with "\n"): an error at its line and column, and no row.
+    #[cold]
+    fn number_error(&mut self, line: &Line<'c>, text: &[u8], at: usize) -> Result<()> {
+        let msg = format!("metadata number is out of range (at most {})", i64::MAX);
+        let nl = memchr::memrchr(b'\n', &text[..at]);
+        let Some(nl) = nl else {
+            return self.err(line, at as u64 + 1, msg);
+        };
+        let no = line.no + memchr::memchr_iter(b'\n', &text[..at]).count() as u64;
+        let end = memchr::memchr(b'\n', &text[at..]).map_or(text.len(), |e| at + e);
+        let lt = &text[nl + 1..end];
+        let lt = lt.strip_suffix(b"\r").unwrap_or(lt);
+        self.ctx.error_at(&mut self.t.errors, no, (at - nl) as u64, msg, lt)
+    }
+
     /// The rows of one parsed instruction (`text` is what was parsed: operand pieces point
     /// into it); passed by reference, so the (large) `Instr` is never moved.
     #[inline]
     fn emit(&mut self, line: &Line<'c>, text: &[u8], ins: &Instr<'_>) -> Result<()> {
+        if let Some(at) = ins.number_error {
+            return self.number_error(line, text, at);
+        }
         let comp = self.comp.as_mut().expect("a computation is open");
         let comp_id = comp.id;
         if ins.is_root {
@@ -436,6 +472,107 @@ impl<'t, 'c> Parser<'t, 'c> {
         }
         Ok(())
     }
+}
+
+// ------------------------------------------------------------------ one big file in chunks
+
+/// What the part of a module before its first computation (header, stack-frame tables) leaves
+/// to the computations that follow: chunks of a big file start from it (`read.rs`).
+pub struct Prefix<'c> {
+    frames: Frames<'c>,
+    have_header: bool,
+    table: Option<Table>,
+    /// Lines in the prefix.
+    pub lines: u64,
+}
+
+/// Counts of one parsed chunk: its ids and line numbers start at 0 and are shifted by the
+/// caller by the counts of the chunks before it.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ChunkCounts {
+    pub lines: u64,
+    pub computations: i32,
+    pub instructions: i32,
+}
+
+/// True when the line starting at `pos` is one the serial parse takes as a computation header
+/// whenever no computation is open (not a module header, table name or table row). Whether
+/// none is open there is checked by parsing: a chunk that ends inside a computation or a
+/// multi-line text reports an error, and then the file is parsed serially.
+pub fn is_computation_start(data: &[u8], pos: usize) -> bool {
+    let end = memchr::memchr(b'\n', &data[pos..]).map_or(data.len(), |i| pos + i);
+    let mut s = &data[pos..end];
+    if let [head @ .., b'\r'] = s {
+        s = head;
+    }
+    !s.is_empty() && !s[0].is_ascii_digit() && !s.starts_with(b"HloModule ") && Table::from_line(s).is_none() && comp_header(s).is_some()
+}
+
+/// Start of the first line `is_computation_start` accepts: the end of the prefix.
+pub fn first_computation(data: &[u8]) -> Option<usize> {
+    let mut pos = 0;
+    while pos < data.len() {
+        if is_computation_start(data, pos) {
+            return Some(pos);
+        }
+        pos += memchr::memchr(b'\n', &data[pos..])? + 1;
+    }
+    None
+}
+
+fn chunk_parser<'t, 'c>(ctx: FileCtx<'c>, t: &'t mut Tables, data: &'c [u8], lines: Lines<'c>, prefix: Option<&Prefix<'c>>) -> Parser<'t, 'c> {
+    Parser {
+        ctx,
+        t,
+        data,
+        lines,
+        last_no: 0,
+        sc: Scratch::default(),
+        frames: prefix.map(|p| p.frames.clone()).unwrap_or_default(),
+        computation_id: -1,
+        instruction_id: 0,
+        comp: None,
+        have_header: prefix.is_some_and(|p| p.have_header),
+        table: prefix.and_then(|p| p.table),
+        chunk: prefix.is_some(),
+        bailed: false,
+    }
+}
+
+/// Parse `data[..end]` (the prefix) as the serial parse does. None when it cannot stand for
+/// the serial parse (invalid UTF-8 or any error): the caller then parses the file serially.
+/// `ctx` should collect (errors are rows to look at, not failures).
+pub fn parse_prefix<'c>(data: &'c [u8], end: usize, ctx: FileCtx<'c>, t: &mut Tables) -> Result<Option<Prefix<'c>>> {
+    let data = &data[..end];
+    let lines = Lines::new(data);
+    if lines.has_invalid_utf8() {
+        return Ok(None);
+    }
+    let mut p = chunk_parser(ctx, t, data, lines, None);
+    p.run()?;
+    if !p.t.errors.is_empty() {
+        return Ok(None);
+    }
+    Ok(Some(Prefix { frames: p.frames, have_header: p.have_header, table: p.table, lines: p.last_no }))
+}
+
+/// Parse `data[start..end]`, which starts with a computation header (`is_computation_start`)
+/// and ends at a line start, in the state the prefix left. Ids and line numbers are local
+/// (from 0). None when the chunk cannot be parsed alone: invalid UTF-8, any error (a
+/// computation or multi-line text open at the end included), or a stack-frame table line.
+pub fn parse_chunk<'c>(data: &'c [u8], start: usize, end: usize, prefix: &Prefix<'c>, ctx: FileCtx<'c>, t: &mut Tables) -> Result<Option<ChunkCounts>> {
+    let data = &data[..end];
+    let lines = Lines::starting_at(data, start, 0);
+    if lines.has_invalid_utf8() {
+        return Ok(None);
+    }
+    t.instructions.reserve(count_indented_lines(&data[start..]));
+    let mut p = chunk_parser(ctx, t, data, lines, Some(prefix));
+    p.run()?;
+    if p.bailed || !p.t.errors.is_empty() {
+        return Ok(None);
+    }
+    Ok(Some(ChunkCounts { lines: p.last_no, computations: p.computation_id + 1, instructions: p.instruction_id }))
 }
 
 #[cfg(test)]

@@ -486,44 +486,30 @@ pub fn skip_ws(s: &[u8], mut i: usize) -> usize {
     i
 }
 
-/// Python `int(s)` for the texts we meet (ASCII digits, sign, '_' between digits, whitespace
-/// around); None when Python would raise or the value does not fit i64.
-pub fn py_int(s: &[u8]) -> Option<i64> {
-    // Fast path: 1 to 18 ASCII digits (cannot overflow), the form XLA prints.
-    if !s.is_empty() && s.len() <= 18 && s.iter().all(u8::is_ascii_digit) {
-        return Some(s.iter().fold(0i64, |n, &c| n * 10 + (c - b'0') as i64));
-    }
-    let (a, b) = py_strip(s);
-    let s = &s[a..b];
+/// An HLO number read by ASCII byte rules: `-?[0-9]+` (`signed`) or `[0-9]+`, leading zeros
+/// allowed. `Ok(Some(v))` when it fits i64, `Err(())` when it has that form but does not fit
+/// (an error at its first character, like the buffer-assignment numbers), `Ok(None)` when `s`
+/// is not such a number.
+pub fn ascii_i64(s: &[u8], signed: bool) -> std::result::Result<Option<i64>, ()> {
     let (neg, digits) = match s.first() {
-        Some(b'-') => (true, &s[1..]),
-        Some(b'+') => (false, &s[1..]),
+        Some(b'-') if signed => (true, &s[1..]),
         _ => (false, s),
     };
-    if digits.is_empty() || digits[0] == b'_' || digits[digits.len() - 1] == b'_' {
+    if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
+        return Ok(None);
+    }
+    digits_i64(neg, digits).map(Some).ok_or(())
+}
+
+/// The value of ASCII `digits` (negated with `neg`) if it fits i64.
+pub fn digits_i64(neg: bool, digits: &[u8]) -> Option<i64> {
+    let z = digits.iter().take_while(|&&c| c == b'0').count();
+    let d = &digits[z..];
+    if d.len() > 19 {
         return None;
     }
-    let mut n: i128 = 0;
-    let mut prev_us = false;
-    for &c in digits {
-        if c == b'_' {
-            if prev_us {
-                return None;
-            }
-            prev_us = true;
-            continue;
-        }
-        prev_us = false;
-        if !c.is_ascii_digit() {
-            return None;
-        }
-        n = n * 10 + (c - b'0') as i128;
-        if n > i64::MAX as i128 + 1 {
-            return None;
-        }
-    }
-    let v = if neg { -n } else { n };
-    i64::try_from(v).ok()
+    let n = d.iter().fold(0i128, |n, &c| n * 10 + (c - b'0') as i128);
+    i64::try_from(if neg { -n } else { n }).ok()
 }
 
 // ------------------------------------------------------------------------ strings
@@ -678,11 +664,11 @@ mod tests {
     #[test]
     fn python_whitespace_and_ints() {
         assert_eq!(py_strip(" \u{a0}x y\u{3000}\n".as_bytes()), (3, 6));
-        assert_eq!(py_int(b"12"), Some(12));
-        assert_eq!(py_int(b"+1_000"), Some(1000));
-        assert_eq!(py_int(b"-0"), Some(0));
-        assert_eq!(py_int(b"1__0"), None);
-        assert_eq!(py_int(b"\"5\""), None);
-        assert_eq!(py_int(b""), None);
+        assert_eq!(ascii_i64(b"000000000000000000000000012", false), Ok(Some(12)));
+        assert_eq!(ascii_i64(b"-9223372036854775808", true), Ok(Some(i64::MIN)));
+        assert_eq!(ascii_i64(b"9223372036854775808", true), Err(()));
+        assert_eq!(ascii_i64(b"-5", false), Ok(None));
+        assert_eq!(ascii_i64(b"+1_0", true), Ok(None));
+        assert_eq!(ascii_i64(b"\xd9\xa1", true), Ok(None));
     }
 }

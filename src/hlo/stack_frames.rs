@@ -42,7 +42,7 @@ impl Table {
 /// One `FileLocations` row: file_name_id, function_name_id, line, end_line, column, end_column.
 pub type Location = [i64; 6];
 
-#[derive(Default)]
+#[derive(Default, Clone)]
 pub struct Frames<'c> {
     pub file_names: IdMap<Cow<'c, [u8]>>,
     pub function_names: IdMap<Cow<'c, [u8]>>,
@@ -53,6 +53,7 @@ pub struct Frames<'c> {
 
 /// Rows by id. Ids are small and dense (numbered from 1), and every instruction line looks
 /// one up, so a vector beats hashing; huge or negative ids go to a map.
+#[derive(Clone)]
 pub struct IdMap<T> {
     dense: Vec<Option<T>>,
     sparse: HashMap<i64, T>,
@@ -89,10 +90,14 @@ impl<T> IdMap<T> {
     }
 }
 
-/// A small cursor over one table row (the rows have a fixed layout).
+/// A small cursor over one table row (the rows have a fixed layout). Numbers follow ASCII byte
+/// rules (`[0-9]+`, `-?[0-9]+` for the signed ones, leading zeros allowed); one that does not
+/// fit i64 is remembered in `range` (its first character) and read as 0: the row is then an
+/// error there, once its layout has matched.
 struct Cur<'a> {
     s: &'a [u8],
     i: usize,
+    range: Option<usize>,
 }
 
 impl<'a> Cur<'a> {
@@ -101,7 +106,8 @@ impl<'a> Cur<'a> {
     }
     fn int(&mut self, signed: bool) -> Option<i64> {
         let st = self.i;
-        if signed && self.s.get(self.i) == Some(&b'-') {
+        let neg = signed && self.s.get(self.i) == Some(&b'-');
+        if neg {
             self.i += 1;
         }
         let d = self.i;
@@ -111,24 +117,47 @@ impl<'a> Cur<'a> {
         if self.i == d {
             return None;
         }
-        crate::text::parse_i64(&self.s[st..self.i])
+        Some(super::scan::digits_i64(neg, &self.s[d..self.i]).unwrap_or_else(|| {
+            self.range.get_or_insert(st);
+            0
+        }))
     }
     fn end(&self) -> Option<()> {
         (self.i == self.s.len()).then_some(())
     }
 }
 
+/// Why a table row could not be read.
+pub enum RowError {
+    /// Not a row of that table (reported at column 1).
+    Bad,
+    /// A number that does not fit i64, at this byte offset.
+    Range(usize),
+}
+
 impl<'c> Frames<'c> {
     /// Read one row of `table`; pushes a `stack_frames` row for `StackFrames`. None: not a row
     /// of that table (the caller reports it).
-    pub fn row(&mut self, table: Option<Table>, s: &'c [u8], line: u64, file_id: i32, src: &SourceRef, out: &mut StackFrames) -> Option<()> {
-        let mut c = Cur { s, i: 0 };
+    pub fn row(&mut self, table: Option<Table>, s: &'c [u8], line: u64, file_id: i32, src: &SourceRef, out: &mut StackFrames) -> Result<(), RowError> {
+        let mut c = Cur { s, i: 0, range: None };
+        match self.row_at(&mut c, table, s, line, file_id, src, out) {
+            None => Err(RowError::Bad),
+            Some(r) => r.map_err(RowError::Range),
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn row_at(&mut self, c: &mut Cur<'c>, table: Option<Table>, s: &'c [u8], line: u64, file_id: i32, src: &SourceRef, out: &mut StackFrames) -> Option<Result<(), usize>> {
+        let range = |c: &Cur| c.range.map_or(Ok(()), Err);
         match table? {
             t @ (Table::FileNames | Table::FunctionNames) => {
                 let id = c.int(false)?;
                 c.lit(b" ")?;
                 if s.get(c.i) != Some(&b'"') || skip_string(s, c.i).ok()? != s.len() {
                     return None;
+                }
+                if let Err(at) = range(c) {
+                    return Some(Err(at));
                 }
                 let v = c_unescape(&s[c.i + 1..s.len() - 1]);
                 let map = if t == Table::FileNames { &mut self.file_names } else { &mut self.function_names };
@@ -144,6 +173,9 @@ impl<'c> Frames<'c> {
                 }
                 c.lit(b"}")?;
                 c.end()?;
+                if let Err(at) = range(c) {
+                    return Some(Err(at));
+                }
                 self.locations.insert(id, v);
             }
             Table::StackFrames => {
@@ -154,6 +186,9 @@ impl<'c> Frames<'c> {
                 let parent = c.int(false)?;
                 c.lit(b"}")?;
                 c.end()?;
+                if let Err(at) = range(c) {
+                    return Some(Err(at));
+                }
                 self.frames.insert(frame, loc);
                 let fl = self.locations.get(&loc);
                 out.file_id.push(file_id);
@@ -169,7 +204,7 @@ impl<'c> Frames<'c> {
                 out.line.push(line as i64);
             }
         }
-        Some(())
+        Some(Ok(()))
     }
 
     /// (source_file, source_function, source_line) of a `stack_frame_id`, when the tables know

@@ -203,7 +203,12 @@ def split_attributes(text: str) -> list[tuple[str, str]]:
     ``calls=%a, %b`` form keeps ``%a, %b`` as one value. Returns (key, raw value) pairs in
     printed order. Raises ScanError for unbalanced text or an item without ``KEY=``.
     """
-    out: list[tuple[str, str]] = []
+    return [(k, text[a:b]) for k, a, b in _attribute_spans(text)]
+
+
+def _attribute_spans(text: str) -> list[tuple[str, int, int]]:
+    """``split_attributes`` as (key, value start, value end) in ``text``."""
+    out: list[tuple[str, int, int]] = []
     n = len(text)
     if n == 0:
         return out
@@ -240,7 +245,7 @@ def split_attributes(text: str) -> list[tuple[str, str]]:
                 i += 1
         if depth != 0:
             raise ScanError("unbalanced brackets in attribute value")
-        out.append((key, text[vstart:end]))
+        out.append((key, vstart, end))
         if end >= n:
             return out
         pos = end + 2
@@ -261,10 +266,17 @@ _MD_ITEM_RE = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_.\-]*)=")
 
 def parse_metadata(value: str) -> dict[str, str]:
     """``{op_name="…" source_line=3 …}`` → {key: raw value} (space-separated items, §3.9)."""
-    out: dict[str, str] = {}
+    return {k: raw for k, (_, raw) in _metadata_spans(value).items()}
+
+
+def _metadata_spans(value: str) -> dict[str, tuple[int, str]]:
+    """``parse_metadata`` with the offset of each raw value in ``value``."""
+    out: dict[str, tuple[int, str]] = {}
     v = value.strip()
+    base = len(value) - len(value.lstrip())
     if v.startswith("{") and v.endswith("}"):
         v = v[1:-1]
+        base += 1
     pos = 0
     n = len(v)
     while pos < n:
@@ -283,18 +295,35 @@ def parse_metadata(value: str) -> dict[str, str]:
             j = i
             while j < n and v[j] != " ":
                 j += 1
-        out.setdefault(key, v[i:j])
+        out.setdefault(key, (base + i, v[i:j]))
         pos = j
     return out
 
 
-def _int_or_none(s: str | None) -> int | None:
-    if s is None:
+I64_MAX = 2**63 - 1
+_ASCII_INT_RE = re.compile(r"-?[0-9]+")
+
+
+class _OutOfRange(Exception):
+    pass
+
+
+def _i64(text: str, signed: bool = True) -> int | None:
+    """An HLO number by ASCII byte rules: ``-?[0-9]+`` (``[0-9]+`` unless ``signed``), leading
+    zeros allowed. None when ``text`` is not such a number; raises _OutOfRange when it is one
+    that does not fit int64 (never converts long digit strings whole: Python's int() refuses
+    > 4300 digits)."""
+    if _ASCII_INT_RE.fullmatch(text) is None or (not signed and text.startswith("-")):
         return None
-    try:
-        return int(s)
-    except ValueError:
-        return None
+    neg = text.startswith("-")
+    d = text[1:] if neg else text
+    d = d.lstrip("0") or "0"
+    if len(d) > 19:
+        raise _OutOfRange
+    v = -int(d) if neg else int(d)
+    if not -I64_MAX - 1 <= v <= I64_MAX:
+        raise _OutOfRange
+    return v
 
 
 def _name_list(value: str) -> list[str]:
@@ -399,7 +428,8 @@ def _parse_instruction_rest(text: str, m: re.Match) -> dict[str, Any] | None:
         attributes = rest[2:]
     else:
         return None
-    pairs = split_attributes(attributes)
+    spans = _attribute_spans(attributes)
+    pairs = [(k, attributes[a:b]) for k, a, b in spans]
     attrs = _attr_dict(pairs)
 
     operands = [] if opcode in ("parameter", "constant") else _operand_names(operand_text)
@@ -409,8 +439,23 @@ def _parse_instruction_rest(text: str, m: re.Match) -> dict[str, Any] | None:
             called.extend(_name_list(v))
 
     md: dict[str, str] = {}
+    md_ints: dict[str, int | None] = {}
+    number_error = None
     if "metadata" in attrs:
-        md = parse_metadata(attrs["metadata"])
+        md_at = close + 2 + next(a for k, a, _ in spans if k == "metadata")
+        md_spans = _metadata_spans(attrs["metadata"])
+        md = {k: raw for k, (_, raw) in md_spans.items()}
+        # Metadata numbers: ASCII ``-?[0-9]+``, anything else null; an integer that does not
+        # fit int64 is an error at its first character (the first one in printed order).
+        for key in ("source_line", "stack_frame_id"):
+            if key in md_spans:
+                at, raw = md_spans[key]
+                try:
+                    md_ints[key] = _i64(raw)
+                except _OutOfRange:
+                    md_ints[key] = None
+                    at += md_at
+                    number_error = at if number_error is None else min(number_error, at)
 
     def md_str(key: str) -> str | None:
         v = md.get(key)
@@ -440,15 +485,16 @@ def _parse_instruction_rest(text: str, m: re.Match) -> dict[str, Any] | None:
         "op_name": md_str("op_name"),
         "op_type": md_str("op_type"),
         "source_file": md_str("source_file"),
-        "source_line": _int_or_none(md.get("source_line")),
+        "source_line": md_ints.get("source_line"),
         "source_function": None,
-        "stack_frame_id": _int_or_none(md.get("stack_frame_id")),
+        "stack_frame_id": md_ints.get("stack_frame_id"),
         "custom_call_target": target,
         "backend_config": backend_config,
         "fusion_kind": attrs.get("kind"),
         "sharding": attrs.get("sharding"),
         "attribute_map": attrs,
         "metadata": md,
+        "number_error": number_error,
     }
 
 
@@ -573,11 +619,11 @@ _HEADER_RE = re.compile(r"HloModule (\S+?)(?:, (.*))?$", re.S)
 _COMP_START_RE = re.compile(r"(ENTRY )?%?(" + NAME + r") ")
 _COMP_CLOSE_RE = re.compile(r'\}(?:, execution_thread="([^"]*)")?(?: // (.*))?$')
 _TABLE_NAMES = ("FileNames", "FunctionNames", "FileLocations", "StackFrames")
-_STRING_ROW_RE = re.compile(r'(\d+) ("(?:[^"\\]|\\.)*")$')
+_STRING_ROW_RE = re.compile(r'([0-9]+) ("(?:[^"\\]|\\.)*")$')
 _FILE_LOCATION_RE = re.compile(
-    r"(\d+) \{file_name_id=(\d+) function_name_id=(\d+) line=(-?\d+) end_line=(-?\d+)"
-    r" column=(-?\d+) end_column=(-?\d+)\}$")
-_STACK_FRAME_RE = re.compile(r"(\d+) \{file_location_id=(\d+) parent_frame_id=(\d+)\}$")
+    r"([0-9]+) \{file_name_id=([0-9]+) function_name_id=([0-9]+) line=(-?[0-9]+)"
+    r" end_line=(-?[0-9]+) column=(-?[0-9]+) end_column=(-?[0-9]+)\}$")
+_STACK_FRAME_RE = re.compile(r"([0-9]+) \{file_location_id=([0-9]+) parent_frame_id=([0-9]+)\}$")
 
 
 def _parse_comp_header(text: str) -> dict[str, Any] | None:
@@ -690,7 +736,7 @@ class _ModuleParser:
             if s in _TABLE_NAMES:
                 self.table = s
                 continue
-            if s[:1].isdigit():
+            if "0" <= s[:1] <= "9":  # ASCII digits only (str.isdigit takes any Unicode digit)
                 self.table_row(s, lineno)
                 continue
             hdr = _parse_comp_header(s)
@@ -748,24 +794,47 @@ class _ModuleParser:
         })
         return i
 
+    def numbers(self, m: re.Match, groups: range, s: str, lineno: int) -> list[int] | None:
+        """The int64 values of ``groups`` of a matched table row; None (and an error at the first
+        character of the first one out of range) if one does not fit."""
+        out = []
+        for g in groups:
+            try:
+                v = _i64(m.group(g))
+            except _OutOfRange:
+                col = len(s[:m.start(g)].encode("utf-8")) + 1
+                self.error(lineno, col, f"stack-frame table number is out of range (at most {I64_MAX})", s)
+                return None
+            assert v is not None
+            out.append(v)
+        return out
+
     def table_row(self, s: str, lineno: int) -> None:
         t = self.table
         if t in ("FileNames", "FunctionNames"):
             m = _STRING_ROW_RE.match(s)
             if m:
+                g = self.numbers(m, range(1, 2), s, lineno)
+                if g is None:
+                    return
                 target = self.file_names if t == "FileNames" else self.function_names
-                target[int(m.group(1))] = c_unescape(m.group(2)[1:-1])
+                target[g[0]] = c_unescape(m.group(2)[1:-1])
                 return
         elif t == "FileLocations":
             m = _FILE_LOCATION_RE.match(s)
             if m:
-                g = [int(x) for x in m.groups()]
+                g = self.numbers(m, range(1, 8), s, lineno)
+                if g is None:
+                    return
                 self.file_locations[g[0]] = tuple(g[1:])  # type: ignore[assignment]
                 return
         elif t == "StackFrames":
             m = _STACK_FRAME_RE.match(s)
             if m:
-                frame, loc, parent = (int(x) for x in m.groups())
+                g = self.numbers(m, range(1, 4), s, lineno)
+                if g is None:
+                    return
+                frame, loc, parent = g
                 self.frames[frame] = loc
                 fl = self.file_locations.get(loc)
                 self.ctx.add("stack_frames", {
@@ -827,6 +896,16 @@ class _ModuleParser:
         row = parse_instruction(text)
         if row is None:
             self.error(lineno, 1, "cannot parse instruction", s)
+            return i
+        at = row.pop("number_error")
+        if at is not None:
+            # a metadata number out of range: an error at its line and column, no row
+            nl = text.rfind("\n", 0, at)
+            no = lineno + text.count("\n", 0, at)
+            end = text.find("\n", at)
+            line_text = text[nl + 1:end if end >= 0 else len(text)]
+            col = len(text[nl + 1:at].encode("utf-8")) + 1
+            self.error(no, col, f"metadata number is out of range (at most {I64_MAX})", line_text)
             return i
         if row["is_root"]:
             if self.comp_has_root:
