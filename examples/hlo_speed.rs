@@ -1,5 +1,5 @@
-//! Single-thread HLO parsing speed: `cargo run --release --example hlo_speed -- FILE [RUNS]`.
-//! Runs `hlodump::read` on FILE (one thread) RUNS times and prints MB/s per run, and the row
+//! HLO parsing speed: `cargo run --release --example hlo_speed -- FILE [RUNS] [THREADS]`.
+//! Runs `hlodump::read` on FILE (THREADS threads, default 1) RUNS times and prints MB/s per run, and the row
 //! counts of the HLO tables (to check that the input parses without errors).
 
 use std::time::Instant;
@@ -12,7 +12,8 @@ fn main() {
     let runs: usize = args.get(2).map_or(3, |r| r.parse().unwrap());
     let size = std::fs::metadata(path).unwrap().len() as f64;
     let input = Input { path: path.into(), shown: path.clone(), explicit: true };
-    let opts = Options { threads: 1, ..Default::default() };
+    let threads: usize = args.get(3).map_or(1, |t| t.parse().unwrap());
+    let opts = Options { threads, ..Default::default() };
     let mut best = f64::MAX;
     for run in 0..runs {
         let t0 = Instant::now();

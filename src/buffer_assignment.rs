@@ -378,7 +378,7 @@ enum Section {
     Proto,
 }
 
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum LiveSub {
     Schedule,
     Buffers,
@@ -454,46 +454,158 @@ pub fn parse<'c>(data: &'c [u8], ctx: FileCtx<'c>, t: &mut Tables) -> Result<()>
             }
         }
     }
-    let mut p = Parser {
-        ctx,
-        t,
-        section: None,
-        allocation: None,
-        allocation_broken: false,
-        block: None,
-        live_sub: None,
-        peak_time: 0,
-        peak_running: 0,
-        tree_row: 0,
-        tree_stack: Vec::new(),
-        space: None,
-        space_color: None,
-        tables_in_space: 0,
-        table: 0,
-        table_sub: None,
-        proto_tokens: Vec::new(),
-        proto_depth: 0,
-        proto_broken: false,
-    };
-    let mut last = 0;
-    for line in Lines::new(data) {
-        if line.bad_utf8.is_some() {
-            continue;
-        }
-        last = line.no;
-        match p.line(line.no, line.text) {
-            Ok(()) => {}
-            Err(Stop::Bad(pos, msg)) => {
-                p.ctx
-                    .error_at(&mut p.t.errors, line.no, pos as u64 + 1, msg, line.text)?
-            }
-            Err(Stop::Fatal(e)) => return Err(e),
-        }
-    }
+    let mut p = Parser::new(ctx, t);
+    let last = p.lines(Lines::new(data))?;
     p.finish(last)
 }
 
+// --------------------------------------------------------------------------- chunks of a big file
+
+/// The kind of line a chunk of a big file may start with (`read.rs` parses big files in
+/// chunks on several threads); each implies the state the serial parse is in before it.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum ChunkStart {
+    /// `allocation N: …` (BufferAssignment section)
+    Allocation,
+    /// `<ID NAME …>` at column 0 (Used values section, not glued to the previous line)
+    ValueHeader,
+    /// `    N:NAME` (HloLiveRange InstructionSequence)
+    Scheduled,
+    /// `    NAME{…}:A-B` (HloLiveRange BufferLiveRange)
+    LiveRange,
+}
+
+/// The parser state between two lines, reduced to what a chunk start can differ in: the
+/// section and live-range list, and whether everything else is as a fresh parser has it
+/// (no open value block or protobuf message, no peak / tree / report state). The current
+/// allocation is left out: only value lines of the BufferAssignment section read it, and an
+/// `allocation` line (the only chunk start there) sets it.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct ChunkState {
+    section: Option<Section>,
+    live_sub: Option<LiveSub>,
+    rest_fresh: bool,
+}
+
+impl ChunkStart {
+    /// The kind of `line` (without its terminator), if a chunk may start with it.
+    pub fn of(line: &[u8]) -> Option<ChunkStart> {
+        if line.starts_with(b"allocation ") {
+            return Some(ChunkStart::Allocation);
+        }
+        if line.starts_with(b"<") {
+            return Some(ChunkStart::ValueHeader);
+        }
+        let rest = line.strip_prefix(b"    ")?;
+        if rest.is_empty() || rest.contains(&b' ') {
+            return None; // peak and tree lines have spaces
+        }
+        if rest[0].is_ascii_digit() && memchr::memchr(b':', rest).is_some() {
+            return Some(ChunkStart::Scheduled);
+        }
+        let ends_in_digit = rest.last().is_some_and(u8::is_ascii_digit);
+        (is_name_start(rest[0]) && ends_in_digit && memchr::memmem::find(rest, b"}:").is_some()).then_some(ChunkStart::LiveRange)
+    }
+
+    /// The state the serial parse must be in right before such a line for a chunk starting
+    /// there to give the same rows.
+    pub fn state(self) -> ChunkState {
+        let (section, live_sub) = match self {
+            ChunkStart::Allocation => (Section::Allocations, None),
+            ChunkStart::ValueHeader => (Section::Values, None),
+            ChunkStart::Scheduled => (Section::LiveRange, Some(LiveSub::Schedule)),
+            ChunkStart::LiveRange => (Section::LiveRange, Some(LiveSub::Buffers)),
+        };
+        ChunkState { section: Some(section), live_sub, rest_fresh: true }
+    }
+}
+
+/// Parse `data[start..end]` (`end` at a line start or the end of `data`) as the serial parse
+/// would, given that the parse is in `kind.state()` before it (`kind` None: `start` is the start
+/// of the file). Line numbers are local (the first line is 1); the end of `data` is handled as
+/// the end of the file. Returns the state at `end` and the number of lines, or None when the
+/// chunk is not valid UTF-8. `ctx` should collect: a caller keeps a chunk only when it
+/// reported no error and the chunk before it ended in the state this one assumed.
+pub fn parse_chunk<'c>(data: &'c [u8], start: usize, end: usize, kind: Option<ChunkStart>, ctx: FileCtx<'c>, t: &mut Tables) -> Result<Option<(ChunkState, u64)>> {
+    let at_eof = end == data.len();
+    let lines = Lines::starting_at(&data[..end], start, 0);
+    if lines.has_invalid_utf8() {
+        return Ok(None);
+    }
+    let mut p = Parser::new(ctx, t);
+    if let Some(k) = kind {
+        let s = k.state();
+        p.section = s.section;
+        p.live_sub = s.live_sub;
+    }
+    let last = p.lines(lines)?;
+    let state = p.chunk_state();
+    if at_eof {
+        p.finish(last)?;
+    }
+    Ok(Some((state, last)))
+}
+
 impl<'t, 'c> Parser<'t, 'c> {
+    fn new(ctx: FileCtx<'c>, t: &'t mut Tables) -> Parser<'t, 'c> {
+        Parser {
+            ctx,
+            t,
+            section: None,
+            allocation: None,
+            allocation_broken: false,
+            block: None,
+            live_sub: None,
+            peak_time: 0,
+            peak_running: 0,
+            tree_row: 0,
+            tree_stack: Vec::new(),
+            space: None,
+            space_color: None,
+            tables_in_space: 0,
+            table: 0,
+            table_sub: None,
+            proto_tokens: Vec::new(),
+            proto_depth: 0,
+            proto_broken: false,
+        }
+    }
+
+    /// Feed every line; returns the number of the last line read (undecodable lines skipped).
+    fn lines(&mut self, lines: Lines<'c>) -> Result<u64> {
+        let mut last = 0;
+        for line in lines {
+            if line.bad_utf8.is_some() {
+                continue;
+            }
+            last = line.no;
+            match self.line(line.no, line.text) {
+                Ok(()) => {}
+                Err(Stop::Bad(pos, msg)) => self.ctx.error_at(&mut self.t.errors, line.no, pos as u64 + 1, msg, line.text)?,
+                Err(Stop::Fatal(e)) => return Err(e),
+            }
+        }
+        Ok(last)
+    }
+
+    /// See `ChunkState`. (A field added to `Parser` belongs in `rest_fresh`.)
+    fn chunk_state(&self) -> ChunkState {
+        let rest_fresh = self.block.is_none()
+            && self.peak_time == 0
+            && self.peak_running == 0
+            && self.tree_row == 0
+            && self.tree_stack.is_empty()
+            && self.space.is_none()
+            && self.space_color.is_none()
+            && self.tables_in_space == 0
+            && self.table == 0
+            && self.table_sub.is_none()
+            && self.proto_tokens.is_empty()
+            && self.proto_depth == 0
+            && !self.proto_broken;
+        ChunkState { section: self.section, live_sub: self.live_sub, rest_fresh }
+    }
+
     fn report(&mut self, line: u64, column: u64, msg: String, text: &[u8]) -> Result<()> {
         self.ctx
             .error_at(&mut self.t.errors, line, column, msg, text)

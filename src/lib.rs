@@ -15,6 +15,7 @@ pub mod lines;
 pub mod read;
 pub mod sigbus;
 pub mod source;
+pub mod split;
 pub mod tables;
 pub mod text;
 

@@ -14,6 +14,7 @@ use rayon::prelude::*;
 use crate::error::{Error, FileCtx, Result};
 use crate::files::{classify, sniff, FileKind};
 use crate::source::Source;
+use crate::split::Finished;
 use crate::tables::{Tables, TABLE_NAMES};
 
 /// Files at least this large get a group (and a buffer) of their own; smaller ones share arenas.
@@ -74,7 +75,7 @@ struct Group {
 /// Read and parse `inputs`; `progress(files, bytes)` is called as groups finish.
 pub fn read(inputs: &[Input], opts: &Options, progress: &(dyn Fn(u64, u64) + Sync)) -> Result<Batches> {
     let sizes: Vec<Option<u64>> = inputs.iter().map(|i| regular_file_size(&i.path)).collect();
-    let run = || -> Vec<Result<Tables>> {
+    let run = || -> Vec<Result<Vec<Finished>>> {
         let groups = plan(&sizes, opts.map, rayon::current_num_threads());
         groups
             .par_iter()
@@ -97,9 +98,11 @@ pub fn read(inputs: &[Input], opts: &Options, progress: &(dyn Fn(u64, u64) + Syn
     };
     let mut out: Batches = TABLE_NAMES.iter().map(|&n| (n, Vec::new())).collect();
     for r in results {
-        for (i, (_, batch)) in r?.finish().into_iter().enumerate() {
-            if batch.num_rows() > 0 {
-                out[i].1.push(batch);
+        for set in r? {
+            for (i, (_, batch)) in set.into_iter().enumerate() {
+                if batch.num_rows() > 0 {
+                    out[i].1.push(batch);
+                }
             }
         }
     }
@@ -147,8 +150,11 @@ fn plan(sizes: &[Option<u64>], map: MapPolicy, workers: usize) -> Vec<Group> {
     groups
 }
 
-fn read_group(inputs: &[Input], sizes: &[Option<u64>], g: &Group, opts: &Options) -> Result<Tables> {
+/// The group's table sets, finished, in order: one, or more when a big file was parsed in
+/// chunks (`split.rs`; the files after it then start a new set).
+fn read_group(inputs: &[Input], sizes: &[Option<u64>], g: &Group, opts: &Options) -> Result<Vec<Finished>> {
     let mut t = Tables::default();
+    let mut done: Vec<Finished> = Vec::new();
     let range = g.first..g.first + g.count;
     if g.arena {
         // Read every file of the group into one buffer; remember where each landed.
@@ -164,10 +170,15 @@ fn read_group(inputs: &[Input], sizes: &[Option<u64>], g: &Group, opts: &Options
             spans.push((start, arena.len(), r));
         }
         let source = Source::from_vec(arena);
-        let src = t.add_source(&source);
+        let mut src = t.add_source(&source);
         for (i, (start, end, r)) in range.zip(spans) {
             let bytes = &source.bytes()[start..end];
-            file(&mut t, i, &inputs[i], r.map(|_| bytes), src, opts)?;
+            let chunks = file(&mut t, i, &inputs[i], r.map(|_| (bytes, &source)), src, opts)?;
+            if !chunks.is_empty() {
+                done.push(std::mem::take(&mut t).finish());
+                done.extend(chunks);
+                src = t.add_source(&source);
+            }
         }
     } else {
         let i = g.first;
@@ -179,12 +190,21 @@ fn read_group(inputs: &[Input], sizes: &[Option<u64>], g: &Group, opts: &Options
         match loaded {
             Ok(source) => {
                 let src = t.add_source(&source);
-                file(&mut t, i, &inputs[i], Ok(source.bytes()), src, opts)?;
+                let chunks = file(&mut t, i, &inputs[i], Ok((source.bytes(), &source)), src, opts)?;
+                if !chunks.is_empty() {
+                    done.push(std::mem::take(&mut t).finish());
+                    done.extend(chunks);
+                }
             }
-            Err(e) => file(&mut t, i, &inputs[i], Err(e), crate::source::SourceRef::none(), opts)?,
+            Err(e) => {
+                file(&mut t, i, &inputs[i], Err(e), crate::source::SourceRef::none(), opts)?;
+            }
         }
     }
-    Ok(t)
+    if done.is_empty() || t.files.len() > 0 {
+        done.push(t.finish());
+    }
+    Ok(done)
 }
 
 fn append_file(p: &std::path::Path, arena: &mut Vec<u8>) -> std::io::Result<()> {
@@ -204,8 +224,9 @@ fn not_regular(p: &std::path::Path) -> std::io::Error {
     }
 }
 
-/// One file: its `files` row, then its tables if its content is a format we parse.
-fn file(t: &mut Tables, file_id: usize, input: &Input, bytes: std::io::Result<&[u8]>, src: crate::source::SourceRef, opts: &Options) -> Result<()> {
+/// One file: its `files` row, then its tables if its content is a format we parse: into `t`,
+/// or, for a big file parsed in chunks, as the finished table sets returned (to follow `t`).
+fn file(t: &mut Tables, file_id: usize, input: &Input, bytes: std::io::Result<(&[u8], &Source)>, src: crate::source::SourceRef, opts: &Options) -> Result<Vec<Finished>> {
     let basename = input.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let name = classify(&basename);
     let f = &mut t.files;
@@ -220,7 +241,7 @@ fn file(t: &mut Tables, file_id: usize, input: &Input, bytes: std::io::Result<&[
     f.after_pass.push_opt(name.after_pass);
     f.before_pass.push_opt(name.before_pass);
     f.substep.push_opt(name.substep);
-    let bytes = match bytes {
+    let (bytes, source) = match bytes {
         Ok(b) => b,
         Err(e) => {
             if input.explicit {
@@ -231,7 +252,7 @@ fn file(t: &mut Tables, file_id: usize, input: &Input, bytes: std::io::Result<&[
             f.size_bytes.push(0);
             f.parsed.push(false);
             f.error.push_opt(Some(io_message(&e)));
-            return Ok(());
+            return Ok(Vec::new());
         }
     };
     let content = sniff(bytes).as_str();
@@ -243,14 +264,18 @@ fn file(t: &mut Tables, file_id: usize, input: &Input, bytes: std::io::Result<&[
     f.parsed.push(parsed);
     f.error.push_opt(None::<String>);
     if !parsed {
-        return Ok(());
+        return Ok(Vec::new());
     }
     let ctx = FileCtx { file_id: file_id as i32, path: &input.shown, collect: opts.collect, src };
-    if content == "hlo_module" {
-        crate::hlo::parse(bytes, ctx, t)
-    } else {
-        crate::buffer_assignment::parse(bytes, ctx, t)
+    if let Some(chunks) = crate::split::parse(content, bytes, source, ctx)? {
+        return Ok(chunks);
     }
+    if content == "hlo_module" {
+        crate::hlo::parse(bytes, ctx, t)?;
+    } else {
+        crate::buffer_assignment::parse(bytes, ctx, t)?;
+    }
+    Ok(Vec::new())
 }
 
 /// `PermissionError: Permission denied`-style text, as the reference writes it.

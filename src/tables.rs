@@ -196,6 +196,32 @@ impl StructItems for UseItems {
 }
 
 impl Tables {
+    /// Add `by` to every `line` column (rows parsed from a chunk of a file numbered its lines
+    /// from 1; see `split.rs`).
+    pub fn shift_lines(&mut self, by: i64) {
+        if by == 0 {
+            return;
+        }
+        for col in [
+            &mut self.allocations.line,
+            &mut self.assignments.line,
+            &mut self.values.line,
+            &mut self.schedule.line,
+            &mut self.live_ranges.line,
+            &mut self.peak.line,
+            &mut self.peak_breakdown.line,
+            &mut self.memory_report.line,
+            &mut self.totals.line,
+            &mut self.modules.line,
+            &mut self.computations.line,
+            &mut self.instructions.line,
+            &mut self.stack_frames.line,
+            &mut self.errors.line,
+        ] {
+            col.0.iter_mut().for_each(|v| *v += by);
+        }
+    }
+
     /// Make `source`'s bytes available to text columns; returns how to point into them.
     /// Registering the same buffer twice (files sharing an arena) reuses its blocks.
     pub fn add_source(&mut self, source: &Source) -> SourceRef {
