@@ -1,0 +1,132 @@
+"""One big file parsed in chunks on several threads (src/split.rs) gives the serial parse's
+tables cell for cell: row order, ids, `line`, `offset` and `errors` included.
+
+`HLODUMP_MIN_SPLIT_BYTES` lowers the size from which a file is split (chunks of half that), so
+that small grown files (made with benches/make_inputs.py) split into many chunks here.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("hlodump._core")
+
+import hlodump  # noqa: E402
+import hlodump.reference  # noqa: E402
+
+from test_rust_vs_reference import assert_same_tables  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = Path(__file__).parent / "data"
+SPLIT = "4096"
+
+
+def _make_inputs():
+    spec = importlib.util.spec_from_file_location("make_inputs", ROOT / "benches" / "make_inputs.py")
+    m = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(m)
+    return m
+
+
+@pytest.fixture(scope="module")
+def grown(tmp_path_factory) -> dict[str, Path]:
+    m = _make_inputs()
+    d = tmp_path_factory.mktemp("grown")
+    m.make_hlo(d / "hlo.txt", 250_000)
+    ba = m.T04.parent / (m.T04.name + ".cpu_after_optimizations-buffer-assignment.txt")
+    m.make_ba(d / "ba_combined.txt", 1_000_000, ba)
+    m.make_ba_split(d / "ba_split", 400_000)
+    out = {"hlo": d / "hlo.txt", "ba_combined": d / "ba_combined.txt"}
+    for p in sorted((d / "ba_split").iterdir()):
+        out["ba_split" + p.name.split("optimizations")[1].removesuffix(".txt")] = p
+    return out
+
+
+def _chunks(dump: hlodump.Dump) -> int:
+    return max(dump[n].column(0).num_chunks for n in dump if dump[n].num_rows)
+
+
+def _same(a: hlodump.Dump, b: hlodump.Dump) -> None:
+    assert list(a) == list(b)
+    for n in a:
+        assert a[n].equals(b[n]), f"table {n} differs"
+
+
+SPLITTABLE = ["hlo", "ba_combined", "ba_split-buffer-assignment", "ba_split-buffer-assignment-values", "ba_split-live-range"]
+
+
+@pytest.mark.parametrize("name", SPLITTABLE + ["ba_split-memory-usage-report"])
+def test_chunked_equals_serial_and_reference(grown, name, monkeypatch):
+    monkeypatch.setenv("HLODUMP_MIN_SPLIT_BYTES", SPLIT)
+    p = grown[name]
+    one = hlodump.read_arrow(p, threads=1)
+    two = hlodump.read_arrow(p, threads=2)
+    if name in SPLITTABLE:
+        assert _chunks(two) > 2, "the file was not parsed in chunks"
+    assert _chunks(one) == 1
+    _same(one, two)
+    assert two["errors"].num_rows == 0
+    fast = hlodump.read_arrow(p, threads=2, on_error="collect", string_view=False)
+    ref = hlodump.reference.read_arrow(p, on_error="collect", string_view=False)
+    assert_same_tables(fast, ref, name)
+
+
+def test_directory_with_split_files(grown, monkeypatch):
+    monkeypatch.setenv("HLODUMP_MIN_SPLIT_BYTES", SPLIT)
+    d = grown["ba_split-live-range"].parent
+    _same(hlodump.read_arrow(d, threads=1), hlodump.read_arrow(d, threads=2))
+    two = hlodump.read_arrow(d, threads=2)
+    assert two["files"].num_rows == 4
+
+
+DAMAGE = [
+    b"this line is broken\n",  # unrecognised line / bad record
+    b"\n",  # an empty line ends a section / value block
+    b"  x = f32[] bogus(\n",
+]
+
+
+@pytest.mark.parametrize("name", SPLITTABLE)
+@pytest.mark.parametrize("damage", range(len(DAMAGE)))
+def test_damaged_input_matches_serial(grown, name, damage, tmp_path, monkeypatch):
+    monkeypatch.setenv("HLODUMP_MIN_SPLIT_BYTES", SPLIT)
+    data = grown[name].read_bytes()
+    # a broken line in the middle, at a line start
+    mid = data.index(b"\n", len(data) // 2) + 1
+    p = tmp_path / grown[name].name
+    p.write_bytes(data[:mid] + DAMAGE[damage] + data[mid:])
+    one = hlodump.read_arrow(p, threads=1, on_error="collect")
+    two = hlodump.read_arrow(p, threads=2, on_error="collect")
+    _same(one, two)
+    errs = [None, None]
+    for k, threads in enumerate((1, 2)):
+        try:
+            hlodump.read_arrow(p, threads=threads)
+        except Exception as e:  # noqa: BLE001
+            errs[k] = (type(e), str(e), getattr(e, "line", None))
+    assert errs[0] == errs[1]
+    assert (errs[0] is None) == (one["errors"].num_rows == 0)
+
+
+ALL_FILES = sorted(p for p in DATA.rglob("*") if p.is_file())
+
+
+def test_every_test_file_same_with_tiny_chunks(monkeypatch):
+    """Every file of tests/data (broken seeds included), split as finely as possible."""
+    monkeypatch.setenv("HLODUMP_MIN_SPLIT_BYTES", "64")
+    for p in ALL_FILES:
+        for mode in ("collect", "raise"):
+            got = []
+            for threads in (1, 2):
+                try:
+                    got.append(("ok", hlodump.read_arrow(p, threads=threads, on_error=mode)))
+                except Exception as e:  # noqa: BLE001
+                    got.append(("err", (type(e), str(e))))
+            assert got[0][0] == got[1][0], p
+            if got[0][0] == "err":
+                assert got[0][1] == got[1][1], p
+            else:
+                _same(got[0][1], got[1][1])
