@@ -192,3 +192,139 @@ fn buffer_assignment(data: &[u8], source: &Source, ctx: FileCtx<'_>, n: usize, m
             .collect(),
     ))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `data` parsed serially (one table set) and in chunks of at least `min_chunk` bytes.
+    fn both(data: &[u8], hlo: bool, min_chunk: usize) -> (Finished, Option<Vec<Finished>>) {
+        let source = Source::from_vec(data.to_vec());
+        let data = source.bytes();
+        let mut t = Tables::default();
+        let src = t.add_source(&source);
+        let ctx = FileCtx { file_id: 3, path: "x", collect: true, src };
+        if hlo {
+            crate::hlo::parse(data, ctx, &mut t).unwrap();
+        } else {
+            crate::buffer_assignment::parse(data, ctx, &mut t).unwrap();
+        }
+        let chunked = if hlo { super::hlo(data, &source, ctx, 64, min_chunk) } else { buffer_assignment(data, &source, ctx, 64, min_chunk) };
+        (t.finish(), chunked.unwrap())
+    }
+
+    /// The chunks, stitched, are the serial tables cell for cell; returns the number of sets.
+    fn assert_same(serial: &Finished, chunks: &[Finished]) -> usize {
+        for (i, (name, whole)) in serial.iter().enumerate() {
+            let mut at = 0;
+            for set in chunks {
+                let part = &set[i].1;
+                for c in 0..whole.num_columns() {
+                    assert_eq!(whole.column(c).slice(at, part.num_rows()).to_data(), part.column(c).to_data(), "{name} column {c} at row {at}");
+                }
+                at += part.num_rows();
+            }
+            assert_eq!(at, whole.num_rows(), "{name}");
+        }
+        chunks.len()
+    }
+
+    fn hlo_text(comps: usize) -> Vec<u8> {
+        let mut s = String::from("HloModule m, is_scheduled=true\n\nFileNames\n1 \"a.py\"\n\nFunctionNames\n1 \"f\"\n\nFileLocations\n1 {file_name_id=1 function_name_id=1 line=7 end_line=7 column=1 end_column=2}\n\nStackFrames\n1 {file_location_id=1 parent_frame_id=0}\n\n");
+        for k in 0..comps {
+            s += &format!("%c{k} (p: f32[]) -> f32[] {{\n  %p = f32[] parameter(0)\n  %n = f32[] negate(f32[] %p), metadata={{op_name=\"n{k}\" stack_frame_id=1}}\n  ROOT %cc = f32[] custom-call(f32[] %n), custom_call_target=\"t\"\n}}\n\n");
+        }
+        s += "ENTRY %main (a: f32[]) -> f32[] {\n  ROOT %a = f32[] parameter(0)\n}\n";
+        s.into_bytes()
+    }
+
+    #[test]
+    fn hlo_chunks_equal_serial() {
+        let data = hlo_text(40);
+        for min_chunk in [1, 100, 700] {
+            let (serial, chunks) = both(&data, true, min_chunk);
+            assert!(assert_same(&serial, &chunks.expect("split")) > 2);
+        }
+    }
+
+    #[test]
+    fn hlo_falls_back_when_a_chunk_cannot_decide_alone() {
+        let good = String::from_utf8(hlo_text(40)).unwrap();
+        // a computation left open across cuts; a stack-frame row after computations; a second ROOT
+        let broken = [
+            good.replacen("}\n\n%c20", "\n%c20", 1),
+            good.replacen("\n\n%c20", "\n\n1 {file_location_id=1 parent_frame_id=0}\n\n%c20", 1),
+            good.replacen("  %p = f32[] parameter(0)\n  %n", "  ROOT %p = f32[] parameter(0)\n  %n", 1),
+        ];
+        for b in broken {
+            let (serial, chunks) = both(b.as_bytes(), true, 1);
+            assert!(chunks.is_none());
+            assert!(serial.iter().any(|(n, b)| *n == "errors" && b.num_rows() > 0) || b.contains("\n\n1 {"));
+        }
+    }
+
+    fn ba_text(copies: usize, glued: bool) -> Vec<u8> {
+        let mut s = String::from("BufferAssignment:\n");
+        for k in 0..copies {
+            s += &format!("allocation {k}: size 64, parameter 0, shape |f32[16]| at ShapeIndex {{}}:\n value: <{k} p{k} @0> (size=64,offset=0): f32[16]{{0}}\n");
+        }
+        s += "\nTotal bytes used: 64 (64B)\n\nUsed values:\n";
+        for k in 0..copies {
+            let sep = if glued && k + 1 < copies { "" } else { "\n" };
+            s += &format!("<{k} p{k} @0>\n positions:\n  p{k}\n uses:\n  (none)\n from instruction: %p{k} = f32[16]{{0}} parameter(0){sep}");
+        }
+        s += &format!("\nHloLiveRange (max {copies}):\n  InstructionSequence:\n");
+        for k in 0..copies {
+            s += &format!("    {k}:p{k}\n");
+        }
+        s += "  BufferLiveRange:\n";
+        for k in 0..copies {
+            s += &format!("    p{k}{{}}:{k}-{copies}\n");
+        }
+        s += "  Live ranges at 1 (peak):\n";
+        for k in 0..copies {
+            s += &format!("    p{k}{{}}: 64 bytes\n");
+        }
+        s.into_bytes()
+    }
+
+    #[test]
+    fn buffer_assignment_chunks_equal_serial() {
+        for glued in [false, true] {
+            let data = ba_text(60, glued);
+            for min_chunk in [1, 200, 1500] {
+                let (serial, chunks) = both(&data, false, min_chunk);
+                assert!(assert_same(&serial, &chunks.expect("split")) > 2, "glued {glued} min_chunk {min_chunk}");
+            }
+        }
+    }
+
+    #[test]
+    fn buffer_assignment_falls_back_on_errors_and_open_blocks() {
+        let good = String::from_utf8(ba_text(60, false)).unwrap();
+        let broken = [
+            good.replacen(" from instruction: %p30 = f32[16]{0} parameter(0)\n", "", 1), // block open at a cut
+            good.replacen("allocation 30:", "allocation x30:", 1),
+            good.replacen("    31:p31\n", "    31:p31 junk\n", 1),
+        ];
+        for b in broken {
+            let (serial, chunks) = both(b.as_bytes(), false, 1);
+            assert!(chunks.is_none());
+            assert!(serial.iter().any(|(n, b)| *n == "errors" && b.num_rows() > 0));
+        }
+    }
+
+    #[test]
+    fn cuts_are_increasing_line_starts_accepted() {
+        let data = ba_text(50, false);
+        let ok = |p: usize| ChunkStart::of(line_at(&data, p)).is_some();
+        let cuts = plan_cuts(&data, 0, 16, 1, &ok);
+        assert!(cuts.len() > 8);
+        assert!(cuts.windows(2).all(|w| w[0] < w[1]));
+        assert!(cuts[1..].iter().all(|&c| data[c - 1] == b'\n' && ok(c)));
+        assert_eq!(ChunkStart::of(b"    12:abc"), Some(ChunkStart::Scheduled));
+        assert_eq!(ChunkStart::of(b"    a.1{}:3-9"), Some(ChunkStart::LiveRange));
+        assert_eq!(ChunkStart::of(b"    a.1{}: 64 bytes"), None);
+        assert_eq!(ChunkStart::of(b"    label (50%, total: 1 bytes)"), None);
+    }
+}
