@@ -186,9 +186,6 @@ def test_mutated_hlo_module_never_crashes(case: tuple[bytes, str]) -> None:
 
 
 @pytest.mark.skipif(not HLO_READY, reason="the Rust HLO parser gives no instructions yet")
-@pytest.mark.xfail(strict=False, reason=(
-    "HLO parsers (src/hlo, in progress) still disagree on some damaged input, e.g. a FileNames "
-    "id of 25 digits: an error for Rust, accepted by the reference; owned by the HLO parser"))
 @SETTINGS
 @given(mutated(HLO_PICK))
 def test_mutated_hlo_module_agrees(case: tuple[bytes, str]) -> None:

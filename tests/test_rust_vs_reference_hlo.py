@@ -104,6 +104,32 @@ BROKEN = {
                      b"  ROOT %n = f32[2] negate(%c)\xfe\r\n}\r\n",
 }
 
+# Numbers by ASCII byte rules, range-checked into int64 (error at the number's first character,
+# no row): classes the mutation fuzzer found (test_fuzz_differential).
+_FRAMES = ("HloModule m\n\nFileNames\n1 \"a.py\"\nFunctionNames\n1 \"f\"\nFileLocations\n"
+           "1 {file_name_id=1 function_name_id=1 line=3 end_line=3 column=1 end_column=2}\n"
+           "StackFrames\n1 {file_location_id=1 parent_frame_id=1}\n\nENTRY %e () -> f32[] {\n"
+           "  ROOT %c = f32[] constant(1), metadata={op_name=\"x\" stack_frame_id=1}\n}\n")
+NUMBERS = {
+    # a 25-digit FileNames id: Rust rejected the row, the reference took it (and crashed in Arrow)
+    "huge_file_names_id": _FRAMES.replace('1 "a.py"', "9" * 25 + ' "a.py"'),
+    "huge_location_line": _FRAMES.replace("line=3 end_line", "line=-" + "9" * 30 + " end_line"),
+    "location_int64_edges": _FRAMES.replace("line=3 end_line=3", "line=-9223372036854775808 end_line=9223372036854775807"),
+    "huge_parent_frame": _FRAMES.replace("parent_frame_id=1}", "parent_frame_id=9223372036854775808}"),
+    "over_4300_digits": _FRAMES.replace("1 {file_location_id=1", "1" * 5000 + " {file_location_id=1"),
+    # leading zeros are fine (the value fits)
+    "zero_padded_ids": _FRAMES.replace("\n1 {file_location_id=1", "\n" + "0" * 30 + "1 {file_location_id=01"),
+    # non-ASCII digits are not digits (Python's \d / isdigit / int() take them)
+    "arabic_indic_digit_row": _FRAMES.replace("1 \"f\"", "\u0661 \"f\""),
+    "superscript_digit_row": _FRAMES.replace("StackFrames\n1 {", "StackFrames\n\u00b2 {"),
+    # metadata numbers: ASCII -?[0-9]+ only; out of range is an error, other forms are null
+    "huge_source_line": _FRAMES.replace("stack_frame_id=1}", "source_line=" + "9" * 25 + "}"),
+    "huge_stack_frame_id_first": _FRAMES.replace("stack_frame_id=1}", "stack_frame_id=2" + "0" * 19 + " source_line=" + "9" * 20 + "}"),
+    "metadata_number_forms": _FRAMES.replace("stack_frame_id=1}", "source_line=+1_0 stack_frame_id=\u0661}"),
+    "huge_number_on_continued_constant": ("HloModule m\n\nENTRY e {\n  %c = f32[2] constant({\n 1, 2 }), "
+                                          "metadata={source_line=" + "9" * 20 + "}\n}\n"),
+}
+
 
 SNIPPETS = {
     "escapes": test_hlo.ESCAPES,
@@ -112,6 +138,7 @@ SNIPPETS = {
     "short_parsable": test_hlo.SHORT_PARSABLE,
     "multiline_constant": test_hlo.MULTILINE_CONSTANT,
     **BROKEN,
+    **NUMBERS,
 }
 
 

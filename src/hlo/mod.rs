@@ -19,21 +19,11 @@ pub mod module;
 pub mod scan;
 pub mod stack_frames;
 
-use std::borrow::Cow;
-
 use crate::error::{FileCtx, Result};
 use crate::tables::Tables;
 
 pub use custom_call::decode_body;
-pub use instruction::{parse_instruction, Instr, Scratch};
-
-/// Opcode and `op_name` (unescaped: borrowed unless it had escapes) of one instruction text,
-/// as printed after `from instruction:`; None when the text is not an instruction.
-pub fn instruction_summary(text: &[u8]) -> Option<(&[u8], Option<Cow<'_, [u8]>>)> {
-    let mut sc = Scratch::default();
-    let i = parse_instruction(text, &mut sc)?;
-    Some((i.opcode, i.op_name))
-}
+pub use instruction::{instruction_summary, instruction_summary_full, parse_instruction, Instr, Scratch};
 
 /// Parse one HLO module text file.
 pub fn parse<'c>(data: &'c [u8], ctx: FileCtx<'c>, t: &mut Tables) -> Result<()> {
