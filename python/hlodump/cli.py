@@ -142,14 +142,15 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return int(args.func(args) or 0)
+    except BrokenPipeError:  # `hlodump query … | head`: the reader left; not an error
+        sys.stderr.close()
+        return 0
     except ParseError as e:
         print(f"hlodump: {e}", file=sys.stderr)
         return 1
     except OSError as e:
         print(f"hlodump: {e}", file=sys.stderr)
         return 1
-    except BrokenPipeError:  # pragma: no cover - `hlodump query … | head`
-        return 0
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -39,7 +39,11 @@ def figure_data(dump: "Dump", module: str, top: int = 5) -> dict[str, Any]:
 
 
 def plot_png(dump: "Dump", module: str, out: str, top: int = 5) -> str:
-    import matplotlib
+    try:
+        import matplotlib
+    except ImportError:  # an optional dependency: say how to get it
+        raise SystemExit("hlodump plot: PNG output needs matplotlib: pip install 'hlodump[plot]' "
+                         "(or write HTML: -o out.html)") from None
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
