@@ -442,6 +442,42 @@ pub fn classify(basename: &str) -> FileName {
     id_only(FileKind::Other, name)
 }
 
+/// Path separators of a shown path: `/` (shown paths are POSIX), and `\\` on Windows too.
+fn is_separator(c: char) -> bool {
+    c == '/' || (cfg!(windows) && c == '\\')
+}
+
+/// The module of a per-module folder (jax ≥ 0.10: `module_0024.jit_model/module.mlir`): a
+/// folder name that is exactly `module_<4+ digits>` or `module_<4+ digits>.<NAME>` (digits
+/// fitting i32, NAME non-empty) gives (id, NAME minus a trailing `.cl_<digits>`, as in a file
+/// name head); anything else gives None.
+fn folder_module(folder: &str) -> Option<(i32, Option<String>)> {
+    match module_token(folder) {
+        Some((0, end, _)) if end == folder.len() || end + 1 < folder.len() => match parse_head(folder) {
+            (Some(id), name) => Some((id, name)),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// Classify a file by its path (as shown in `files.path`): its base name as `classify` does,
+/// and, when the base name names no module (module_id and module_name both None), module_id
+/// and module_name from the nearest parent folder whose name is exactly `module_NNNN[.NAME]`
+/// (`folder_module`). Kind, stage and the other parts come from the base name alone. A bare
+/// base name classifies exactly as `classify`.
+pub fn classify_path(path: &str) -> FileName {
+    let mut parts = path.rsplit(is_separator);
+    let mut out = classify(parts.next().unwrap_or(""));
+    if out.module_id.is_none() && out.module_name.is_none() {
+        if let Some((id, name)) = parts.find_map(folder_module) {
+            out.module_id = Some(id);
+            out.module_name = name;
+        }
+    }
+    out
+}
+
 fn is_blank(line: &[u8]) -> bool {
     line.iter()
         .all(|&c| matches!(c, b' ' | b'\t' | b'\r' | 0x0b | 0x0c))
@@ -491,6 +527,19 @@ pub fn sniff(data: &[u8]) -> ContentKind {
         pos = end + 1;
     }
     ContentKind::Empty
+}
+
+/// True when `prefix`, the start of a file, already decides `sniff`: it holds a complete
+/// (`\n`-terminated) non-blank line, so `sniff(prefix) == sniff(whole file)`.
+pub fn sniff_is_final(prefix: &[u8]) -> bool {
+    let mut pos = 0;
+    while let Some(o) = memchr::memchr(b'\n', &prefix[pos..]) {
+        if !is_blank(&prefix[pos..pos + o]) {
+            return true;
+        }
+        pos += o + 1;
+    }
+    false
 }
 
 #[cfg(test)]
@@ -689,6 +738,45 @@ mod tests {
         assert_eq!(s(b"\x00\x01\x02binary"), "unknown");
         // only the first non-blank line counts
         assert_eq!(s(b"junk\nHloModule m\n"), "unknown");
+    }
+
+    #[test]
+    fn classify_path_takes_the_module_of_a_module_folder() {
+        let m = |p: &str| {
+            let f = classify_path(p);
+            (f.kind.as_str(), f.module_id, f.module_name, f.stage)
+        };
+        let other = |id: Option<i32>, name: Option<&str>| ("other", id, name.map(str::to_string), None);
+        assert_eq!(m("module_0024.jit_model/module.mlir"), other(Some(24), Some("jit_model")));
+        assert_eq!(m("a/b/module_0024.jit_model/topology.textproto"), other(Some(24), Some("jit_model")));
+        assert_eq!(m("module_0024/compile_options.textproto"), other(Some(24), None));
+        assert_eq!(m("module_0024.jit_f.cl_7/module.mlir"), other(Some(24), Some("jit_f")));
+        // the nearest module folder wins, also through plain folders
+        assert_eq!(m("module_0001.a/module_0002.b/x/module.mlir"), other(Some(2), Some("b")));
+        // not exactly module_NNNN[.name]: no module
+        for p in ["x.module_0024.jit_f/module.mlir", "module_024.jit_f/module.mlir", "module_0024./module.mlir",
+                  "module_0024x/module.mlir", "module_jit_f/module.mlir", "jit_f/module.mlir", "module.mlir", ""] {
+            assert_eq!(m(p), other(None, None), "{p}");
+        }
+        // the base name's own module wins; the rest of the name parts come from it alone
+        assert_eq!(m("module_0024.jit_model/module_0001.jit_f.before_optimizations.txt"),
+                   ("hlo_module", Some(1), Some("jit_f".to_string()), Some("before_optimizations")));
+        assert_eq!(m("module_0024.jit_model/foo-buffer-assignment.txt"),
+                   ("buffer_assignment", Some(24), Some("jit_model".to_string()), None));
+        // a bare base name: exactly `classify`
+        for c in CASES {
+            assert_eq!(classify_path(c.0), classify(c.0), "{}", c.0);
+        }
+    }
+
+    #[test]
+    fn sniff_is_final_only_with_a_complete_non_blank_line() {
+        assert!(!sniff_is_final(b""));
+        assert!(!sniff_is_final(b"\n \n\t\r\n"));
+        assert!(!sniff_is_final(b"HloModule"));
+        assert!(!sniff_is_final(b"\n\nHloModule m, x"));
+        assert!(sniff_is_final(b"HloModule m\n"));
+        assert!(sniff_is_final(b"\r\n junk\nmore"));
     }
 
     #[test]

@@ -68,7 +68,11 @@ fn read_inputs<'py>(
         Some(false) => MapPolicy::Never,
     };
     let inputs: Vec<Input> = inputs.into_iter().map(|(path, shown, explicit)| Input { path, shown, explicit }).collect();
-    let opts = Options { collect, threads, map };
+    let mut opts = Options { collect, threads, map, ..Options::default() };
+    if let Some(wanted) = &tables {
+        // parse only the formats that can produce a requested table
+        opts = opts.for_tables(wanted);
+    }
     let report = |files: u64, bytes: u64| {
         if let Some(cb) = &progress {
             Python::attach(|py| {
@@ -106,10 +110,13 @@ fn read_inputs<'py>(
     Ok(out)
 }
 
-/// Classify a dump file name (FORMATS.md §1): the `files` columns that come from the name.
+/// Classify a dump file name (FORMATS.md §1): the `files` columns that come from the name. A
+/// path (`a/module_0024.jit_f/module.mlir`) also takes the module of its nearest per-module
+/// folder when the base name names none (`files::classify_path`); a bare base name is
+/// classified by itself.
 #[pyfunction]
 fn classify_name<'py>(py: Python<'py>, basename: &str) -> PyResult<Bound<'py, PyDict>> {
-    let n = crate::files::classify(basename);
+    let n = crate::files::classify_path(basename);
     let d = PyDict::new(py);
     d.set_item("kind", n.kind.as_str())?;
     d.set_item("module_id", n.module_id)?;

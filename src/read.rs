@@ -12,7 +12,7 @@ use arrow_array::RecordBatch;
 use rayon::prelude::*;
 
 use crate::error::{Error, FileCtx, Result};
-use crate::files::{classify, sniff, FileKind};
+use crate::files::{classify_path, sniff, sniff_is_final, ContentKind, FileKind};
 use crate::source::Source;
 use crate::split::Finished;
 use crate::tables::{Tables, TABLE_NAMES};
@@ -53,11 +53,46 @@ pub struct Options {
     /// Worker threads (0: all cores).
     pub threads: usize,
     pub map: MapPolicy,
+    /// Parse HLO module text (the tables of `HLO_TABLES`).
+    pub hlo: bool,
+    /// Parse the buffer-assignment family (the tables of `BUFFER_ASSIGNMENT_TABLES`).
+    pub buffer_assignment: bool,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { collect: false, threads: 0, map: MapPolicy::Auto }
+        Options { collect: false, threads: 0, map: MapPolicy::Auto, hlo: true, buffer_assignment: true }
+    }
+}
+
+/// The tables that HLO module text can produce (besides `files` and `errors`).
+pub const HLO_TABLES: &[&str] = &["modules", "computations", "instructions", "stack_frames", "custom_calls"];
+/// The tables that the buffer-assignment family (buffer assignment, its values, live range,
+/// memory-usage report) can produce (besides `files` and `errors`).
+pub const BUFFER_ASSIGNMENT_TABLES: &[&str] =
+    &["allocations", "assignments", "values", "schedule", "live_ranges", "peak", "peak_breakdown", "memory_report", "totals"];
+
+impl Options {
+    /// Parse only the formats that can produce one of `tables` (`read_arrow(tables=...)`): a file
+    /// whose format produces none of them is not parsed (`files.parsed` false, no `errors` rows).
+    /// Naming `errors` parses every format; `files` parses none.
+    pub fn for_tables<S: AsRef<str>>(mut self, tables: &[S]) -> Options {
+        let wants = |family: &[&str]| tables.iter().any(|t| t.as_ref() == "errors" || family.contains(&t.as_ref()));
+        self.hlo = wants(HLO_TABLES);
+        self.buffer_assignment = wants(BUFFER_ASSIGNMENT_TABLES);
+        self
+    }
+
+    /// Whether a file with this content is parsed.
+    pub fn parses(&self, content: ContentKind) -> bool {
+        match content {
+            ContentKind::HloModule => self.hlo,
+            ContentKind::BufferAssignment
+            | ContentKind::BufferAssignmentValues
+            | ContentKind::LiveRange
+            | ContentKind::MemoryUsageReport => self.buffer_assignment,
+            _ => false,
+        }
     }
 }
 
@@ -164,16 +199,19 @@ fn read_group(inputs: &[Input], sizes: &[Option<u64>], g: &Group, opts: &Options
         for i in range.clone() {
             let start = arena.len();
             let r = match sizes[i] {
-                Some(_) => append_file(&inputs[i].path, &mut arena),
+                Some(_) => append_file(&inputs[i].path, &mut arena, opts),
                 None => Err(not_regular(&inputs[i].path)),
             };
             spans.push((start, arena.len(), r));
+        }
+        if arena.len() < arena.capacity() / 2 {
+            arena.shrink_to_fit(); // files that are not parsed were read only in part
         }
         let source = Source::from_vec(arena);
         let mut src = t.add_source(&source);
         for (i, (start, end, r)) in range.zip(spans) {
             let bytes = &source.bytes()[start..end];
-            let chunks = file(&mut t, i, &inputs[i], r.map(|_| (bytes, &source)), src, opts)?;
+            let chunks = file(&mut t, i, &inputs[i], r.map(|size| (bytes, size, &source)), src, opts)?;
             if !chunks.is_empty() {
                 done.push(std::mem::take(&mut t).finish());
                 done.extend(chunks);
@@ -184,13 +222,19 @@ fn read_group(inputs: &[Input], sizes: &[Option<u64>], g: &Group, opts: &Options
         let i = g.first;
         let loaded = match sizes[i] {
             None => Err(not_regular(&inputs[i].path)),
-            Some(_) if opts.map == MapPolicy::Never => Source::read(&inputs[i].path),
-            Some(_) => Source::map(&inputs[i].path),
+            Some(_) if opts.map == MapPolicy::Never => {
+                let mut v = Vec::new();
+                append_file(&inputs[i].path, &mut v, opts).map(|size| (Source::from_vec(v), size))
+            }
+            Some(_) => Source::map(&inputs[i].path).map(|s| {
+                let size = s.len() as u64;
+                (s, size)
+            }),
         };
         match loaded {
-            Ok(source) => {
+            Ok((source, size)) => {
                 let src = t.add_source(&source);
-                let chunks = file(&mut t, i, &inputs[i], Ok((source.bytes(), &source)), src, opts)?;
+                let chunks = file(&mut t, i, &inputs[i], Ok((source.bytes(), size, &source)), src, opts)?;
                 if !chunks.is_empty() {
                     done.push(std::mem::take(&mut t).finish());
                     done.extend(chunks);
@@ -207,14 +251,39 @@ fn read_group(inputs: &[Input], sizes: &[Option<u64>], g: &Group, opts: &Options
     Ok(done)
 }
 
-fn append_file(p: &std::path::Path, arena: &mut Vec<u8>) -> std::io::Result<()> {
+/// Files are first read this far (and further, doubling, until `sniff` is decided by a complete
+/// non-blank line); the rest is read only when the file is parsed.
+const SNIFF_STEP: u64 = 64 << 10;
+
+/// Append file `p` to `arena` and return its size. A file that `opts` parses is appended whole;
+/// of any other file only its start is kept (enough for `sniff`), and its size is then the one
+/// `fstat` gives (or the bytes read, if the read reached the end of the file).
+fn append_file(p: &std::path::Path, arena: &mut Vec<u8>, opts: &Options) -> std::io::Result<u64> {
     use std::io::Read;
     let start = arena.len();
-    let r = std::fs::File::open(p).and_then(|mut f| f.read_to_end(arena));
+    let r = (|| {
+        let mut f = std::fs::File::open(p)?;
+        let mut step = SNIFF_STEP;
+        loop {
+            let n = (&mut f).take(step).read_to_end(arena)?;
+            if (n as u64) < step {
+                return Ok((arena.len() - start) as u64); // the end: all of it was read
+            }
+            let head = &arena[start..];
+            if sniff_is_final(head) {
+                if opts.parses(sniff(head)) {
+                    f.read_to_end(arena)?;
+                    return Ok((arena.len() - start) as u64);
+                }
+                return Ok(f.metadata()?.len().max(head.len() as u64));
+            }
+            step = head.len() as u64; // doubling: a long first line is read in O(its length)
+        }
+    })();
     if r.is_err() {
         arena.truncate(start);
     }
-    r.map(|_| ())
+    r
 }
 
 fn not_regular(p: &std::path::Path) -> std::io::Error {
@@ -226,9 +295,10 @@ fn not_regular(p: &std::path::Path) -> std::io::Error {
 
 /// One file: its `files` row, then its tables if its content is a format we parse: into `t`,
 /// or, for a big file parsed in chunks, as the finished table sets returned (to follow `t`).
-fn file(t: &mut Tables, file_id: usize, input: &Input, bytes: std::io::Result<(&[u8], &Source)>, src: crate::source::SourceRef, opts: &Options) -> Result<Vec<Finished>> {
-    let basename = input.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let name = classify(&basename);
+/// `bytes` is the file's bytes and its size: all of them, or only its start (enough for `sniff`)
+/// when no format is parsed (`append_file`).
+fn file(t: &mut Tables, file_id: usize, input: &Input, bytes: std::io::Result<(&[u8], u64, &Source)>, src: crate::source::SourceRef, opts: &Options) -> Result<Vec<Finished>> {
+    let name = classify_path(&input.shown);
     let f = &mut t.files;
     f.file_id.push(file_id as i32);
     f.path.push(input.shown.clone());
@@ -241,7 +311,7 @@ fn file(t: &mut Tables, file_id: usize, input: &Input, bytes: std::io::Result<(&
     f.after_pass.push_opt(name.after_pass);
     f.before_pass.push_opt(name.before_pass);
     f.substep.push_opt(name.substep);
-    let (bytes, source) = match bytes {
+    let (bytes, size, source) = match bytes {
         Ok(b) => b,
         Err(e) => {
             if input.explicit {
@@ -255,12 +325,16 @@ fn file(t: &mut Tables, file_id: usize, input: &Input, bytes: std::io::Result<(&
             return Ok(Vec::new());
         }
     };
-    let content = sniff(bytes).as_str();
-    let parsed = matches!(content, "hlo_module" | "buffer_assignment" | "buffer_assignment_values" | "live_range" | "memory_usage_report");
-    let kind = if name.kind == FileKind::Other && (parsed || content == "debug_options") { content } else { name.kind.as_str() };
+    let sniffed = sniff(bytes);
+    let content = sniffed.as_str();
+    let parseable = matches!(content, "hlo_module" | "buffer_assignment" | "buffer_assignment_values" | "live_range" | "memory_usage_report");
+    let kind = if name.kind == FileKind::Other && (parseable || content == "debug_options") { content } else { name.kind.as_str() };
+    // a file whose format produces no requested table is not parsed (`Options::for_tables`)
+    let parsed = opts.parses(sniffed);
+    debug_assert!(!parsed || size == bytes.len() as u64, "a parsed file is read whole");
     f.kind.push(kind);
     f.content_kind.push_opt(Some(content));
-    f.size_bytes.push(bytes.len() as i64);
+    f.size_bytes.push(size as i64);
     f.parsed.push(parsed);
     f.error.push_opt(None::<String>);
     if !parsed {

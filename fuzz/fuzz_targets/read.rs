@@ -19,7 +19,7 @@ fuzz_target!(|data: &[u8]| {
     let input = hlodump::Input { path: path.clone(), shown: "f".into(), explicit: true };
     for collect in [true, false] {
         let map = if k & 0x80 != 0 { hlodump::MapPolicy::Always } else { hlodump::MapPolicy::Auto };
-        let opts = hlodump::Options { collect, threads: 0, map };
+        let opts = hlodump::Options { collect, threads: 0, map, ..Default::default() };
         match hlodump::read(std::slice::from_ref(&input), &opts, &|_, _| {}) {
             Ok(_) => {}
             Err(hlodump::Error::Parse(_)) if !collect => {}

@@ -16,10 +16,15 @@ def read(
     mmap: Optional[bool] = None,
     progress: Optional[Callable[[int, int], object]] = None,
 ) -> dict[str, pa.Table]:
-    """Parse ``(path, shown_path, explicit)`` inputs into a dict of table name → pyarrow.Table."""
+    """Parse ``(path, shown_path, explicit)`` inputs into a dict of table name → pyarrow.Table.
+
+    With ``tables``, only files whose format can produce one of them are parsed (``files`` and
+    ``errors`` always come back; naming ``errors`` parses every format)."""
 
 def classify_name(basename: str) -> dict[str, Optional[Union[str, int]]]:
-    """The ``files`` columns that come from a dump file name."""
+    """The ``files`` columns that come from a dump file name, or from a path: a file in a
+    per-module folder (``module_0024.jit_f/module.mlir``) whose own name has no module takes
+    module_id/module_name from the nearest such folder."""
 
 def sniff(data: bytes) -> str:
     """The content kind of a file's bytes (first non-empty line)."""

@@ -30,6 +30,14 @@ def read_arrow(
     Args:
         path: a dump file, a dump directory (read recursively), a glob, or a list of these.
         tables: only these tables (``files`` and ``errors`` always come along). Default: all.
+            Work is skipped too: a file is parsed only if its format can produce a requested
+            table (HLO text: modules, computations, instructions, stack_frames, custom_calls;
+            buffer assignment, its values, live ranges, memory-usage reports: allocations,
+            assignments, values, schedule, live_ranges, peak, peak_breakdown, memory_report,
+            totals), and of the others only the first line is read (to tell their content).
+            ``errors`` then covers only the files that were parsed, and ``files.parsed`` is
+            false for the skipped ones; the rest of ``files`` is as in a full read. Naming
+            ``errors`` itself parses every format; ``tables=[]`` or ``["files"]`` parses none.
         on_error: ``"raise"`` (default) raises ``hlodump.ParseError`` at the first malformed
             line; ``"collect"`` keeps going and reports each problem as a row of ``errors``.
         string_view: text columns as zero-copy ``string_view`` (default) or as ``large_string``

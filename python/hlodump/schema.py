@@ -65,8 +65,14 @@ SCHEMAS: dict[str, pa.Schema] = {
     #   parts) like the .txt; ``.debug_options``, ``.config.pbtxt``, ``.mlir``, ``._fusion.html``,
     #   ``.thunk_sequence.txt``, snapshots get module_id/module_name only. Where the module name
     #   cannot be separated from a free-form tail (``.ll``, ``.o``, ``.ptx``, unknown suffixes)
-    #   only module_id is filled. Files with no ``module_NNNN`` (seeds, module.mlir,
-    #   *.textproto in per-module folders) have all parts null.
+    #   only module_id is filled. Files with no ``module_NNNN`` in their name (seeds, …) have
+    #   all parts null — except in a per-module folder (jax >= 0.10:
+    #   ``module_0024.jit_model/module.mlir``, ``compile_options.textproto``,
+    #   ``topology.textproto``): a file whose name has no module takes module_id and module_name
+    #   from the nearest parent folder (in ``path``) named exactly ``module_NNNN[.name]``, so
+    #   joins by module find it; its kind stays from the name (other) and stage/backend null.
+    # - parsed is false also for a file that a ``read_arrow(tables=[...])`` skipped (its format
+    #   produces none of the requested tables); its other columns are as in a full read.
     # - module_id needs >= 4 digits after ``module_`` (XLA's %04d); module_name excludes a
     #   ``.cl_N`` and is null when XLA dropped it (names > 255 chars) — and, for
     #   ``module_<name>.execution_N.hlo_snapshot.pb``, module_id is null and module_name set.

@@ -38,7 +38,7 @@ fn main() {
                 .iter()
                 .map(|p| Input { path: PathBuf::from(p), shown: p.clone(), explicit: true })
                 .collect();
-            let opts = Options { collect: false, threads, map: MapPolicy::Auto };
+            let opts = Options { collect: false, threads, map: MapPolicy::Auto, ..Default::default() };
             let mut best = f64::MAX;
             let mut rows = 0usize;
             for _ in 0..repeat {

@@ -43,10 +43,19 @@ from the right: first the suffix is recognised, then the *stage* in front of it,
      An empty BACKEND is null. stage after_optimizations.
   d. per-pass form 2: as (a) but REM = ``PASS.SUBSTEP`` (PASS = up to the first ``.``, both
      non-empty): after_pass = PASS, substep = SUBSTEP. stage "pass".
+* paths (``classify_path``, used for ``files``): the base name is classified as above; when it
+  names no module (module_id and module_name both null), module_id and module_name come from
+  the nearest parent folder whose name is exactly ``module_<4+ digits>`` or
+  ``module_<4+ digits>.<NAME>`` (digits fitting int32, NAME non-empty; module_name = NAME minus
+  a trailing ``.cl_<digits>``, as in a head). jax >= 0.10 writes such a folder per module
+  (``module_0024.jit_model/module.mlir``, ``compile_options.textproto``,
+  ``topology.textproto``). Kind, stage and the other parts come from the base name alone.
 """
 from __future__ import annotations
 
-__all__ = ["classify", "sniff", "KINDS", "CONTENT_KINDS"]
+import os
+
+__all__ = ["classify", "classify_path", "sniff", "KINDS", "CONTENT_KINDS"]
 
 KINDS = ("hlo_module", "buffer_assignment", "buffer_assignment_values", "live_range",
          "memory_usage_report", "debug_options", "other")
@@ -275,6 +284,33 @@ def classify(basename: str) -> dict:
     return out
 
 
+def _folder_module(folder: str) -> tuple[int, str | None] | None:
+    """(module_id, module_name) of a folder named exactly ``module_NNNN[.NAME]``, else None."""
+    tok = _module_token(folder)
+    if tok is None or tok[0] != 0:
+        return None
+    end = tok[1]
+    if end < len(folder) and end + 1 == len(folder):  # "module_0024." : no name after the dot
+        return None
+    mid, name = _parse_head(folder)
+    return (mid, name) if mid is not None else None
+
+
+def classify_path(path: str) -> dict:
+    """``classify`` of the base name of ``path`` (a shown path, ``/``-separated; on Windows also
+    ``\\``), plus the module of the nearest per-module parent folder when the base name names
+    none (rules above). A bare base name gives exactly ``classify(name)``."""
+    parts = path.replace(os.sep, "/").split("/")
+    out = classify(parts[-1])
+    if out["module_id"] is None and out["module_name"] is None:
+        for folder in reversed(parts[:-1]):
+            m = _folder_module(folder)
+            if m is not None:
+                out["module_id"], out["module_name"] = m
+                break
+    return out
+
+
 # ------------------------------------------------------------------------------ content sniffing
 
 _BLANK = b" \t\r\v\f"
@@ -323,3 +359,4 @@ def sniff(data: bytes) -> str:
             return _sniff_line(line)
         pos = end + 1
     return "empty"
+

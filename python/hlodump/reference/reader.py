@@ -21,7 +21,8 @@ from ..schema import SCHEMAS, schema
 from ..paths import expand
 from . import files as file_names
 
-__all__ = ["read_arrow", "FileContext", "Sink", "split_lines"]
+__all__ = ["read_arrow", "FileContext", "Sink", "split_lines", "HLO_TABLES",
+           "BUFFER_ASSIGNMENT_TABLES", "parsed_kinds"]
 
 # Content kinds that a format parser reads.
 PARSED_KINDS = {
@@ -31,6 +32,25 @@ PARSED_KINDS = {
     "live_range",
     "memory_usage_report",
 }
+
+
+# The tables each format can produce (besides ``files`` and ``errors``).
+HLO_TABLES = ("modules", "computations", "instructions", "stack_frames", "custom_calls")
+BUFFER_ASSIGNMENT_TABLES = ("allocations", "assignments", "values", "schedule", "live_ranges", "peak",
+                            "peak_breakdown", "memory_report", "totals")
+
+
+def parsed_kinds(tables: Sequence[str] | None) -> set[str]:
+    """The content kinds that a read with ``tables=`` parses: those whose format can produce a
+    requested table (every parsed kind when ``tables`` is None or names ``errors``)."""
+    if tables is None or "errors" in tables:
+        return set(PARSED_KINDS)
+    out = set()
+    if any(t in HLO_TABLES for t in tables):
+        out.add("hlo_module")
+    if any(t in BUFFER_ASSIGNMENT_TABLES for t in tables):
+        out |= PARSED_KINDS - {"hlo_module"}
+    return out
 
 
 class _Stop(Exception):
@@ -98,7 +118,14 @@ def read_arrow(
     on_error: str = "raise",
     string_view: bool = True,
 ) -> Dump:
-    """Parse a file, a directory (recursively), a glob or a list of paths into a ``Dump``."""
+    """Parse a file, a directory (recursively), a glob or a list of paths into a ``Dump``.
+
+    ``tables``: as ``hlodump.read_arrow``: only files whose format can produce a requested table
+    are parsed (HLO text: modules, computations, instructions, stack_frames, custom_calls; the
+    buffer-assignment family: allocations … totals); ``files`` and ``errors`` always come back,
+    ``errors`` covering only the files that were parsed, ``files.parsed`` false for the others
+    (naming ``errors`` parses every format).
+    """
     if on_error not in ("raise", "collect"):
         raise ValueError("on_error must be 'raise' or 'collect'")
     if tables is not None:
@@ -106,8 +133,9 @@ def read_arrow(
         if unknown:
             raise ValueError(f"unknown tables: {sorted(unknown)}")
     sink = Sink(on_error)
+    parse = parsed_kinds(tables)
     for file_id, (full, shown, explicit) in enumerate(expand(path)):
-        _read_one(file_id, full, shown, explicit, sink)
+        _read_one(file_id, full, shown, explicit, sink, parse)
     out = {}
     for name in SCHEMAS:
         if tables is not None and name not in tables and name not in ("files", "errors"):
@@ -116,9 +144,9 @@ def read_arrow(
     return Dump._complete(out, list(tables) if tables is not None else None, string_view)
 
 
-def _read_one(file_id: int, full: str, shown: str, explicit: bool, sink: Sink) -> None:
+def _read_one(file_id: int, full: str, shown: str, explicit: bool, sink: Sink, parse: set[str]) -> None:
     ctx = FileContext(file_id, shown, sink)
-    row = file_names.classify(os.path.basename(full))
+    row = file_names.classify_path(shown)
     row.update(file_id=file_id, path=shown, size_bytes=0, parsed=False, error=None, content_kind=None)
     try:
         # Never open what is not a regular file: opening a FIFO blocks forever.
@@ -138,7 +166,7 @@ def _read_one(file_id: int, full: str, shown: str, explicit: bool, sink: Sink) -
     if row["kind"] == "other" and content in PARSED_KINDS | {"debug_options"}:
         row["kind"] = content
     sink.add("files", row)
-    if content not in PARSED_KINDS:
+    if content not in parse:  # not a format we parse, or none of its tables was requested
         return
     row["parsed"] = True
     lines = split_lines(data, ctx)
