@@ -47,6 +47,108 @@ def test_tables_argument_limits_the_tables() -> None:
         hlodump.read_arrow(SEED0, tables=["nope"])
 
 
+CORPUS = DATA / "corpus"
+BA_FAMILY = {"buffer_assignment", "buffer_assignment_values", "live_range", "memory_usage_report"}
+
+
+@pytest.mark.parametrize("read", [hlodump.read_arrow, hlodump.reference.read_arrow], ids=["rust", "reference"])
+def test_tables_files_only_parses_nothing(read, monkeypatch: pytest.MonkeyPatch) -> None:
+    full = read(CORPUS, on_error="collect", string_view=False)
+    if read is hlodump.reference.read_arrow:  # prove it: the format parsers must not be called
+        from hlodump.reference import buffer_assignment, hlo
+
+        def boom(*a: object, **k: object) -> None:
+            raise AssertionError("parsed")
+
+        monkeypatch.setattr(hlo, "parse_module", boom)
+        monkeypatch.setattr(buffer_assignment, "parse", boom)
+    for tables in (["files"], []):
+        d = read(CORPUS, tables=tables, on_error="collect", string_view=False)
+        assert list(d) == ["files", "errors"]
+        assert d.files.num_rows == full.files.num_rows > 690
+        assert d.files["parsed"].to_pylist() == [False] * d.files.num_rows
+        assert d.files.drop_columns(["parsed"]).equals(full.files.drop_columns(["parsed"]))
+        assert d.errors.num_rows == 0
+
+
+def test_tables_files_only_is_fast() -> None:
+    import time
+
+    hlodump.read_arrow(CORPUS)  # warm the page cache
+    t0 = time.perf_counter()
+    full = hlodump.read_arrow(CORPUS, threads=1)
+    t1 = time.perf_counter()
+    files = hlodump.read_arrow(CORPUS, tables=["files"], threads=1)
+    t2 = time.perf_counter()
+    assert files.files.num_rows == full.files.num_rows
+    assert t2 - t1 < (t1 - t0) / 2, (t1 - t0, t2 - t1)
+
+
+@pytest.mark.parametrize("read", [hlodump.read_arrow, hlodump.reference.read_arrow], ids=["rust", "reference"])
+def test_tables_allocations_equals_the_full_read(read) -> None:
+    full = read(CORPUS, string_view=False)
+    d = read(CORPUS, tables=["allocations"], string_view=False)
+    assert list(d) == ["files", "allocations", "errors"]
+    assert d.allocations.num_rows > 0 and d.allocations.equals(full.allocations)
+    want = [f["parsed"] and f["content_kind"] in BA_FAMILY for f in full.files.to_pylist()]
+    assert d.files["parsed"].to_pylist() == want
+
+
+def test_every_single_table_equals_the_full_read() -> None:
+    """The format families are right: each table alone is what a full read gives."""
+    full = hlodump.read_arrow(CORPUS, on_error="collect", string_view=False)
+    for name in TABLE_NAMES:
+        d = hlodump.read_arrow(CORPUS, tables=[name], on_error="collect", string_view=False)
+        assert d[name].equals(full[name]), name
+        assert d.files.drop_columns(["parsed"]).equals(full.files.drop_columns(["parsed"])), name
+
+
+def test_tables_skips_files_of_other_formats(tmp_path: Path) -> None:
+    """A skipped file is not parsed: its errors neither raise nor become rows; naming errors
+    parses every format."""
+    (tmp_path / "a-buffer-assignment.txt").write_text("BufferAssignment:\nallocation 0: size 8:\n")
+    (tmp_path / "b.txt").write_text("HloModule m\n\nENTRY e {\n  this is not hlo\n")
+    (tmp_path / "c.txt").write_text("BufferAssignment:\nallocation x: size 8:\n")
+    for read in (hlodump.read_arrow, hlodump.reference.read_arrow):
+        d = read(tmp_path, tables=["files"])
+        assert d.files["parsed"].to_pylist() == [False, False, False]
+        assert d.files["kind"].to_pylist() == ["buffer_assignment", "hlo_module", "buffer_assignment"]
+        with pytest.raises(hlodump.ParseError):
+            read(tmp_path, tables=["instructions"])  # the HLO file is parsed
+        with pytest.raises(hlodump.ParseError):
+            read(tmp_path, tables=["allocations"])  # c.txt is parsed
+        d = read(tmp_path, tables=["instructions"], on_error="collect")
+        assert d.files["parsed"].to_pylist() == [False, True, False]
+        assert set(d.errors["file_id"].to_pylist()) == {1}
+        d = read(tmp_path, tables=["allocations"], on_error="collect")
+        assert d.files["parsed"].to_pylist() == [True, False, True]
+        assert set(d.errors["file_id"].to_pylist()) == {2}
+        d = read(tmp_path, tables=["errors"], on_error="collect")
+        assert list(d) == ["files", "errors"]
+        assert d.files["parsed"].to_pylist() == [True, True, True]
+        assert set(d.errors["file_id"].to_pylist()) == {1, 2}
+
+
+@pytest.mark.parametrize("mmap", [None, False, True])
+def test_tables_skipping_keeps_sizes_and_kinds_of_long_first_lines(tmp_path: Path, mmap) -> None:
+    """Skipped files are read only up to their first complete non-blank line: the size and
+    content kind must not depend on where that line ends."""
+    (tmp_path / "a.txt").write_bytes(b"\n \r\n" + b"HloModule m, " + b"x" * (300 << 10) + b"\nENTRY\n")
+    (tmp_path / "b.txt").write_bytes(b"HloModule m, " + b"y" * ((64 << 10) - 14) + b"\n")  # ends at 64 KiB
+    (tmp_path / "c.txt").write_bytes(b"\n" * (200 << 10))  # blank lines only: empty
+    (tmp_path / "d.txt").write_bytes(b"\n" * (64 << 10) + b"HloModule")  # no newline: unknown
+    (tmp_path / "e.txt").write_bytes(b"xla_foo: 1\n" + b"z" * (5 << 20))  # mapped by default
+    full = hlodump.read_arrow(tmp_path, mmap=mmap, on_error="collect", string_view=False)
+    ref = hlodump.reference.read_arrow(tmp_path, tables=["files"], string_view=False)
+    d = hlodump.read_arrow(tmp_path, tables=["files"], mmap=mmap, string_view=False)
+    sizes = [p.stat().st_size for p in sorted(tmp_path.iterdir())]
+    assert d.files["size_bytes"].to_pylist() == sizes
+    assert d.files["content_kind"].to_pylist() == ["hlo_module", "hlo_module", "empty", "unknown",
+                                                   "debug_options"]
+    assert d.files.drop_columns(["parsed"]).equals(full.files.drop_columns(["parsed"]))
+    assert d.files.equals(ref.files)
+
+
 def test_missing_file_is_file_not_found() -> None:
     with pytest.raises(FileNotFoundError):
         hlodump.read_arrow(DATA / "no-such-file.txt")

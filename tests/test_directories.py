@@ -94,8 +94,8 @@ def expected_from_name(path: str) -> dict[str, Any]:
                 "pass_index": int(m[3]), "after_pass": m[4], "substep": m[5]}
     if m := _DEBUG.match(path):
         return {**none, "kind": "debug_options", "module_id": int(m[1]), "module_name": m[2]}
-    if _SUB.match(path):  # per-module folder: the file name itself carries no module (schema.py)
-        return {**none, "kind": "other"}
+    if m := _SUB.match(path):  # per-module folder: the module comes from the folder (schema.py)
+        return {**none, "kind": "other", "module_id": int(m[1]), "module_name": m[2]}
     raise AssertionError(f"unexpected corpus file name: {path}")
 
 
@@ -117,7 +117,7 @@ EXACT = {
             ("hlo_module", 0, "jit_train_step", "pass", None, 56, "HLO_passes_after_scheduling",
              "pipeline-start", "apply-xla-transforms", None, "hlo_module", True),
         "module_0002.jit_forward/module.mlir":
-            ("other", None, None, None, None, None, None, None, None, None, "unknown", False),
+            ("other", 2, "jit_forward", None, None, None, None, None, None, None, "unknown", False),
         "module_0002.jit_forward.debug_options":
             ("debug_options", 2, "jit_forward", None, None, None, None, None, None, None, "debug_options", False),
     },
@@ -132,7 +132,7 @@ EXACT = {
             ("hlo_module", 30, "jit__lambda", "before_optimizations", None, None, None, None, None, None,
              "hlo_module", True),
         "module_0032.jit__lambda/topology.textproto":
-            ("other", None, None, None, None, None, None, None, None, None, "unknown", False),
+            ("other", 32, "jit__lambda", None, None, None, None, None, None, None, "unknown", False),
     },
     "jax-0.4.26/control_flow": {
         "module_0001.jit_rnn_loss.cpu_after_optimizations-buffer-assignment.txt":
@@ -450,7 +450,11 @@ def test_tables_subset_is_consistent() -> None:
     full = read("rust", CF10)
     part = hlodump.read_arrow(CF10, tables=["allocations"], string_view=False)
     assert list(part) == ["files", "allocations", "errors"]
-    assert part.allocations.equals(full.allocations) and part.files.equals(full.files)
+    # files: as in the full read, except that HLO text (no allocations) was not parsed
+    assert part.allocations.equals(full.allocations)
+    assert part.files.drop_columns(["parsed"]).equals(full.files.drop_columns(["parsed"]))
+    assert part.files["parsed"].to_pylist() == [f["parsed"] and f["content_kind"] != "hlo_module"
+                                                for f in full.files.to_pylist()]
 
 
 # ------------------------------------------------------------ FIFOs, symlink loops, bad files

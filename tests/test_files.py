@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from hlodump.reference.files import CONTENT_KINDS, KINDS, classify, sniff
+from hlodump.reference.files import CONTENT_KINDS, KINDS, classify, classify_path, sniff
 
 DATA = Path(__file__).parent / "data"
 CORPUS = DATA / "corpus"
@@ -224,6 +224,44 @@ def test_classify_cases(case):
     assert classify(case[0]) == _as_dict(case)
 
 
+# Paths: a file whose base name names no module takes the module of its nearest parent folder
+# named exactly module_NNNN[.name] (jax >= 0.10 per-module folders); nothing else changes.
+PATH_CASES = [
+    ("module_0024.jit_model/module.mlir", O, 24, "jit_model", N, N, N, N, N, N, N),
+    ("jax-0.10.2/misc/module_0024.jit_model/compile_options.textproto", O, 24, "jit_model", N, N, N, N, N, N, N),
+    ("/abs/dump/module_0024.jit_model/topology.textproto", O, 24, "jit_model", N, N, N, N, N, N, N),
+    ("module_0024/module.mlir", O, 24, N, N, N, N, N, N, N, N),
+    ("module_0024.jit_f.cl_7/module.mlir", O, 24, "jit_f", N, N, N, N, N, N, N),
+    ("module_0024.my.model/module.mlir", O, 24, "my.model", N, N, N, N, N, N, N),
+    ("module_0001.a/module_0002.b/x/module.mlir", O, 2, "b", N, N, N, N, N, N, N),  # nearest wins
+    ("module_0024.jit_model/sub/module.mlir", O, 24, "jit_model", N, N, N, N, N, N, N),
+    # folders that are not exactly module_NNNN[.name]
+    ("x.module_0024.jit_f/module.mlir", O, N, N, N, N, N, N, N, N, N),
+    ("module_024.jit_f/module.mlir", O, N, N, N, N, N, N, N, N, N),
+    ("module_0024./module.mlir", O, N, N, N, N, N, N, N, N, N),
+    ("module_0024x/module.mlir", O, N, N, N, N, N, N, N, N, N),
+    ("module_99999999999.f/module.mlir", O, N, N, N, N, N, N, N, N, N),
+    ("module_jit_f/module.mlir", O, N, N, N, N, N, N, N, N, N),
+    ("module_0024.jit_f", O, 24, N, N, N, N, N, N, N, N),  # a base name, not a folder
+    # the base name's own module (or module name) wins; the other parts come from it alone
+    ("module_0024.jit_model/module_0001.jit_f.before_optimizations.txt", H, 1, "jit_f", BO, N, N, N, N, N, N),
+    ("module_0024.jit_model/module_0001.ptx", O, 1, N, N, N, N, N, N, N, N),
+    ("module_0024.jit_model/module_jit_f.execution_0003.hlo_snapshot.pb", O, N, "jit_f", N, N, N, N, N, N, N),
+    ("module_0024.jit_model/x.before_optimizations.txt", H, 24, "jit_model", BO, N, N, N, N, N, N),
+    ("module_0024.jit_model/foo-buffer-assignment.txt", BA, 24, "jit_model", N, N, N, N, N, N, N),
+]
+
+
+@pytest.mark.parametrize("case", PATH_CASES, ids=[c[0] for c in PATH_CASES])
+def test_classify_path_cases(case):
+    assert classify_path(case[0]) == _as_dict(case)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c[0] or "<empty>" for c in CASES])
+def test_classify_path_of_a_bare_name_is_classify(case):
+    assert classify_path(case[0]) == classify(case[0])
+
+
 def _corpus_files() -> list[Path]:
     return sorted(p for p in CORPUS.rglob("*") if p.is_file() and p.name != "README.md")
 
@@ -260,7 +298,12 @@ def test_corpus_invariants():
         assert r["kind"] in KINDS
         seen[r["kind"]] += 1
         if p.parent.name.startswith("module_"):  # per-module subfolder: module.mlir, *.textproto
-            assert r == _as_dict((name, O) + (N,) * 10), name
+            assert r == _as_dict((name, O) + (N,) * 10), name  # the base name alone: no module
+            mf = re.match(r"^module_(\d{4})\.([A-Za-z0-9_]+)$", p.parent.name)
+            assert mf, p
+            want = _as_dict((name, O, int(mf[1]), mf[2]) + (N,) * 8)
+            assert classify_path(f"{p.parent.name}/{name}") == want, p  # the folder's module
+            assert classify_path(str(p)) == want, p
             continue
         m = re.match(r"^module_(\d+)\.([A-Za-z0-9_]+)\.", name)
         assert m, name  # all corpus dump names have this shape (jax names have no dots)
@@ -388,6 +431,21 @@ def test_rust_agrees_with_reference():
             if got[k] != want[k]:
                 bad.append((name, k, got[k], want[k]))
     assert not bad, "Rust/Python disagree (name, key, rust, python):\n" + "\n".join(map(repr, bad))
+
+
+def test_rust_agrees_with_reference_on_paths():
+    """classify_name of a path = the reference classify_path (per-module folders)."""
+    fn = _rust_classify()
+    paths = sorted({str(p.relative_to(CORPUS)) for p in _corpus_files()} | {str(p) for p in _corpus_files()}
+                   | {c[0] for c in PATH_CASES})
+    bad = []
+    for path in paths:
+        want = classify_path(path)
+        got = dict(fn(path))
+        for k in KEYS:
+            if got[k] != want[k]:
+                bad.append((path, k, got[k], want[k]))
+    assert not bad, "Rust/Python disagree (path, key, rust, python):\n" + "\n".join(map(repr, bad))
 
 
 def test_rust_sniff_agrees_with_reference():

@@ -71,3 +71,17 @@ def test_string_view_and_large_string_hold_the_same_values() -> None:
     assert large["values"].schema.field("defining_instruction").type == pa.large_string()
     for name in TABLE_NAMES:
         assert views[name].to_pylist() == large[name].to_pylist(), name
+
+
+@pytest.mark.parametrize("tables", [["files"], ["allocations"], ["instructions", "peak"], ["stack_frames"],
+                                    ["errors"], ["totals", "custom_calls"]], ids=lambda t: "+".join(t))
+def test_tables_choices_agree(tables: list[str]) -> None:
+    """read_arrow(tables=...) skips the same files and gives the same tables in both."""
+    for path in (DATA / "corpus" / "jax-0.10.2" / "control_flow", DATA / "corpus" / "jax-0.4.26" / "transformer",
+                 DATA / "seeds"):
+        fast = hlodump.read_arrow(path, tables=tables, on_error="collect", string_view=False)
+        ref = hlodump.reference.read_arrow(path, tables=tables, on_error="collect", string_view=False)
+        assert list(fast) == list(ref)
+        for name in fast:
+            assert _rows(fast[name], name) == _rows(ref[name], name), (path, tables, name)
+            assert fast[name].schema == ref[name].schema
