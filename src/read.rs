@@ -253,7 +253,7 @@ fn read_group(inputs: &[Input], sizes: &[Option<u64>], g: &Group, opts: &Options
 
 /// Files are first read this far (and further, doubling, until `sniff` is decided by a complete
 /// non-blank line); the rest is read only when the file is parsed.
-const SNIFF_STEP: u64 = 64 << 10;
+const SNIFF_STEP: u64 = 4 << 10;
 
 /// Append file `p` to `arena` and return its size. A file that `opts` parses is appended whole;
 /// of any other file only its start is kept (enough for `sniff`), and its size is then the one

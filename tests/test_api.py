@@ -135,7 +135,8 @@ def test_tables_skipping_keeps_sizes_and_kinds_of_long_first_lines(tmp_path: Pat
     """Skipped files are read only up to their first complete non-blank line: the size and
     content kind must not depend on where that line ends."""
     (tmp_path / "a.txt").write_bytes(b"\n \r\n" + b"HloModule m, " + b"x" * (300 << 10) + b"\nENTRY\n")
-    (tmp_path / "b.txt").write_bytes(b"HloModule m, " + b"y" * ((64 << 10) - 14) + b"\n")  # ends at 64 KiB
+    (tmp_path / "b.txt").write_bytes(b"HloModule m, " + b"y" * ((4 << 10) - 14) + b"\n")  # ends at 4 KiB
+    (tmp_path / "b2.txt").write_bytes(b"HloModule m, " + b"y" * ((64 << 10) - 14) + b"\nENTRY")  # at 64 KiB
     (tmp_path / "c.txt").write_bytes(b"\n" * (200 << 10))  # blank lines only: empty
     (tmp_path / "d.txt").write_bytes(b"\n" * (64 << 10) + b"HloModule")  # no newline: unknown
     (tmp_path / "e.txt").write_bytes(b"xla_foo: 1\n" + b"z" * (5 << 20))  # mapped by default
@@ -144,8 +145,8 @@ def test_tables_skipping_keeps_sizes_and_kinds_of_long_first_lines(tmp_path: Pat
     d = hlodump.read_arrow(tmp_path, tables=["files"], mmap=mmap, string_view=False)
     sizes = [p.stat().st_size for p in sorted(tmp_path.iterdir())]
     assert d.files["size_bytes"].to_pylist() == sizes
-    assert d.files["content_kind"].to_pylist() == ["hlo_module", "hlo_module", "empty", "unknown",
-                                                   "debug_options"]
+    assert d.files["content_kind"].to_pylist() == ["hlo_module", "hlo_module", "hlo_module", "empty",
+                                                   "unknown", "debug_options"]
     assert d.files.drop_columns(["parsed"]).equals(full.files.drop_columns(["parsed"]))
     assert d.files.equals(ref.files)
 
