@@ -453,10 +453,12 @@ fn is_separator(c: char) -> bool {
 /// name head); anything else gives None.
 fn folder_module(folder: &str) -> Option<(i32, Option<String>)> {
     match module_token(folder) {
-        Some((0, end, _)) if end == folder.len() || end + 1 < folder.len() => match parse_head(folder) {
-            (Some(id), name) => Some((id, name)),
-            _ => None,
-        },
+        Some((0, end, _)) if end == folder.len() || end + 1 < folder.len() => {
+            match parse_head(folder) {
+                (Some(id), name) => Some((id, name)),
+                _ => None,
+            }
+        }
         _ => None,
     }
 }
@@ -746,23 +748,61 @@ mod tests {
             let f = classify_path(p);
             (f.kind.as_str(), f.module_id, f.module_name, f.stage)
         };
-        let other = |id: Option<i32>, name: Option<&str>| ("other", id, name.map(str::to_string), None);
-        assert_eq!(m("module_0024.jit_model/module.mlir"), other(Some(24), Some("jit_model")));
-        assert_eq!(m("a/b/module_0024.jit_model/topology.textproto"), other(Some(24), Some("jit_model")));
-        assert_eq!(m("module_0024/compile_options.textproto"), other(Some(24), None));
-        assert_eq!(m("module_0024.jit_f.cl_7/module.mlir"), other(Some(24), Some("jit_f")));
+        let other =
+            |id: Option<i32>, name: Option<&str>| ("other", id, name.map(str::to_string), None);
+        assert_eq!(
+            m("module_0024.jit_model/module.mlir"),
+            other(Some(24), Some("jit_model"))
+        );
+        assert_eq!(
+            m("a/b/module_0024.jit_model/topology.textproto"),
+            other(Some(24), Some("jit_model"))
+        );
+        assert_eq!(
+            m("module_0024/compile_options.textproto"),
+            other(Some(24), None)
+        );
+        assert_eq!(
+            m("module_0024.jit_f.cl_7/module.mlir"),
+            other(Some(24), Some("jit_f"))
+        );
         // the nearest module folder wins, also through plain folders
-        assert_eq!(m("module_0001.a/module_0002.b/x/module.mlir"), other(Some(2), Some("b")));
+        assert_eq!(
+            m("module_0001.a/module_0002.b/x/module.mlir"),
+            other(Some(2), Some("b"))
+        );
         // not exactly module_NNNN[.name]: no module
-        for p in ["x.module_0024.jit_f/module.mlir", "module_024.jit_f/module.mlir", "module_0024./module.mlir",
-                  "module_0024x/module.mlir", "module_jit_f/module.mlir", "jit_f/module.mlir", "module.mlir", ""] {
+        for p in [
+            "x.module_0024.jit_f/module.mlir",
+            "module_024.jit_f/module.mlir",
+            "module_0024./module.mlir",
+            "module_0024x/module.mlir",
+            "module_jit_f/module.mlir",
+            "jit_f/module.mlir",
+            "module.mlir",
+            "",
+        ] {
             assert_eq!(m(p), other(None, None), "{p}");
         }
         // the base name's own module wins; the rest of the name parts come from it alone
-        assert_eq!(m("module_0024.jit_model/module_0001.jit_f.before_optimizations.txt"),
-                   ("hlo_module", Some(1), Some("jit_f".to_string()), Some("before_optimizations")));
-        assert_eq!(m("module_0024.jit_model/foo-buffer-assignment.txt"),
-                   ("buffer_assignment", Some(24), Some("jit_model".to_string()), None));
+        assert_eq!(
+            m("module_0024.jit_model/module_0001.jit_f.before_optimizations.txt"),
+            (
+                "hlo_module",
+                Some(1),
+                Some("jit_f".to_string()),
+                Some("before_optimizations")
+            )
+        );
+        assert_eq!(
+            m("module_0024.jit_model/foo-buffer-assignment.txt"),
+            (
+                "buffer_assignment",
+                Some(24),
+                Some("jit_model".to_string()),
+                None
+            )
+        );
         // a bare base name: exactly `classify`
         for c in CASES {
             assert_eq!(classify_path(c.0), classify(c.0), "{}", c.0);
