@@ -1753,7 +1753,9 @@ fn proto_string_len(s: &[u8]) -> Option<usize> {
     None
 }
 
-/// Protobuf text strings are C-escaped bytes (octal for non-ASCII).
+/// Protobuf text strings are C-escaped bytes (octal for non-ASCII). Protobuf's escape set
+/// (`\?`, `\x` with one or two hex digits, a lone trailing backslash kept) is not XLA's HLO
+/// string escaping, which `hlo::scan::c_unescape` implements; the two are kept apart on purpose.
 fn c_unescape(s: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(s.len());
     let mut i = 0;
