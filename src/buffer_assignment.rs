@@ -1757,7 +1757,8 @@ fn proto_string_len(s: &[u8]) -> Option<usize> {
 /// (`\?`, `\x` with one or two hex digits, a lone trailing backslash kept) is not XLA's HLO
 /// string escaping, which `hlo::scan::c_unescape` implements; the two are kept apart on purpose.
 fn c_unescape(s: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(s.len());
+    let mut out = Vec::new();
+    crate::runtime::reserve_exact(&mut out, s.len()); // fallible: a huge body must not abort
     let mut i = 0;
     while i < s.len() {
         if s[i] != b'\\' {

@@ -18,6 +18,10 @@ use crate::source::SourceRef;
 
 /// Block index placeholder for views into the column's own side buffer (patched in `finish`).
 const OWNED: u32 = u32::MAX;
+/// Block index placeholder for a string of the input too long for its window (≥ 1 GiB): its
+/// view gets a block of its own, a zero-copy slice of the input starting at the string
+/// (patched in `finish`; the offset field holds the index into `ViewCol::far`).
+const FAR: u32 = u32::MAX - 1;
 
 /// A column of a table: knows its Arrow type and how to finish into an array.
 pub trait Column: Default {
@@ -55,6 +59,8 @@ impl NullBits {
     #[cold]
     #[inline(never)]
     fn grow(&mut self, w: usize) {
+        let add = (w + 1).saturating_sub(self.words.len()).max(self.words.len());
+        crate::runtime::reserve(&mut self.words, add);
         self.words.resize(w + 1, 0);
     }
 
@@ -111,6 +117,8 @@ pub struct ViewCol {
     views: Vec<u128>,
     nulls: NullBits,
     owned: Vec<u8>,
+    /// (address, length) of strings of the input that no window holds whole.
+    far: Vec<(usize, usize)>,
 }
 
 impl ViewCol {
@@ -122,30 +130,43 @@ impl ViewCol {
         }
         let (block, offset) = match src.locate(s) {
             Some(x) => x,
+            None if src.contains(s) && s.len() <= crate::source::WINDOW_LEN => return self.far_view(s),
             None => return self.owned_view(s),
         };
         let prefix = u32::from_le_bytes(s[..4].try_into().unwrap());
         len as u128 | (prefix as u128) << 32 | (block as u128) << 64 | (offset as u128) << 96
     }
 
+    /// A string of the input that lies across window ends (only strings of 1 GiB and more can):
+    /// no copy, a block of its own at `finish` (a custom-call body and the attributes around it
+    /// are two such views of the same bytes, not two copies).
+    #[cold]
+    #[inline(never)]
+    fn far_view(&mut self, s: &[u8]) -> u128 {
+        let at = self.far.len() as u32;
+        self.far.push((s.as_ptr() as usize, s.len()));
+        ByteView::new(s.len() as u32, &s[..4]).with_buffer_index(FAR).with_offset(at).as_u128()
+    }
+
     #[cold]
     #[inline(never)]
     fn owned_view(&mut self, s: &[u8]) -> u128 {
         let at = self.owned.len() as u32;
+        crate::runtime::reserve(&mut self.owned, s.len());
         self.owned.extend_from_slice(s);
         ByteView::new(s.len() as u32, &s[..4]).with_buffer_index(OWNED).with_offset(at).as_u128()
     }
 
     /// Room for `additional` more rows without reallocating.
     pub fn reserve(&mut self, additional: usize) {
-        self.views.reserve(additional);
+        crate::runtime::reserve(&mut self.views, additional);
     }
 
     /// Append a slice of the input (copied only if it is not inside the input).
     #[inline(always)]
     pub fn push(&mut self, src: &SourceRef, s: &[u8]) {
         let v = self.view(src, s);
-        self.views.push(v);
+        crate::runtime::push(&mut self.views, v);
     }
 
     #[inline(always)]
@@ -164,7 +185,7 @@ impl ViewCol {
     #[inline]
     pub fn push_null(&mut self) {
         self.nulls.set(self.views.len());
-        self.views.push(0);
+        crate::runtime::push(&mut self.views, 0);
     }
 
     pub fn len(&self) -> usize {
@@ -179,6 +200,18 @@ impl ViewCol {
 
     pub fn finish_array(mut self, blocks: &[Buffer]) -> StringViewArray {
         let mut buffers: Vec<Buffer> = blocks.to_vec();
+        if !self.far.is_empty() {
+            let first = buffers.len() as u32;
+            for &(ptr, len) in &self.far {
+                buffers.push(far_block(blocks, ptr, len));
+            }
+            for v in self.views.iter_mut() {
+                let bv = ByteView::from(*v);
+                if bv.length > 12 && bv.buffer_index == FAR {
+                    *v = bv.with_buffer_index(first + bv.offset).with_offset(0).as_u128();
+                }
+            }
+        }
         if !self.owned.is_empty() {
             let owned_block = buffers.len() as u32;
             for v in self.views.iter_mut() {
@@ -195,6 +228,25 @@ impl ViewCol {
         // buffer) at the recorded offset. Inputs are validated as UTF-8 before parsing and
         // slices are only cut at ASCII delimiters, so every view is valid UTF-8.
         unsafe { StringViewArray::new_unchecked(ScalarBuffer::from(self.views), buffers, nulls) }
+    }
+}
+
+/// A buffer over `[ptr, ptr+len)`, memory of the input that one of `blocks` (a window of it)
+/// keeps alive.
+fn far_block(blocks: &[Buffer], ptr: usize, len: usize) -> Buffer {
+    let owner = blocks
+        .iter()
+        .find(|b| (b.as_ptr() as usize) <= ptr && ptr < b.as_ptr() as usize + b.len())
+        .expect("a far string lies in one of its table set's windows");
+    // SAFETY: `ptr..ptr+len` lies inside the input (`SourceRef::contains` when the view was
+    // made); the input is one allocation (a map or a vector) that `owner`, a window of it,
+    // keeps alive as long as the new buffer holds it.
+    unsafe {
+        Buffer::from_custom_allocation(
+            std::ptr::NonNull::new(ptr as *mut u8).expect("non-null"),
+            len,
+            Arc::new(owner.clone()),
+        )
     }
 }
 
@@ -325,7 +377,7 @@ macro_rules! number_column {
         impl $name {
             #[inline]
             pub fn push(&mut self, v: $native) {
-                self.0.push(v)
+                crate::runtime::push(&mut self.0, v)
             }
         }
 
@@ -340,7 +392,7 @@ macro_rules! number_column {
                 self.0.len()
             }
             fn reserve(&mut self, additional: usize) {
-                self.0.reserve(additional)
+                crate::runtime::reserve(&mut self.0, additional)
             }
             fn finish(self, _: &[Buffer]) -> ArrayRef {
                 Arc::new(PrimitiveArray::<$arrow>::new(ScalarBuffer::from(self.0), None))
@@ -358,10 +410,10 @@ macro_rules! number_column {
             #[inline]
             pub fn push(&mut self, v: Option<$native>) {
                 match v {
-                    Some(v) => self.values.push(v),
+                    Some(v) => crate::runtime::push(&mut self.values, v),
                     None => {
                         self.nulls.set(self.values.len());
-                        self.values.push(0);
+                        crate::runtime::push(&mut self.values, 0);
                     }
                 }
             }
@@ -378,7 +430,7 @@ macro_rules! number_column {
                 self.values.len()
             }
             fn reserve(&mut self, additional: usize) {
-                self.values.reserve(additional)
+                crate::runtime::reserve(&mut self.values, additional)
             }
             fn finish(self, _: &[Buffer]) -> ArrayRef {
                 let len = self.values.len();
@@ -458,7 +510,7 @@ impl StrList {
         if self.offsets.is_empty() {
             self.offsets.push(0);
         }
-        self.offsets.push(self.items.len() as i32);
+        crate::runtime::push(&mut self.offsets, self.items.len() as i32);
     }
 }
 
@@ -478,7 +530,7 @@ impl Column for StrList {
     }
     /// Room for `additional` rows and (a guess) twice as many items.
     fn reserve(&mut self, additional: usize) {
-        self.offsets.reserve(additional + 1);
+        crate::runtime::reserve(&mut self.offsets, additional + 1);
         self.items.reserve(2 * additional);
     }
     fn finish(mut self, blocks: &[Buffer]) -> ArrayRef {
@@ -517,7 +569,7 @@ pub trait StructItems: Default {
 
 impl<C: StructItems> StructList<C> {
     pub fn end_row(&mut self) {
-        self.offsets.push(self.items.count() as i32);
+        crate::runtime::push(&mut self.offsets, self.items.count() as i32);
         self.len += 1;
     }
 }

@@ -13,6 +13,7 @@ pub mod files;
 pub mod hlo;
 pub mod lines;
 pub mod read;
+pub mod runtime;
 pub mod sigbus;
 pub mod source;
 pub mod split;

@@ -72,6 +72,9 @@ impl<'a> Iterator for Lines<'a> {
             text = head;
         }
         self.no += 1;
+        if self.no % 4096 == 0 {
+            crate::runtime::check(); // a read asked to stop (Ctrl-C, memory) stops here
+        }
         let mut bad_utf8 = None;
         while self.next_bad < self.bad.len() && self.bad[self.next_bad] < end {
             let b = self.bad[self.next_bad];
@@ -87,13 +90,21 @@ impl<'a> Iterator for Lines<'a> {
 /// Positions (offset by `base`) of every byte where a UTF-8 decoding error starts. The common
 /// case — valid input — costs one fast validation pass and allocates nothing.
 fn invalid_utf8_positions(data: &[u8], base: usize) -> Vec<usize> {
+    // in steps, so that a read asked to stop does not first validate gigabytes
+    const STEP: usize = 16 << 20;
     let mut out = Vec::new();
     let mut at = 0;
     while at < data.len() {
-        match std::str::from_utf8(&data[at..]) {
-            Ok(_) => break,
+        crate::runtime::check();
+        let end = (at + STEP).min(data.len());
+        match std::str::from_utf8(&data[at..end]) {
+            Ok(_) => at = end,
             Err(e) => {
                 let bad = at + e.valid_up_to();
+                if e.error_len().is_none() && end < data.len() {
+                    at = bad; // a character cut by the step's end: the next step starts with it
+                    continue;
+                }
                 out.push(base + bad);
                 at = bad + e.error_len().unwrap_or(data.len() - bad).max(1);
             }

@@ -1,16 +1,22 @@
 //! The Python edge (`hlodump._core`): argument conversion, GIL release, errors → Python
 //! exceptions, tables → pyarrow through the Arrow PyCapsule interface. No parsing here.
 
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
 
-use pyo3::exceptions::PyValueError;
+use std::sync::mpsc::RecvTimeoutError;
+use std::sync::Arc;
+use std::time::Duration;
+
+use arrow_array::{Array, ArrayRef, ListArray, RecordBatch, StructArray};
+use arrow_schema::DataType;
+use pyo3::exceptions::{PyMemoryError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use pyo3_arrow::PyTable;
 
 use crate::error::Error;
 use crate::read::{Input, MapPolicy, Options};
+use crate::runtime;
 use crate::tables::Tables;
 
 /// Raise `hlodump.exceptions.<name>(*args)`: one exception hierarchy, defined in Python, shared
@@ -45,15 +51,26 @@ fn to_pyerr(py: Python<'_>, e: Error) -> PyErr {
     }
 }
 
-/// Parse `inputs` — a list of (path, shown_path, explicit) — into a dict of pyarrow tables.
+/// How often the calling thread, waiting for a read, looks for Ctrl-C.
+const SIGNAL_POLL: Duration = Duration::from_millis(10);
+/// After Ctrl-C, how long to let the workers stop (and release their files) before returning
+/// anyway; a worker stuck in the kernel (a hung network file system) is left behind.
+const STOP_GRACE: Duration = Duration::from_millis(40);
+
+/// Parse `inputs` — a list of (path, shown_path, explicit, error) — into a dict of pyarrow
+/// tables. `error` (or None): the `files.error` text of an entry the walk decided not to read.
+///
+/// The read runs on a thread of its own with a pool of its own (`runtime`); this thread waits
+/// without the GIL and every `SIGNAL_POLL` runs Python's signal handlers: Ctrl-C stops the
+/// workers (`Abort::cancel`) and raises `KeyboardInterrupt` here at once.
 #[pyfunction(name = "read")]
 #[pyo3(signature = (inputs, tables=None, on_error="raise", threads=0, mmap=None, progress=None))]
 fn read_inputs<'py>(
     py: Python<'py>,
-    inputs: Vec<(PathBuf, String, bool)>,
+    inputs: Vec<(PathBuf, String, bool, Option<String>)>,
     tables: Option<Vec<String>>,
     on_error: &str,
-    threads: usize,
+    threads: i64,
     mmap: Option<bool>,
     progress: Option<Py<PyAny>>,
 ) -> PyResult<Bound<'py, PyDict>> {
@@ -62,38 +79,71 @@ fn read_inputs<'py>(
         "collect" => true,
         _ => return Err(PyValueError::new_err("on_error must be 'raise' or 'collect'")),
     };
+    let threads = usize::try_from(threads)
+        .map_err(|_| ())
+        .and_then(|t| runtime::validate_threads(t).map(|_| t).map_err(|_| ()))
+        .map_err(|_| PyValueError::new_err(format!("threads must be between 1 and {} (got {threads})", runtime::MAX_THREADS)))?;
     let map = match mmap {
         None => MapPolicy::Auto,
         Some(true) => MapPolicy::Always,
         Some(false) => MapPolicy::Never,
     };
-    let inputs: Vec<Input> = inputs.into_iter().map(|(path, shown, explicit)| Input { path, shown, explicit }).collect();
+    let inputs: Vec<Input> =
+        inputs.into_iter().map(|(path, shown, explicit, error)| Input { path, shown, explicit, error }).collect();
     let mut opts = Options { collect, threads, map, ..Options::default() };
     if let Some(wanted) = &tables {
         // parse only the formats that can produce a requested table
         opts = opts.for_tables(wanted);
     }
-    let report = |files: u64, bytes: u64| {
+    let abort = runtime::Abort::new();
+    let stop = abort.clone();
+    let report = move |files: u64, bytes: u64| {
         if let Some(cb) = &progress {
-            Python::attach(|py| {
-                let _ = cb.call1(py, (files, bytes));
-            });
+            if stop.stopped().is_none() {
+                Python::attach(|py| {
+                    let _ = cb.call1(py, (files, bytes));
+                });
+            }
         }
     };
-    // Parse without the GIL; a panic anywhere (also on a worker thread: rayon re-raises it
-    // here) becomes an exception instead of tearing down the interpreter.
-    let result = py.detach(|| catch_unwind(AssertUnwindSafe(|| crate::read::read(&inputs, &opts, &report))));
+    // A panic anywhere (also on a worker thread: rayon re-raises it) comes back as the
+    // thread's result instead of tearing down the interpreter.
+    let rx = std::sync::Mutex::new(runtime::spawn(abort.clone(), move || crate::read::read(&inputs, &opts, &report))?);
+    let recv = |wait: Duration| rx.lock().unwrap_or_else(|e| e.into_inner()).recv_timeout(wait);
+    let result = loop {
+        match py.detach(|| recv(SIGNAL_POLL)) {
+            Ok(r) => break r,
+            Err(RecvTimeoutError::Timeout) => {
+                if let Err(e) = py.check_signals() {
+                    abort.cancel();
+                    let _ = py.detach(|| recv(STOP_GRACE));
+                    return Err(e);
+                }
+            }
+            Err(RecvTimeoutError::Disconnected) => {
+                return Err(internal(py, "the reading thread ended without a result".into()));
+            }
+        }
+    };
     let batches = match result {
         Ok(Ok(b)) => b,
         Ok(Err(e)) => return Err(to_pyerr(py, e)),
-        Err(panic) => {
-            let what = panic
-                .downcast_ref::<String>()
-                .map(String::as_str)
-                .or_else(|| panic.downcast_ref::<&str>().copied())
-                .unwrap_or("unknown panic");
-            let msg = format!("internal error in the Rust core (please report): {what}");
-            return Err(py_exception(py, "HlodumpError", pyo3::types::PyTuple::new(py, [msg])?));
+        Err(payload) => {
+            return Err(match runtime::stop_of(&*payload, Some(&abort)) {
+                Some(runtime::Stop::Cancelled) => pyo3::exceptions::PyKeyboardInterrupt::new_err(()),
+                Some(runtime::Stop::OutOfMemory(bytes)) => PyMemoryError::new_err(format!(
+                    "hlodump: out of memory while reading (could not reserve {bytes} bytes); \
+                     read fewer files at a time, or fewer tables (tables=[...])"
+                )),
+                None => {
+                    let what = payload
+                        .downcast_ref::<String>()
+                        .map(String::as_str)
+                        .or_else(|| payload.downcast_ref::<&str>().copied())
+                        .unwrap_or("unknown panic");
+                    internal(py, what.to_string())
+                }
+            });
         }
     };
     let out = PyDict::new(py);
@@ -108,6 +158,61 @@ fn read_inputs<'py>(
         out.set_item(name, table.into_pyarrow(py)?)?;
     }
     Ok(out)
+}
+
+fn internal(py: Python<'_>, what: String) -> PyErr {
+    let msg = format!("internal error in the Rust core (please report): {what}");
+    match pyo3::types::PyTuple::new(py, [msg]) {
+        Ok(args) => py_exception(py, "HlodumpError", args),
+        Err(e) => e,
+    }
+}
+
+/// The table with every `string_view` column (also inside lists and structs) rebuilt to hold
+/// only the bytes its rows reference, when its buffers hold at least twice that (plus 4 KiB):
+/// what to send elsewhere (pickle, IPC), since a view column otherwise carries whole input
+/// files. Other columns are shared, not copied.
+#[pyfunction]
+fn compact<'py>(py: Python<'py>, table: PyTable) -> PyResult<Bound<'py, PyAny>> {
+    let (batches, schema) = table.into_inner();
+    let out = py.detach(|| {
+        batches
+            .iter()
+            .map(|b| RecordBatch::try_new(b.schema(), b.columns().iter().map(compact_array).collect()))
+            .collect::<Result<Vec<_>, _>>()
+    });
+    let out = out.map_err(|e| PyValueError::new_err(e.to_string()))?;
+    PyTable::try_new(out, schema)?.into_pyarrow(py)
+}
+
+fn compact_array(a: &ArrayRef) -> ArrayRef {
+    use arrow_array::cast::AsArray;
+    match a.data_type() {
+        DataType::Utf8View => {
+            let s = a.as_string_view();
+            let held: usize = s.data_buffers().iter().map(|b| b.len()).sum();
+            if held > 2 * s.total_buffer_bytes_used() + 4096 {
+                Arc::new(s.gc())
+            } else {
+                a.clone()
+            }
+        }
+        DataType::List(field) => {
+            let l = a.as_list::<i32>();
+            Arc::new(ListArray::new(field.clone(), l.offsets().clone(), compact_array(l.values()), l.nulls().cloned()))
+        }
+        DataType::Struct(fields) => {
+            let st = a.as_struct();
+            Arc::new(StructArray::new(fields.clone(), st.columns().iter().map(compact_array).collect(), st.nulls().cloned()))
+        }
+        _ => a.clone(),
+    }
+}
+
+/// Put the SIGBUS guard back in front of handlers installed after it (`sigbus::rearm`).
+#[pyfunction]
+fn rearm_sigbus() {
+    crate::sigbus::rearm()
 }
 
 /// Classify a dump file name (FORMATS.md §1): the `files` columns that come from the name. A
@@ -159,6 +264,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(sniff, m)?)?;
     m.add_function(wrap_pyfunction!(mapped_pages_lost, m)?)?;
     m.add_function(wrap_pyfunction!(decode_body, m)?)?;
+    m.add_function(wrap_pyfunction!(compact, m)?)?;
+    m.add_function(wrap_pyfunction!(rearm_sigbus, m)?)?;
+    m.add("MAX_THREADS", runtime::MAX_THREADS)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

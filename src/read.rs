@@ -29,8 +29,11 @@ pub struct Input {
     /// The path shown in `files.path` and in errors.
     pub shown: String,
     /// Named by the caller (not found by walking a directory): an I/O error is an `Err`, not a
-    /// `files.error` row.
+    /// `files.error` row. Entries found by walking are opened with `O_NOFOLLOW`.
     pub explicit: bool,
+    /// Not to be read: the `files.error` text to show instead (the walk decided it: a symlink
+    /// leaving the dump, a second path to a file already read, a name that is not UTF-8 …).
+    pub error: Option<String>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -109,7 +112,8 @@ struct Group {
 
 /// Read and parse `inputs`; `progress(files, bytes)` is called as groups finish.
 pub fn read(inputs: &[Input], opts: &Options, progress: &(dyn Fn(u64, u64) + Sync)) -> Result<Batches> {
-    let sizes: Vec<Option<u64>> = inputs.iter().map(|i| regular_file_size(&i.path)).collect();
+    let sizes: Vec<Option<u64>> =
+        inputs.iter().map(|i| if i.error.is_some() { None } else { regular_file_size(&i.path) }).collect();
     let run = || -> Vec<Result<Vec<Finished>>> {
         let groups = plan(&sizes, opts.map, rayon::current_num_threads());
         groups
@@ -122,15 +126,7 @@ pub fn read(inputs: &[Input], opts: &Options, progress: &(dyn Fn(u64, u64) + Syn
             })
             .collect()
     };
-    let results = if opts.threads == 0 {
-        run()
-    } else {
-        let pool = rayon::ThreadPoolBuilder::new().num_threads(opts.threads).build().map_err(|e| Error::Io {
-            path: String::new(),
-            source: std::io::Error::other(e.to_string()),
-        })?;
-        pool.install(run)
-    };
+    let results = run_on_own_pool(opts.threads, run)?;
     let mut out: Batches = TABLE_NAMES.iter().map(|&n| (n, Vec::new())).collect();
     for r in results {
         for set in r? {
@@ -142,6 +138,15 @@ pub fn read(inputs: &[Input], opts: &Options, progress: &(dyn Fn(u64, u64) + Syn
         }
     }
     Ok(out)
+}
+
+/// Run `run` on a pool of its own (`runtime::pool`: fork-safe, stoppable; the read's stop
+/// flag is the caller's, if it has one), with the SIGBUS guard re-armed.
+fn run_on_own_pool<T: Send>(threads: usize, run: impl FnOnce() -> T + Send) -> Result<T> {
+    crate::sigbus::rearm();
+    let abort = crate::runtime::current().unwrap_or_else(crate::runtime::Abort::new);
+    let pool = crate::runtime::pool(threads, &abort).map_err(|source| Error::Io { path: String::new(), source })?;
+    Ok(pool.install(run))
 }
 
 /// Size of a regular file, or None (missing, not a regular file: FIFOs and sockets are never
@@ -194,13 +199,15 @@ fn read_group(inputs: &[Input], sizes: &[Option<u64>], g: &Group, opts: &Options
     if g.arena {
         // Read every file of the group into one buffer; remember where each landed.
         let total: u64 = sizes[range.clone()].iter().map(|s| s.unwrap_or(0)).sum();
-        let mut arena = Vec::with_capacity(total as usize);
+        let mut arena = Vec::new();
+        crate::runtime::reserve_exact(&mut arena, total as usize);
         let mut spans = Vec::with_capacity(g.count);
         for i in range.clone() {
+            crate::runtime::check();
             let start = arena.len();
             let r = match sizes[i] {
-                Some(_) => append_file(&inputs[i].path, &mut arena, opts),
-                None => Err(not_regular(&inputs[i].path)),
+                Some(_) => append_file(&inputs[i], &mut arena, opts),
+                None => Err(not_regular(&inputs[i])),
             };
             spans.push((start, arena.len(), r));
         }
@@ -220,13 +227,14 @@ fn read_group(inputs: &[Input], sizes: &[Option<u64>], g: &Group, opts: &Options
         }
     } else {
         let i = g.first;
+        crate::runtime::check();
         let loaded = match sizes[i] {
-            None => Err(not_regular(&inputs[i].path)),
+            None => Err(not_regular(&inputs[i])),
             Some(_) if opts.map == MapPolicy::Never => {
                 let mut v = Vec::new();
-                append_file(&inputs[i].path, &mut v, opts).map(|size| (Source::from_vec(v), size))
+                append_file(&inputs[i], &mut v, opts).map(|size| (Source::from_vec(v), size))
             }
-            Some(_) => Source::map(&inputs[i].path).map(|s| {
+            Some(_) => Source::map(&inputs[i].path, !inputs[i].explicit).map(|s| {
                 let size = s.len() as u64;
                 (s, size)
             }),
@@ -258,13 +266,15 @@ const SNIFF_STEP: u64 = 4 << 10;
 /// Append file `p` to `arena` and return its size. A file that `opts` parses is appended whole;
 /// of any other file only its start is kept (enough for `sniff`), and its size is then the one
 /// `fstat` gives (or the bytes read, if the read reached the end of the file).
-fn append_file(p: &std::path::Path, arena: &mut Vec<u8>, opts: &Options) -> std::io::Result<u64> {
+fn append_file(input: &Input, arena: &mut Vec<u8>, opts: &Options) -> std::io::Result<u64> {
     use std::io::Read;
     let start = arena.len();
     let r = (|| {
-        let mut f = std::fs::File::open(p)?;
+        // O_NONBLOCK, fstat: a FIFO swapped in since `regular_file_size` is an error, not a hang
+        let (mut f, meta) = crate::source::open_regular(&input.path, !input.explicit)?;
         let mut step = SNIFF_STEP;
         loop {
+            crate::runtime::reserve(arena, step as usize + 1);
             let n = (&mut f).take(step).read_to_end(arena)?;
             if (n as u64) < step {
                 return Ok((arena.len() - start) as u64); // the end: all of it was read
@@ -272,7 +282,8 @@ fn append_file(p: &std::path::Path, arena: &mut Vec<u8>, opts: &Options) -> std:
             let head = &arena[start..];
             if sniff_is_final(head) {
                 if opts.parses(sniff(head)) {
-                    f.read_to_end(arena)?;
+                    let rest = meta.len().saturating_sub(head.len() as u64);
+                    crate::source::read_rest(&mut f, arena, rest)?;
                     return Ok((arena.len() - start) as u64);
                 }
                 return Ok(f.metadata()?.len().max(head.len() as u64));
@@ -286,8 +297,11 @@ fn append_file(p: &std::path::Path, arena: &mut Vec<u8>, opts: &Options) -> std:
     r
 }
 
-fn not_regular(p: &std::path::Path) -> std::io::Error {
-    match std::fs::metadata(p) {
+fn not_regular(input: &Input) -> std::io::Error {
+    if let Some(text) = &input.error {
+        return std::io::Error::other(Preset(text.clone()));
+    }
+    match std::fs::metadata(&input.path) {
         Err(e) => e,
         Ok(_) => std::io::Error::other("not a regular file"),
     }
@@ -314,7 +328,7 @@ fn file(t: &mut Tables, file_id: usize, input: &Input, bytes: std::io::Result<(&
     let (bytes, size, source) = match bytes {
         Ok(b) => b,
         Err(e) => {
-            if input.explicit {
+            if input.explicit && input.error.is_none() {
                 return Err(Error::Io { path: input.shown.clone(), source: e });
             }
             f.kind.push(name.kind.as_str());
@@ -352,8 +366,23 @@ fn file(t: &mut Tables, file_id: usize, input: &Input, bytes: std::io::Result<(&
     Ok(Vec::new())
 }
 
+/// A `files.error` text decided before reading (`Input::error`), shown as it is.
+#[derive(Debug)]
+struct Preset(String);
+
+impl std::fmt::Display for Preset {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Preset {}
+
 /// `PermissionError: Permission denied`-style text, as the reference writes it.
 fn io_message(e: &std::io::Error) -> String {
+    if let Some(p) = e.get_ref().and_then(|x| x.downcast_ref::<Preset>()) {
+        return p.0.clone();
+    }
     use std::io::ErrorKind::*;
     let kind = match e.kind() {
         NotFound => "FileNotFoundError",

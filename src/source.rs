@@ -24,11 +24,52 @@ pub struct Source {
     buffer: Buffer,
 }
 
+/// Open `path` for reading without ever blocking or following what it must not: with
+/// `O_NONBLOCK` (opening a FIFO does not wait for a writer), `O_CLOEXEC`, and `O_NOFOLLOW` when
+/// `nofollow` (entries found by walking a directory: a symlink swapped in after the walk is not
+/// followed). What was opened is checked with `fstat`: anything but a regular file (a FIFO or
+/// device swapped in between `stat` and `open`) is an error, "not a regular file".
+pub fn open_regular(path: &Path, nofollow: bool) -> std::io::Result<(File, std::fs::Metadata)> {
+    let mut o = std::fs::OpenOptions::new();
+    o.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        o.custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC | if nofollow { libc::O_NOFOLLOW } else { 0 });
+    }
+    let file = o.open(path)?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(std::io::Error::other("not a regular file"));
+    }
+    Ok((file, meta))
+}
+
+/// Append the rest of `file` (expected to hold about `expect` more bytes) to `buf`, reserving
+/// fallibly (`runtime::reserve`: a file too big for memory stops the read, it does not abort).
+pub fn read_rest(file: &mut File, buf: &mut Vec<u8>, expect: u64) -> std::io::Result<usize> {
+    use std::io::Read;
+    const STEP: u64 = 64 << 20;
+    let start = buf.len();
+    crate::runtime::reserve_exact(buf, usize::try_from(expect).unwrap_or(usize::MAX).saturating_add(1));
+    loop {
+        // room for the next step (and one byte: `read_to_end` then never grows the buffer itself)
+        let left = expect.saturating_sub((buf.len() - start) as u64).clamp(4096, STEP);
+        crate::runtime::reserve(buf, left as usize + 1);
+        let n = Read::take(&mut *file, left).read_to_end(buf)?;
+        if (n as u64) < left {
+            return Ok(buf.len() - start);
+        }
+        crate::runtime::check();
+    }
+}
+
 impl Source {
-    /// Memory-map `path` (a zero-length file becomes an empty buffer: it cannot be mapped).
-    pub fn map(path: &Path) -> std::io::Result<Source> {
-        let file = File::open(path)?;
-        let len = file.metadata()?.len();
+    /// Memory-map `path` (a zero-length file becomes an empty buffer: it cannot be mapped),
+    /// opened with `open_regular`.
+    pub fn map(path: &Path, nofollow: bool) -> std::io::Result<Source> {
+        let (mut file, meta) = open_regular(path, nofollow)?;
+        let len = meta.len();
         if len == 0 {
             return Ok(Source::from_vec(Vec::new()));
         }
@@ -36,15 +77,22 @@ impl Source {
         // mapped, reading the lost pages would raise SIGBUS: `sigbus::GuardedMap` turns them
         // into zero pages instead (and when no guard slot is free we read the file instead).
         let map = unsafe { Mmap::map(&file)? };
-        match crate::sigbus::GuardedMap::new(map) {
+        match crate::sigbus::GuardedMap::new(map, path, &meta) {
             Ok(guarded) => Ok(Source::from_guarded(guarded)),
-            Err(_unguarded) => Source::read(path),
+            Err(_unguarded) => {
+                let mut v = Vec::new();
+                read_rest(&mut file, &mut v, len)?;
+                Ok(Source::from_vec(v))
+            }
         }
     }
 
     /// Read `path` into memory (no mapping).
     pub fn read(path: &Path) -> std::io::Result<Source> {
-        Ok(Source::from_vec(std::fs::read(path)?))
+        let (mut file, meta) = open_regular(path, false)?;
+        let mut v = Vec::new();
+        read_rest(&mut file, &mut v, meta.len())?;
+        Ok(Source::from_vec(v))
     }
 
     fn from_guarded(map: crate::sigbus::GuardedMap) -> Source {
@@ -109,6 +157,13 @@ impl SourceRef {
     /// A reference that owns nothing: every slice pushed with it is copied.
     pub fn none() -> SourceRef {
         SourceRef { base: 0, len: 0, first_block: 0, windows: 0 }
+    }
+
+    /// Whether `s` lies inside this input.
+    #[inline]
+    pub fn contains(&self, s: &[u8]) -> bool {
+        let p = s.as_ptr() as usize;
+        self.len > 0 && p >= self.base && p + s.len() <= self.base + self.len
     }
 
     /// (block, offset within block) of `s`, or None when `s` is not inside this input or is too

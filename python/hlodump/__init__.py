@@ -11,7 +11,7 @@ See ``hlodump.schema`` for every table and column.
 from __future__ import annotations
 
 from .bodies import decode_body
-from .dump import Dump
+from .dump import Dump, compact
 from .exceptions import HlodumpError, ParseError
 from .reader import read_arrow
 from .schema import SCHEMAS, TABLE_NAMES
@@ -26,4 +26,15 @@ def mapped_pages_lost() -> int:
 
     return n()
 
-__all__ = ["read_arrow", "decode_body", "mapped_pages_lost", "Dump", "ParseError", "HlodumpError", "SCHEMAS", "TABLE_NAMES", "__version__"]
+def _max_threads() -> int:
+    try:
+        from ._core import MAX_THREADS as n
+    except ImportError:  # pragma: no cover - the reference alone
+        return 1024
+    return int(n)
+
+
+#: Most worker threads ``read_arrow(threads=...)`` accepts.
+MAX_THREADS = _max_threads()
+
+__all__ = ["read_arrow", "compact", "MAX_THREADS", "decode_body", "mapped_pages_lost", "Dump", "ParseError", "HlodumpError", "SCHEMAS", "TABLE_NAMES", "__version__"]

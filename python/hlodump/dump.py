@@ -14,7 +14,42 @@ if TYPE_CHECKING:  # pragma: no cover
     import duckdb
     import polars
 
-__all__ = ["Dump"]
+__all__ = ["Dump", "compact"]
+
+
+def compact(table: pa.Table) -> pa.Table:
+    """``table`` with every ``string_view`` column holding only the bytes its rows reference
+    (see ``Dump.compact``); tables without such columns come back as they are."""
+    if not any(_has_view(f.type) for f in table.schema):
+        return table
+    from . import _core
+
+    return _core.compact(table)
+
+
+def _has_view(t: pa.DataType) -> bool:
+    if t == pa.string_view():
+        return True
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        return _has_view(t.value_type)
+    if pa.types.is_struct(t):
+        return any(_has_view(t.field(i).type) for i in range(t.num_fields))
+    return False
+
+
+def _rearm_sigbus() -> None:
+    """Put hlodump's SIGBUS guard back in front of handlers installed since (one sigaction)."""
+    global _rearm
+    if _rearm is None:
+        try:
+            from ._core import rearm_sigbus
+        except ImportError:  # the pure-Python reference without a build: nothing is mapped
+            rearm_sigbus = lambda: None  # noqa: E731
+        _rearm = rearm_sigbus
+    _rearm()
+
+
+_rearm: Any = None
 
 
 class Dump(Mapping[str, pa.Table]):
@@ -31,6 +66,7 @@ class Dump(Mapping[str, pa.Table]):
 
     # -- Mapping ---------------------------------------------------------------------------
     def __getitem__(self, name: str) -> pa.Table:
+        _rearm_sigbus()
         return self._tables[name]
 
     def __iter__(self) -> Iterator[str]:
@@ -42,6 +78,7 @@ class Dump(Mapping[str, pa.Table]):
     def __getattr__(self, name: str) -> pa.Table:
         tables = self.__dict__.get("_tables")
         if tables is not None and name in tables:
+            _rearm_sigbus()
             return tables[name]
         if name in SCHEMAS:  # a table that was not asked for: say so rather than AttributeError
             raise KeyError(f"table {name!r} was not read (see read_arrow(tables=...))")
@@ -66,6 +103,23 @@ class Dump(Mapping[str, pa.Table]):
         return f"<hlodump.Dump {rows or 'empty'}>"
 
     # -- hand-over -------------------------------------------------------------------------
+    def compact(self) -> "Dump":
+        """The same tables, each text column holding only the bytes its rows reference.
+
+        Text columns are zero-copy views into the files read: every ``string_view`` column
+        of a table carries the whole mapped file (or shared buffer of small files) it points
+        into. That costs nothing in memory, but everything that *serialises* a table — pickle,
+        ``multiprocessing``, Ray, Arrow IPC, Flight — writes those buffers whole, once per
+        column. ``compact()`` copies the referenced bytes of each such column into a buffer
+        of its own (only where its buffers are at least twice what it references), so a
+        table sent elsewhere costs about what its rows hold. Pickling a ``Dump`` compacts by
+        itself; pickle ``d.compact()["instructions"]`` rather than ``d["instructions"]``.
+        """
+        return Dump({name: compact(t) for name, t in self._tables.items()})
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (Dump, (self.compact()._tables,))
+
     def to_polars(self) -> dict[str, "polars.DataFrame"]:
         """Every table as a ``polars.DataFrame`` (Arrow memory is shared, not copied)."""
         import polars as pl

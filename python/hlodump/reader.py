@@ -9,7 +9,7 @@ from typing import Any, Optional
 import pyarrow as pa
 
 from .dump import Dump
-from .paths import expand
+from .paths import MAX_FILES, expand
 from .schema import SCHEMAS, schema
 
 __all__ = ["read_arrow"]
@@ -24,6 +24,8 @@ def read_arrow(
     threads: Optional[int] = None,
     mmap: Optional[bool] = None,
     progress: Optional[bool] = None,
+    follow_links: bool = False,
+    max_files: int = MAX_FILES,
 ) -> Dump:
     """Parse XLA dump files into Arrow tables.
 
@@ -42,7 +44,8 @@ def read_arrow(
             line; ``"collect"`` keeps going and reports each problem as a row of ``errors``.
         string_view: text columns as zero-copy ``string_view`` (default) or as ``large_string``
             copies, for pyarrow kernels that lack string_view (take, filter, sort …).
-        threads: worker threads (default: all cores).
+        threads: worker threads, 1 … ``hlodump.MAX_THREADS`` (default: all cores). Each read
+            starts its own threads and ends them (a forked child reads like its parent).
         mmap: ``None`` (default) memory-maps files of 4 MiB and more (zero-copy; works for
             dumps larger than RAM) and reads smaller ones into shared buffers; ``True`` maps
             every file; ``False`` reads every file into memory, so the tables hold a copy that
@@ -50,6 +53,12 @@ def read_arrow(
             its tables are in use never crashes the process: the lost bytes read as zeros and
             a warning is printed once (``hlodump.mapped_pages_lost()`` counts such pages).
         progress: show a progress bar on stderr (default: for directories, when it is a TTY).
+        follow_links: follow symlinks that lead out of the directory read (default: such a
+            link is a ``files`` row with an ``error``). Every (device, inode) is read once.
+        max_files: stop walking (``hlodump.paths.WalkLimitError``) after this many entries.
+
+    Ctrl-C stops a read at any point (``KeyboardInterrupt``, within ~10 ms plus the time a
+    worker needs to reach its next check: a few thousand lines).
 
     Returns:
         a ``Dump``: a mapping of table name → ``pyarrow.Table``.
@@ -57,6 +66,8 @@ def read_arrow(
     Raises:
         FileNotFoundError / PermissionError: a named file cannot be read.
         hlodump.ParseError: malformed input (with ``on_error="raise"``).
+        MemoryError: the tables do not fit in memory (nothing is returned; the process goes on).
+        ValueError: bad arguments (``threads`` out of range …).
     """
     from . import _core
 
@@ -67,11 +78,12 @@ def read_arrow(
         unknown = set(tables) - set(SCHEMAS)
         if unknown:
             raise ValueError(f"unknown tables: {sorted(unknown)}")
-    inputs = expand(path)
+    nthreads = check_threads(threads)
+    inputs = expand(path, follow_links=follow_links, max_files=max_files)
     bar = _progress_bar(inputs, progress)
     try:
         raw = _core.read(
-            inputs, tables, on_error, threads or 0, mmap, bar.update if bar is not None else None
+            inputs, tables, on_error, nthreads, mmap, bar.update if bar is not None else None
         )
     finally:
         if bar is not None:
@@ -84,13 +96,28 @@ def read_arrow(
     return Dump._complete(out, tables, string_view)
 
 
-def _progress_bar(inputs: list[tuple[str, str, bool]], progress: Optional[bool]) -> Any:
+def check_threads(threads: Any) -> int:
+    """``threads=`` as the core takes it (0: all cores), or ``ValueError`` / ``TypeError``."""
+    from ._core import MAX_THREADS
+
+    if threads is None:
+        return 0
+    if isinstance(threads, bool) or not isinstance(threads, int):
+        raise TypeError(f"threads must be an int or None (got {type(threads).__name__})")
+    if not 1 <= threads <= MAX_THREADS:
+        raise ValueError(f"threads must be between 1 and {MAX_THREADS}, or None for all cores (got {threads})")
+    return threads
+
+
+def _progress_bar(inputs: list[tuple[str, str, bool, Optional[str]]], progress: Optional[bool]) -> Any:
     if progress is False or (progress is None and len(inputs) < 2):
         return None
     from .progress import ProgressBar
 
     total = 0
-    for full, _, _ in inputs:
+    for full, _, _, err in inputs:
+        if err is not None:
+            continue
         try:
             total += os.stat(full).st_size
         except OSError:

@@ -37,7 +37,8 @@ impl<'a> JStr<'a> {
             return Cow::Borrowed(self.raw);
         }
         let s = self.raw;
-        let mut out = Vec::with_capacity(s.len());
+        let mut out = Vec::new();
+        crate::runtime::reserve_exact(&mut out, s.len()); // fallible: a huge body must not abort
         let mut i = 0;
         while i < s.len() {
             if s[i] != b'\\' {

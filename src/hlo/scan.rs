@@ -519,7 +519,8 @@ pub fn digits_i64(neg: bool, digits: &[u8]) -> Option<i64> {
 /// the character. Borrowed when there is nothing to unescape (the common case).
 pub fn c_unescape(s: &[u8]) -> Cow<'_, [u8]> {
     let Some(first) = memchr(b'\\', s) else { return Cow::Borrowed(s) };
-    let mut out = Vec::with_capacity(s.len());
+    let mut out = Vec::new();
+    crate::runtime::reserve_exact(&mut out, s.len()); // fallible: a huge body must not abort
     out.extend_from_slice(&s[..first]);
     let mut i = first;
     while i < s.len() {

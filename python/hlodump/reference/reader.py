@@ -18,7 +18,7 @@ import pyarrow as pa
 from ..dump import Dump
 from ..exceptions import ParseError
 from ..schema import SCHEMAS, schema
-from ..paths import expand
+from ..paths import MAX_FILES, expand
 from . import files as file_names
 
 __all__ = ["read_arrow", "FileContext", "Sink", "split_lines", "HLO_TABLES",
@@ -117,6 +117,8 @@ def read_arrow(
     tables: Sequence[str] | None = None,
     on_error: str = "raise",
     string_view: bool = True,
+    follow_links: bool = False,
+    max_files: int = MAX_FILES,
 ) -> Dump:
     """Parse a file, a directory (recursively), a glob or a list of paths into a ``Dump``.
 
@@ -134,8 +136,8 @@ def read_arrow(
             raise ValueError(f"unknown tables: {sorted(unknown)}")
     sink = Sink(on_error)
     parse = parsed_kinds(tables)
-    for file_id, (full, shown, explicit) in enumerate(expand(path)):
-        _read_one(file_id, full, shown, explicit, sink, parse)
+    for file_id, (full, shown, explicit, preset) in enumerate(expand(path, follow_links, max_files)):
+        _read_one(file_id, full, shown, explicit, sink, parse, preset)
     out = {}
     for name in SCHEMAS:
         if tables is not None and name not in tables and name not in ("files", "errors"):
@@ -144,16 +146,20 @@ def read_arrow(
     return Dump._complete(out, list(tables) if tables is not None else None, string_view)
 
 
-def _read_one(file_id: int, full: str, shown: str, explicit: bool, sink: Sink, parse: set[str]) -> None:
+def _read_one(file_id: int, full: str, shown: str, explicit: bool, sink: Sink, parse: set[str],
+              preset: str | None = None) -> None:
     ctx = FileContext(file_id, shown, sink)
     row = file_names.classify_path(shown)
     row.update(file_id=file_id, path=shown, size_bytes=0, parsed=False, error=None, content_kind=None)
+    if preset is not None:  # the walk decided: not read (see paths.expand)
+        row["error"] = preset
+        sink.add("files", row)
+        return
     try:
         # Never open what is not a regular file: opening a FIFO blocks forever.
         if not stat.S_ISREG(os.stat(full).st_mode):
             raise OSError("not a regular file")
-        with open(full, "rb") as f:
-            data = f.read()
+        data = read_regular(full, nofollow=not explicit)
     except OSError as e:
         if explicit:
             raise
@@ -181,6 +187,23 @@ def _read_one(file_id: int, full: str, shown: str, explicit: bool, sink: Sink, p
             buffer_assignment.parse(lines, ctx)
     except _Stop:
         pass
+
+
+def read_regular(path: str, nofollow: bool) -> bytes:
+    """The bytes of ``path``, opened so that nothing swapped in since it was checked can block
+    or mislead: ``O_NONBLOCK`` (a FIFO does not wait for a writer), ``O_NOFOLLOW`` for entries
+    found by walking, and ``fstat`` after opening (anything but a regular file is an error)."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    if nofollow:
+        flags |= getattr(os, "O_NOFOLLOW", 0)
+    fd = os.open(path, flags)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError("not a regular file")
+        with os.fdopen(fd, "rb", closefd=False) as f:
+            return f.read()
+    finally:
+        os.close(fd)
 
 
 def _error_class(e: OSError) -> str:
