@@ -475,7 +475,7 @@ def test_fifo_symlink_loops_and_unreadable_never_block(impl: str, tmp_path: Any)
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     shutil.copy(src, elsewhere / "h-buffer-assignment.txt")
-    os.symlink(str(elsewhere), d / "sub" / "linked_dir")  # a followed directory link
+    os.symlink(str(elsewhere), d / "sub" / "linked_dir")  # a directory link out of the dump
 
     result: dict = {}
     th = threading.Thread(target=lambda: result.update(d=_impl(impl)(str(d), string_view=False)), daemon=True)
@@ -485,18 +485,25 @@ def test_fifo_symlink_loops_and_unreadable_never_block(impl: str, tmp_path: Any)
     rows = {f["path"]: f for f in result["d"].files.to_pylist()}
     assert list(rows) == sorted(rows)
     assert set(rows) == {"a-buffer-assignment.txt", "b.fifo", "c.loop", "e.broken", "f.bin", "g.txt",
-                         "sub/d-link.txt", "sub/linked_dir/h-buffer-assignment.txt", "sub/up"}
+                         "sub/d-link.txt", "sub/linked_dir", "sub/up"}
     assert rows["b.fifo"]["error"] == "OSError: not a regular file"
-    assert rows["sub/up"]["error"] == "OSError: not a regular file"
+    # links are followed only inside the directory read, and each (device, inode) is read once
+    assert rows["sub/up"]["error"] == "OSError: same directory as ."  # sub/.. is the dump itself
+    assert rows["sub/linked_dir"]["error"].startswith(f"OSError: symlink to {elsewhere} leaves the directory read")
+    assert rows["sub/d-link.txt"]["error"] == "OSError: same file as a-buffer-assignment.txt"
     assert rows["c.loop"]["error"] == "OSError: Too many levels of symbolic links"
     assert rows["e.broken"]["error"] == "FileNotFoundError: No such file or directory"
-    for p in ("b.fifo", "c.loop", "e.broken", "sub/up"):
+    for p in ("b.fifo", "c.loop", "e.broken", "sub/up", "sub/d-link.txt", "sub/linked_dir"):
         assert rows[p]["parsed"] is False and rows[p]["size_bytes"] == 0 and rows[p]["content_kind"] is None
-    for p in ("a-buffer-assignment.txt", "sub/d-link.txt", "sub/linked_dir/h-buffer-assignment.txt"):
-        assert rows[p]["error"] is None and rows[p]["parsed"] and rows[p]["kind"] == "buffer_assignment"
+    assert rows["a-buffer-assignment.txt"]["error"] is None and rows["a-buffer-assignment.txt"]["parsed"]
     assert (rows["f.bin"]["content_kind"], rows["f.bin"]["parsed"]) == ("unknown", False)
     assert (rows["g.txt"]["content_kind"], rows["g.txt"]["size_bytes"]) == ("empty", 0)
-    assert result["d"].allocations.num_rows == 3 * 6
+    assert result["d"].allocations.num_rows == 6
+    # follow_links=True: the link out of the dump is read (the one to ".." still meets "." again)
+    rows = {f["path"]: f for f in _impl(impl)(str(d), string_view=False, follow_links=True).files.to_pylist()}
+    assert "sub/linked_dir/h-buffer-assignment.txt" in rows and "sub/linked_dir" not in rows
+    assert rows["sub/linked_dir/h-buffer-assignment.txt"]["kind"] == "buffer_assignment"
+    assert rows["sub/linked_dir/h-buffer-assignment.txt"]["parsed"]
     # named explicitly, a FIFO is an error, not a hang
     with pytest.raises(OSError):
         _impl(impl)(str(d / "b.fifo"))

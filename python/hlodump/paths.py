@@ -37,9 +37,10 @@ def expand(path: Any, follow_links: bool = False, max_files: int = MAX_FILES) ->
 
     * A directory is walked recursively. Its entries are sorted by their path relative to it
       (plain string order), which is also the shown path (POSIX separators).
-    * Every (device, inode) is visited once: a directory or file met again (a second symlink
-      to it, a hard link, a bind mount) is listed with an ``error`` naming the path it was read
-      as. The real tree is walked first, then symlinks in path order, so a real path wins.
+    * Every (device, inode) is visited once: a directory met again (through a symlink, a bind
+      mount) or a file met again through a symlink is listed with an ``error`` naming the path
+      it was read as. The real tree is walked first, then symlinks in path order, so a real path
+      wins. (Hard links of files are separate entries of the tree and are each read.)
     * Symlinks never lead out of the directory named (checked on the fully resolved target):
       one that does is listed with an ``error``, unless ``follow_links=True``; then it is
       followed like any other (still each (device, inode) once). A symlink to ``..``, ``/`` or
@@ -186,13 +187,12 @@ class _Walk:
                         continue
                     # d_ino from the directory listing, no stat per file; same device as d
                     files.append((er, e.path, (dev, e.inode()) if dev is not None else None))
+        # Hard links of the real tree are entries of their own (only symlinks alias: a symlink
+        # to a file read here is not read again).
         files.sort()
         for er, full, k in files:
-            if k is not None and k in self.seen:
-                self.found.append((er, full, f"OSError: same file as {self.seen[k]}"))
-                continue
             if k is not None:
-                self.seen[k] = er
+                self.seen.setdefault(k, er)
             self.found.append((er, full, None))
 
     def link(self, rel: str, full: str) -> None:
