@@ -1,7 +1,8 @@
 """The ``hlodump`` command line.
 
     hlodump tables PATH                 row counts of every table
-    hlodump query PATH "SQL"            SQL (DuckDB) over all tables
+    hlodump query PATH "SQL"            SQL (DuckDB) over all tables (no file access unless
+                                        --allow-file-access; see ``hlodump.cli_safety``)
     hlodump convert PATH OUT            one Parquet file per table (zstd)
     hlodump summary|plot|diff …         memory analysis (see ``hlodump.memory_cli``)
 """
@@ -15,7 +16,7 @@ from typing import IO, TYPE_CHECKING, Any, Optional, Sequence
 if TYPE_CHECKING:  # pragma: no cover
     from .dump import Dump
 
-from . import __version__
+from . import __version__, cli_safety
 
 __all__ = ["main"]
 
@@ -39,11 +40,11 @@ def _cmd_query(args: argparse.Namespace) -> int:
     import duckdb
 
     d = _read(args.path, args)
-    con = d.to_duckdb()
+    con = d.to_duckdb(cli_safety.connect(getattr(args, "allow_file_access", False)))  # see cli_safety
     try:
         rel = con.sql(args.sql)
     except duckdb.Error as e:  # bad SQL: a message, not a traceback
-        print(f"hlodump: SQL error: {e}", file=sys.stderr)
+        print(f"hlodump: SQL error: {cli_safety.escape_controls(str(e))}", file=sys.stderr)
         return 1
     if rel is None:  # a statement without a result
         return 0
@@ -57,6 +58,8 @@ def _cmd_query(args: argparse.Namespace) -> int:
         pq.write_table(rel.to_arrow_table(), args.output, compression="zstd")
         return 0
     out = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout
+    if cli_safety.is_terminal(out):
+        out = cli_safety.EscapingStream(out)  # type: ignore[assignment]
     try:
         if fmt == "csv":
             import csv
@@ -78,14 +81,15 @@ def _cmd_query(args: argparse.Namespace) -> int:
         else:
             _print_table(rel.columns, rel.fetchall(), out)
     finally:
-        if out is not sys.stdout:
+        if args.output:
             out.close()
     return 0
 
 
 def _print_table(columns: Sequence[str], rows: list[Any], out: IO[str]) -> None:
     """A plain aligned text table (rich is optional)."""
-    cells = [[("" if v is None else str(v)) for v in r] for r in rows]
+    esc = cli_safety.escape_controls
+    cells = [[("" if v is None else esc(str(v), keep_newlines=False)) for v in r] for r in rows]
     widths = [max([len(c)] + [min(len(r[i]), 80) for r in cells]) for i, c in enumerate(columns)]
     line = "  ".join(f"{c:<{w}}" for c, w in zip(columns, widths))
     out.write(line.rstrip() + "\n" + "  ".join("-" * w for w in widths) + "\n")
@@ -120,6 +124,7 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("sql", help='e.g. "select kind, count(*) from files group by kind"')
     sp.add_argument("--format", choices=["table", "csv", "json", "parquet"], default="table")
     sp.add_argument("-o", "--output", help="write to this file instead of stdout")
+    cli_safety.add_query_arguments(sp)
     sp.set_defaults(func=_cmd_query)
 
     sp = sub.add_parser("convert", help="write one Parquet file per table (zstd)")
@@ -137,7 +142,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    from .exceptions import ParseError
+    from .exceptions import HlodumpError, ParseError
 
     args = build_parser().parse_args(argv)
     try:
@@ -145,12 +150,15 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except BrokenPipeError:  # `hlodump query … | head`: the reader left; not an error
         sys.stderr.close()
         return 0
-    except ParseError as e:
-        print(f"hlodump: {e}", file=sys.stderr)
+    except (ParseError, OSError, HlodumpError) as e:
+        print(f"hlodump: {cli_safety.escape_controls(str(e))}", file=sys.stderr)
         return 1
-    except OSError as e:
-        print(f"hlodump: {e}", file=sys.stderr)
+    except MemoryError as e:
+        print(f"hlodump: out of memory: {e}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:
+        print("hlodump: interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -1,0 +1,81 @@
+"""What keeps ``hlodump query`` and the CLI's terminal output safe.
+
+* SQL runs in a DuckDB connection with external access off (``enable_external_access=false``,
+  extensions neither installed nor loaded, configuration locked): it sees the dump's tables and
+  nothing else — no ``read_csv('/etc/passwd')``, no ``COPY … TO``, no ``ATTACH`` (which would
+  create files), no ``INSTALL``/``LOAD``, and ``SET`` cannot turn it back on.
+  ``--allow-file-access`` gives DuckDB's defaults back (for queries that join other files).
+* Text printed to a terminal has its control characters escaped (``\\x1b`` instead of ESC):
+  a dump's strings cannot move the cursor, retitle the window or hide lines.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+from typing import IO, Any
+
+__all__ = ["connect", "escape_controls", "add_query_arguments", "LOCKED_CONFIG"]
+
+#: DuckDB settings of ``hlodump query`` without ``--allow-file-access``.
+LOCKED_CONFIG = {
+    "enable_external_access": False,
+    "autoinstall_known_extensions": False,
+    "autoload_known_extensions": False,
+    "allow_community_extensions": False,
+    "lock_configuration": True,
+}
+
+
+def add_query_arguments(sp: argparse.ArgumentParser) -> None:
+    sp.add_argument(
+        "--allow-file-access",
+        action="store_true",
+        help="let the SQL read and write files, attach databases and install extensions "
+        "(off by default: the query sees the dump's tables only)",
+    )
+
+
+def connect(allow_file_access: bool = False) -> Any:
+    """A DuckDB connection for ``hlodump query``: locked down unless ``allow_file_access``."""
+    import duckdb
+
+    return duckdb.connect() if allow_file_access else duckdb.connect(config=dict(LOCKED_CONFIG))
+
+
+# C0 controls but newline and tab, DEL, C1 controls, and the bidirectional-text overrides that
+# can make a line display differently from what it holds.
+_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+_CELL_CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def _escape(m: "re.Match[str]") -> str:
+    c = ord(m.group())
+    return f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}"
+
+
+def escape_controls(text: str, keep_newlines: bool = True) -> str:
+    """``text`` with control characters written as ``\\xNN`` / ``\\uNNNN`` (newlines and tabs
+    kept unless ``keep_newlines`` is false, e.g. for one table cell)."""
+    return (_CONTROLS if keep_newlines else _CELL_CONTROLS).sub(_escape, text)
+
+
+class EscapingStream:
+    """A text stream that escapes control characters (but newline, tab and CR before LF, as in
+    CSV row ends) on their way to the terminal it wraps."""
+
+    _RE = re.compile("\r(?!\n)|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+    def __init__(self, out: IO[str]) -> None:
+        self._out = out
+
+    def write(self, s: str) -> int:
+        self._out.write(self._RE.sub(_escape, s))
+        return len(s)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._out, name)
+
+
+def is_terminal(out: IO[str]) -> bool:
+    return bool(getattr(out, "isatty", lambda: False)())
