@@ -622,6 +622,29 @@ mod tests {
     }
 
     #[test]
+    fn far_strings_are_views_of_their_own_block_not_copies() {
+        // what a string of >= 1 GiB that no window holds whole gets (only the mechanism here:
+        // `view` picks it for such strings of inputs over 2 GiB)
+        let data = b"header; a string far into a huge input, and its tail".to_vec();
+        let block = Buffer::from_vec(data.clone());
+        let bytes = block.as_slice();
+        let mut a = ViewCol::default();
+        let mut b = ViewCol::default();
+        a.push(&SourceRef::new(bytes, 0, 1), &bytes[..6]);
+        let v = a.far_view(&bytes[8..40]);
+        a.views.push(v);
+        let v = b.far_view(&bytes[10..40]); // an overlapping string in another column
+        b.views.push(v);
+        let (a, b) = (a.finish_array(&[block.clone()]), b.finish_array(&[block.clone()]));
+        assert_eq!(a.value(1), "a string far into a huge input");
+        assert_eq!(b.value(0), "string far into a huge input");
+        // no copy: the new blocks point into the input
+        let base = bytes.as_ptr() as usize;
+        assert_eq!(a.data_buffers()[1].as_ptr() as usize, base + 8);
+        assert_eq!(b.data_buffers()[1].as_ptr() as usize, base + 10);
+    }
+
+    #[test]
     fn views_nulls_and_owned() {
         let data = b"short, a string longer than twelve bytes".to_vec();
         let src = SourceRef::new(&data, 0, 1);

@@ -55,7 +55,7 @@ fn to_pyerr(py: Python<'_>, e: Error) -> PyErr {
 const SIGNAL_POLL: Duration = Duration::from_millis(10);
 /// After Ctrl-C, how long to let the workers stop (and release their files) before returning
 /// anyway; a worker stuck in the kernel (a hung network file system) is left behind.
-const STOP_GRACE: Duration = Duration::from_millis(40);
+const STOP_GRACE: Duration = Duration::from_millis(10);
 
 /// Parse `inputs` — a list of (path, shown_path, explicit, error) — into a dict of pyarrow
 /// tables. `error` (or None): the `files.error` text of an entry the walk decided not to read.

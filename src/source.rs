@@ -203,6 +203,24 @@ mod tests {
     }
 
     #[test]
+    fn opening_a_fifo_is_an_error_not_a_hang() {
+        // what a FIFO swapped in between `stat` and `open` meets: O_NONBLOCK, then fstat
+        let dir = std::env::temp_dir().join(format!("hlodump-fifo-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let fifo = dir.join("f");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let e = open_regular(&fifo, true).unwrap_err();
+        assert_eq!(e.to_string(), "not a regular file");
+        assert!(Source::map(&fifo, false).is_err());
+        // O_NOFOLLOW: a symlink swapped in for a walked entry is not followed
+        let link = dir.join("l");
+        std::os::unix::fs::symlink(&fifo, &link).unwrap();
+        assert_eq!(open_regular(&link, true).unwrap_err().raw_os_error(), Some(libc::ELOOP));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
     fn small_inputs_are_one_window() {
         let data = vec![0u8; 100];
         let src = SourceRef::new(&data, 3, 1);
