@@ -351,11 +351,12 @@ impl<'t, 'c> Parser<'t, 'c> {
             return Ok(());
         }
         let row = GroupRow { space: None, color: allocation.map(|a| a.1), table: tables - 1, allocation: allocation.map(|a| a.0) };
+        let before = tables;
         let (tables, sub) = self.table_line(no, text, tables, sub, row, "'allocation N: size …:', ")?;
-        if sub == TableSub::Rule && allocation.is_none() {
+        self.layout = Layout::WithValues { allocation, tables, sub };
+        if tables != before && allocation.is_none() {
             return bad(0, "an offset table before any 'allocation N: size …:' line");
         }
-        self.layout = Layout::WithValues { allocation, tables, sub };
         Ok(())
     }
 
