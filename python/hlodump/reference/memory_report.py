@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from .buffer_assignment import I32_MAX, I64_MAX, _Bad, _column, _Cursor, _Parser as _BAParser
+from .buffer_assignment import I32_MAX, I64_MAX, _Bad, _column, _Cursor, _Parser as _BAParser, _to_int
 
 __all__ = ["parse"]
 
@@ -102,9 +102,8 @@ class _Parser:
                            "(missing '}')", tok.text)
 
     def line(self, lineno: int, text: str) -> None:
-        if self.layout == "proto" and (self.proto_depth > 0
-                                       or text.startswith("memory_space_allocation_entries")):
-            self.proto_line(lineno, text)
+        if self.layout == "proto" and self.proto_depth > 0:
+            self.proto_line(lineno, text)  # inside a message every line belongs to it
             return
         if text == "":
             if self.layout in ("space", "values"):
@@ -120,6 +119,8 @@ class _Parser:
             self.list_line(lineno, text)
         elif self.layout == "values":
             self.values_line(lineno, text)
+        elif self.layout == "proto":
+            self.proto_line(lineno, text)
         else:
             raise _Bad(0, "expected a memory-usage report section (Total bytes used: …, "
                           "Allocations sorted by size:, Allocations sorted by size with their "
