@@ -292,25 +292,34 @@ def test_pickle_and_ipc_carry_only_what_rows_reference(dump: Path) -> None:
 
     import hlodump
 
+    def ipc_size(tables: list) -> int:
+        out = io.BytesIO()
+        for t in tables:
+            with pa.ipc.new_stream(out, t.schema) as w:
+                w.write_table(t)
+        return len(out.getvalue())
+
     d = hlodump.read_arrow(str(dump), progress=False)
     size = _size(dump)
-    raw = sum(len(pickle.dumps(t, protocol=5)) for t in d.tables())  # every column: whole files
+    raw = ipc_size(d.tables())  # IPC writes every buffer of every column whole: whole files
     whole = pickle.dumps(d, protocol=5)  # a Dump pickles compacted
+    tables = sum(len(pickle.dumps(t, protocol=5)) for t in d.tables())  # so does a bare table
     c = d.compact()
-    ipc = io.BytesIO()
-    for t in c.tables():
-        with pa.ipc.new_stream(ipc, t.schema) as w:
-            w.write_table(t)
-    print(f"\n{dump.name}: input {size / 1e6:.2f} MB; pickle of the tables as read {raw / 1e6:.1f} MB; "
+    ipc = ipc_size(c.tables())
+    print(f"\n{dump.name}: input {size / 1e6:.2f} MB; IPC of the tables as read {raw / 1e6:.1f} MB; "
           f"pickle(Dump) {len(whole) / 1e6:.2f} MB ({len(whole) / size:.1f}x input); "
-          f"IPC of compact() {len(ipc.getvalue()) / 1e6:.2f} MB")
+          f"pickle of each table {tables / 1e6:.2f} MB; IPC of compact() {ipc / 1e6:.2f} MB")
     assert len(whole) <= 4 * size + (1 << 20)
-    assert len(ipc.getvalue()) <= 4 * size + (1 << 20)
+    assert tables <= 4 * size + (1 << 20)
+    assert ipc <= 4 * size + (1 << 20)
     assert raw > 5 * len(whole)
+    col = d.instructions.column("name")
+    assert len(pickle.dumps(col)) <= 4 * size + (1 << 20)  # a ChunkedArray too
+    assert pickle.loads(pickle.dumps(col)).equals(col)
     back = pickle.loads(whole)
     assert list(back) == list(d) and all(back[k].equals(d[k]) for k in d)
     assert all(c[k].equals(d[k]) for k in d)
-    assert len(pickle.dumps(c.instructions)) <= 4 * size + (1 << 20)
+    assert len(pickle.dumps(d.instructions)) <= 4 * size + (1 << 20)
 
 
 # ------------------------------------------------- 10. SIGBUS handlers installed after ours

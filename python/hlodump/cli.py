@@ -150,7 +150,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except BrokenPipeError:  # `hlodump query … | head`: the reader left; not an error
         sys.stderr.close()
         return 0
-    except (ParseError, OSError, HlodumpError) as e:
+    except (ParseError, OSError, HlodumpError, ValueError) as e:
         print(f"hlodump: {cli_safety.escape_controls(str(e))}", file=sys.stderr)
         return 1
     except MemoryError as e:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copyreg
 import os
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
@@ -22,8 +23,10 @@ def compact(table: pa.Table) -> pa.Table:
     (see ``Dump.compact``); tables without such columns come back as they are."""
     if not any(_has_view(f.type) for f in table.schema):
         return table
-    from . import _core
-
+    try:
+        from . import _core
+    except ImportError:  # the reference alone: its tables own exactly their strings already
+        return table
     return _core.compact(table)
 
 
@@ -35,6 +38,26 @@ def _has_view(t: pa.DataType) -> bool:
     if pa.types.is_struct(t):
         return any(_has_view(t.field(i).type) for i in range(t.num_fields))
     return False
+
+
+def _reduce_table(t: pa.Table) -> Any:
+    """Pickle a table the way it would be pickled anyway, but compacted first (see
+    ``Dump.compact``): a ``string_view`` column of a table read by hlodump otherwise writes the
+    whole mapped files it points into, once per column. Tables without such columns, or
+    whose buffers hold little more than their rows reference, pickle exactly as before."""
+    return compact(t).__reduce__()
+
+
+def _reduce_chunked(c: pa.ChunkedArray) -> Any:
+    if _has_view(c.type):
+        c = compact(pa.table({"c": c})).column(0)
+    return c.__reduce__()
+
+
+# pickle (and multiprocessing, cloudpickle / Ray, which honour copyreg) compacts every table
+# and chunked array with string_view columns: no whole input file travels with a table.
+copyreg.pickle(pa.Table, _reduce_table)
+copyreg.pickle(pa.ChunkedArray, _reduce_chunked)
 
 
 def _rearm_sigbus() -> None:
