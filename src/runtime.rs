@@ -200,12 +200,12 @@ mod tests {
         let abort = Abort::new();
         let pool = pool(2, &abort).unwrap();
         abort.cancel();
-        let r = std::panic::catch_unwind(|| {
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             pool.install(|| {
                 check();
                 1
             })
-        });
+        }));
         let payload = r.unwrap_err();
         assert_eq!(stop_of(&*payload, Some(&abort)), Some(Stop::Cancelled));
     }
