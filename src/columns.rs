@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use arrow_array::builder::{ArrayBuilder, BooleanBuilder, Float64Builder, StringBuilder};
+use arrow_array::builder::StringBuilder;
 use arrow_array::types::{Int32Type, Int64Type};
 use arrow_array::{
     Array, ArrayRef, BooleanArray, Float64Array, ListArray, PrimitiveArray, StringViewArray, StructArray,
@@ -444,12 +444,13 @@ macro_rules! number_column {
 number_column!(I32, OptI32, i32, Int32Type, DataType::Int32);
 number_column!(I64, OptI64, i64, Int64Type, DataType::Int64);
 
+/// `float64` (values in a `Vec` that grows fallibly, like every builder here).
 #[derive(Default)]
-pub struct F64(pub Float64Builder);
+pub struct F64(pub Vec<f64>);
 
 impl F64 {
     pub fn push(&mut self, v: f64) {
-        self.0.append_value(v)
+        crate::runtime::push(&mut self.0, v)
     }
 }
 
@@ -463,19 +464,28 @@ impl Column for F64 {
     fn len(&self) -> usize {
         self.0.len()
     }
-    fn finish(mut self, _: &[Buffer]) -> ArrayRef {
-        let a: Float64Array = self.0.finish();
-        Arc::new(a)
+    fn finish(self, _: &[Buffer]) -> ArrayRef {
+        Arc::new(Float64Array::new(ScalarBuffer::from(self.0), None))
     }
 }
 
+/// `bool`, packed 64 rows to a word as rows come (grows fallibly).
 #[derive(Default)]
-pub struct Bool(pub BooleanBuilder);
+pub struct Bool {
+    words: Vec<u64>,
+    len: usize,
+}
 
 impl Bool {
     #[inline]
     pub fn push(&mut self, v: bool) {
-        self.0.append_value(v)
+        if self.len % 64 == 0 {
+            crate::runtime::push(&mut self.words, 0);
+        }
+        if v {
+            *self.words.last_mut().expect("a word for this row") |= 1u64 << (self.len % 64);
+        }
+        self.len += 1;
     }
 }
 
@@ -487,11 +497,11 @@ impl Column for Bool {
         false
     }
     fn len(&self) -> usize {
-        self.0.len()
+        self.len
     }
-    fn finish(mut self, _: &[Buffer]) -> ArrayRef {
-        let a: BooleanArray = self.0.finish();
-        Arc::new(a)
+    fn finish(self, _: &[Buffer]) -> ArrayRef {
+        let words: Vec<u64> = self.words.into_iter().map(u64::to_le).collect();
+        Arc::new(BooleanArray::new(BooleanBuffer::new(Buffer::from_vec(words), 0, self.len), None))
     }
 }
 
@@ -619,6 +629,22 @@ mod tests {
             v[4..4 + len].copy_from_slice(s);
             assert_eq!(inline_view(s), u128::from_le_bytes(v), "len {len}");
         }
+    }
+
+    #[test]
+    fn bools_and_floats() {
+        let mut b = Bool::default();
+        let want: Vec<bool> = (0..130).map(|i| i % 3 == 0 || i == 129).collect();
+        want.iter().for_each(|&v| b.push(v));
+        let a = b.finish(&[]);
+        let a = a.as_any().downcast_ref::<BooleanArray>().unwrap();
+        assert_eq!(a.iter().map(Option::unwrap).collect::<Vec<_>>(), want);
+        let mut f = F64::default();
+        f.push(1.5);
+        f.push(-2.0);
+        let a = f.finish(&[]);
+        assert_eq!(a.as_any().downcast_ref::<Float64Array>().unwrap().values().to_vec(), vec![1.5, -2.0]);
+        assert_eq!(Bool::default().finish(&[]).len(), 0);
     }
 
     #[test]
