@@ -440,22 +440,23 @@ struct Parser<'t, 'c> {
 pub fn parse<'c>(data: &'c [u8], ctx: FileCtx<'c>, t: &mut Tables) -> Result<()> {
     // Like the reference reader, which decodes the whole file before parsing: invalid UTF-8 is
     // reported first (strict mode stops at the first bad byte of the file).
-    let valid = std::str::from_utf8(data).is_ok();
-    if !valid {
-        for line in Lines::new(data) {
-            if let Some(col) = line.bad_utf8 {
+    // Lone CRs likewise (lines.rs).
+    let lines = Lines::new(data);
+    if lines.has_bad_lines() {
+        for line in lines.clone() {
+            if let Some(bad) = line.bad {
                 ctx.error_at(
                     &mut t.errors,
                     line.no,
-                    col,
-                    "invalid UTF-8".to_string(),
+                    bad.col,
+                    bad.message().to_string(),
                     line.text,
                 )?;
             }
         }
     }
     let mut p = Parser::new(ctx, t);
-    let last = p.lines(Lines::new(data))?;
+    let last = p.lines(lines)?;
     p.finish(last)
 }
 
@@ -529,7 +530,7 @@ impl ChunkStart {
 pub fn parse_chunk<'c>(data: &'c [u8], start: usize, end: usize, kind: Option<ChunkStart>, ctx: FileCtx<'c>, t: &mut Tables) -> Result<Option<(ChunkState, u64)>> {
     let at_eof = end == data.len();
     let lines = Lines::starting_at(&data[..end], start, 0);
-    if lines.has_invalid_utf8() {
+    if lines.has_bad_lines() {
         return Ok(None);
     }
     let mut p = Parser::new(ctx, t);
@@ -575,7 +576,7 @@ impl<'t, 'c> Parser<'t, 'c> {
     fn lines(&mut self, lines: Lines<'c>) -> Result<u64> {
         let mut last = 0;
         for line in lines {
-            if line.bad_utf8.is_some() {
+            if line.bad.is_some() {
                 continue;
             }
             last = line.no;

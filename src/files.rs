@@ -480,11 +480,6 @@ pub fn classify_path(path: &str) -> FileName {
     out
 }
 
-fn is_blank(line: &[u8]) -> bool {
-    line.iter()
-        .all(|&c| matches!(c, b' ' | b'\t' | b'\r' | 0x0b | 0x0c))
-}
-
 fn sniff_line(line: &[u8]) -> ContentKind {
     const PREFIXES: [(&[u8], ContentKind); 8] = [
         (b"HloModule ", ContentKind::HloModule),
@@ -516,32 +511,49 @@ fn sniff_line(line: &[u8]) -> ContentKind {
     ContentKind::Unknown
 }
 
-/// The content kind of a file from its first non-blank line (blank: only spaces, tabs, CR, VT,
-/// FF). Reads no further than the end of that line.
-pub fn sniff(data: &[u8]) -> ContentKind {
+/// Where the deciding text of a file starts: after leading blank lines and comment lines
+/// (FORMATS.md §1.5). Skipped are blank bytes (space, tab, CR, LF, VT, FF), `//` comments up to
+/// the end of their line, and `/* … */` comments (which may span lines), in any order — the
+/// comments XLA's HLO lexer skips (`hlo_lexer.cc` `LexToken`). `Ok(pos)`: the first other byte
+/// (or `data.len()` when there is none); `Err(pos)`: a `/*` at `pos` is not closed in `data`
+/// (for a whole file its line decides; for a prefix, more data may close it).
+pub fn skip_leading_trivia(data: &[u8]) -> Result<usize, usize> {
     let mut pos = 0;
     while pos < data.len() {
-        let end = memchr::memchr(b'\n', &data[pos..]).map_or(data.len(), |o| pos + o);
-        let line = &data[pos..end];
-        if !is_blank(line) {
-            return sniff_line(line);
+        match data[pos] {
+            b' ' | b'\t' | b'\r' | b'\n' | 0x0b | 0x0c => pos += 1,
+            b'/' if data.get(pos + 1) == Some(&b'/') => {
+                pos = memchr::memchr(b'\n', &data[pos..]).map_or(data.len(), |o| pos + o + 1);
+            }
+            b'/' if data.get(pos + 1) == Some(&b'*') => match memchr::memmem::find(&data[pos + 2..], b"*/") {
+                Some(o) => pos += 2 + o + 2,
+                None => return Err(pos),
+            },
+            _ => return Ok(pos),
         }
-        pos = end + 1;
     }
-    ContentKind::Empty
+    Ok(pos)
 }
 
-/// True when `prefix`, the start of a file, already decides `sniff`: it holds a complete
-/// (`\n`-terminated) non-blank line, so `sniff(prefix) == sniff(whole file)`.
-pub fn sniff_is_final(prefix: &[u8]) -> bool {
-    let mut pos = 0;
-    while let Some(o) = memchr::memchr(b'\n', &prefix[pos..]) {
-        if !is_blank(&prefix[pos..pos + o]) {
-            return true;
-        }
-        pos += o + 1;
+/// The content kind of a file from its deciding line: the text from the first byte that is not
+/// leading trivia (`skip_leading_trivia`) to the end of its line. Reads no further than the end
+/// of that line.
+pub fn sniff(data: &[u8]) -> ContentKind {
+    let pos = skip_leading_trivia(data).unwrap_or_else(|p| p);
+    if pos >= data.len() {
+        return ContentKind::Empty;
     }
-    false
+    let end = memchr::memchr(b'\n', &data[pos..]).map_or(data.len(), |o| pos + o);
+    sniff_line(&data[pos..end])
+}
+
+/// True when `prefix`, the start of a file, already decides `sniff`: the deciding line is
+/// complete (`\n`-terminated) in it, so `sniff(prefix) == sniff(whole file)`.
+pub fn sniff_is_final(prefix: &[u8]) -> bool {
+    match skip_leading_trivia(prefix) {
+        Ok(pos) => memchr::memchr(b'\n', &prefix[pos..]).is_some(),
+        Err(_) => false,
+    }
 }
 
 #[cfg(test)]
@@ -736,7 +748,7 @@ mod tests {
         assert_eq!(s(b"platform_id: 179101572333\n"), "unknown");
         assert_eq!(s(b"executable_build_options {\n"), "unknown");
         assert_eq!(s(b"#loc1 = loc(\"a\")\n"), "unknown");
-        assert_eq!(s(b" HloModule m\n"), "unknown");
+        assert_eq!(s(b" HloModule m\n"), "hlo_module"); // leading blanks are trivia
         assert_eq!(s(b"\x00\x01\x02binary"), "unknown");
         // only the first non-blank line counts
         assert_eq!(s(b"junk\nHloModule m\n"), "unknown");
@@ -817,6 +829,25 @@ mod tests {
         assert!(!sniff_is_final(b"\n\nHloModule m, x"));
         assert!(sniff_is_final(b"HloModule m\n"));
         assert!(sniff_is_final(b"\r\n junk\nmore"));
+    }
+
+    #[test]
+    fn sniff_skips_leading_comments() {
+        let s = |d: &[u8]| sniff(d).as_str();
+        assert_eq!(s(b"// RUN: hlo-opt %s\n// CHECK: x\n\nHloModule m\n"), "hlo_module");
+        assert_eq!(s(b"/* a\n b */\n\n  /* c */ HloModule m\n"), "hlo_module");
+        assert_eq!(s(b"//\n/**/HloModule m"), "hlo_module");
+        assert_eq!(s(b"// only a comment\n/* and another */\n"), "empty");
+        assert_eq!(s(b"/* never closed\nHloModule m\n"), "unknown");
+        assert_eq!(s(b"/ HloModule m\n"), "unknown");
+        assert_eq!(skip_leading_trivia(b" //x\n/*y*/z"), Ok(10));
+        assert_eq!(skip_leading_trivia(b"\n/* open"), Err(1));
+        assert!(sniff_is_final(b"// c\nHloModule m\n"));
+        assert!(!sniff_is_final(b"// c\nHloModule m"));
+        assert!(!sniff_is_final(b"// c"));
+        assert!(!sniff_is_final(b"/* c\n\n"));
+        assert!(!sniff_is_final(b"\n/"));
+        assert!(sniff_is_final(b"/* c\n*/ x\n"));
     }
 
     #[test]

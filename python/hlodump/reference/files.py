@@ -55,7 +55,7 @@ from __future__ import annotations
 
 import os
 
-__all__ = ["classify", "classify_path", "sniff", "KINDS", "CONTENT_KINDS"]
+__all__ = ["classify", "classify_path", "sniff", "skip_leading_trivia", "KINDS", "CONTENT_KINDS"]
 
 KINDS = ("hlo_module", "buffer_assignment", "buffer_assignment_values", "live_range",
          "memory_usage_report", "debug_options", "other")
@@ -313,7 +313,6 @@ def classify_path(path: str) -> dict:
 
 # ------------------------------------------------------------------------------ content sniffing
 
-_BLANK = b" \t\r\v\f"
 _KEY_CHARS = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
 
 _PREFIXES = (
@@ -341,22 +340,46 @@ def _sniff_line(line: bytes) -> str:
     return "unknown"
 
 
-def sniff(data: bytes) -> str:
-    """Content kind from the first non-blank line (FORMATS.md §1.5).
-
-    A line is blank if it holds only spaces, tabs, CR, VT or FF. Returns one of the kinds above
-    (not "other"), "stdout_capture" (``*** Begin ``), "debug_options" (``xla_<key>: <value>``),
-    "unknown", or "empty" (no non-blank line). Reads no further than the end of the first
-    non-blank line.
+def skip_leading_trivia(data: bytes) -> tuple[int, bool]:
+    """Where the deciding text of a file starts: after leading blank lines and comment lines
+    (FORMATS.md §1.5). Skipped are blank bytes (space, tab, CR, LF, VT, FF), ``//`` comments up to
+    the end of their line and ``/* … */`` comments (which may span lines), in any order — the
+    comments XLA's HLO lexer skips (``hlo_lexer.cc`` ``LexToken``). Returns ``(pos, closed)``:
+    ``pos`` is the first other byte (``len(data)`` if none); ``closed`` is False when a ``/*`` at
+    ``pos`` is not closed in ``data``.
     """
     n = len(data)
     pos = 0
     while pos < n:
-        nl = data.find(b"\n", pos)
-        end = n if nl < 0 else nl
-        line = bytes(data[pos:end])
-        if line.strip(_BLANK):
-            return _sniff_line(line)
-        pos = end + 1
-    return "empty"
+        c = data[pos:pos + 1]
+        if c in (b" ", b"\t", b"\r", b"\n", b"\v", b"\f"):
+            pos += 1
+        elif data.startswith(b"//", pos):
+            nl = data.find(b"\n", pos)
+            pos = n if nl < 0 else nl + 1
+        elif data.startswith(b"/*", pos):
+            e = data.find(b"*/", pos + 2)
+            if e < 0:
+                return pos, False
+            pos = e + 2
+        else:
+            break
+    return pos, True
 
+
+def sniff(data: bytes) -> str:
+    """Content kind from the deciding line (FORMATS.md §1.5): the text from the first byte that is
+    not leading trivia (blank bytes, ``//`` and ``/* */`` comments: ``skip_leading_trivia``) to the
+    end of its line.
+
+    Returns one of the kinds above (not "other"), "stdout_capture" (``*** Begin ``),
+    "debug_options" (``xla_<key>: <value>``), "unknown", or "empty" (nothing but trivia). Reads no
+    further than the end of the deciding line.
+    """
+    if not isinstance(data, bytes):
+        data = bytes(data)
+    pos, _ = skip_leading_trivia(data)
+    if pos >= len(data):
+        return "empty"
+    nl = data.find(b"\n", pos)
+    return _sniff_line(data[pos:len(data) if nl < 0 else nl])
