@@ -293,6 +293,11 @@ impl<'t, 'c> Parser<'t, 'c> {
                         self.pending = Some(rest);
                         continue;
                     }
+                    Some(_) if blanks(s) > 0 => {
+                        // blanks before a module-level line are insignificant
+                        self.pending = Some(trim_start(&line, blanks(s)));
+                        continue;
+                    }
                     Some(_) => {}
                 }
             }
