@@ -363,6 +363,9 @@ fn parse<'a>(text: &'a [u8], sc: &mut Scratch) -> ScanResult<Option<Instr<'a>>> 
     let closed = match_close_commas(text, oe, &mut commas);
     sc.commas = commas;
     let (close, plain_operands) = closed?;
+    if text[close - 1] != b')' {
+        return Err(ScanError::Irregular); // `(…]`: the general grammar reports it
+    }
     let attr_from = if close == text.len() {
         close
     } else if text[close..].starts_with(b", ") {

@@ -446,6 +446,8 @@ def _parse_instruction_rest(text: str, m: re.Match) -> dict[str, Any] | None:
     opcode = om.group(0)
     open_paren = om.end()
     close = _match_close(text, open_paren)
+    if text[close - 1] != ")":
+        raise ScanError("irregular text")  # `(…]`: the general grammar reports it
     operand_text = text[open_paren + 1:close - 1]
     rest = text[close:]
     if rest == "":
