@@ -203,6 +203,9 @@ fn summary_fast(text: &[u8]) -> Result<(&[u8], Option<&[u8]>), Unsure> {
         }
         k += 1;
     }
+    if text[k - 1] != b')' {
+        return Err(Unsure);
+    }
     if k == n {
         return Ok((opcode, None));
     }
