@@ -73,6 +73,8 @@ pub enum ContentKind {
     MemoryUsageReport,
     DebugOptions,
     StdoutCapture,
+    ThunkSequence,
+    OomReport,
     Unknown,
     Empty,
 }
@@ -87,6 +89,8 @@ impl ContentKind {
             ContentKind::MemoryUsageReport => "memory_usage_report",
             ContentKind::DebugOptions => "debug_options",
             ContentKind::StdoutCapture => "stdout_capture",
+            ContentKind::ThunkSequence => "thunk_sequence",
+            ContentKind::OomReport => "oom_report",
             ContentKind::Unknown => "unknown",
             ContentKind::Empty => "empty",
         }
@@ -480,24 +484,46 @@ pub fn classify_path(path: &str) -> FileName {
     out
 }
 
+fn is_blank(line: &[u8]) -> bool {
+    line.iter()
+        .all(|&c| matches!(c, b' ' | b'\t' | b'\r' | 0x0b | 0x0c))
+}
+
+/// The UTF-8 byte-order mark some editors put first; XLA never writes one, we skip it.
+pub const BOM: &[u8] = b"\xef\xbb\xbf";
+
+/// Where a file's text starts: after a UTF-8 byte-order mark, if any.
+pub fn text_start(data: &[u8]) -> usize {
+    if data.starts_with(BOM) {
+        BOM.len()
+    } else {
+        0
+    }
+}
+
+/// Markers of XLA's out-of-memory reports (FORMATS.md §2.9); they may sit anywhere in a log.
+pub const OOM_MARKERS: [&[u8]; 2] = [b"BufferAssignment OOM Debugging.", b"Ran out of memory in memory space "];
+
 fn sniff_line(line: &[u8]) -> ContentKind {
-    const PREFIXES: [(&[u8], ContentKind); 8] = [
+    const PREFIXES: [(&[u8], ContentKind); 9] = [
         (b"HloModule ", ContentKind::HloModule),
         (b"BufferAssignment:", ContentKind::BufferAssignment),
         (b"Total bytes used: ", ContentKind::BufferAssignmentValues),
         (b"HloLiveRange (max ", ContentKind::LiveRange),
         (b"HloLiveRange not available", ContentKind::LiveRange),
         (b"Memory Space: ", ContentKind::MemoryUsageReport),
-        (
-            b"memory_space_allocation_entries",
-            ContentKind::MemoryUsageReport,
-        ),
+        (b"memory_space_allocation_entries", ContentKind::MemoryUsageReport),
+        (b"No thunks.", ContentKind::ThunkSequence),
         (b"*** Begin ", ContentKind::StdoutCapture),
     ];
     for (p, k) in PREFIXES {
         if line.starts_with(p) {
             return k;
         }
+    }
+    let body = &line[line.iter().take_while(|&&b| b == b' ').count()..];
+    if crate::thunks::thunk_line(body).is_some() {
+        return ContentKind::ThunkSequence;
     }
     if let Some(rest) = line.strip_prefix(b"xla_") {
         let n = rest
@@ -511,48 +537,86 @@ fn sniff_line(line: &[u8]) -> ContentKind {
     ContentKind::Unknown
 }
 
-/// Where the deciding text of a file starts: after leading blank lines and comment lines
-/// (FORMATS.md §1.5). Skipped are blank bytes (space, tab, CR, LF, VT, FF), `//` comments up to
-/// the end of their line, and `/* … */` comments (which may span lines), in any order — the
-/// comments XLA's HLO lexer skips (`hlo_lexer.cc` `LexToken`). `Ok(pos)`: the first other byte
-/// (or `data.len()` when there is none); `Err(pos)`: a `/*` at `pos` is not closed in `data`
-/// (for a whole file its line decides; for a prefix, more data may close it).
-pub fn skip_leading_trivia(data: &[u8]) -> Result<usize, usize> {
-    let mut pos = 0;
-    while pos < data.len() {
-        match data[pos] {
-            b' ' | b'\t' | b'\r' | b'\n' | 0x0b | 0x0c => pos += 1,
-            b'/' if data.get(pos + 1) == Some(&b'/') => {
-                pos = memchr::memchr(b'\n', &data[pos..]).map_or(data.len(), |o| pos + o + 1);
+/// The deciding lines of a file: its first non-blank line that is not an HLO comment
+/// (`// …` lines and `/* … */` blocks may precede `HloModule`), and the next non-blank line
+/// after it. Each is (text, complete: ended by '\n').
+fn deciding_lines(data: &[u8]) -> [Option<(&[u8], bool)>; 2] {
+    let mut out = [None, None];
+    let mut pos = text_start(data);
+    let mut in_block_comment = false;
+    let mut k = 0;
+    while pos < data.len() && k < 2 {
+        let (end, complete) = match memchr::memchr(b'\n', &data[pos..]) {
+            Some(o) => (pos + o, true),
+            None => (data.len(), false),
+        };
+        let line = &data[pos..end];
+        pos = end + 1;
+        let trimmed = &line[line.iter().take_while(|&&b| b == b' ' || b == b'\t').count()..];
+        if k == 0 && in_block_comment {
+            if let Some(i) = memchr::memmem::find(line, b"*/") {
+                in_block_comment = false;
+                if !is_blank(&line[i + 2..]) {
+                    return out; // code after a block comment on one line: not a plain header
+                }
             }
-            b'/' if data.get(pos + 1) == Some(&b'*') => match memchr::memmem::find(&data[pos + 2..], b"*/") {
-                Some(o) => pos += 2 + o + 2,
-                None => return Err(pos),
-            },
-            _ => return Ok(pos),
+            continue;
         }
+        if is_blank(line) {
+            continue;
+        }
+        if k == 0 && trimmed.starts_with(b"//") {
+            continue;
+        }
+        if k == 0 && trimmed.starts_with(b"/*") {
+            match memchr::memmem::find(&trimmed[2..], b"*/") {
+                Some(i) if is_blank(&trimmed[2 + i + 2..]) => continue,
+                Some(_) => {}
+                None => {
+                    in_block_comment = true;
+                    continue;
+                }
+            }
+        }
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        out[k] = Some((line, complete));
+        k += 1;
     }
-    Ok(pos)
+    out
 }
 
-/// The content kind of a file from its deciding line: the text from the first byte that is not
-/// leading trivia (`skip_leading_trivia`) to the end of its line. Reads no further than the end
-/// of that line.
+/// The content kind of a file from its first deciding line (after a byte-order mark, blank
+/// lines and leading comments; blank: only spaces, tabs, CR, VT, FF), the line after it where
+/// that is needed (`Total bytes used:` starts both the values file and the memory-usage report
+/// of jax 0.4.35–0.9), and — for text that is none of our formats — an out-of-memory report
+/// anywhere in `data` (a log).
 pub fn sniff(data: &[u8]) -> ContentKind {
-    let pos = skip_leading_trivia(data).unwrap_or_else(|p| p);
-    if pos >= data.len() {
-        return ContentKind::Empty;
+    let [first, second] = deciding_lines(data);
+    let Some((line, _)) = first else {
+        return if has_oom_marker(data) { ContentKind::OomReport } else { ContentKind::Empty };
+    };
+    let kind = sniff_line(line);
+    match kind {
+        ContentKind::BufferAssignmentValues if second.is_some_and(|(l, _)| l == b"Allocations sorted by size:") => ContentKind::MemoryUsageReport,
+        ContentKind::Unknown if has_oom_marker(data) => ContentKind::OomReport,
+        k => k,
     }
-    let end = memchr::memchr(b'\n', &data[pos..]).map_or(data.len(), |o| pos + o);
-    sniff_line(&data[pos..end])
 }
 
-/// True when `prefix`, the start of a file, already decides `sniff`: the deciding line is
-/// complete (`\n`-terminated) in it, so `sniff(prefix) == sniff(whole file)`.
+fn has_oom_marker(data: &[u8]) -> bool {
+    OOM_MARKERS.iter().any(|m| memchr::memmem::find(data, m).is_some())
+}
+
+/// True when `prefix`, the start of a file, already decides `sniff`: `sniff(prefix) ==
+/// sniff(whole file)`. A file that looks like none of our formats is never decided by a
+/// prefix (an out-of-memory report may come later in a log).
 pub fn sniff_is_final(prefix: &[u8]) -> bool {
-    match skip_leading_trivia(prefix) {
-        Ok(pos) => memchr::memchr(b'\n', &prefix[pos..]).is_some(),
-        Err(_) => false,
+    let [first, second] = deciding_lines(prefix);
+    let Some((line, true)) = first else { return false };
+    match sniff_line(line) {
+        ContentKind::Unknown => false,
+        ContentKind::BufferAssignmentValues => second.is_some_and(|(_, complete)| complete),
+        _ => true,
     }
 }
 
@@ -748,7 +812,7 @@ mod tests {
         assert_eq!(s(b"platform_id: 179101572333\n"), "unknown");
         assert_eq!(s(b"executable_build_options {\n"), "unknown");
         assert_eq!(s(b"#loc1 = loc(\"a\")\n"), "unknown");
-        assert_eq!(s(b" HloModule m\n"), "hlo_module"); // leading blanks are trivia
+        assert_eq!(s(b" HloModule m\n"), "unknown");
         assert_eq!(s(b"\x00\x01\x02binary"), "unknown");
         // only the first non-blank line counts
         assert_eq!(s(b"junk\nHloModule m\n"), "unknown");
@@ -828,26 +892,7 @@ mod tests {
         assert!(!sniff_is_final(b"HloModule"));
         assert!(!sniff_is_final(b"\n\nHloModule m, x"));
         assert!(sniff_is_final(b"HloModule m\n"));
-        assert!(sniff_is_final(b"\r\n junk\nmore"));
-    }
-
-    #[test]
-    fn sniff_skips_leading_comments() {
-        let s = |d: &[u8]| sniff(d).as_str();
-        assert_eq!(s(b"// RUN: hlo-opt %s\n// CHECK: x\n\nHloModule m\n"), "hlo_module");
-        assert_eq!(s(b"/* a\n b */\n\n  /* c */ HloModule m\n"), "hlo_module");
-        assert_eq!(s(b"//\n/**/HloModule m"), "hlo_module");
-        assert_eq!(s(b"// only a comment\n/* and another */\n"), "empty");
-        assert_eq!(s(b"/* never closed\nHloModule m\n"), "unknown");
-        assert_eq!(s(b"/ HloModule m\n"), "unknown");
-        assert_eq!(skip_leading_trivia(b" //x\n/*y*/z"), Ok(10));
-        assert_eq!(skip_leading_trivia(b"\n/* open"), Err(1));
-        assert!(sniff_is_final(b"// c\nHloModule m\n"));
-        assert!(!sniff_is_final(b"// c\nHloModule m"));
-        assert!(!sniff_is_final(b"// c"));
-        assert!(!sniff_is_final(b"/* c\n\n"));
-        assert!(!sniff_is_final(b"\n/"));
-        assert!(sniff_is_final(b"/* c\n*/ x\n"));
+        assert!(!sniff_is_final(b"\r\n junk\nmore")); // unknown text: an OOM report may follow
     }
 
     #[test]

@@ -53,9 +53,11 @@ from the right: first the suffix is recognised, then the *stage* in front of it,
 """
 from __future__ import annotations
 
+import re
+
 import os
 
-__all__ = ["classify", "classify_path", "sniff", "skip_leading_trivia", "KINDS", "CONTENT_KINDS"]
+__all__ = ["classify", "classify_path", "sniff", "KINDS", "CONTENT_KINDS"]
 
 KINDS = ("hlo_module", "buffer_assignment", "buffer_assignment_values", "live_range",
          "memory_usage_report", "debug_options", "other")
@@ -313,6 +315,7 @@ def classify_path(path: str) -> dict:
 
 # ------------------------------------------------------------------------------ content sniffing
 
+_BLANK = b" \t\r\v\f"
 _KEY_CHARS = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
 
 _PREFIXES = (
@@ -323,14 +326,26 @@ _PREFIXES = (
     (b"HloLiveRange not available", "live_range"),
     (b"Memory Space: ", "memory_usage_report"),
     (b"memory_space_allocation_entries", "memory_usage_report"),
+    (b"No thunks.", "thunk_sequence"),
     (b"*** Begin ", "stdout_capture"),
 )
+BOM = b"\xef\xbb\xbf"
+# Markers of XLA's out-of-memory reports (FORMATS.md §2.9); anywhere in a log.
+OOM_MARKERS = (b"BufferAssignment OOM Debugging.", b"Ran out of memory in memory space ")
+_THUNK_RE = re.compile(rb" *(?:[0-9]{1,18}: )?k[A-Z][A-Za-z0-9]*(?: *\t| +[^ \t]|$)")
+
+
+def text_start(data: bytes) -> int:
+    """Where the text starts: after a UTF-8 byte-order mark (XLA never writes one)."""
+    return len(BOM) if data.startswith(BOM) else 0
 
 
 def _sniff_line(line: bytes) -> str:
     for prefix, kind in _PREFIXES:
         if line.startswith(prefix):
             return kind
+    if _THUNK_RE.match(line):
+        return "thunk_sequence"
     if line.startswith(b"xla_"):
         k = 4
         while k < len(line) and line[k] in _KEY_CHARS:
@@ -340,46 +355,61 @@ def _sniff_line(line: bytes) -> str:
     return "unknown"
 
 
-def skip_leading_trivia(data: bytes) -> tuple[int, bool]:
-    """Where the deciding text of a file starts: after leading blank lines and comment lines
-    (FORMATS.md §1.5). Skipped are blank bytes (space, tab, CR, LF, VT, FF), ``//`` comments up to
-    the end of their line and ``/* … */`` comments (which may span lines), in any order — the
-    comments XLA's HLO lexer skips (``hlo_lexer.cc`` ``LexToken``). Returns ``(pos, closed)``:
-    ``pos`` is the first other byte (``len(data)`` if none); ``closed`` is False when a ``/*`` at
-    ``pos`` is not closed in ``data``.
-    """
+def _deciding_lines(data: bytes) -> list[tuple[bytes, bool]]:
+    """Up to two lines that decide the content kind: the first non-blank line that is not an
+    HLO comment (``//`` lines and ``/* … */`` blocks may come before ``HloModule``), and the next
+    non-blank line. Each with whether it is complete (ends with a newline)."""
+    out: list[tuple[bytes, bool]] = []
     n = len(data)
-    pos = 0
-    while pos < n:
-        c = data[pos:pos + 1]
-        if c in (b" ", b"\t", b"\r", b"\n", b"\v", b"\f"):
-            pos += 1
-        elif data.startswith(b"//", pos):
-            nl = data.find(b"\n", pos)
-            pos = n if nl < 0 else nl + 1
-        elif data.startswith(b"/*", pos):
-            e = data.find(b"*/", pos + 2)
-            if e < 0:
-                return pos, False
-            pos = e + 2
-        else:
-            break
-    return pos, True
+    pos = text_start(data)
+    in_block = False
+    while pos < n and len(out) < 2:
+        nl = data.find(b"\n", pos)
+        end, complete = (n, False) if nl < 0 else (nl, True)
+        line = bytes(data[pos:end])
+        pos = end + 1
+        trimmed = line.lstrip(b" \t")
+        if not out and in_block:
+            i = line.find(b"*/")
+            if i >= 0:
+                in_block = False
+                if line[i + 2:].strip(_BLANK):
+                    return out
+            continue
+        if not line.strip(_BLANK):
+            continue
+        if not out and trimmed.startswith(b"//"):
+            continue
+        if not out and trimmed.startswith(b"/*"):
+            i = trimmed.find(b"*/", 2)
+            if i < 0:
+                in_block = True
+                continue
+            if not trimmed[i + 2:].strip(_BLANK):
+                continue
+        if line.endswith(b"\r"):
+            line = line[:-1]
+        out.append((line, complete))
+    return out
 
 
 def sniff(data: bytes) -> str:
-    """Content kind from the deciding line (FORMATS.md §1.5): the text from the first byte that is
-    not leading trivia (blank bytes, ``//`` and ``/* */`` comments: ``skip_leading_trivia``) to the
-    end of its line.
+    """Content kind of a file (FORMATS.md §1.5).
 
-    Returns one of the kinds above (not "other"), "stdout_capture" (``*** Begin ``),
-    "debug_options" (``xla_<key>: <value>``), "unknown", or "empty" (nothing but trivia). Reads no
-    further than the end of the deciding line.
+    From its first deciding line (after a byte-order mark, blank lines — only spaces, tabs, CR,
+    VT or FF — and leading HLO comments); the line after it where needed (``Total bytes used:``
+    starts both the values file and the memory-usage report of jax 0.4.35–0.9, whose next line
+    is ``Allocations sorted by size:``); and, for text that is none of our formats, an
+    out-of-memory report anywhere in the data ("oom_report"). Also "stdout_capture",
+    "debug_options", "unknown" and "empty".
     """
-    if not isinstance(data, bytes):
-        data = bytes(data)
-    pos, _ = skip_leading_trivia(data)
-    if pos >= len(data):
-        return "empty"
-    nl = data.find(b"\n", pos)
-    return _sniff_line(data[pos:len(data) if nl < 0 else nl])
+    lines = _deciding_lines(data)
+    has_oom = any(m in data for m in OOM_MARKERS)
+    if not lines:
+        return "oom_report" if has_oom else "empty"
+    kind = _sniff_line(lines[0][0])
+    if kind == "buffer_assignment_values" and len(lines) > 1 and lines[1][0] == b"Allocations sorted by size:":
+        return "memory_usage_report"
+    if kind == "unknown" and has_oom:
+        return "oom_report"
+    return kind
