@@ -1,4 +1,5 @@
-//! Line scanning: memchr over the whole input, slices into it, CRLF tolerated, UTF-8 checked.
+//! Line scanning: memchr over the whole input, slices into it, CRLF tolerated, UTF-8 checked,
+//! a lone CR (not followed by LF) reported.
 
 use memchr::memchr;
 
@@ -10,9 +11,31 @@ pub struct Line<'a> {
     /// Byte offset of the line's first byte in the input.
     pub start: usize,
     pub text: &'a [u8],
-    /// 1-based column of the first byte that is not valid UTF-8, if any.
-    pub bad_utf8: Option<u64>,
+    /// The first problem of the line, if any: a byte that is not valid UTF-8, or a lone CR
+    /// (a carriage return not followed by a line feed; a CR at the end of a file without a final
+    /// LF is one too). Parsers report it and skip the line.
+    pub bad: Option<Bad>,
 }
+
+/// What is wrong with a line, and where (1-based byte column).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Bad {
+    pub col: u64,
+    pub lone_cr: bool,
+}
+
+impl Bad {
+    pub fn message(&self) -> &'static str {
+        if self.lone_cr {
+            LONE_CR
+        } else {
+            "invalid UTF-8"
+        }
+    }
+}
+
+/// The error message for a lone CR (same text in the reference's `split_lines`).
+pub const LONE_CR: &str = "lone CR (a carriage return not followed by a line feed)";
 
 /// Iterates over the lines of an input. Lines are split at `\n`; a final piece without `\n`
 /// is a line; nothing follows the final `\n`. Cloning saves a position to come back to.
@@ -21,8 +44,9 @@ pub struct Lines<'a> {
     data: &'a [u8],
     pos: usize,
     no: u64,
-    /// Positions of invalid UTF-8 bytes (sorted), found once up front; empty for valid input.
-    bad: Vec<usize>,
+    /// Positions of invalid UTF-8 bytes and lone CRs (sorted; true for a CR), found once up
+    /// front; empty for valid LF or CRLF input.
+    bad: Vec<(usize, bool)>,
     next_bad: usize,
 }
 
@@ -33,11 +57,11 @@ impl<'a> Lines<'a> {
 
     /// Lines of `data[pos..]`, numbered as if `no` lines came before.
     pub fn starting_at(data: &'a [u8], pos: usize, no: u64) -> Lines<'a> {
-        Lines { data, pos, no, bad: invalid_utf8_positions(&data[pos..], pos), next_bad: 0 }
+        Lines { data, pos, no, bad: bad_positions(&data[pos..], pos), next_bad: 0 }
     }
 
-    /// True when some line of the input is not valid UTF-8.
-    pub fn has_invalid_utf8(&self) -> bool {
+    /// True when some line of the input is not valid UTF-8 or holds a lone CR.
+    pub fn has_bad_lines(&self) -> bool {
         !self.bad.is_empty()
     }
 
@@ -75,20 +99,35 @@ impl<'a> Iterator for Lines<'a> {
         if self.no % 4096 == 0 {
             crate::runtime::check(); // a read asked to stop (Ctrl-C, memory) stops here
         }
-        let mut bad_utf8 = None;
-        while self.next_bad < self.bad.len() && self.bad[self.next_bad] < end {
-            let b = self.bad[self.next_bad];
-            if b >= start && bad_utf8.is_none() {
-                bad_utf8 = Some((b - start + 1) as u64);
+        let mut bad = None;
+        while self.next_bad < self.bad.len() && self.bad[self.next_bad].0 < end {
+            let (b, lone_cr) = self.bad[self.next_bad];
+            if b >= start && bad.is_none() {
+                bad = Some(Bad { col: (b - start + 1) as u64, lone_cr });
             }
             self.next_bad += 1;
         }
-        Some(Line { no: self.no, start, text, bad_utf8 })
+        Some(Line { no: self.no, start, text, bad })
     }
 }
 
-/// Positions (offset by `base`) of every byte where a UTF-8 decoding error starts. The common
-/// case — valid input — costs one fast validation pass and allocates nothing.
+/// Positions (offset by `base`) of every byte where a UTF-8 decoding error starts, and of every
+/// lone CR (true), sorted. The common case — valid LF input — costs one fast validation pass and
+/// one `memchr` pass, and allocates nothing.
+fn bad_positions(data: &[u8], base: usize) -> Vec<(usize, bool)> {
+    let mut out: Vec<(usize, bool)> = invalid_utf8_positions(data, base).into_iter().map(|p| (p, false)).collect();
+    let before = out.len();
+    for p in memchr::memchr_iter(b'\r', data) {
+        if data.get(p + 1) != Some(&b'\n') {
+            out.push((base + p, true));
+        }
+    }
+    if before > 0 && out.len() > before {
+        out.sort_unstable();
+    }
+    out
+}
+
 fn invalid_utf8_positions(data: &[u8], base: usize) -> Vec<usize> {
     // in steps, so that a read asked to stop does not first validate gigabytes
     const STEP: usize = 16 << 20;
@@ -127,7 +166,16 @@ mod tests {
 
     #[test]
     fn reports_first_bad_byte_per_line() {
-        let l: Vec<_> = Lines::new(b"ok\nab\xffc\xfe\nfine\n").map(|l| l.bad_utf8).collect();
+        let l: Vec<_> = Lines::new(b"ok\nab\xffc\xfe\nfine\n").map(|l| l.bad.map(|b| b.col)).collect();
         assert_eq!(l, vec![None, Some(3), None]);
+    }
+
+    #[test]
+    fn reports_lone_cr() {
+        let bad = |d: &[u8]| Lines::new(d).map(|l| l.bad.map(|b| (b.col, b.lone_cr))).collect::<Vec<_>>();
+        assert_eq!(bad(b"a\r\nb\rc\n\xff\rd\r\nx\r"), vec![None, Some((2, true)), Some((1, false)), Some((2, true))]);
+        assert_eq!(bad(b"HloModule m\r\rENTRY e {\r}\r"), vec![Some((12, true))]);
+        assert!(!Lines::new(b"a\r\nb\r\n").has_bad_lines());
+        assert!(Lines::new(b"a\rb").has_bad_lines());
     }
 }

@@ -45,3 +45,8 @@ READERS: dict[str, Callable[[], Callable]] = {"reference": _reference, "rust": _
 def reader(request: pytest.FixtureRequest) -> Callable:
     """``read_arrow`` of one implementation (params: "reference", "rust")."""
     return READERS[request.param]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--hlo-corpus", default=None,
+                     help="a directory of real dumps: test_hlo_grammar compares our HLO parse with XLA's on it")

@@ -287,7 +287,15 @@ SCHEMAS: dict[str, pa.Schema] = {
     # - Multi-line ``constant(`` literals (hand-written text): following lines are joined while
     #   the count of '(' minus ')' from the opcode's '(' stays above 0; line/offset are those of
     #   the first line; operand_text/attributes hold the joined text with its "\n"s; reaching
-    #   the end of the file first is an error. No other instruction may span lines.
+    #   the end of the file first is an error.
+    # - Hand-written text read by the general grammar (FORMATS.md §3.6.1; XLA's lexer reads line
+    #   breaks and comments as blanks): an instruction may span lines — line = its first line,
+    #   offset = byte offset of the text it was read from (its line, or the rest of a line after
+    #   a previous statement or comment), attributes/operand_text/shape = the raw text as
+    #   written, line breaks, indentation and comments between tokens included (a view into the
+    #   file), trimmed at both ends.
+    # - shape = "" when the instruction has no result shape (``ROOT out = add(p0, p1)``: XLA
+    #   infers it); like computations.signature/result_shape "" when not printed.
     # - is_root: the ``ROOT `` prefix. A second ROOT in a computation is an error (the row is
     #   still emitted in collect mode); a computation without ROOT is accepted (XLA accepts it).
     "instructions": pa.schema([

@@ -192,7 +192,7 @@ impl ChunkStart {
 pub fn parse_chunk<'c>(data: &'c [u8], start: usize, end: usize, kind: Option<ChunkStart>, ctx: FileCtx<'c>, t: &mut Tables) -> Result<Option<(ChunkState, u64)>> {
     let at_eof = end == data.len();
     let lines = Lines::starting_at(&data[..end], start, 0);
-    if lines.has_invalid_utf8() {
+    if lines.has_bad_lines() {
         return Ok(None);
     }
     let mut p = Parser::new(ctx, t);

@@ -13,6 +13,8 @@ pub struct Attr {
 /// Split `text[from..]` into `out` (cleared first; ranges are positions in `text`). A value
 /// ends right before a ", " at depth 0 (outside strings and comments) that is followed by
 /// `KEY=`, or at the end of the text — so `calls=%a, %b` keeps `%a, %b` as one value.
+/// `ScanError::Irregular` for what only the general grammar reads (`irregular_comma`, a `//`
+/// comment, an empty value or one that starts with a blank).
 pub fn split_attributes(text: &[u8], from: usize, out: &mut Vec<Attr>) -> ScanResult<()> {
     out.clear();
     let n = text.len();
@@ -23,6 +25,9 @@ pub fn split_attributes(text: &[u8], from: usize, out: &mut Vec<Attr>) -> ScanRe
     loop {
         let eq = key_eq_at(text, pos).ok_or(ScanError::ExpectedKey(pos - from))?;
         let vstart = eq + 1;
+        if matches!(text.get(vstart), None | Some(b' ' | b'\t' | b',')) {
+            return Err(ScanError::Irregular);
+        }
         let mut i = vstart;
         let mut depth: i64 = 0;
         let mut end = n;
@@ -41,14 +46,24 @@ pub fn split_attributes(text: &[u8], from: usize, out: &mut Vec<Attr>) -> ScanRe
                 b'/' => {
                     if text[i + 1..].starts_with(b"*") {
                         i = skip_comment(text, i)?;
+                    } else if text[i + 1..].starts_with(b"/") {
+                        return Err(ScanError::Irregular);
                     } else {
                         i += 1;
                     }
                 }
                 _ => {
-                    if depth == 0 && text[i + 1..].starts_with(b" ") && key_eq_at(text, i + 2).is_some() {
-                        end = i;
-                        break;
+                    if depth == 0 {
+                        if i > 0 && matches!(text[i - 1], b' ' | b'\t') {
+                            return Err(ScanError::Irregular);
+                        }
+                        if text[i + 1..].starts_with(b" ") && key_eq_at(text, i + 2).is_some() {
+                            end = i;
+                            break;
+                        }
+                        if irregular_comma(text, i) {
+                            return Err(ScanError::Irregular);
+                        }
                     }
                     i += 1;
                 }
@@ -63,6 +78,20 @@ pub fn split_attributes(text: &[u8], from: usize, out: &mut Vec<Attr>) -> ScanRe
         }
         pos = end + 2;
     }
+}
+
+/// A depth-0 ',' at `i` that is not the printer's ", KEY=" but that the general grammar takes
+/// as an attribute separator: blanks before it, or other blanks than one space before `KEY=`.
+#[cold]
+pub fn irregular_comma(text: &[u8], i: usize) -> bool {
+    if i > 0 && matches!(text[i - 1], b' ' | b'\t') {
+        return true;
+    }
+    let mut k = i + 1;
+    while k < text.len() && matches!(text[k], b' ' | b'\t') {
+        k += 1;
+    }
+    key_eq_at(text, k).is_some()
 }
 
 /// The first value printed for `key`.
@@ -159,7 +188,11 @@ mod tests {
             ("calls".into(), "%a, %b".into()),
             ("control-predecessors".into(), "{%x}".into())
         ]);
-        assert_eq!(split("a=, b=1, "), vec![("a".into(), "".into()), ("b".into(), "1, ".into())]);
+        // what only the general grammar reads (general.rs): empty values, odd blanks, `//`
+        for t in ["a=, b=1", "a=1, b=", "a= 1", "a=1 , b=2", "a=1,b=2", "a=1,  b=2", "a=1 // c"] {
+            let mut out = vec![];
+            assert_eq!(split_attributes(t.as_bytes(), 0, &mut out), Err(ScanError::Irregular), "{t}");
+        }
         assert_eq!(split("frontend_attributes={a.b=\"x, y=1\",c={d = e}}").len(), 1);
         let mut out = vec![];
         assert_eq!(split_attributes(b"a=1, %b", 0, &mut out).map(|_| out.len()), Ok(1));

@@ -203,6 +203,9 @@ fn summary_fast(text: &[u8]) -> Result<(&[u8], Option<&[u8]>), Unsure> {
         }
         k += 1;
     }
+    if text[k - 1] != b')' {
+        return Err(Unsure);
+    }
     if k == n {
         return Ok((opcode, None));
     }
@@ -219,6 +222,9 @@ fn summary_fast(text: &[u8]) -> Result<(&[u8], Option<&[u8]>), Unsure> {
     loop {
         let eq = key_eq_at(text, item).ok_or(Unsure)?;
         let vstart = eq + 1;
+        if matches!(text.get(vstart), None | Some(b' ' | b'\t' | b',')) {
+            return Err(Unsure);
+        }
         let mut q = vstart;
         let mut depth: usize = 0;
         let vend = loop {
@@ -235,8 +241,16 @@ fn summary_fast(text: &[u8]) -> Result<(&[u8], Option<&[u8]>), Unsure> {
                 3 => q = fast_string_end(text, q)? - 1,
                 5 => q = fast_comment_end(text, q)? - 1,
                 4 => {
-                    if depth == 0 && text.get(q + 1) == Some(&b' ') && key_eq_at(text, q + 2).is_some() {
-                        break q;
+                    if depth == 0 {
+                        if matches!(text[q - 1], b' ' | b'\t') {
+                            return Err(Unsure);
+                        }
+                        if text.get(q + 1) == Some(&b' ') && key_eq_at(text, q + 2).is_some() {
+                            break q;
+                        }
+                        if super::attributes::irregular_comma(text, q) {
+                            return Err(Unsure);
+                        }
                     }
                 }
                 _ => return Err(Unsure),
@@ -348,12 +362,13 @@ fn parse<'a>(text: &'a [u8], sc: &mut Scratch) -> ScanResult<Option<Instr<'a>>> 
     if oe >= text.len() || text[oe] != b'(' {
         return Ok(None);
     }
-    let opcode = &text[j + 1..oe];
     let mut commas = std::mem::take(&mut sc.commas);
     let closed = match_close_commas(text, oe, &mut commas);
     sc.commas = commas;
     let (close, plain_operands) = closed?;
-    let operand_text = &text[oe + 1..close - 1];
+    if text[close - 1] != b')' {
+        return Err(ScanError::Irregular); // `(…]`: the general grammar reports it
+    }
     let attr_from = if close == text.len() {
         close
     } else if text[close..].starts_with(b", ") {
@@ -362,15 +377,37 @@ fn parse<'a>(text: &'a [u8], sc: &mut Scratch) -> ScanResult<Option<Instr<'a>>> 
         return Ok(None);
     };
     split_attributes(text, attr_from, &mut sc.attrs)?;
+    finish(text, sc, Parts { is_root, name: (na, nb), shape: (i, j), opcode: (j + 1, oe), operands: (oe + 1, close - 1), plain_operands, attributes: (attr_from, text.len()) })
+}
+
+/// Where the pieces of one instruction lie in its text (`general.rs` finds them with the
+/// general grammar, `parse` with the one-line fast path); `sc.attrs` holds the attributes.
+pub struct Parts {
+    pub is_root: bool,
+    pub name: (usize, usize),
+    pub shape: (usize, usize),
+    pub opcode: (usize, usize),
+    pub operands: (usize, usize),
+    /// The operand region has no string or comment, and `sc.commas` holds its separators.
+    pub plain_operands: bool,
+    pub attributes: (usize, usize),
+}
+
+/// The instruction from its pieces: operand names, called computations, the attributes the
+/// tables use, metadata.
+pub fn finish<'a>(text: &'a [u8], sc: &mut Scratch, p: Parts) -> ScanResult<Option<Instr<'a>>> {
+    let opcode = &text[p.opcode.0..p.opcode.1];
+    let operand_text = &text[p.operands.0..p.operands.1];
+    let (is_root, (na, nb), (i, j), (attr_from, attr_end)) = (p.is_root, p.name, p.shape, p.attributes);
 
     sc.operands.clear();
     sc.called.clear();
     sc.owned.clear();
     if opcode != b"parameter" && opcode != b"constant" {
-        if plain_operands {
-            operands_plain(text, (oe + 1, close - 1), sc);
+        if p.plain_operands {
+            operands_plain(text, p.operands, sc);
         } else {
-            operand_names(text, (oe + 1, close - 1), sc)?;
+            operand_names(text, p.operands, sc)?;
         }
     }
 
@@ -420,7 +457,7 @@ fn parse<'a>(text: &'a [u8], sc: &mut Scratch) -> ScanResult<Option<Instr<'a>>> 
         shape: &text[i..j],
         opcode,
         operand_text,
-        attributes: &text[attr_from..],
+        attributes: &text[attr_from..attr_end],
         op_name: md_text(md.op_name, md.plain[0]),
         op_type: md_text(md.op_type, md.plain[1]),
         source_file: md_text(md.source_file, md.plain[2]),

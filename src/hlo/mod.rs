@@ -8,12 +8,14 @@
 //! * `scan` — bracket / string / comment-aware skipping, Python whitespace and ints, unescaping
 //! * `attributes` — the generic `KEY=VALUE` splitter (§3.8.1) and `metadata={…}` (§3.9)
 //! * `instruction` — one instruction (module lines and `from instruction:` texts)
+//! * `general` — the general grammar (blanks, comments, line breaks between tokens; no shape)
 //! * `stack_frames` — the four tables of §3.4
 //! * `custom_call` — body detection / base64 / kernel name
 //! * `module` — the file structure
 
 pub mod attributes;
 pub mod custom_call;
+pub mod general;
 pub mod instruction;
 pub mod module;
 pub mod scan;

@@ -8,6 +8,7 @@ use std::borrow::Cow;
 
 use super::attributes::{get, split_attributes};
 use super::custom_call::custom_call_info;
+use super::general::{general_instruction, skip_trivia, skip_trivia_in_line};
 use super::instruction::{needs_continuation, parse_instruction, Instr, Scratch};
 use super::scan::*;
 use super::stack_frames::{Frames, RowError, Table};
@@ -44,16 +45,21 @@ struct Parser<'t, 'c> {
     chunk: bool,
     /// A chunk met a line that changes state shared with later chunks: it cannot be parsed alone.
     bailed: bool,
+    /// The rest of a line after an instruction or `}` that ended inside it, or the text after
+    /// leading comments: dispatched like a line of its own.
+    pending: Option<Line<'c>>,
+    /// Start of every line (built the first time the general grammar needs a position).
+    starts: Vec<usize>,
 }
 
 pub fn parse<'c>(data: &'c [u8], ctx: FileCtx<'c>, t: &mut Tables) -> Result<()> {
     let lines = Lines::new(data);
     // The reference decodes (and reports) every line before it parses any: report invalid
     // UTF-8 first, so that errors come in the same order and strict mode fails at the same line.
-    if lines.has_invalid_utf8() {
+    if lines.has_bad_lines() {
         for line in Lines::new(data) {
-            if let Some(col) = line.bad_utf8 {
-                ctx.error(&mut t.errors, &line, col, "invalid UTF-8")?;
+            if let Some(bad) = line.bad {
+                ctx.error(&mut t.errors, &line, bad.col, bad.message())?;
             }
         }
     }
@@ -75,6 +81,8 @@ pub fn parse<'c>(data: &'c [u8], ctx: FileCtx<'c>, t: &mut Tables) -> Result<()>
         table: None,
         chunk: false,
         bailed: false,
+        pending: None,
+        starts: Vec::new(),
     };
     p.run()
 }
@@ -150,7 +158,8 @@ fn comp_header(s: &[u8]) -> Option<(&[u8], bool, &[u8], &[u8])> {
 /// `}[, execution_thread="T"][ // name]`: Some(thread) when the line closes a computation.
 fn comp_close(s: &[u8]) -> Option<Option<&[u8]>> {
     let rest = s.strip_prefix(b"}")?;
-    let tail_ok = |t: &[u8]| t.is_empty() || t.starts_with(b" // ");
+    // blanks and comments may follow (XLA's lexer skips them)
+    let tail_ok = |t: &[u8]| t.is_empty() || skip_trivia_in_line(t, 0).is_ok_and(|e| e == t.len());
     if let Some(r) = rest.strip_prefix(b", execution_thread=\"") {
         if let Some(q) = memchr::memchr(b'"', r) {
             if tail_ok(&r[q + 1..]) {
@@ -159,6 +168,37 @@ fn comp_close(s: &[u8]) -> Option<Option<&[u8]>> {
         }
     }
     tail_ok(rest).then_some(None)
+}
+
+/// Number of blanks (space, tab) at the start of `s`.
+fn blanks(s: &[u8]) -> usize {
+    s.iter().take_while(|&&b| b == b' ' || b == b'\t').count()
+}
+
+/// `line` without its first `n` bytes.
+fn trim_start<'c>(line: &Line<'c>, n: usize) -> Line<'c> {
+    Line { no: line.no, start: line.start + n, text: &line.text[n..], bad: line.bad }
+}
+
+/// A column-0 line that belongs to the module, not to a computation: a computation header, the
+/// module header, a stack-frame table name or row. Inside a computation it means a missing '}'.
+fn starts_module_item(s: &[u8]) -> bool {
+    s.starts_with(b"HloModule ") || s[0].is_ascii_digit() || Table::from_line(s).is_some() || comp_header(s).is_some() || comp_header(strip_line_comment(s)).is_some()
+}
+
+/// `s` without a trailing `// …` comment and the blanks before it (computation headers only:
+/// they hold no strings).
+fn strip_line_comment(s: &[u8]) -> &[u8] {
+    match memchr::memmem::find(s, b"//") {
+        Some(p) => {
+            let mut e = p;
+            while e > 0 && matches!(s[e - 1], b' ' | b'\t') {
+                e -= 1;
+            }
+            &s[..e]
+        }
+        None => s,
+    }
 }
 
 /// `HloModule (\S+?)(?:, (.*))?$`: (name, attributes text).
@@ -190,9 +230,19 @@ impl<'t, 'c> Parser<'t, 'c> {
     }
 
     fn run(&mut self) -> Result<()> {
-        while let Some(line) = self.next_line() {
-            if line.bad_utf8.is_some() {
+        loop {
+            let line = match self.pending.take() {
+                Some(l) => l,
+                None => match self.next_line() {
+                    Some(l) => l,
+                    None => break,
+                },
+            };
+            if line.bad.is_some() {
                 continue;
+            }
+            if self.bailed {
+                return Ok(());
             }
             let s = line.text;
             if self.comp.is_some() {
@@ -207,6 +257,24 @@ impl<'t, 'c> Parser<'t, 'c> {
                 if s.is_empty() {
                     continue; // XLA never prints an empty line inside a computation
                 }
+                if let Some(rest) = self.leading_trivia(&line)? {
+                    if rest.start != line.start {
+                        self.pending = Some(rest);
+                        continue;
+                    }
+                    let b = blanks(s);
+                    if s.get(b) == Some(&b'}') {
+                        self.close_computation(&trim_start(&line, b))?;
+                        continue;
+                    }
+                    if !starts_module_item(s) {
+                        // an instruction at column 0, or after one space or a tab
+                        self.general(&line)?;
+                        continue;
+                    }
+                } else {
+                    continue;
+                }
                 // A column-0 line inside a computation: missing '}' — report, then re-dispatch.
                 self.err(&line, 1, "computation not closed before this line")?;
                 self.finish_computation(None);
@@ -217,6 +285,21 @@ impl<'t, 'c> Parser<'t, 'c> {
             if s.starts_with(b"HloModule ") {
                 self.header(&line)?;
                 continue;
+            }
+            if matches!(s[0], b' ' | b'\t' | b'/') {
+                match self.leading_trivia(&line)? {
+                    None => continue,
+                    Some(rest) if rest.start != line.start => {
+                        self.pending = Some(rest);
+                        continue;
+                    }
+                    Some(_) if blanks(s) > 0 => {
+                        // blanks before a module-level line are insignificant
+                        self.pending = Some(trim_start(&line, blanks(s)));
+                        continue;
+                    }
+                    Some(_) => {}
+                }
             }
             if !self.have_header {
                 self.err(&line, 1, "expected 'HloModule' header")?;
@@ -245,7 +328,7 @@ impl<'t, 'c> Parser<'t, 'c> {
                 }
                 continue;
             }
-            if let Some((name, is_entry, signature, result_shape)) = comp_header(s) {
+            if let Some((name, is_entry, signature, result_shape)) = comp_header(s).or_else(|| comp_header(strip_line_comment(s))) {
                 self.table = None;
                 self.computation_id += 1;
                 self.comp = Some(OpenComp { id: self.computation_id, name, is_entry, signature, result_shape, line: line.no, has_root: false });
@@ -278,8 +361,8 @@ impl<'t, 'c> Parser<'t, 'c> {
                 break;
             }
             let l = self.next_line()?;
-            let lt: &[u8] = if l.bad_utf8.is_some() { b"" } else { l.text };
-            if owned.is_none() && l.start == end + 1 && l.bad_utf8.is_none() {
+            let lt: &[u8] = if l.bad.is_some() { b"" } else { l.text };
+            if owned.is_none() && l.start == end + 1 && l.bad.is_none() {
                 end = l.start + l.text.len();
             } else {
                 let v = owned.get_or_insert_with(|| data[start..end].to_vec());
@@ -375,24 +458,160 @@ impl<'t, 'c> Parser<'t, 'c> {
             let Some(ins) = parse_instruction(&text, &mut self.sc) else {
                 return self.err(line, 1, "cannot parse instruction");
             };
-            return self.emit(line, &text, &ins);
+            return self.emit(line, &text, 0, &ins);
         }
-        let Some(ins) = first else {
-            return self.err(line, 1, "cannot parse instruction");
+        match first {
+            // trailing blanks or a ',' continue into the general grammar (a next line may
+            // start with ',': XLA reads line breaks as blanks)
+            Some(ins) if !line.text.ends_with(b" ") && !line.text.ends_with(b"\t") && !self.next_starts_with_comma(line) => {
+                self.emit(line, line.text, 0, &ins)
+            }
+            _ => match self.leading_trivia(line)? {
+                None => Ok(()),
+                Some(rest) if rest.start != line.start => {
+                    self.pending = Some(rest);
+                    Ok(())
+                }
+                Some(rest) => match blanks(rest.text) {
+                    b if rest.text.get(b) == Some(&b'}') => self.close_computation(&trim_start(&rest, b)),
+                    _ => self.general(&rest),
+                },
+            },
+        }
+    }
+
+    /// True when the next token after `line` (blanks, line breaks and comments skipped) is a
+    /// ',' on a later line: the instruction continues there. Cheap: normally a few bytes.
+    #[inline]
+    fn next_starts_with_comma(&self, line: &Line<'c>) -> bool {
+        let e = line.start + line.text.len();
+        match skip_trivia(self.data, e) {
+            Ok(i) => self.data.get(i) == Some(&b',') && memchr::memchr(b'\n', &self.data[e..i]).is_some(),
+            Err(_) => false,
+        }
+    }
+
+    /// Skip blanks and comments at the start of `line` (a `/* … */` comment may end on a later
+    /// line). None: nothing else is on the line(s). Some: the line, or the rest of the line
+    /// where the comment ended.
+    fn leading_trivia(&mut self, line: &Line<'c>) -> Result<Option<Line<'c>>> {
+        let s = line.text;
+        let i = blanks(s);
+        if i < s.len() && s[i] != b'/' {
+            return Ok(Some(*line));
+        }
+        if self.chunk {
+            self.bailed = true;
+            return Ok(None);
+        }
+        match skip_trivia_in_line(self.data, line.start + i) {
+            Err((at, msg)) => {
+                self.error_pos(at, msg)?;
+                // the rest of the file is inside the comment
+                while self.next_line().is_some() {}
+                Ok(None)
+            }
+            Ok(pos) => Ok(self.resume(line, pos)),
+        }
+    }
+
+    /// Lines up to the one holding `pos` are consumed; the rest of that line from `pos`, unless
+    /// it is empty.
+    fn resume(&mut self, line: &Line<'c>, pos: usize) -> Option<Line<'c>> {
+        let mut cur = *line;
+        while pos > cur.start + cur.text.len() {
+            match self.next_line() {
+                Some(l) => cur = l,
+                None => return None,
+            }
+        }
+        let end = cur.start + cur.text.len();
+        let pos = pos.max(cur.start);
+        (pos < end).then(|| Line { no: cur.no, start: pos, text: &self.data[pos..end], bad: cur.bad })
+    }
+
+    /// An error at byte `pos` of the file: its line and column.
+    #[cold]
+    fn error_pos(&mut self, pos: usize, msg: String) -> Result<()> {
+        if self.starts.is_empty() {
+            self.starts.push(0);
+            self.starts.extend(memchr::memchr_iter(b'\n', self.data).map(|p| p + 1));
+        }
+        let k = self.starts.partition_point(|&s| s <= pos) - 1;
+        let start = self.starts[k];
+        let end = memchr::memchr(b'\n', &self.data[start..]).map_or(self.data.len(), |p| start + p);
+        let text = &self.data[start..end];
+        let text = text.strip_suffix(b"\r").unwrap_or(text);
+        let text = if std::str::from_utf8(text).is_ok() { text } else { b"" };
+        self.ctx.error_at(&mut self.t.errors, k as u64 + 1, (pos - start) as u64 + 1, msg, text)
+    }
+
+    /// An instruction read with the general grammar (`general.rs`), starting at `line` and
+    /// possibly continuing over the following lines.
+    #[cold]
+    fn general(&mut self, line: &Line<'c>) -> Result<()> {
+        if self.chunk {
+            self.bailed = true; // positions and later lines are the serial parse's business
+            return Ok(());
+        }
+        let data = self.data;
+        let mut sc = std::mem::take(&mut self.sc);
+        let res = general_instruction(data, line.start, &mut sc);
+        let out = match res {
+            Err((at, msg)) => {
+                self.error_pos(at, msg)?;
+                // go on after the line of the error
+                let mut cur = *line;
+                while at > cur.start + cur.text.len() {
+                    match self.next_line() {
+                        Some(l) => cur = l,
+                        None => break,
+                    }
+                }
+                Ok(())
+            }
+            Ok((ins, end)) => {
+                // the lines it spans must all be valid
+                let mut cur = *line;
+                let mut bad = false;
+                while end > cur.start + cur.text.len() {
+                    match self.next_line() {
+                        Some(l) => {
+                            bad |= l.bad.is_some();
+                            cur = l;
+                        }
+                        None => break,
+                    }
+                }
+                let r = if bad {
+                    self.err(line, 1, "instruction runs into a line that is not valid (see its error)")
+                } else {
+                    std::mem::swap(&mut self.sc, &mut sc);
+                    let r = self.emit(line, data, line.start, &ins);
+                    std::mem::swap(&mut self.sc, &mut sc);
+                    r
+                };
+                let e = cur.start + cur.text.len();
+                if end < e {
+                    self.pending = Some(Line { no: cur.no, start: end, text: &data[end..e], bad: None });
+                }
+                r
+            }
         };
-        self.emit(line, line.text, &ins)
+        self.sc = sc;
+        out
     }
 
     /// A metadata number out of range at byte `at` of the instruction `text` (which may span
     /// lines, joined with "\n"): an error at its line and column, and no row.
     #[cold]
-    fn number_error(&mut self, line: &Line<'c>, text: &[u8], at: usize) -> Result<()> {
+    fn number_error(&mut self, line: &Line<'c>, text: &[u8], base: usize, at: usize) -> Result<()> {
         let msg = format!("metadata number is out of range (at most {})", i64::MAX);
-        let nl = memchr::memrchr(b'\n', &text[..at]);
+        let nl = memchr::memrchr(b'\n', &text[base..at]).map(|p| p + base);
         let Some(nl) = nl else {
-            return self.err(line, at as u64 + 1, msg);
+            return self.err(line, (at - base) as u64 + 1, msg);
         };
-        let no = line.no + memchr::memchr_iter(b'\n', &text[..at]).count() as u64;
+        let no = line.no + memchr::memchr_iter(b'\n', &text[base..at]).count() as u64;
         let end = memchr::memchr(b'\n', &text[at..]).map_or(text.len(), |e| at + e);
         let lt = &text[nl + 1..end];
         let lt = lt.strip_suffix(b"\r").unwrap_or(lt);
@@ -402,9 +621,9 @@ impl<'t, 'c> Parser<'t, 'c> {
     /// The rows of one parsed instruction (`text` is what was parsed: operand pieces point
     /// into it); passed by reference, so the (large) `Instr` is never moved.
     #[inline]
-    fn emit(&mut self, line: &Line<'c>, text: &[u8], ins: &Instr<'_>) -> Result<()> {
+    fn emit(&mut self, line: &Line<'c>, text: &[u8], base: usize, ins: &Instr<'_>) -> Result<()> {
         if let Some(at) = ins.number_error {
-            return self.number_error(line, text, at);
+            return self.number_error(line, text, base, at);
         }
         let comp = self.comp.as_mut().expect("a computation is open");
         let comp_id = comp.id;
@@ -536,6 +755,8 @@ fn chunk_parser<'t, 'c>(ctx: FileCtx<'c>, t: &'t mut Tables, data: &'c [u8], lin
         table: prefix.and_then(|p| p.table),
         chunk: prefix.is_some(),
         bailed: false,
+        pending: None,
+        starts: Vec::new(),
     }
 }
 
@@ -545,7 +766,7 @@ fn chunk_parser<'t, 'c>(ctx: FileCtx<'c>, t: &'t mut Tables, data: &'c [u8], lin
 pub fn parse_prefix<'c>(data: &'c [u8], end: usize, ctx: FileCtx<'c>, t: &mut Tables) -> Result<Option<Prefix<'c>>> {
     let data = &data[..end];
     let lines = Lines::new(data);
-    if lines.has_invalid_utf8() {
+    if lines.has_bad_lines() {
         return Ok(None);
     }
     let mut p = chunk_parser(ctx, t, data, lines, None);
@@ -563,7 +784,7 @@ pub fn parse_prefix<'c>(data: &'c [u8], end: usize, ctx: FileCtx<'c>, t: &mut Ta
 pub fn parse_chunk<'c>(data: &'c [u8], start: usize, end: usize, prefix: &Prefix<'c>, ctx: FileCtx<'c>, t: &mut Tables) -> Result<Option<ChunkCounts>> {
     let data = &data[..end];
     let lines = Lines::starting_at(data, start, 0);
-    if lines.has_invalid_utf8() {
+    if lines.has_bad_lines() {
         return Ok(None);
     }
     t.instructions.reserve(count_indented_lines(&data[start..]));

@@ -23,6 +23,10 @@ pub enum ScanError {
     ExpectedKey(usize),
     BadMetadata,
     NoOpcode,
+    /// Text the one-line fast path leaves to the general grammar (`general.rs`): a `//`
+    /// comment, blanks before a ',' or after ", ", an attribute with an empty value, a byte that
+    /// cannot be part of a shape.
+    Irregular,
 }
 
 impl ScanError {
@@ -36,6 +40,7 @@ impl ScanError {
             ScanError::ExpectedKey(pos) => format!("expected KEY= at {}", char_count(&text[..pos.min(text.len())])),
             ScanError::BadMetadata => "bad metadata item".into(),
             ScanError::NoOpcode => "shape not followed by an opcode".into(),
+            ScanError::Irregular => "irregular text".into(),
         }
     }
 }
@@ -60,8 +65,18 @@ const fn table(chars: &[u8]) -> [bool; 256] {
 pub static SPECIAL: [bool; 256] = table(b"()[]{}\"/");
 /// The same plus ',' (attribute and operand splitting).
 pub static SPECIAL_COMMA: [bool; 256] = table(b"()[]{}\"/,");
-/// Brackets and '/', the bytes `_scan_shape` looks at besides the space.
-static SHAPE: [bool; 256] = table(b"()[]{}/ ");
+/// The bytes `scan_shape` stops at: all but those a shape is made of besides brackets, the
+/// space and comments (`[A-Za-z0-9_,:*<=?#+~]`).
+static SHAPE: [bool; 256] = {
+    let plain = table(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_,:*<=?#+~");
+    let mut t = [true; 256];
+    let mut i = 0;
+    while i < 256 {
+        t[i] = !plain[i];
+        i += 1;
+    }
+    t
+};
 
 #[inline]
 pub fn next_special(text: &[u8], from: usize, t: &[bool; 256]) -> Option<usize> {
@@ -286,8 +301,9 @@ pub fn split_top(text: &[u8], mut f: impl FnMut(usize, usize)) -> ScanResult<()>
     Ok(())
 }
 
-/// End of the shape starting at `text[i]`: the first space at depth 0 (comments skipped,
-/// strings not: shapes contain none).
+/// End of the shape starting at `text[i]`: the first space at depth 0 (comments skipped).
+/// `ScanError::Irregular` for a byte that cannot be part of a shape (a NUL, a quote, a tab,
+/// `//`, non-ASCII …): the general grammar then reports it.
 pub fn scan_shape(text: &[u8], mut i: usize) -> ScanResult<usize> {
     let mut depth: i64 = 0;
     while let Some(p) = next_special(text, i, &SHAPE) {
@@ -307,13 +323,8 @@ pub fn scan_shape(text: &[u8], mut i: usize) -> ScanResult<usize> {
                 depth -= 1;
                 i += 1;
             }
-            _ => {
-                if text[i + 1..].starts_with(b"*") {
-                    i = skip_comment(text, i)?;
-                } else {
-                    i += 1;
-                }
-            }
+            b'/' if text[i + 1..].starts_with(b"*") => i = skip_comment(text, i)?,
+            _ => return Err(ScanError::Irregular),
         }
     }
     Err(ScanError::NoOpcode)

@@ -313,7 +313,7 @@ pub trait LineGrammar<'c> {
 pub fn feed<'c, G: LineGrammar<'c>>(g: &mut G, lines: crate::lines::Lines<'c>) -> crate::error::Result<u64> {
     let mut last = 0;
     for line in lines {
-        if line.bad_utf8.is_some() {
+        if line.bad.is_some() {
             continue;
         }
         last = line.no;
@@ -329,12 +329,14 @@ pub fn feed<'c, G: LineGrammar<'c>>(g: &mut G, lines: crate::lines::Lines<'c>) -
 /// Report every line that is not valid UTF-8 at its first bad byte, before any other problem
 /// (as the reference does: it decodes the whole file before parsing).
 pub fn report_bad_utf8(data: &[u8], ctx: &crate::error::FileCtx<'_>, errors: &mut crate::tables::Errors) -> crate::error::Result<()> {
-    if std::str::from_utf8(data).is_ok() {
+    // also lone CRs (lines.rs): every line that is not valid UTF-8 or holds a lone CR
+    let lines = crate::lines::Lines::new(data);
+    if !lines.has_bad_lines() {
         return Ok(());
     }
-    for line in crate::lines::Lines::new(data) {
-        if let Some(col) = line.bad_utf8 {
-            ctx.error_at(errors, line.no, col, "invalid UTF-8".to_string(), line.text)?;
+    for line in lines {
+        if let Some(bad) = line.bad {
+            ctx.error_at(errors, line.no, bad.col, bad.message().to_string(), line.text)?;
         }
     }
     Ok(())

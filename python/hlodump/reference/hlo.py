@@ -219,6 +219,8 @@ def _attribute_spans(text: str) -> list[tuple[str, int, int]]:
             raise ScanError(f"expected KEY= at {pos}")
         key = text[pos:m.end() - 1]
         vstart = m.end()
+        if vstart >= n or text[vstart] in " \t,":
+            raise ScanError("irregular text")  # empty value / blank after '=': general grammar
         i = vstart
         depth = 0
         end = n
@@ -237,11 +239,18 @@ def _attribute_spans(text: str) -> list[tuple[str, int, int]]:
             elif c == '"':
                 i = _skip_string(text, i)
             elif c == "/":
+                if text.startswith("//", i):
+                    raise ScanError("irregular text")
                 i = _skip_comment(text, i) if text.startswith("/*", i) else i + 1
             else:  # ','
-                if depth == 0 and text.startswith(", ", i) and _KEY_EQ_RE.match(text, i + 2):
-                    end = i
-                    break
+                if depth == 0:
+                    if i > 0 and text[i - 1] in " \t":
+                        raise ScanError("irregular text")
+                    if text.startswith(", ", i) and _KEY_EQ_RE.match(text, i + 2):
+                        end = i
+                        break
+                    if _KEY_EQ_RE.match(text, _skip_blanks(text, i + 1)):
+                        raise ScanError("irregular text")
                 i += 1
         if depth != 0:
             raise ScanError("unbalanced brackets in attribute value")
@@ -252,6 +261,12 @@ def _attribute_spans(text: str) -> list[tuple[str, int, int]]:
 
 
 _ATTR_SPECIAL_RE = re.compile(r'[()\[\]{}"/,]')
+
+
+def _skip_blanks(text: str, i: int) -> int:
+    while i < len(text) and text[i] in " \t":
+        i += 1
+    return i
 
 
 def _attr_dict(pairs: list[tuple[str, str]]) -> dict[str, str]:
@@ -344,21 +359,32 @@ def _name_list(value: str) -> list[str]:
 # ----------------------------------------------------------------------------- instructions
 
 
+_SHAPE_PLAIN = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_,:*<=?#+~")
+
+
 def _scan_shape(text: str, i: int) -> int:
-    """End index of the shape starting at ``text[i]``: up to the first space at depth 0."""
+    """End index of the shape starting at ``text[i]``: up to the first space at depth 0.
+    "irregular text" for a character that cannot be part of a shape (NUL, quote, tab, ``//``,
+    non-ASCII …): the general grammar then reports it."""
     depth = 0
     n = len(text)
     while i < n:
         c = text[i]
-        if c == " " and depth == 0:
-            return i
-        if c in _OPEN:
+        if c in _SHAPE_PLAIN:
+            i += 1
+            continue
+        if c == " ":
+            if depth == 0:
+                return i
+        elif c in _OPEN:
             depth += 1
         elif c in _CLOSE:
             depth -= 1
         elif c == "/" and text.startswith("/*", i):
             i = _skip_comment(text, i)
             continue
+        else:
+            raise ScanError("irregular text")
         i += 1
     raise ScanError("shape not followed by an opcode")
 
@@ -420,6 +446,8 @@ def _parse_instruction_rest(text: str, m: re.Match) -> dict[str, Any] | None:
     opcode = om.group(0)
     open_paren = om.end()
     close = _match_close(text, open_paren)
+    if text[close - 1] != ")":
+        raise ScanError("irregular text")  # `(…]`: the general grammar reports it
     operand_text = text[open_paren + 1:close - 1]
     rest = text[close:]
     if rest == "":
@@ -428,8 +456,15 @@ def _parse_instruction_rest(text: str, m: re.Match) -> dict[str, Any] | None:
         attributes = rest[2:]
     else:
         return None
-    spans = _attribute_spans(attributes)
-    pairs = [(k, attributes[a:b]) for k, a, b in spans]
+    spans = [(k, a + close + 2, b + close + 2) for k, a, b in _attribute_spans(attributes)]
+    return _finish(text, is_root, name, shape, opcode, operand_text, attributes, spans)
+
+
+def _finish(text: str, is_root: bool, name: str, shape: str, opcode: str, operand_text: str,
+            attributes: str, spans: list[tuple[str, int, int]]) -> dict[str, Any] | None:
+    """The row of an instruction from its pieces; ``spans``: (key, value start, value end) in
+    ``text`` (the one-line fast path and the general grammar both end here)."""
+    pairs = [(k, text[a:b]) for k, a, b in spans]
     attrs = _attr_dict(pairs)
 
     operands = [] if opcode in ("parameter", "constant") else _operand_names(operand_text)
@@ -442,7 +477,7 @@ def _parse_instruction_rest(text: str, m: re.Match) -> dict[str, Any] | None:
     md_ints: dict[str, int | None] = {}
     number_error = None
     if "metadata" in attrs:
-        md_at = close + 2 + next(a for k, a, _ in spans if k == "metadata")
+        md_at = next(a for k, a, _ in spans if k == "metadata")
         md_spans = _metadata_spans(attrs["metadata"])
         md = {k: raw for k, (_, raw) in md_spans.items()}
         # Metadata numbers: ASCII ``-?[0-9]+``, anything else null; an integer that does not
@@ -617,7 +652,37 @@ def custom_call_info(backend_config: str | None) -> dict[str, Any]:
 
 _HEADER_RE = re.compile(r"HloModule (\S+?)(?:, (.*))?$", re.S)
 _COMP_START_RE = re.compile(r"(ENTRY )?%?(" + NAME + r") ")
-_COMP_CLOSE_RE = re.compile(r'\}(?:, execution_thread="([^"]*)")?(?: // (.*))?$')
+_COMP_CLOSE_RE = re.compile(r'\}(?:, execution_thread="([^"]*)")?(.*)$', re.S)
+
+
+def _trivia_only(t: str) -> bool:
+    """Blanks and comments only (what may follow a computation's '}')."""
+    try:
+        return _g_skip_trivia(t, 0, in_line=True) == len(t)
+    except _GenError:
+        return False
+
+
+def _blanks(s: str) -> int:
+    i = 0
+    while i < len(s) and s[i] in " \t":
+        i += 1
+    return i
+
+
+def _strip_line_comment(s: str) -> str:
+    p = s.find("//")
+    return s if p < 0 else s[:p].rstrip(" \t")
+
+
+class _Line:
+    """A line, or the rest of one: number, byte offset of its text, text, position of the text
+    in the whole-file string (None: the line's start, computed when needed)."""
+
+    __slots__ = ("no", "offset", "text", "fpos")
+
+    def __init__(self, no: int, offset: int, text: str, fpos: int | None = None) -> None:
+        self.no, self.offset, self.text, self.fpos = no, offset, text, fpos
 _TABLE_NAMES = ("FileNames", "FunctionNames", "FileLocations", "StackFrames")
 _STRING_ROW_RE = re.compile(r'([0-9]+) ("(?:[^"\\]|\\.)*")$')
 _FILE_LOCATION_RE = re.compile(
@@ -699,6 +764,11 @@ class _ModuleParser:
         self.comp_has_root = False
         self.have_header = False
         self.table: str | None = None
+        self.data = data
+        self.f: str | None = None
+        self.fstarts: list[int] = []
+        self.pending: _Line | None = None
+        self.i = 0
 
     def error(self, lineno: int, column: int, message: str, text: str) -> None:
         self.ctx.error(lineno, column, message, text)
@@ -706,30 +776,62 @@ class _ModuleParser:
     def run(self) -> None:
         lines = self.lines
         n = len(lines)
-        i = 0
-        while i < n:
-            s = lines[i]
-            lineno = i + 1
-            i += 1
-            if s is None:
-                continue
+        self.i = 0
+        while True:
+            if self.pending is not None:
+                ln = self.pending
+                self.pending = None
+            else:
+                if self.i >= n:
+                    break
+                s0 = lines[self.i]
+                self.i += 1
+                if s0 is None:
+                    continue
+                ln = _Line(self.i, self.offsets[self.i - 1], s0)
+            s = ln.text
+            lineno = ln.no
             if self.comp_row is not None:
                 if s.startswith("  "):
-                    i = self.instruction(s, lineno, i)
+                    self.instruction(ln)
                     continue
                 if s.startswith("}"):
                     self.close_computation(s, lineno)
                     continue
                 if s == "":
                     continue  # empty lines carry nothing (XLA never prints one inside)
+                rest = self.leading_trivia(ln)
+                if rest is None:
+                    continue
+                if rest.offset != ln.offset:
+                    self.pending = rest
+                    continue
+                b = _blanks(s)
+                if s[b:b + 1] == "}":
+                    self.close_computation(s[b:], lineno)
+                    continue
+                if not self.starts_module_item(s):
+                    self.general(ln)  # an instruction at column 0, or after one space or a tab
+                    continue
                 # A column-0 line inside a computation: missing '}' — report, then re-dispatch.
                 self.error(lineno, 1, "computation not closed before this line", s)
                 self.finish_computation(closed=False)
             if s == "":
                 continue
             if s.startswith("HloModule "):
-                i = self.header(s, lineno, i)
+                self.i = self.header(s, lineno, self.i)
                 continue
+            if s[0] in " \t/":
+                rest = self.leading_trivia(ln)
+                if rest is None:
+                    continue
+                if rest.offset != ln.offset:
+                    self.pending = rest
+                    continue
+                b = _blanks(s)
+                if b > 0:  # blanks before a module-level line are insignificant
+                    self.pending = self.trim_start(ln, b)
+                    continue
             if not self.have_header:
                 self.error(lineno, 1, "expected 'HloModule' header", s)
                 continue
@@ -739,7 +841,7 @@ class _ModuleParser:
             if "0" <= s[:1] <= "9":  # ASCII digits only (str.isdigit takes any Unicode digit)
                 self.table_row(s, lineno)
                 continue
-            hdr = _parse_comp_header(s)
+            hdr = _parse_comp_header(s) or _parse_comp_header(_strip_line_comment(s))
             if hdr is not None:
                 self.open_computation(hdr, lineno)
                 continue
@@ -747,6 +849,122 @@ class _ModuleParser:
         if self.comp_row is not None:
             self.error(n, 1, "file ends inside a computation", "")
             self.finish_computation(closed=False)
+
+    @staticmethod
+    def starts_module_item(s: str) -> bool:
+        return (s.startswith("HloModule ") or "0" <= s[:1] <= "9" or s in _TABLE_NAMES
+                or _parse_comp_header(s) is not None
+                or _parse_comp_header(_strip_line_comment(s)) is not None)
+
+    # ------------------------------------------------------------------ general grammar
+
+    def whole(self) -> str:
+        """The whole file as one string ("surrogateescape": one character per undecodable
+        byte), and the position of every line in it."""
+        if self.f is None:
+            if self.data is not None:
+                self.f = bytes(self.data).decode("utf-8", "surrogateescape")
+            else:
+                self.f = "\n".join(s if s is not None else "" for s in self.lines)
+            starts = [0]
+            f = self.f
+            p = f.find("\n")
+            while p >= 0 and len(starts) < len(self.lines):
+                starts.append(p + 1)
+                p = f.find("\n", p + 1)
+            self.fstarts = starts
+        return self.f
+
+    def fpos(self, ln: _Line) -> int:
+        if ln.fpos is None:
+            self.whole()
+            ln.fpos = self.fstarts[ln.no - 1]
+        return ln.fpos
+
+    def line_end(self, no: int) -> int:
+        """Position in the whole string just past line ``no``'s text (its final CR excluded)."""
+        f = self.whole()
+        e = self.fstarts[no] - 1 if no < len(self.fstarts) else len(f)
+        if no < len(self.fstarts) and e > 0 and f[e - 1] == "\r":
+            e -= 1
+        elif no >= len(self.fstarts) and f.endswith("\n"):
+            e -= 1
+            if e > 0 and f[e - 1] == "\r":
+                e -= 1
+        return e
+
+    def at(self, no: int, pos: int) -> _Line:
+        """The rest of line ``no`` from position ``pos`` of the whole string."""
+        f = self.whole()
+        start = self.fstarts[no - 1]
+        off = self.offsets[no - 1] + len(f[start:pos].encode("utf-8", "surrogateescape"))
+        return _Line(no, off, f[pos:self.line_end(no)], pos)
+
+    def trim_start(self, ln: _Line, b: int) -> _Line:
+        return _Line(ln.no, ln.offset + len(ln.text[:b].encode("utf-8", "surrogateescape")), ln.text[b:],
+                     None if ln.fpos is None and b == 0 else self.fpos(ln) + b)
+
+    def error_pos(self, pos: int, msg: str) -> None:
+        import bisect
+
+        f = self.whole()
+        k = bisect.bisect_right(self.fstarts, pos) - 1
+        start = self.fstarts[k]
+        col = len(f[start:pos].encode("utf-8", "surrogateescape")) + 1
+        text = self.lines[k] if k < len(self.lines) and self.lines[k] is not None else ""
+        self.error(k + 1, col, msg, text)
+
+    def leading_trivia(self, ln: _Line) -> _Line | None:
+        s = ln.text
+        i = _blanks(s)
+        if i < len(s) and s[i] != "/":
+            return ln
+        f = self.whole()
+        try:
+            pos = _g_skip_trivia(f, self.fpos(ln) + i, in_line=True)
+        except _GenError as e:
+            self.error_pos(e.pos, e.msg)
+            self.i = len(self.lines)
+            return None
+        return self.resume(ln, pos)
+
+    def resume(self, ln: _Line, pos: int) -> _Line | None:
+        no = ln.no
+        while pos > self.line_end(no):
+            if self.i >= len(self.lines):
+                return None
+            self.i += 1
+            no = self.i
+        end = self.line_end(no)
+        pos = max(pos, self.fstarts[no - 1] if no != ln.no else self.fpos(ln))
+        if pos >= end:
+            return None
+        return self.at(no, pos)
+
+    def general(self, ln: _Line) -> None:
+        f = self.whole()
+        start = self.fpos(ln)
+        try:
+            row, end = _general_instruction(f, start)
+        except _GenError as e:
+            self.error_pos(e.pos, e.msg)
+            no = ln.no
+            while e.pos > self.line_end(no) and self.i < len(self.lines):
+                self.i += 1
+                no = self.i
+            return
+        no = ln.no
+        bad = False
+        while end > self.line_end(no) and self.i < len(self.lines):
+            self.i += 1
+            no = self.i
+            bad |= self.lines[no - 1] is None
+        if bad:
+            self.error(ln.no, 1, "instruction runs into a line that is not valid (see its error)", ln.text)
+        else:
+            self.emit(row, f, start, ln)
+        if end < self.line_end(no):
+            self.pending = self.at(no, end)
 
     # ------------------------------------------------------------------ header and tables
 
@@ -871,6 +1089,8 @@ class _ModuleParser:
 
     def close_computation(self, s: str, lineno: int) -> None:
         m = _COMP_CLOSE_RE.match(s)
+        if m is not None and not (m.group(2) == "" or _trivia_only(m.group(2))):
+            m = None
         if m is None:
             self.error(lineno, 1, "bad computation end", s)
             return
@@ -885,31 +1105,88 @@ class _ModuleParser:
 
     # ------------------------------------------------------------------ instructions
 
-    def instruction(self, s: str, lineno: int, i: int) -> int:
+    def instruction(self, ln: _Line) -> None:
+        s, lineno = ln.text, ln.no
         text = s
         if "constant(" in s and _needs_continuation(s):
-            joined = self.join_constant(s, i)
+            joined = self.join_constant(s, self.i)
             if joined is None:
                 self.error(lineno, 1, "constant literal not closed before end of file", s)
-                return len(self.lines)
-            text, i = joined
+                self.i = len(self.lines)
+                return
+            text, self.i = joined
+            row = parse_instruction(text)
+            if row is None:
+                self.error(lineno, 1, "cannot parse instruction", s)
+                return
+            self.emit(row, text, 0, ln)
+            return
         row = parse_instruction(text)
-        if row is None:
-            self.error(lineno, 1, "cannot parse instruction", s)
-            return i
+        # trailing blanks or a ',' continue into the general grammar (a next line may start
+        # with ',': XLA reads line breaks as blanks)
+        if row is not None and not s.endswith((" ", "\t")) and not self.next_starts_with_comma(ln):
+            self.emit(row, text, 0, ln)
+            return
+        rest = self.leading_trivia(ln)
+        if rest is None:
+            return
+        if rest.offset != ln.offset:
+            self.pending = rest
+            return
+        b = _blanks(rest.text)
+        if rest.text[b:b + 1] == "}":
+            self.close_computation(rest.text[b:], rest.no)
+            return
+        self.general(rest)
+
+    def next_starts_with_comma(self, ln: _Line) -> bool:
+        """The next token after the line (blanks, line breaks, comments skipped) is a ',' on a
+        later line."""
+        k = self.i  # index of the next line
+        # fast answers without building the whole-file string: the next line decides
+        while k < len(self.lines):
+            t = self.lines[k]
+            if t is None:
+                break
+            u = t.lstrip(" \t")
+            if u == "":
+                k += 1
+                continue
+            if u.startswith("/"):
+                break
+            return u.startswith(",")
+        else:
+            return False
+        f = self.whole()
+        e = self.line_end(ln.no) if ln.fpos is None else ln.fpos + len(ln.text)
+        try:
+            q = _g_skip_trivia(f, e)
+        except _GenError:
+            return False
+        return f[q:q + 1] == "," and "\n" in f[e:q]
+
+    def emit(self, row: dict[str, Any], text: str, base: int, ln: _Line) -> None:
+        lineno = ln.no
         at = row.pop("number_error")
         if at is not None:
             # a metadata number out of range: an error at its line and column, no row
-            nl = text.rfind("\n", 0, at)
-            no = lineno + text.count("\n", 0, at)
-            end = text.find("\n", at)
-            line_text = text[nl + 1:end if end >= 0 else len(text)]
-            col = len(text[nl + 1:at].encode("utf-8")) + 1
+            nl = text.rfind("\n", base, at)
+            no = lineno + text.count("\n", base, at)
+            if nl < 0:
+                nl = base - 1
+                line_text = ln.text
+                col = len(text[base:at].encode("utf-8")) + 1
+            else:
+                end = text.find("\n", at)
+                line_text = text[nl + 1:end if end >= 0 else len(text)]
+                if line_text.endswith("\r"):
+                    line_text = line_text[:-1]
+                col = len(text[nl + 1:at].encode("utf-8")) + 1
             self.error(no, col, f"metadata number is out of range (at most {I64_MAX})", line_text)
-            return i
+            return
         if row["is_root"]:
             if self.comp_has_root:
-                self.error(lineno, 3, "second ROOT in computation", s)
+                self.error(lineno, 3, "second ROOT in computation", ln.text)
             self.comp_has_root = True
         self.resolve_source(row)
         row.pop("attribute_map")
@@ -918,7 +1195,7 @@ class _ModuleParser:
         row["computation_id"] = self.comp_row["computation_id"]
         row["instruction_id"] = self.instruction_id
         row["line"] = lineno
-        row["offset"] = self.offsets[lineno - 1]
+        row["offset"] = ln.offset
         self.instruction_id += 1
         self.ctx.add("instructions", row)
         if row["opcode"] == "custom-call":
@@ -926,7 +1203,6 @@ class _ModuleParser:
             info.update(instruction_id=row["instruction_id"], name=row["name"],
                         target=row["custom_call_target"] or "")
             self.ctx.add("custom_calls", info)
-        return i
 
     def join_constant(self, s: str, i: int) -> tuple[str, int] | None:
         text = s
@@ -980,3 +1256,269 @@ def _balanced(text: str) -> bool:
         else:
             i += 1
     return depth <= 0
+
+
+# ----------------------------------------------------------------------------- general grammar
+#
+# What XLA's lexer/parser accept (hlo_lexer.cc LexToken, hlo_parser.cc ParseInstruction /
+# ParseInstructionRhs / ParseAttributes) for instructions the one-line fast path leaves alone:
+# blanks (space, tab, CR, LF) and comments between any tokens, so an instruction may continue
+# over lines; a missing result shape (shape ""); errors with a position and what was expected.
+# Mirrors src/hlo/general.rs line for line. ``f`` is the whole file decoded with
+# "surrogateescape", so that one character stands for one byte where it matters (positions of
+# errors) and a line that is not UTF-8 keeps its length.
+
+
+class _GenError(Exception):
+    def __init__(self, pos: int, msg: str) -> None:
+        super().__init__(msg)
+        self.pos = pos
+        self.msg = msg
+
+
+_BLANKS = " \t\r\n"
+_ALNUM = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
+_LOWER = frozenset("abcdefghijklmnopqrstuvwxyz")
+_NAME_CHARS = _ALNUM | frozenset("_.-")
+_GSTR_RE = re.compile('["\\\\\x00]')
+
+
+def _g_skip_trivia(f: str, i: int, in_line: bool = False) -> int:
+    n = len(f)
+    while i < n:
+        c = f[i]
+        if c == "\n" and in_line:
+            break
+        if c in _BLANKS:
+            i += 1
+        elif f.startswith("//", i):
+            j = f.find("\n", i)
+            i = n if j < 0 else j
+        elif f.startswith("/*", i):
+            j = f.find("*/", i + 2)
+            if j < 0:
+                raise _GenError(i, "unterminated comment: '/*' without '*/'")
+            i = j + 2
+        else:
+            break
+    return i
+
+
+def _g_what(f: str, i: int) -> str:
+    if i >= len(f):
+        return "end of file"
+    c = f[i]
+    if c == "\0":
+        return "a NUL byte"
+    if c == "\n":
+        return "end of line"
+    if " " <= c <= "~":
+        return f"'{c}'"
+    return "byte 0x%02x" % c.encode("utf-8", "surrogateescape")[0]
+
+
+def _g_expected(f: str, i: int, what: str) -> _GenError:
+    return _GenError(i, f"expected {what}, found {_g_what(f, i)}")
+
+
+def _g_group_end(f: str, i: int, shape: bool) -> int:
+    stack: list[tuple[str, int]] = []
+    k = i
+    n = len(f)
+    while True:
+        if k >= n:
+            open_, at = stack[-1]
+            raise _GenError(at, f"'{open_}' is not closed before the end of the file")
+        c = f[k]
+        if c in "([{":
+            stack.append((c, k))
+            k += 1
+        elif c in ")]}":
+            open_, _ = stack.pop()
+            want = ")]}"["([{".index(open_)]
+            if c != want:
+                raise _g_expected(f, k, f"'{want}'")
+            k += 1
+            if not stack:
+                return k
+        elif c == "/" and f[k + 1:k + 2] in ("*", "/"):
+            k = _g_skip_trivia(f, k)
+        elif c == '"' and not shape:
+            k = _g_string_end(f, k)
+        elif c == "\0":
+            raise _GenError(k, "unexpected NUL byte")
+        elif shape and not (c in _SHAPE_PLAIN or c in _BLANKS):
+            raise _GenError(k, f"unexpected {_g_what(f, k)} in a shape")
+        else:
+            k += 1
+
+
+def _g_string_end(f: str, i: int) -> int:
+    k = i + 1
+    n = len(f)
+    while True:
+        m = _GSTR_RE.search(f, k)
+        if m is None:
+            raise _GenError(i, "unterminated string")
+        at = m.start()
+        c = f[at]
+        if c == '"':
+            return at + 1
+        if c == "\0":
+            raise _GenError(at, "unexpected NUL byte")
+        if at + 1 >= n:
+            raise _GenError(i, "unterminated string")
+        k = at + 2
+
+
+def _g_alnum_end(f: str, i: int) -> int:
+    while i < len(f) and f[i] in _ALNUM:
+        i += 1
+    return i
+
+
+def _g_shape_end(f: str, i: int) -> int:
+    if f[i] == "(":
+        return _g_group_end(f, i, True)
+    e = _g_alnum_end(f, i)
+    if f[i:e] == "b" and f[e:e + 1] == "(":
+        return _g_group_end(f, e, True)
+    p = _g_skip_trivia(f, e)
+    if f[p:p + 1] != "[":
+        raise _g_expected(f, p, "'[' after the element type")
+    j = _g_group_end(f, p, True)
+    q = _g_skip_trivia(f, j)
+    if f[q:q + 1] == "{":
+        return _g_group_end(f, q, True)
+    return j
+
+
+def _g_starts_shape(f: str, i: int) -> bool:
+    c = f[i:i + 1]
+    if c == "(":
+        return True
+    if c == "" or c not in _LOWER:
+        return False
+    e = _g_alnum_end(f, i)
+    if f[i:e] == "b" and f[e:e + 1] == "(":
+        return True
+    p = _g_skip_trivia(f, e)
+    return f[p:p + 1] == "["
+
+
+def _general_instruction(f: str, start: int) -> tuple[dict[str, Any], int]:
+    """One instruction starting at ``start`` (blanks or comments may come first): (row, position
+    just past its last token). Raises _GenError."""
+    p = _g_skip_trivia(f, start)
+    is_root = False
+    if f.startswith("ROOT", p) and not (f[p + 4:p + 5] != "" and f[p + 4] in _NAME_CHARS):
+        q = _g_skip_trivia(f, p + 4)
+        if f[q:q + 1] != "=":
+            is_root = True
+            p = q
+    percent = f[p:p + 1] == "%"
+    na = p + (1 if percent else 0)
+    m = _NAME_RE.match(f, na)
+    if m is None:
+        raise _g_expected(f, na, "an instruction name")
+    nb = m.end()
+    if not percent and f[nb:nb + 1] == "=":
+        raise _g_expected(f, nb, "a blank between the instruction name and '='")
+    p = _g_skip_trivia(f, nb)
+    if f[p:p + 1] != "=":
+        raise _g_expected(f, p, "'=' after the instruction name")
+    p = _g_skip_trivia(f, p + 1)
+    if _g_starts_shape(f, p):
+        e = _g_shape_end(f, p)
+        shape = (p, e)
+        p = _g_skip_trivia(f, e)
+    else:
+        shape = (p, p)
+    om = _OPCODE_RE.match(f, p)
+    if om is None:
+        raise _g_expected(f, p, "a shape or an opcode" if shape[0] == shape[1] else "an opcode after the shape")
+    opcode = (p, om.end())
+    p = _g_skip_trivia(f, om.end())
+    if f[p:p + 1] != "(":
+        raise _g_expected(f, p, "'(' after the opcode")
+    close = _g_group_end(f, p, False)
+    operands = (p + 1, close - 1)
+    spans: list[tuple[str, int, int]] = []
+    end = close
+    err = None
+    try:
+        end = _g_attributes(f, close, spans)
+    except _GenError as e:
+        err = e
+    attributes = (spans[0][3], spans[-1][2]) if spans else (end, end)
+    if err is not None:
+        raise err
+    try:
+        row = _finish(f, is_root, f[na:nb], f[shape[0]:shape[1]], f[opcode[0]:opcode[1]],
+                      f[operands[0]:operands[1]], f[attributes[0]:attributes[1]],
+                      [(k, a, b) for k, a, b, _ in spans])
+    except ScanError as e:
+        raise _GenError(attributes[0], f"bad attribute value: {e}") from None
+    if row is None:
+        raise _GenError(start, "cannot parse instruction")
+    return row, end
+
+
+def _g_attributes(f: str, end: int, out: list) -> int:
+    q = _g_skip_trivia(f, end)
+    while f[q:q + 1] == ",":
+        k = _g_skip_trivia(f, q + 1)
+        m = _KEY_EQ_RE.match(f, k)
+        if m is None:
+            raise _g_expected(f, k, "an attribute name (KEY=) after ','")
+        eq = m.end() - 1
+        v = _g_skip_trivia(f, eq + 1)
+        vend, nxt = _g_value_end(f, v)
+        if vend == v:
+            raise _g_expected(f, v, f"a value after '{f[k:eq]}='")
+        out.append((f[k:eq], v, vend, k))
+        end = vend
+        if nxt is None:
+            return end
+        q = nxt
+    return end
+
+
+def _g_value_end(f: str, v: int) -> tuple[int, int | None]:
+    last = v
+    k = v
+    n = len(f)
+    while True:
+        if k >= n:
+            return last, None
+        c = f[k]
+        if c in " \t\r":
+            k += 1
+        elif c == "/" and f[k + 1:k + 2] in ("*", "/"):
+            k = _g_skip_trivia(f, k, in_line=True)
+        elif c == "\n":
+            q = _g_skip_trivia(f, k)
+            if f[q:q + 1] != ",":
+                return last, None
+            k = q
+        elif c == ",":
+            q = _g_skip_trivia(f, k + 1)
+            if _KEY_EQ_RE.match(f, q):
+                return last, k
+            if q >= n or f[q] in ")]},":
+                raise _g_expected(f, q, "an attribute name (KEY=) after ','")
+            k += 1
+            last = k
+        elif c in "([{":
+            k = _g_group_end(f, k, False)
+            last = k
+        elif c in ")]}":
+            return last, None
+        elif c == '"':
+            k = _g_string_end(f, k)
+            last = k
+        elif c == "\0":
+            raise _GenError(k, "unexpected NUL byte")
+        else:
+            k += 1
+            last = k

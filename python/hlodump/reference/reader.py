@@ -73,25 +73,39 @@ class FileContext:
         )
 
 
-def split_lines(data: bytes, ctx: FileContext) -> list[str | None]:
-    """Split ``data`` into lines: LF separated, one trailing CR removed, decoded as UTF-8.
+LONE_CR = "lone CR (a carriage return not followed by a line feed)"
 
-    A line that is not valid UTF-8 is reported at its first bad byte and becomes ``None``
+
+def split_lines(data: bytes, ctx: FileContext) -> list[str | None]:
+    """Split ``data`` into lines: LF separated, one CR before the LF removed, decoded as UTF-8.
+
+    A line that is not valid UTF-8 or holds a lone CR (a CR not followed by LF; also a CR that
+    ends a file without a final LF) is reported at its first such byte and becomes ``None``
     (parsers skip ``None`` lines). A final line without a newline counts; an empty last piece
     after the final newline does not.
     """
     parts = data.split(b"\n")
     if parts and parts[-1] == b"":
         parts.pop()
+    last_open = not data.endswith(b"\n")
     out: list[str | None] = []
     for i, raw in enumerate(parts, start=1):
-        if raw.endswith(b"\r"):
+        if raw.endswith(b"\r") and not (last_open and i == len(parts)):
             raw = raw[:-1]
+        cr = raw.find(b"\r")
         try:
-            out.append(raw.decode("utf-8"))
+            text = raw.decode("utf-8")
         except UnicodeDecodeError as e:
-            ctx.error(i, e.start + 1, "invalid UTF-8", raw.decode("utf-8", "replace"))
+            if cr < 0 or e.start < cr:
+                ctx.error(i, e.start + 1, "invalid UTF-8", raw.decode("utf-8", "replace"))
+                out.append(None)
+                continue
+            text = raw.decode("utf-8", "replace")
+        if cr >= 0:
+            ctx.error(i, cr + 1, LONE_CR, text)
             out.append(None)
+            continue
+        out.append(text)
     return out
 
 
