@@ -318,40 +318,7 @@ impl<'t, 'c> Parser<'t, 'c> {
     fn allocation_line(&mut self, no: u64, text: &'c [u8]) -> R<()> {
         self.allocation = None;
         self.allocation_broken = true;
-        if !text.ends_with(b":") {
-            return bad(text.len(), "expected ':' at the end of the allocation line");
-        }
-        let flags_end = text.len() - 1;
-        let mut cur = Cur {
-            t: text,
-            pos: 0,
-            stop: flags_end,
-        };
-        cur.expect("allocation ", "")?;
-        let index = cur.uint("the allocation index", I64_MAX)? as i64;
-        cur.expect(": size ", "")?;
-        let size = cur.uint("the size in bytes", I64_MAX)? as i64;
-        let flags_start = cur.pos;
-        let mut f = Flags::default();
-        let mut seen: u32 = 0;
-        while !cur.at_end() {
-            cur.expect(", ", "between allocation flags")?;
-            let start = cur.pos;
-            let flag = allocation_flag(&mut cur, &mut f)?;
-            if seen & (1 << flag as u32) != 0 {
-                return bad(
-                    start,
-                    format!("flag {:?} printed twice", FLAG_NAMES[flag as usize]),
-                );
-            }
-            seen |= 1 << flag as u32;
-            if !cur.at_end() && !text[cur.pos..].starts_with(b", ") {
-                return bad(
-                    cur.pos,
-                    "expected ', ' or the final ':' after an allocation flag",
-                );
-            }
-        }
+        let AllocationLine { index, size, flags: f, flags_text } = allocation_line(text, 0, SizeForm::Bytes)?;
         let src = self.ctx.src;
         let a = &mut self.t.allocations;
         a.file_id.push(self.ctx.file_id);
@@ -368,7 +335,7 @@ impl<'t, 'c> Parser<'t, 'c> {
         a.parameter_shape_index
             .push_opt(&src, f.parameter.map(|p| p.2));
         a.output_shape.push_opt(&src, f.output_shape);
-        a.flags.push(&src, &text[flags_start..flags_end]);
+        a.flags.push(&src, flags_text);
         a.line.push(no as i64);
         self.allocation = Some(index);
         self.allocation_broken = false;
@@ -418,11 +385,7 @@ impl<'t, 'c> Parser<'t, 'c> {
     fn total_line(&mut self, no: u64, text: &[u8]) -> R<()> {
         let mut cur = Cur::new(text, 0);
         cur.expect("Total bytes used: ", "")?;
-        let total = cur.uint("the total in bytes", I64_MAX)? as i64;
-        cur.expect(" (", "")?;
-        cur.human("the rounded total")?;
-        cur.expect(")", "")?;
-        cur.end("the total line")?;
+        let total = cur.bytes_and_human("the total line")?;
         self.total("buffer_assignment", "total_bytes_used", None, total, no);
         Ok(())
     }
@@ -791,7 +754,7 @@ pub(crate) struct Flags<'a> {
     pub preallocated_temp: bool,
 }
 
-pub(crate) const FLAG_NAMES: [&str; 7] = [
+const FLAG_NAMES: [&str; 7] = [
     "color",
     "parameter",
     "output",
@@ -801,8 +764,59 @@ pub(crate) const FLAG_NAMES: [&str; 7] = [
     "preallocated-temp",
 ];
 
+/// How an allocation line prints its size: bytes (buffer-assignment file) or
+/// `HumanReadableNumBytes` (memory-usage report).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SizeForm {
+    Bytes,
+    Human,
+}
+
+/// An allocation line, `allocation N: size S[, FLAG…]:` (§2.2), read from byte `start`.
+pub(crate) struct AllocationLine<'a> {
+    pub index: i64,
+    pub size: i64,
+    pub flags: Flags<'a>,
+    /// The raw text after the size, without the final ':' (`allocations.flags`).
+    pub flags_text: &'a [u8],
+}
+
+/// `BufferAllocation::ToShortString`: the one grammar of allocation lines, for the
+/// buffer-assignment file and the memory-usage report alike.
+pub(crate) fn allocation_line(text: &[u8], start: usize, size_form: SizeForm) -> R<AllocationLine<'_>> {
+    if !text.ends_with(b":") {
+        return bad(text.len(), "expected ':' at the end of the allocation line");
+    }
+    let flags_end = text.len() - 1;
+    let mut cur = Cur { t: text, pos: start, stop: flags_end };
+    cur.expect("allocation ", "")?;
+    let index = cur.uint("the allocation index", I64_MAX)? as i64;
+    cur.expect(": size ", "")?;
+    let size = match size_form {
+        SizeForm::Bytes => cur.uint("the size in bytes", I64_MAX)? as i64,
+        SizeForm::Human => cur.human("the size")?,
+    };
+    let flags_start = cur.pos;
+    let mut f = Flags::default();
+    let mut seen: u32 = 0;
+    while !cur.at_end() {
+        cur.expect(", ", "between allocation flags")?;
+        let at = cur.pos;
+        let flag = allocation_flag(&mut cur, &mut f)?;
+        if seen & (1 << flag as u32) != 0 {
+            return bad(at, format!("flag {:?} printed twice", FLAG_NAMES[flag]));
+        }
+        seen |= 1 << flag as u32;
+        // A flag ends at the next ", " or at the final ':' ("constant-x" is not "constant").
+        if !cur.at_end() && !text[cur.pos..].starts_with(b", ") {
+            return bad(cur.pos, "expected ', ' or the final ':' after an allocation flag");
+        }
+    }
+    Ok(AllocationLine { index, size, flags: f, flags_text: &text[flags_start..flags_end] })
+}
+
 /// One flag (§2.2): fills `f`, returns its index in `FLAG_NAMES`.
-pub(crate) fn allocation_flag<'a>(cur: &mut Cur<'a>, f: &mut Flags<'a>) -> R<usize> {
+fn allocation_flag<'a>(cur: &mut Cur<'a>, f: &mut Flags<'a>) -> R<usize> {
     if cur.accept("color ") {
         f.color = cur.uint("the color", I32_MAX)? as i32;
         return Ok(0);

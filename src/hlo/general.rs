@@ -29,30 +29,19 @@ pub fn is_blank(b: u8) -> bool {
 
 /// Past the blanks and comments at `i` (line breaks included). An unterminated `/*` is an error
 /// at its start.
-pub fn skip_trivia(f: &[u8], mut i: usize) -> Result<usize, GenError> {
-    while i < f.len() {
-        let b = f[i];
-        if is_blank(b) {
-            i += 1;
-        } else if b == b'/' && f.get(i + 1) == Some(&b'/') {
-            i = memchr::memchr(b'\n', &f[i..]).map_or(f.len(), |p| i + p);
-        } else if b == b'/' && f.get(i + 1) == Some(&b'*') {
-            match memchr::memmem::find(&f[i + 2..], b"*/") {
-                Some(p) => i = i + 2 + p + 2,
-                None => return Err((i, "unterminated comment: '/*' without '*/'".into())),
-            }
-        } else {
-            break;
-        }
-    }
-    Ok(i)
+pub fn skip_trivia(f: &[u8], i: usize) -> Result<usize, GenError> {
+    skip(f, i, false)
 }
 
 /// Like `skip_trivia`, but stops at a line break that is not inside a `/* … */` comment.
-pub fn skip_trivia_in_line(f: &[u8], mut i: usize) -> Result<usize, GenError> {
+pub fn skip_trivia_in_line(f: &[u8], i: usize) -> Result<usize, GenError> {
+    skip(f, i, true)
+}
+
+fn skip(f: &[u8], mut i: usize, stop_at_line_break: bool) -> Result<usize, GenError> {
     while i < f.len() {
         let b = f[i];
-        if b == b'\n' {
+        if stop_at_line_break && b == b'\n' {
             break;
         }
         if is_blank(b) {

@@ -277,6 +277,17 @@ impl<'a> Cur<'a> {
         }
     }
 
+    /// `N (H)` to the end of the line: a byte count and its rounded human-readable form, as
+    /// XLA prints totals (`Total bytes used: 3225152 (3.08MiB)`). Returns N.
+    pub fn bytes_and_human(&mut self, what: &str) -> R<i64> {
+        let total = self.uint("the total in bytes", I64_MAX)? as i64;
+        self.expect(" (", "")?;
+        self.human("the rounded total")?;
+        self.expect(")", "")?;
+        self.end(what)?;
+        Ok(total)
+    }
+
     pub fn spaces(&mut self) {
         while self.pos < self.stop && self.t[self.pos] == b' ' {
             self.pos += 1;

@@ -21,7 +21,7 @@
 
 mod proto;
 
-use crate::buffer_assignment::{allocation_flag, Flags, FLAG_NAMES};
+use crate::buffer_assignment::{allocation_line, AllocationLine, SizeForm};
 use crate::error::{FileCtx, Result};
 use crate::lex::{bad, feed, report_bad_utf8, Cur, LineGrammar, I32_MAX, I64_MAX, R};
 use crate::lines::Lines;
@@ -130,12 +130,7 @@ impl<'t, 'c> Parser<'t, 'c> {
     fn section_header(&mut self, no: u64, text: &'c [u8]) -> R<bool> {
         if text.starts_with(b"Total bytes used: ") {
             self.layout = Layout::Idle;
-            let mut cur = Cur::new(text, b"Total bytes used: ".len());
-            let total = cur.uint("the total in bytes", I64_MAX)? as i64;
-            cur.expect(" (", "")?;
-            cur.human("the rounded total")?;
-            cur.expect(")", "")?;
-            cur.end("the total line")?;
+            let total = Cur::new(text, b"Total bytes used: ".len()).bytes_and_human("the total line")?;
             self.total("total_bytes_used", None, total, no);
         } else if text == b"Allocations sorted by size:" {
             self.layout = Layout::List { sub: ListSub::Header, rank: 0 };
@@ -182,12 +177,7 @@ impl<'t, 'c> Parser<'t, 'c> {
     fn space_line(&mut self, no: u64, text: &'c [u8]) -> R<()> {
         let Layout::Space { name, color, tables, sub } = self.layout else { unreachable!() };
         if text.starts_with(b"Total bytes: ") {
-            let mut cur = Cur::new(text, b"Total bytes: ".len());
-            let total = cur.uint("the total in bytes", I64_MAX)? as i64;
-            cur.expect(" (", "")?;
-            cur.human("the rounded total")?;
-            cur.expect(")", "")?;
-            cur.end("the total line")?;
+            let total = Cur::new(text, b"Total bytes: ".len()).bytes_and_human("the total line")?;
             self.total("total_bytes", Some(color), total, no);
             return Ok(());
         }
@@ -215,12 +205,7 @@ impl<'t, 'c> Parser<'t, 'c> {
                 return bad(0, "'The rest N values …' outside an allocation table");
             }
             let color = row.color;
-            let mut cur = Cur::new(text, body + b"The rest ".len());
-            let rest = cur.uint("the number of values not shown", I64_MAX)? as i64;
-            cur.expect(" values are less than ", "")?;
-            let percent = cur.uint("the percentage", I64_MAX)? as i64;
-            cur.expect("% of the total size and not shown.", "")?;
-            cur.end("the cut-off line")?;
+            let (rest, percent) = rest_line(text, body, "values")?;
             self.total("rest_values", color, rest, no);
             self.total("rest_percent", color, percent, no);
             return Ok((tables, TableSub::Cut));
@@ -233,12 +218,7 @@ impl<'t, 'c> Parser<'t, 'c> {
     }
 
     fn group_row(&mut self, no: u64, text: &'c [u8], row: GroupRow<'c>) -> R<()> {
-        let mut cur = Cur::new(text, skip_ws(text));
-        let cumulative = cur.human("the cumulative size")?;
-        cur.expect("(", "")?;
-        let percent = percentage(&mut cur)?;
-        cur.expect("%); ", "")?;
-        cur.spaces();
+        let (mut cur, cumulative, percent) = cumulative_prefix(text)?;
         let size = cur.human("the size")?;
         cur.expect("; ", "")?;
         cur.spaces();
@@ -287,12 +267,7 @@ impl<'t, 'c> Parser<'t, 'c> {
             }
             ListSub::Rows if text.starts_with(b"The rest ") => {
                 // `The rest N allocations are less than P% of the total size and not shown.`
-                let mut cur = Cur::new(text, b"The rest ".len());
-                let rest = cur.uint("the number of allocations not shown", I64_MAX)? as i64;
-                cur.expect(" allocations are less than ", "")?;
-                let percent = cur.uint("the percentage", I64_MAX)? as i64;
-                cur.expect("% of the total size and not shown.", "")?;
-                cur.end("the cut-off line")?;
+                let (rest, percent) = rest_line(text, 0, "allocations")?;
                 self.total("rest_allocations", None, rest, no);
                 self.total("rest_percent", None, percent, no);
                 self.layout = Layout::Idle;
@@ -307,15 +282,10 @@ impl<'t, 'c> Parser<'t, 'c> {
 
     /// `   1.17MiB( 38%);    1.90MiB; allocation 528: size 1.17MiB, preallocated-temp:`
     fn list_row(&mut self, no: u64, text: &'c [u8], rank: i32) -> R<()> {
-        let mut cur = Cur::new(text, skip_ws(text));
-        let cumulative = cur.human("the cumulative size")?;
-        cur.expect("(", "")?;
-        let percent = percentage(&mut cur)?;
-        cur.expect("%); ", "")?;
-        cur.spaces();
+        let (mut cur, cumulative, percent) = cumulative_prefix(text)?;
         let remaining = cur.human("the bytes remaining (total_size - cumulative_size)")?;
         cur.expect("; ", "")?;
-        let line = allocation_line(text, cur.pos)?;
+        let line = allocation_line(text, cur.pos, SizeForm::Human)?;
         self.allocation_row(no, rank, &line, Some(cumulative), percent, Some(remaining));
         Ok(())
     }
@@ -325,7 +295,7 @@ impl<'t, 'c> Parser<'t, 'c> {
         let t = &mut self.t.memory_report;
         t.file_id.push(self.ctx.file_id);
         t.memory_space.push_null();
-        t.color.push(Some(a.color));
+        t.color.push(Some(a.flags.color));
         t.table.push(rank);
         t.allocation.push(Some(a.index));
         t.cumulative_bytes.push(cumulative);
@@ -336,7 +306,7 @@ impl<'t, 'c> Parser<'t, 'c> {
         t.shapes.push_null();
         t.row_kind.push("allocation");
         t.remaining_bytes.push(remaining);
-        t.flags.push(&src, a.flags);
+        t.flags.push(&src, a.flags_text);
         t.line.push(no as i64);
     }
 
@@ -347,8 +317,8 @@ impl<'t, 'c> Parser<'t, 'c> {
         if text.starts_with(b"allocation ") {
             // Unreadable: later table rows belong to no known allocation (and say so).
             self.layout = Layout::WithValues { allocation: None, tables, sub: TableSub::Outside };
-            let a = allocation_line(text, 0)?;
-            self.layout = Layout::WithValues { allocation: Some((a.index, a.color)), tables, sub: TableSub::Outside };
+            let a = allocation_line(text, 0, SizeForm::Human)?;
+            self.layout = Layout::WithValues { allocation: Some((a.index, a.flags.color)), tables, sub: TableSub::Outside };
             return Ok(());
         }
         let row = GroupRow { space: None, color: allocation.map(|a| a.1), table: tables - 1, allocation: allocation.map(|a| a.0) };
@@ -459,42 +429,28 @@ struct GroupRow<'c> {
     allocation: Option<i64>,
 }
 
-/// `allocation N: size H[, FLAG…]:` as the report prints it (`BufferAllocation::ToShortString`:
-/// the size human-readable, the flags as in the buffer-assignment file, §2.2).
-struct AllocationLine<'c> {
-    index: i64,
-    size: i64,
-    color: i32,
-    /// The raw text after the size, without the final ':' (as `allocations.flags`).
-    flags: &'c [u8],
+/// `R(HUMAN)(R3(PERCENT)%); ` after the indentation, which starts every row of the report's
+/// tables: (cursor after it and its padding, cumulative bytes, percent).
+fn cumulative_prefix(text: &[u8]) -> R<(Cur<'_>, i64, Option<i32>)> {
+    let mut cur = Cur::new(text, skip_ws(text));
+    let cumulative = cur.human("the cumulative size")?;
+    cur.expect("(", "")?;
+    let percent = percentage(&mut cur)?;
+    cur.expect("%); ", "")?;
+    cur.spaces();
+    Ok((cur, cumulative, percent))
 }
 
-fn allocation_line(text: &[u8], start: usize) -> R<AllocationLine<'_>> {
-    if !text.ends_with(b":") {
-        return bad(text.len(), "expected ':' at the end of the allocation line");
-    }
-    let flags_end = text.len() - 1;
-    let mut cur = Cur { t: text, pos: start, stop: flags_end };
-    cur.expect("allocation ", "")?;
-    let index = cur.uint("the allocation index", I64_MAX)? as i64;
-    cur.expect(": size ", "")?;
-    let size = cur.human("the size")?;
-    let flags_start = cur.pos;
-    let mut f = Flags::default();
-    let mut seen: u32 = 0;
-    while !cur.at_end() {
-        cur.expect(", ", "between allocation flags")?;
-        let at = cur.pos;
-        let flag = allocation_flag(&mut cur, &mut f)?;
-        if seen & (1 << flag as u32) != 0 {
-            return bad(at, format!("flag {:?} printed twice", FLAG_NAMES[flag]));
-        }
-        seen |= 1 << flag as u32;
-        if !cur.at_end() && !text[cur.pos..].starts_with(b", ") {
-            return bad(cur.pos, "expected ', ' or the final ':' after an allocation flag");
-        }
-    }
-    Ok(AllocationLine { index, size, color: f.color, flags: &text[flags_start..flags_end] })
+/// `The rest N WHAT are less than P% of the total size and not shown.` from `start`
+/// (WHAT: `allocations` under the allocation list, `values` under an offset table).
+fn rest_line(text: &[u8], start: usize, what: &str) -> R<(i64, i64)> {
+    let mut cur = Cur::new(text, start + b"The rest ".len());
+    let rest = cur.uint(&format!("the number of {what} not shown"), I64_MAX)? as i64;
+    cur.expect(&format!(" {what} are less than "), "")?;
+    let percent = cur.uint("the percentage", I64_MAX)? as i64;
+    cur.expect("% of the total size and not shown.", "")?;
+    cur.end("the cut-off line")?;
+    Ok((rest, percent))
 }
 
 /// `%3.0f` of a percentage: digits, or `nan` / `-nan` when the total is 0 (None).

@@ -195,6 +195,16 @@ class _Cursor:
             raise _Bad(start, f"{what} is out of range (at most {I64_MAX} bytes)")
         return v
 
+    def bytes_and_human(self, what: str) -> int:
+        """``N (H)`` to the end: a byte count and its rounded human-readable form (XLA's
+        totals, e.g. ``Total bytes used: 3225152 (3.08MiB)``). Returns N."""
+        total = self.uint("the total in bytes")
+        self.expect(" (")
+        self.human("the rounded total")
+        self.expect(")")
+        self.end(what)
+        return total
+
     def spaces(self) -> None:
         while self.pos < self.stop and self.text[self.pos] == " ":
             self.pos += 1
@@ -336,35 +346,10 @@ class _Parser:
         # Until this line is read, the value lines that follow are checked but not kept.
         self.allocation = None
         self.allocation_broken = True
-        if not text.endswith(":"):
-            raise _Bad(len(text), "expected ':' at the end of the allocation line")
-        flags_end = len(text) - 1
-        cur = _Cursor(text, stop=flags_end)
-        cur.expect("allocation ")
-        index = cur.uint("the allocation index")
-        cur.expect(": size ")
-        size = cur.uint("the size in bytes")
-        flags_start = cur.pos
-        row: dict[str, Any] = {
-            "allocation": index, "size": size, "color": 0,
-            "is_thread_local": False, "is_constant": False, "is_maybe_live_out": False,
-            "is_preallocated_temp": False, "is_output": False, "parameter": None,
-            "parameter_shape": None, "parameter_shape_index": None, "output_shape": None,
-            "flags": text[flags_start:flags_end], "line": lineno,
-        }
-        seen: set[str] = set()
-        while not cur.at_end():
-            cur.expect(", ", "between allocation flags")
-            start = cur.pos
-            flag = self.allocation_flag(cur, row)
-            if flag in seen:
-                raise _Bad(start, f"flag {flag!r} printed twice")
-            seen.add(flag)
-            # A flag ends at the next ", " or at the final ':' ("constant-x" is not "constant").
-            if not cur.at_end() and not text.startswith(", ", cur.pos):
-                raise _Bad(cur.pos, "expected ', ' or the final ':' after an allocation flag")
+        row = allocation_line(text, 0, human_size=False)
+        row["line"] = lineno
         self.ctx.add("allocations", row)
-        self.allocation = index
+        self.allocation = row["allocation"]
         self.allocation_broken = False
 
     @staticmethod
@@ -427,11 +412,7 @@ class _Parser:
     def total_line(self, lineno: int, text: str) -> None:
         cur = _Cursor(text)
         cur.expect("Total bytes used: ")
-        total = cur.uint("the total in bytes")
-        cur.expect(" (")
-        cur.human("the rounded total")
-        cur.expect(")")
-        cur.end("the total line")
+        total = cur.bytes_and_human("the total line")
         self.total("buffer_assignment", "total_bytes_used", None, total, lineno)
 
     def total(self, section: str, key: str, color: int | None, value: int, lineno: int) -> None:
@@ -666,6 +647,40 @@ class _Parser:
 
     # ------------------------------------------------------------------ memory report (§2.8.1)
 # --------------------------------------------------------------------------- small grammars
+
+
+def allocation_line(text: str, start: int, human_size: bool) -> dict[str, Any]:
+    """``allocation N: size S[, FLAG…]:`` from ``start`` (§2.2; ``BufferAllocation::
+    ToShortString``), the one grammar for the buffer-assignment file (size in bytes) and the
+    memory-usage report (``human_size``). Returns an ``allocations`` row without ``line``."""
+    if not text.endswith(":"):
+        raise _Bad(len(text), "expected ':' at the end of the allocation line")
+    flags_end = len(text) - 1
+    cur = _Cursor(text, start, flags_end)
+    cur.expect("allocation ")
+    index = cur.uint("the allocation index")
+    cur.expect(": size ")
+    size = cur.human("the size") if human_size else cur.uint("the size in bytes")
+    flags_start = cur.pos
+    row: dict[str, Any] = {
+        "allocation": index, "size": size, "color": 0,
+        "is_thread_local": False, "is_constant": False, "is_maybe_live_out": False,
+        "is_preallocated_temp": False, "is_output": False, "parameter": None,
+        "parameter_shape": None, "parameter_shape_index": None, "output_shape": None,
+        "flags": text[flags_start:flags_end],
+    }
+    seen: set[str] = set()
+    while not cur.at_end():
+        cur.expect(", ", "between allocation flags")
+        at = cur.pos
+        flag = _Parser.allocation_flag(cur, row)
+        if flag in seen:
+            raise _Bad(at, f"flag {flag!r} printed twice")
+        seen.add(flag)
+        # A flag ends at the next ", " or at the final ':' ("constant-x" is not "constant").
+        if not cur.at_end() and not text.startswith(", ", cur.pos):
+            raise _Bad(cur.pos, "expected ', ' or the final ':' after an allocation flag")
+    return row
 
 
 def _bar_text(cur: _Cursor) -> str:

@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from .buffer_assignment import I32_MAX, I64_MAX, _Bad, _column, _Cursor, _Parser as _BAParser, _to_int
+from .buffer_assignment import I32_MAX, I64_MAX, _Bad, _column, _Cursor, _to_int, allocation_line
 
 __all__ = ["parse"]
 
@@ -43,29 +43,27 @@ def _percentage(cur: _Cursor) -> int | None:
     return cur.uint("the percentage", I32_MAX)
 
 
-def _allocation_line(text: str, start: int) -> dict[str, Any]:
-    """``allocation N: size H[, FLAG…]:`` (the size human-readable)."""
-    if not text.endswith(":"):
-        raise _Bad(len(text), "expected ':' at the end of the allocation line")
-    cur = _Cursor(text, start, len(text) - 1)
-    cur.expect("allocation ")
-    index = cur.uint("the allocation index")
-    cur.expect(": size ")
-    size = cur.human("the size")
-    flags_start = cur.pos
-    row: dict[str, Any] = {"color": 0}
-    seen: set[str] = set()
-    while not cur.at_end():
-        cur.expect(", ", "between allocation flags")
-        at = cur.pos
-        flag = _BAParser.allocation_flag(cur, row)
-        if flag in seen:
-            raise _Bad(at, f"flag {flag!r} printed twice")
-        seen.add(flag)
-        if not cur.at_end() and not text.startswith(", ", cur.pos):
-            raise _Bad(cur.pos, "expected ', ' or the final ':' after an allocation flag")
-    return {"index": index, "size": size, "color": row["color"],
-            "flags": text[flags_start:len(text) - 1]}
+def _cumulative_prefix(text: str) -> tuple[_Cursor, int, int | None]:
+    """``R(HUMAN)(R3(PERCENT)%); `` after the indentation, which starts every table row:
+    (cursor after it and its padding, cumulative bytes, percent)."""
+    cur = _Cursor(text, _ws(text))
+    cumulative = cur.human("the cumulative size")
+    cur.expect("(")
+    percent = _percentage(cur)
+    cur.expect("%); ")
+    cur.spaces()
+    return cur, cumulative, percent
+
+
+def _rest_line(text: str, start: int, what: str) -> tuple[int, int]:
+    """``The rest N WHAT are less than P% of the total size and not shown.`` from ``start``."""
+    cur = _Cursor(text, start + len("The rest "))
+    rest = cur.uint(f"the number of {what} not shown")
+    cur.expect(f" {what} are less than ")
+    percent = cur.uint("the percentage")
+    cur.expect("% of the total size and not shown.")
+    cur.end("the cut-off line")
+    return rest, percent
 
 
 class _Parser:
@@ -130,12 +128,7 @@ class _Parser:
     def section_header(self, lineno: int, text: str) -> bool:
         if text.startswith("Total bytes used: "):
             self.layout = "idle"
-            cur = _Cursor(text, len("Total bytes used: "))
-            total = cur.uint("the total in bytes")
-            cur.expect(" (")
-            cur.human("the rounded total")
-            cur.expect(")")
-            cur.end("the total line")
+            total = _Cursor(text, len("Total bytes used: ")).bytes_and_human("the total line")
             self.total("total_bytes_used", None, total, lineno)
         elif text == "Allocations sorted by size:":
             self.layout, self.list_sub, self.rank = "list", "header", 0
@@ -170,12 +163,7 @@ class _Parser:
 
     def space_line(self, lineno: int, text: str) -> None:
         if text.startswith("Total bytes: "):
-            cur = _Cursor(text, len("Total bytes: "))
-            total = cur.uint("the total in bytes")
-            cur.expect(" (")
-            cur.human("the rounded total")
-            cur.expect(")")
-            cur.end("the total line")
+            total = _Cursor(text, len("Total bytes: ")).bytes_and_human("the total line")
             self.total("total_bytes", self.color, total, lineno)
             return
         self.table_line(lineno, text, self.space, self.color, None, "'Total bytes: N (…)', ")
@@ -196,12 +184,7 @@ class _Parser:
         if text.startswith("The rest ", body):
             if self.sub != "rows":
                 raise _Bad(0, "'The rest N values …' outside an allocation table")
-            cur = _Cursor(text, body + len("The rest "))
-            rest = cur.uint("the number of values not shown")
-            cur.expect(" values are less than ")
-            percent = cur.uint("the percentage")
-            cur.expect("% of the total size and not shown.")
-            cur.end("the cut-off line")
+            rest, percent = _rest_line(text, body, "values")
             self.total("rest_values", color, rest, lineno)
             self.total("rest_percent", color, percent, lineno)
             self.sub = "cut"
@@ -216,12 +199,7 @@ class _Parser:
     def group_row(self, lineno: int, text: str, space: str | None, color: int | None,
                   allocation: int | None) -> None:
         """``R9(HUMAN)(R3%); R10(HUMAN); R12(UINT); R16(UINT); SHAPES`` after the indent."""
-        cur = _Cursor(text, _ws(text))
-        cumulative = cur.human("the cumulative size")
-        cur.expect("(")
-        percent = _percentage(cur)
-        cur.expect("%); ")
-        cur.spaces()
+        cur, cumulative, percent = _cumulative_prefix(text)
         size = cur.human("the size")
         cur.expect("; ")
         cur.spaces()
@@ -248,12 +226,7 @@ class _Parser:
                 raise _Bad(0, "expected the dashed rule under the column header")
             self.list_sub = "rows"
         elif text.startswith("The rest "):
-            cur = _Cursor(text, len("The rest "))
-            rest = cur.uint("the number of allocations not shown")
-            cur.expect(" allocations are less than ")
-            percent = cur.uint("the percentage")
-            cur.expect("% of the total size and not shown.")
-            cur.end("the cut-off line")
+            rest, percent = _rest_line(text, 0, "allocations")
             self.total("rest_allocations", None, rest, lineno)
             self.total("rest_percent", None, percent, lineno)
             self.layout = "idle"
@@ -263,22 +236,17 @@ class _Parser:
 
     def list_row(self, lineno: int, text: str) -> None:
         """``R10(HUMAN)(R3%); R10(HUMAN); allocation N: size H[, FLAG…]:``"""
-        cur = _Cursor(text, _ws(text))
-        cumulative = cur.human("the cumulative size")
-        cur.expect("(")
-        percent = _percentage(cur)
-        cur.expect("%); ")
-        cur.spaces()
+        cur, cumulative, percent = _cumulative_prefix(text)
         remaining = cur.human("the bytes remaining (total_size - cumulative_size)")
         cur.expect("; ")
-        a = _allocation_line(text, cur.pos)
+        a = allocation_line(text, cur.pos, human_size=True)
         self.add_allocation(lineno, self.rank, a, cumulative, percent, remaining)
 
     def add_allocation(self, lineno: int, rank: int, a: dict[str, Any], cumulative: int | None,
                        percent: int | None, remaining: int | None) -> None:
         self.ctx.add("memory_report", {
             "memory_space": None, "color": a["color"], "table": rank,
-            "allocation": a["index"], "cumulative_bytes": cumulative, "percent": percent,
+            "allocation": a["allocation"], "cumulative_bytes": cumulative, "percent": percent,
             "size": a["size"], "offset": None, "used_by_n_values": None, "shapes": None,
             "row_kind": "allocation", "remaining_bytes": remaining, "flags": a["flags"],
             "line": lineno,
@@ -288,8 +256,8 @@ class _Parser:
     def values_line(self, lineno: int, text: str) -> None:
         if text.startswith("allocation "):
             self.allocation, self.sub = None, "outside"
-            a = _allocation_line(text, 0)
-            self.allocation = (a["index"], a["color"])
+            a = allocation_line(text, 0, human_size=True)
+            self.allocation = (a["allocation"], a["color"])
             return
         index, color = self.allocation if self.allocation else (None, None)
         tables_before = self.tables
