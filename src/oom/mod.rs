@@ -174,6 +174,31 @@ fn request_in(c: &[u8]) -> Option<(&[u8], i64)> {
     Some((&c[at..at + n + 6], v))
 }
 
+/// `Total NAME usage …:`, `Program NAME requirement …:` or `Largest program allocations in NAME:`:
+/// the memory space NAME.
+fn tpu_header_space(c: &[u8]) -> Option<&[u8]> {
+    if !c.ends_with(b":") {
+        return None;
+    }
+    if let Some(r) = c.strip_prefix(b"Total ") {
+        memchr::memmem::find(c, b" usage ")?;
+        return Some(word(r));
+    }
+    if let Some(r) = c.strip_prefix(b"Program ") {
+        memchr::memmem::find(c, b" requirement ")?;
+        return Some(word(r));
+    }
+    c.strip_prefix(b"Largest program allocations in ").map(|r| &r[..r.len() - 1])
+}
+
+fn word(r: &[u8]) -> &[u8] {
+    &r[..r.iter().take_while(|&&b| b != b' ').count()]
+}
+
+fn is_tpu_header(c: &[u8]) -> bool {
+    tpu_header_space(c).is_some()
+}
+
 /// A TPU size token at `p` of `c` that ends the line or is followed by a space: its end.
 fn tpu_token(c: &[u8], p: usize) -> Option<usize> {
     let (end, ..) = tpu_size_match(c, p)?;
@@ -231,6 +256,14 @@ impl<'t, 'c> Parser<'t, 'c> {
             self.request = None;
             self.open(Backend::Tpu, Part::Head, &c[at..], no, text);
             return self.tpu_summary(no, text, start + at + TPU_MARKER.len(), start + c.len());
+        }
+        if is_tpu_header(c) {
+            // A TPU report pasted without its first line.
+            self.request = None;
+            self.open(Backend::Tpu, Part::Head, c, no, text);
+            let cur = Cur { t: text, pos: start, stop: start + c.len() };
+            self.tpu_line(no, Part::Head, cur, c)?;
+            return Ok(());
         }
         self.request = request_in(c).map(|(v, b)| (no, v, b));
         Ok(())
@@ -403,6 +436,12 @@ impl<'t, 'c> Parser<'t, 'c> {
         if c.starts_with(b"Exceeded ") && part == Part::Head && !self.rep().detailed {
             self.exceeded(no, &mut cur)?;
             return Ok(true);
+        }
+        if let Some(space) = tpu_header_space(c) {
+            let r = self.rep();
+            if r.memory_space.is_none() {
+                r.memory_space = Some(space);
+            }
         }
         if c.starts_with(b"Total ") && memchr::memmem::find(c, b" usage ").is_some() && c.ends_with(b":") {
             let r = self.rep();

@@ -15,9 +15,10 @@
 //! * TensorFlow / absl-py: `DDDD-DD-DD DD:DD:DD[.D+]: [IWEF] +[D+ +]FILE:D+"]"`;
 //! * Ray's own C++ log: `"[" DDDD-DD-DD DD:DD:DD[,.]D+ [IWEF] D+ D+ "]" FILE:D+":"`;
 //! * Python logging's default format: `LEVEL ":" [NAME] ":"` (`ERROR:root:`, `WARNING:absl:`);
-//! * a timestamp: `["["] DDDD-DD-DD[ T]DD:DD:DD[[.,]D+][Z|±DD[:]DD]["]"][":"]`, and after it
-//!   optionally `LEVEL` and/or ` - NAME - LEVEL - ` style separators are not recognised: only
-//!   the timestamp itself (and a `:`) is skipped.
+//! * a timestamp: `["["] DDDD-DD-DD[ T]DD:DD:DD[[.,]D+][Z|±DD[:]DD]["]"][":"]` (only the
+//!   timestamp and a `:` are skipped: `- NAME - LEVEL -` style separators are not recognised);
+//! * a bare time of day `DD:DD:DD[.D+]` and a lower-case `[level]` (Elixir's Logger:
+//!   `13:21:27.502 [error] `).
 //!
 //! LEVEL is one of DEBUG INFO WARNING WARN ERROR CRITICAL FATAL. FILE is any run of bytes other
 //! than space, `]` and `:`.
@@ -216,6 +217,21 @@ fn timestamp(t: &[u8], i: usize) -> Option<usize> {
     Some(j)
 }
 
+/// Elixir's Logger: `[LEVEL]` in lower case.
+fn bracket_level(t: &[u8], i: usize) -> Option<usize> {
+    let j = lit(t, i, b"[")?;
+    let level = BRACKET_LEVELS.iter().find(|l| t[j..].starts_with(l))?;
+    lit(t, j + level.len(), b"]")
+}
+
+const BRACKET_LEVELS: [&[u8]; 9] = [b"debug", b"info", b"notice", b"warning", b"warn", b"error", b"critical", b"alert", b"emergency"];
+
+/// A bare time of day `DD:DD:DD[.D+]` (Elixir's Logger puts it before `[level]`).
+fn time_of_day(t: &[u8], i: usize) -> Option<usize> {
+    let j = clock(t, i)?;
+    Some(fraction(t, j, b"."))
+}
+
 /// One prefix at `i`, if any: its end.
 fn prefix_at(t: &[u8], i: usize) -> Option<usize> {
     ansi(t, i)
@@ -225,6 +241,8 @@ fn prefix_at(t: &[u8], i: usize) -> Option<usize> {
         .or_else(|| ray_cpp(t, i))
         .or_else(|| py_logging(t, i))
         .or_else(|| timestamp(t, i))
+        .or_else(|| time_of_day(t, i))
+        .or_else(|| bracket_level(t, i))
 }
 
 /// Where a line's content starts: after every log prefix and the spaces and tabs around them.
@@ -271,5 +289,7 @@ mod tests {
         assert_eq!(content("        Buffer 1:"), "Buffer 1:");
         assert_eq!(content("(f32[1], s32[2]) tuple"), "(f32[1], s32[2]) tuple");
         assert_eq!(content("INFO something"), "INFO something");
+        assert_eq!(content("13:21:27.502 [error] Execution"), "Execution");
+        assert_eq!(content("(run_subprocess_ray pid=867) (VLLM pid=1857) Peak buffers:"), "Peak buffers:");
     }
 }

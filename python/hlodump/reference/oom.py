@@ -50,6 +50,8 @@ PREFIX_RE = re.compile(
     rf"|{_LEVEL}:[^: ]*:"                                             # Python logging
     rf"|\[{_DATE}[ T]{_CLOCK}(?:[.,][0-9]+)?(?:Z|[+-][0-9]{{2}}:?[0-9]{{2}})?\]:?"  # timestamp
     rf"|{_DATE}[ T]{_CLOCK}(?:[.,][0-9]+)?(?:Z|[+-][0-9]{{2}}:?[0-9]{{2}})?:?"
+    rf"|{_CLOCK}(?:\.[0-9]+)?"                                        # time of day (Elixir Logger)
+    r"|\[(?:debug|info|notice|warning|warn|error|critical|alert|emergency)\]"  # [level] (Elixir)
 )
 _WS = " \t"
 
@@ -167,6 +169,20 @@ _FIELD = {"Size:": "size", "Operator:": "operator", "Entry Parameter Subshape:":
           "Allocation type:": "allocation_type"}
 
 
+def _tpu_header_space(c: str) -> str | None:
+    """The memory space of a TPU section header (``Total hbm usage >= X:``, ``Program hbm
+    requirement X:``, ``Largest program allocations in hbm:``), None for other lines."""
+    if not c.endswith(":"):
+        return None
+    if c.startswith("Total ") and " usage " in c:
+        return c[6:].split(" ", 1)[0]
+    if c.startswith("Program ") and " requirement " in c:
+        return c[8:].split(" ", 1)[0]
+    if c.startswith("Largest program allocations in "):
+        return c[len("Largest program allocations in "):-1]
+    return None
+
+
 def _request(c: str) -> tuple[str, int] | None:
     m = _REQUEST_RE.search(c)
     if m is None:
@@ -258,6 +274,12 @@ class _Parser:
             self.request = None
             self.report = _Report("tpu", "head", [c[at:]], (no, text))
             self.tpu_summary(no, text, start + at + len(_TPU_MARKER), start + len(c))
+            return
+        if _tpu_header_space(c) is not None:
+            # A TPU report pasted without its first line.
+            self.request = None
+            self.report = _Report("tpu", "head", [c], (no, text))
+            self.tpu_line(no, text, start, c)
             return
         req = _request(c)
         self.request = (no, *req) if req else None
@@ -383,6 +405,9 @@ class _Parser:
             if r.part == "allocs":
                 return False
             return self.buffer_line(no, text, start, c)
+        space = _tpu_header_space(c)
+        if space is not None and r.memory_space is None:
+            r.memory_space = space
         if c.startswith("Exceeded ") and r.part == "head" and not r.detailed:
             self.exceeded(no, s, start)
             return True
