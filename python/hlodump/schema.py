@@ -173,7 +173,18 @@ SCHEMAS: dict[str, pa.Schema] = {
         _f("label", S), _f("percent", F64), _f("total_bytes", I64), _f("current_bytes", I64),
         _f("remaining_bytes", I64), _f("line", I64),
     ]),
-    # Memory-usage report rows (table form, §2.8.1). memory_space/color from the enclosing
+    # Memory-usage report rows, every layout (§2.8; parser: reference/memory_report.py).
+    # row_kind: "allocation" = a row describing one allocation (the allocation list of jax
+    # 0.4.35–0.9: allocation, size (rounded), cumulative_bytes, percent, remaining_bytes = the
+    # printed total_size - cumulative_size, flags = the allocation line's raw text after the
+    # size; offset/used_by_n_values/shapes null; table = rank in the list; color from the flags.
+    # Also protobuf entries), "offsets" = a row of an offset-group table (the values sharing
+    # one offset). In the allocation list's "with their values" section a table follows its
+    # allocation line: allocation and color come from that line, memory_space is null, table
+    # counts the tables of the section. percent is null where XLA printed nan (total 0).
+    # totals: key total_bytes_used (the allocation list's first line), rest_allocations and
+    # rest_percent (its cut-off line, color null).
+    # Table form (§2.8.1). memory_space/color from the enclosing
     # ``Memory Space: NAME (color=C)`` line. table = 0-based index of the allocation table within
     # its memory space (the rank that joins to allocations of that color sorted by size desc,
     # index asc). cumulative_bytes/size: human-readable figures converted (rounded by XLA!);
@@ -194,8 +205,9 @@ SCHEMAS: dict[str, pa.Schema] = {
     "memory_report": pa.schema([
         _f("file_id", I32), _f("memory_space", S, True), _f("color", I32, True),
         _f("table", I32), _f("allocation", I64, True), _f("cumulative_bytes", I64, True),
-        _f("percent", I32, True), _f("size", I64), _f("offset", I64),
-        _f("used_by_n_values", I32), _f("shapes", S), _f("line", I64),
+        _f("percent", I32, True), _f("size", I64), _f("offset", I64, True),
+        _f("used_by_n_values", I32, True), _f("shapes", S, True), _f("row_kind", T),
+        _f("remaining_bytes", I64, True), _f("flags", S, True), _f("line", I64),
     ]),
     # Every number a dump states about itself that is not a row of another table, one row each:
     #   section="buffer_assignment", key="total_bytes_used"      (Total bytes used: N)
@@ -319,6 +331,30 @@ SCHEMAS: dict[str, pa.Schema] = {
         _f("file_id", I32), _f("instruction_id", I32), _f("name", S), _f("target", S),
         _f("body_length", I64), _f("decoded_length", I64, True), _f("format", T),
         _f("kernel_name", S, True),
+    ]),
+    # GPU thunk sequences (§2.11; reference/thunks.py): one row per non-empty line that is not
+    # a label. kind = the thunk kind (kKernel …), null for text that is not a thunk line (kept
+    # whole in annotation); annotation = the text after the tab; depth = indent / 2; section =
+    # the label line (condition, body, branch 0 …) the thunk is under; parent_thunk_id = the
+    # thunk whose nested sequence this line belongs to. thunk_id = order in the file.
+    "thunks": pa.schema([
+        _f("file_id", I32), _f("thunk_id", I32), _f("parent_thunk_id", I32, True),
+        _f("depth", I32), _f("kind", S, True), _f("section", S, True), _f("annotation", S),
+        _f("line", I64),
+    ]),
+    # XLA's out-of-memory reports (§2.9; reference/oom.py), one row per figure a report states.
+    "oom_reports": pa.schema([
+        _f("file_id", I32), _f("report_id", I32), _f("backend", T), _f("memory_space", S, True),
+        _f("section", T), _f("key", T), _f("bytes", I64, True), _f("value", S), _f("line", I64),
+    ]),
+    # One row per buffer / allocation an out-of-memory report lists.
+    "oom_buffers": pa.schema([
+        _f("file_id", I32), _f("report_id", I32), _f("rank", I32), _f("size_bytes", I64),
+        _f("size", S), _f("operator", S, True), _f("op_type", S, True), _f("op_name", S, True),
+        _f("source_file", S, True), _f("source_line", I64, True), _f("shape", S, True),
+        _f("unpadded_size_bytes", I64, True), _f("padding_bytes", I64, True), _f("padding", S, True),
+        _f("xla_label", S, True), _f("allocation_type", S, True),
+        _f("entry_parameter_subshape", S, True), _f("line", I64),
     ]),
     # What on_error="collect" could not read, one row per problem.
     "errors": pa.schema([

@@ -80,8 +80,8 @@ pub fn parse<'c>(data: &'c [u8], ctx: FileCtx<'c>, t: &mut Tables) -> Result<()>
 impl<'c> LineGrammar<'c> for Parser<'_, 'c> {
     fn line(&mut self, no: u64, text: &'c [u8]) -> R<()> {
         if let Layout::Proto { depth, .. } = self.layout {
-            if depth > 0 || text.starts_with(b"memory_space_allocation_entries") {
-                return self.proto_line(no, text);
+            if depth > 0 {
+                return self.proto_line(no, text); // inside a message every line belongs to it
             }
         }
         if text.is_empty() {
@@ -92,7 +92,8 @@ impl<'c> LineGrammar<'c> for Parser<'_, 'c> {
             return Ok(());
         }
         match self.layout {
-            Layout::Idle | Layout::Proto { .. } => bad(0, "expected a memory-usage report section (Total bytes used: …, Allocations sorted by size:, Allocations sorted by size with their values:, Memory Space: …, memory_space_allocation_entries {) or an empty line"),
+            Layout::Proto { .. } => self.proto_line(no, text),
+            Layout::Idle => bad(0, "expected a memory-usage report section (Total bytes used: …, Allocations sorted by size:, Allocations sorted by size with their values:, Memory Space: …, memory_space_allocation_entries {) or an empty line"),
             Layout::Space { .. } => self.space_line(no, text),
             Layout::List { .. } => self.list_line(no, text),
             Layout::WithValues { .. } => self.with_values_line(no, text),
@@ -351,11 +352,12 @@ impl<'t, 'c> Parser<'t, 'c> {
             return Ok(());
         }
         let row = GroupRow { space: None, color: allocation.map(|a| a.1), table: tables - 1, allocation: allocation.map(|a| a.0) };
+        let before = tables;
         let (tables, sub) = self.table_line(no, text, tables, sub, row, "'allocation N: size …:', ")?;
-        if sub == TableSub::Rule && allocation.is_none() {
+        self.layout = Layout::WithValues { allocation, tables, sub };
+        if tables != before && allocation.is_none() {
             return bad(0, "an offset table before any 'allocation N: size …:' line");
         }
-        self.layout = Layout::WithValues { allocation, tables, sub };
         Ok(())
     }
 

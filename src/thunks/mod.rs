@@ -48,14 +48,34 @@ pub fn parse<'c>(data: &'c [u8], ctx: FileCtx<'c>, t: &mut Tables) -> Result<()>
     Ok(())
 }
 
-/// `kKernel  \t…` → (kind, annotation): a `k` and ASCII letters/digits, spaces, then a tab.
+/// A thunk line (after its indentation) → (kind, annotation). Layouts (FORMATS.md §2.11):
+/// `kKernel  \tTEXT` (KIND, padding, a tab); from jax 0.8 with a `NNN: ` thunk-id prefix; from
+/// 0.9.2 `NNN: kKind [prev=… | next=…] TEXT` (a space, no tab). KIND is a `k`, an uppercase
+/// letter, then ASCII letters and digits. The id prefix stays in neither column: it is the
+/// line's own numbering (see `printed_id`).
 pub fn thunk_line(body: &[u8]) -> Option<(&[u8], &[u8])> {
+    let body = &body[printed_id(body).map_or(0, |(_, n)| n)..];
     if body.len() < 2 || body[0] != b'k' || !body[1].is_ascii_uppercase() {
         return None;
     }
     let n = body.iter().take_while(|b| b.is_ascii_alphanumeric()).count();
     let pad = body[n..].iter().take_while(|&&b| b == b' ').count();
-    (body.get(n + pad) == Some(&b'\t')).then(|| (&body[..n], &body[n + pad + 1..]))
+    match body.get(n + pad) {
+        None if pad == 0 => Some((&body[..n], &body[n..])),
+        Some(b'\t') => Some((&body[..n], &body[n + pad + 1..])),
+        Some(_) if pad > 0 => Some((&body[..n], &body[n + pad..])),
+        _ => None,
+    }
+}
+
+/// The `NNN: ` id prefix of newer thunk lines: (id, bytes of the prefix).
+pub fn printed_id(body: &[u8]) -> Option<(i64, usize)> {
+    let d = body.iter().take_while(|b| b.is_ascii_digit()).count();
+    if d == 0 || d > 18 || !body[d..].starts_with(b": ") {
+        return None;
+    }
+    let id = std::str::from_utf8(&body[..d]).ok()?.parse().ok()?;
+    Some((id, d + 2))
 }
 
 /// A label that opens a nested sequence: `condition:`, `body:`, `branch 0:` — short text

@@ -5,8 +5,10 @@ One section-driven state machine reads every file of the family:
 * the combined file (``BufferAssignment:`` … ``Total bytes used`` … ``Used values:`` …
   ``HloLiveRange``), old and new XLA;
 * each split file of newer XLA (``-buffer-assignment.txt``, ``-buffer-assignment-values.txt``,
-  ``-live-range.txt``, ``-memory-usage-report.txt``);
-* the memory-usage report in table form (§2.8.1) and in protobuf-text form (§2.8.3).
+  ``-live-range.txt``).
+
+The memory-usage report is a format of its own (``memory_report.py``); it uses this module's
+allocation-line grammar (``allocation_flag``), which XLA prints with the same function.
 
 A column-0 section header switches sections wherever it appears, so the sections may come in one
 file or spread over several. Every line either produces a row, is a known structure-only line
@@ -57,8 +59,6 @@ def _to_int(digits: str, limit: int) -> int | None:
     return v if v <= limit else None
 
 # Fixed lines (structure only, no rows).
-_REPORT_HEADER_RE = re.compile(r"  cumulative_size; +size; +offset; +used_by_n_values; +shapes_list")
-_REPORT_RULE_RE = re.compile(r"  -+")
 _UNBOUNDED_PEAK = "  Peak memory could not be determined due to unbounded dynamic shape."
 
 
@@ -244,26 +244,10 @@ class _Block:
     uses_initialized: bool = True
 
 
-@dataclass
-class _ProtoToken:
-    kind: str  # "ident", "number", "string", or the punctuation itself ("{", "}", ":")
-    value: Any
-    line: int
-    text: str  # the whole line, for error reports
-    pos: int
-
-
-class _ProtoBad(Exception):
-    def __init__(self, token: _ProtoToken, message: str) -> None:
-        super().__init__(message)
-        self.token = token
-        self.message = message
-
-
 class _Parser:
     def __init__(self, ctx: Any) -> None:
         self.ctx = ctx
-        # None | "allocations" | "values" | "live_range" | "report" | "proto"
+        # None | "allocations" | "values" | "live_range"
         self.section: str | None = None
         self.allocation: int | None = None  # index of the allocation whose values we read
         self.allocation_broken = False  # the current allocation line was unreadable
@@ -274,16 +258,6 @@ class _Parser:
         self.peak_running = 0
         self.tree_row = 0  # rows are numbered per file
         self.tree_stack: list[int] = []  # tree_stack[d] = row of the latest line at depth d
-        # table-form memory report
-        self.space: str | None = None
-        self.space_color: int | None = None
-        self.tables_in_space = 0
-        self.table: int | None = None
-        self.table_sub: str | None = None  # "rule" | "rows" | "cut"
-        # protobuf-text memory report
-        self.proto_tokens: list[_ProtoToken] = []
-        self.proto_depth = 0
-        self.proto_broken = False
         # defining instructions repeat (once per tuple leaf): parse each text once
         self.instruction_cache: dict[str, tuple[str | None, str | None]] = {}
         self.parse_instruction = _instruction_parser()
@@ -291,8 +265,6 @@ class _Parser:
             "allocations": self.allocations_line,
             "values": self.values_line,
             "live_range": self.live_range_line,
-            "report": self.report_line,
-            "proto": self.proto_line,
         }
 
     # ------------------------------------------------------------------ driver
@@ -309,9 +281,6 @@ class _Parser:
         self.finish(last)
 
     def line(self, lineno: int, text: str) -> None:
-        if self.section == "proto" and self.proto_depth > 0:
-            self.proto_line(lineno, text)  # inside a message every line belongs to it
-            return
         if text == "":
             self.blank(lineno)
             return
@@ -321,26 +290,16 @@ class _Parser:
         handler = self.handlers.get(self.section or "")
         if handler is None:
             raise _Bad(0, "expected a section header (BufferAssignment:, Total bytes used: …, "
-                          "Used values:, HloLiveRange …, Memory Space: …) or an empty line")
+                          "Used values:, HloLiveRange …) or an empty line")
         handler(lineno, text)
 
     def blank(self, lineno: int) -> None:
         """Empty lines end the allocation, value and live-range sections and report tables."""
-        if self.section == "report":
-            self.table_sub = None
-            return
-        if self.section == "proto":
-            return
         self.close_block(lineno, "an empty line")
         self.section = None
 
     def finish(self, last_line: int) -> None:
         self.close_block(last_line, "the end of the file")
-        if self.section == "proto" and self.proto_depth > 0:
-            tok = self.proto_tokens[0]
-            self.ctx.error(tok.line, _column(tok.text, tok.pos),
-                           "file ended inside a memory_space_allocation_entries block "
-                           "(missing '}')", tok.text)
 
     def section_header(self, lineno: int, text: str) -> bool:
         """Column-0 lines that open a section, in whatever file they appear."""
@@ -355,12 +314,6 @@ class _Parser:
         elif text.startswith("HloLiveRange"):
             self.enter(None, lineno, text)
             self.live_range_header(lineno, text)
-        elif text.startswith("Memory Space: "):
-            self.enter("report", lineno, text)
-            self.memory_space_line(lineno, text)
-        elif text.startswith("memory_space_allocation_entries"):
-            self.enter("proto", lineno, text)
-            self.proto_line(lineno, text)
         else:
             return False
         return True
@@ -712,140 +665,6 @@ class _Parser:
         self.tree_row += 1
 
     # ------------------------------------------------------------------ memory report (§2.8.1)
-    def memory_space_line(self, lineno: int, text: str) -> None:
-        # Reset first so that rows after an unreadable space line are reported, not misfiled.
-        self.space, self.space_color, self.tables_in_space, self.table_sub = None, None, 0, None
-        marker = text.rfind(" (color=")
-        if marker < 0:
-            raise _Bad(len(text), "expected ' (color=N)' after the memory space name")
-        cur = _Cursor(text, marker + len(" (color="))
-        color = cur.uint("the color", I32_MAX)
-        cur.expect(")")
-        cur.end("the memory space line")
-        self.space, self.space_color = text[len("Memory Space: "):marker], color
-
-    def report_line(self, lineno: int, text: str) -> None:
-        if self.space_color is None:
-            raise _Bad(0, "expected 'Memory Space: NAME (color=N)' before report lines")
-        if text.startswith("Total bytes: "):
-            cur = _Cursor(text, len("Total bytes: "))
-            total = cur.uint("the total in bytes")
-            cur.expect(" (")
-            cur.human("the rounded total")
-            cur.expect(")")
-            cur.end("the total line")
-            self.total("memory_report", "total_bytes", self.space_color, total, lineno)
-        elif _REPORT_HEADER_RE.fullmatch(text):
-            self.table = self.tables_in_space
-            self.tables_in_space += 1
-            self.table_sub = "rule"
-        elif _REPORT_RULE_RE.fullmatch(text):
-            if self.table_sub != "rule":
-                raise _Bad(0, "dashed rule not after the column header")
-            self.table_sub = "rows"
-        elif text.startswith("  The rest "):
-            if self.table_sub != "rows":
-                raise _Bad(0, "'The rest N values …' outside an allocation table")
-            cur = _Cursor(text, len("  The rest "))
-            rest = cur.uint("the number of values not shown")
-            cur.expect(" values are less than ")
-            percent = cur.uint("the percentage")
-            cur.expect("% of the total size and not shown.")
-            cur.end("the cut-off line")
-            self.total("memory_report", "rest_values", self.space_color, rest, lineno)
-            self.total("memory_report", "rest_percent", self.space_color, percent, lineno)
-            self.table_sub = "cut"
-        elif self.table_sub == "rows":
-            self.report_row(lineno, text)
-        else:
-            raise _Bad(0, "expected 'Total bytes: N (…)', the column header "
-                          "'  cumulative_size; size; offset; used_by_n_values; shapes_list', "
-                          "its dashed rule, a table row, or an empty line")
-
-    def report_row(self, lineno: int, text: str) -> None:
-        """``  R9(HUMAN)(R3%); R10(HUMAN); R12(UINT); R16(UINT); SHAPES`` — split on '; '."""
-        cur = _Cursor(text)
-        cur.spaces()
-        cumulative = cur.human("the cumulative size")
-        cur.expect("(")
-        cur.spaces()
-        percent = cur.uint("the percentage", I32_MAX)
-        cur.expect("%); ")
-        cur.spaces()
-        size = cur.human("the size")
-        cur.expect("; ")
-        cur.spaces()
-        offset = cur.uint("the offset")
-        cur.expect("; ")
-        cur.spaces()
-        count = cur.uint("used_by_n_values", I32_MAX)
-        cur.expect("; ")
-        self.ctx.add("memory_report", {
-            "memory_space": self.space, "color": self.space_color, "table": self.table,
-            "allocation": None, "cumulative_bytes": cumulative, "percent": percent,
-            "size": size, "offset": offset, "used_by_n_values": count, "shapes": cur.rest(),
-            "line": lineno,
-        })
-
-    # ------------------------------------------------------------------ protobuf text (§2.8.3)
-    def proto_line(self, lineno: int, text: str) -> None:
-        """Tokenise; when a top-level message closes, read it (errors drop that message)."""
-        try:
-            tokens = _proto_tokens(lineno, text)
-        except _Bad:
-            # The message being read (if any: a bad line between messages is only reported)
-            # cannot be trusted any more.
-            if self.proto_depth > 0 or self.proto_tokens:
-                self.proto_broken = True
-            raise
-        for tok in tokens:
-            if self.proto_depth == 0:
-                # Outside a message only "NAME [:] {" may come.
-                expected = ["ident", ":", "{"][len(self.proto_tokens)]
-                if tok.kind != expected and not (expected == ":" and tok.kind == "{"):
-                    self.proto_tokens = []
-                    raise _Bad(tok.pos, "expected 'memory_space_allocation_entries {'")
-            self.proto_tokens.append(tok)
-            if tok.kind == "{":
-                self.proto_depth += 1
-            elif tok.kind == "}":
-                if self.proto_depth == 0:
-                    raise _Bad(tok.pos, "'}' without a matching '{'")
-                self.proto_depth -= 1
-                if self.proto_depth == 0:
-                    message, self.proto_tokens = self.proto_tokens, []
-                    broken, self.proto_broken = self.proto_broken, False
-                    if not broken:
-                        self.proto_message(message)
-
-    def proto_message(self, tokens: list[_ProtoToken]) -> None:
-        try:
-            reader = _ProtoReader(tokens)
-            name_tok = reader.next()
-            if name_tok.value != "memory_space_allocation_entries":
-                raise _ProtoBad(name_tok, "expected 'memory_space_allocation_entries {'")
-            fields = reader.message(_SPACE_FIELDS)
-            reader.done()
-        except _ProtoBad as bad:
-            tok = bad.token
-            self.ctx.error(tok.line, _column(tok.text, tok.pos), bad.message, tok.text)
-            return
-        color = _single(fields, "memory_space_color", 0)
-        total_line = fields["total_bytes"][-1][1] if "total_bytes" in fields else name_tok.line
-        self.total("memory_report", "total_bytes", color,
-                   _single(fields, "total_bytes", 0), total_line)
-        for rank, (entry, entry_line) in enumerate(fields.get("allocation_entries", [])):
-            positions = [value for value, _ in entry.get("defining_positions", [])]
-            self.ctx.add("memory_report", {
-                "memory_space": None, "color": color, "table": rank,
-                "allocation": _single(entry, "index", 0),
-                "cumulative_bytes": _single(entry, "cumulative_size", 0), "percent": None,
-                "size": _single(entry, "size", 0), "offset": 0,
-                "used_by_n_values": len(positions), "shapes": "; ".join(positions),
-                "line": entry_line,
-            })
-
-
 # --------------------------------------------------------------------------- small grammars
 
 
@@ -928,159 +747,6 @@ def _tree_depth(head: str) -> tuple[int, int]:
 
 
 # ---- protobuf text --------------------------------------------------------------------------
-
-_PROTO_TOKEN_RE = re.compile(
-    r"\s*(?:(?P<comment>#.*)|(?P<ident>[A-Za-z_][A-Za-z0-9_]*)"
-    r"|(?P<number>[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?[fF]?)"
-    r"|(?P<string>\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*')|(?P<punct>[{}:]))"
-)
-
-
-def _proto_tokens(lineno: int, text: str) -> list[_ProtoToken]:
-    out: list[_ProtoToken] = []
-    pos = 0
-    while pos < len(text):
-        if text[pos:].isspace():
-            break
-        m = _PROTO_TOKEN_RE.match(text, pos)
-        if m is None:
-            while text[pos] in " \t":
-                pos += 1
-            raise _Bad(pos, "expected a protobuf-text token (name, number, string, '{', '}', ':')")
-        kind = m.lastgroup or ""  # one alternative always matched
-        start = m.start(kind)
-        if kind == "comment":
-            break
-        raw = m.group(kind)
-        if kind == "punct":
-            out.append(_ProtoToken(raw, raw, lineno, text, start))
-        elif kind == "string":
-            out.append(_ProtoToken("string", _c_unescape(raw[1:-1]), lineno, text, start))
-        else:
-            out.append(_ProtoToken(kind, raw, lineno, text, start))
-        pos = m.end()
-    return out
-
-
-_SIMPLE_ESCAPES = {"n": 10, "t": 9, "r": 13, "a": 7, "b": 8, "f": 12, "v": 11,
-                   "\\": 92, "'": 39, '"': 34, "?": 63}
-
-
-def _c_unescape(s: str) -> str:
-    """Protobuf text strings are C-escaped bytes (octal for non-ASCII)."""
-    out = bytearray()
-    i = 0
-    while i < len(s):
-        ch = s[i]
-        if ch != "\\":
-            out += ch.encode("utf-8")
-            i += 1
-            continue
-        nxt = s[i + 1]
-        if nxt in _SIMPLE_ESCAPES:
-            out.append(_SIMPLE_ESCAPES[nxt])
-            i += 2
-        elif nxt in "01234567":
-            j = i + 1
-            while j < len(s) and j < i + 4 and s[j] in "01234567":
-                j += 1
-            out.append(int(s[i + 1:j], 8) & 0xFF)
-            i = j
-        elif nxt == "x":
-            j = i + 2
-            while j < len(s) and j < i + 4 and s[j] in "0123456789abcdefABCDEF":
-                j += 1
-            out.append(int(s[i + 2:j] or "0", 16))
-            i = j
-        else:
-            out += nxt.encode("utf-8")
-            i += 2
-    return out.decode("utf-8", "replace")
-
-
-# field name → ("int" | "float" | "string" | nested field table)
-_ENTRY_FIELDS: dict[str, Any] = {
-    "index": "int", "size": "int", "cumulative_size": "int",
-    "cumulative_percentage": "float", "defining_positions": "string",
-}
-_SPACE_FIELDS: dict[str, Any] = {
-    "total_bytes": "int", "memory_space_color": "int32", "allocation_entries": _ENTRY_FIELDS,
-}
-
-
-class _ProtoReader:
-    """Recursive descent over the tokens of one top-level message."""
-
-    def __init__(self, tokens: list[_ProtoToken]) -> None:
-        self.tokens = tokens
-        self.i = 0
-
-    def next(self) -> _ProtoToken:
-        tok = self.tokens[self.i]  # the caller only gets whole, balanced messages
-        self.i += 1
-        return tok
-
-    def peek(self) -> _ProtoToken:
-        return self.tokens[self.i]
-
-    def done(self) -> None:
-        if self.i != len(self.tokens):
-            raise _ProtoBad(self.tokens[self.i], "unexpected text after the message")
-
-    def message(self, table: dict[str, Any]) -> dict[str, list[tuple[Any, int]]]:
-        """``[:] { field… }`` → field name → [(value, line), …] in printed order."""
-        tok = self.next()
-        if tok.kind == ":":
-            tok = self.next()
-        if tok.kind != "{":
-            raise _ProtoBad(tok, "expected '{'")
-        fields: dict[str, list[tuple[Any, int]]] = {}
-        while True:
-            tok = self.next()
-            if tok.kind == "}":
-                return fields
-            if tok.kind != "ident":
-                raise _ProtoBad(tok, "expected a field name or '}'")
-            kind = table.get(tok.value)
-            if kind is None:
-                raise _ProtoBad(tok, f"unknown field {tok.value!r} (expected one of "
-                                     f"{', '.join(table)})")
-            if isinstance(kind, dict):
-                value: Any = self.message(kind)
-            else:
-                value = self.scalar(kind)
-            fields.setdefault(tok.value, []).append((value, tok.line))
-
-    def scalar(self, kind: str) -> Any:
-        colon = self.next()
-        if colon.kind != ":":
-            raise _ProtoBad(colon, "expected ':' after the field name")
-        tok = self.next()
-        if kind == "string":
-            if tok.kind != "string":
-                raise _ProtoBad(tok, "expected a quoted string")
-            return tok.value
-        if tok.kind != "number":
-            raise _ProtoBad(tok, f"expected a number ({kind})")
-        if kind in ("int", "int32"):
-            if not re.fullmatch(r"[-+]?[0-9]+", tok.value):
-                raise _ProtoBad(tok, "expected an integer")
-            limit = I32_MAX if kind == "int32" else I64_MAX
-            v = _to_int(tok.value.lstrip("+-"), limit + 1)
-            if v is None or (v > limit and not tok.value.startswith("-")):
-                raise _ProtoBad(tok, f"integer out of range ({kind})")
-            return -v if tok.value.startswith("-") else v
-        return float(tok.value.rstrip("fF"))
-
-
-def _single(fields: dict[str, list[tuple[Any, int]]], name: str, default: Any) -> Any:
-    """A non-repeated field: proto text keeps the last value; omitted means the default."""
-    values = fields.get(name)
-    return values[-1][0] if values else default
-
-
-# --------------------------------------------------------------------------- entry point
-
 
 def _instruction_parser() -> Any:
     """``hlo.parse_instruction`` if the HLO reference parser is there, else None."""

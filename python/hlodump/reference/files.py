@@ -53,6 +53,8 @@ from the right: first the suffix is recognised, then the *stage* in front of it,
 """
 from __future__ import annotations
 
+import re
+
 import os
 
 __all__ = ["classify", "classify_path", "sniff", "KINDS", "CONTENT_KINDS"]
@@ -324,14 +326,28 @@ _PREFIXES = (
     (b"HloLiveRange not available", "live_range"),
     (b"Memory Space: ", "memory_usage_report"),
     (b"memory_space_allocation_entries", "memory_usage_report"),
+    (b"No thunks.", "thunk_sequence"),
     (b"*** Begin ", "stdout_capture"),
 )
+BOM = b"\xef\xbb\xbf"
+# Markers of XLA's out-of-memory reports (FORMATS.md §2.9); anywhere in a log.
+# The third finds TPU reports pasted without their first line (files.rs OOM_MARKERS).
+OOM_MARKERS = (b"BufferAssignment OOM Debugging.", b"Ran out of memory in memory space ",
+               b"Largest program allocations in ")
+_THUNK_RE = re.compile(rb" *(?:[0-9]{1,18}: )?k[A-Z][A-Za-z0-9]*(?: *\t| +[^ \t]|$)")
+
+
+def text_start(data: bytes) -> int:
+    """Where the text starts: after a UTF-8 byte-order mark (XLA never writes one)."""
+    return len(BOM) if data.startswith(BOM) else 0
 
 
 def _sniff_line(line: bytes) -> str:
     for prefix, kind in _PREFIXES:
         if line.startswith(prefix):
             return kind
+    if _THUNK_RE.match(line):
+        return "thunk_sequence"
     if line.startswith(b"xla_"):
         k = 4
         while k < len(line) and line[k] in _KEY_CHARS:
@@ -341,22 +357,61 @@ def _sniff_line(line: bytes) -> str:
     return "unknown"
 
 
-def sniff(data: bytes) -> str:
-    """Content kind from the first non-blank line (FORMATS.md §1.5).
-
-    A line is blank if it holds only spaces, tabs, CR, VT or FF. Returns one of the kinds above
-    (not "other"), "stdout_capture" (``*** Begin ``), "debug_options" (``xla_<key>: <value>``),
-    "unknown", or "empty" (no non-blank line). Reads no further than the end of the first
-    non-blank line.
-    """
+def _deciding_lines(data: bytes) -> list[tuple[bytes, bool]]:
+    """Up to two lines that decide the content kind: the first non-blank line that is not an
+    HLO comment (``//`` lines and ``/* … */`` blocks may come before ``HloModule``), and the next
+    non-blank line. Each with whether it is complete (ends with a newline)."""
+    out: list[tuple[bytes, bool]] = []
     n = len(data)
-    pos = 0
-    while pos < n:
+    pos = text_start(data)
+    in_block = False
+    while pos < n and len(out) < 2:
         nl = data.find(b"\n", pos)
-        end = n if nl < 0 else nl
+        end, complete = (n, False) if nl < 0 else (nl, True)
         line = bytes(data[pos:end])
-        if line.strip(_BLANK):
-            return _sniff_line(line)
         pos = end + 1
-    return "empty"
+        trimmed = line.lstrip(b" \t")
+        if not out and in_block:
+            i = line.find(b"*/")
+            if i >= 0:
+                in_block = False
+                if line[i + 2:].strip(_BLANK):
+                    return out
+            continue
+        if not line.strip(_BLANK):
+            continue
+        if not out and trimmed.startswith(b"//"):
+            continue
+        if not out and trimmed.startswith(b"/*"):
+            i = trimmed.find(b"*/", 2)
+            if i < 0:
+                in_block = True
+                continue
+            if not trimmed[i + 2:].strip(_BLANK):
+                continue
+        if line.endswith(b"\r"):
+            line = line[:-1]
+        out.append((line, complete))
+    return out
 
+
+def sniff(data: bytes) -> str:
+    """Content kind of a file (FORMATS.md §1.5).
+
+    From its first deciding line (after a byte-order mark, blank lines — only spaces, tabs, CR,
+    VT or FF — and leading HLO comments); the line after it where needed (``Total bytes used:``
+    starts both the values file and the memory-usage report of jax 0.4.35–0.9, whose next line
+    is ``Allocations sorted by size:``); and, for text that is none of our formats, an
+    out-of-memory report anywhere in the data ("oom_report"). Also "stdout_capture",
+    "debug_options", "unknown" and "empty".
+    """
+    lines = _deciding_lines(data)
+    has_oom = any(m in data for m in OOM_MARKERS)
+    if not lines:
+        return "oom_report" if has_oom else "empty"
+    kind = _sniff_line(lines[0][0])
+    if kind == "buffer_assignment_values" and len(lines) > 1 and lines[1][0] == b"Allocations sorted by size:":
+        return "memory_usage_report"
+    if kind == "unknown" and has_oom:
+        return "oom_report"
+    return kind

@@ -20,37 +20,20 @@ from ..exceptions import ParseError
 from ..schema import SCHEMAS, schema
 from ..paths import expand
 from . import files as file_names
+from .formats import FORMATS, format_by_name, format_of, formats_for_tables
 
 __all__ = ["read_arrow", "FileContext", "Sink", "split_lines", "HLO_TABLES",
            "BUFFER_ASSIGNMENT_TABLES", "parsed_kinds"]
 
-# Content kinds that a format parser reads.
-PARSED_KINDS = {
-    "hlo_module",
-    "buffer_assignment",
-    "buffer_assignment_values",
-    "live_range",
-    "memory_usage_report",
-}
-
-
-# The tables each format can produce (besides ``files`` and ``errors``).
-HLO_TABLES = ("modules", "computations", "instructions", "stack_frames", "custom_calls")
-BUFFER_ASSIGNMENT_TABLES = ("allocations", "assignments", "values", "schedule", "live_ranges", "peak",
-                            "peak_breakdown", "memory_report", "totals")
+HLO_TABLES = format_by_name("hlo_module").tables
+BUFFER_ASSIGNMENT_TABLES = format_by_name("buffer_assignment").tables
 
 
 def parsed_kinds(tables: Sequence[str] | None) -> set[str]:
     """The content kinds that a read with ``tables=`` parses: those whose format can produce a
     requested table (every parsed kind when ``tables`` is None or names ``errors``)."""
-    if tables is None or "errors" in tables:
-        return set(PARSED_KINDS)
-    out = set()
-    if any(t in HLO_TABLES for t in tables):
-        out.add("hlo_module")
-    if any(t in BUFFER_ASSIGNMENT_TABLES for t in tables):
-        out |= PARSED_KINDS - {"hlo_module"}
-    return out
+    names = formats_for_tables(tables)
+    return {c for f in FORMATS if f.name in names for c in f.contents}
 
 
 class _Stop(Exception):
@@ -163,24 +146,68 @@ def _read_one(file_id: int, full: str, shown: str, explicit: bool, sink: Sink, p
     row["size_bytes"] = len(data)
     content = file_names.sniff(data)
     row["content_kind"] = content
-    if row["kind"] == "other" and content in PARSED_KINDS | {"debug_options"}:
+    fmt = format_of(content)
+    if row["kind"] == "other" and (fmt is not None or content == "debug_options"):
         row["kind"] = content
     sink.add("files", row)
+    if fmt is None and content == "unknown" and (explicit or file_names.classify_path(shown)["kind"] != "other"):
+        _not_a_dump(data, explicit, file_names.classify_path(shown)["kind"], ctx)
+        return
     if content not in parse:  # not a format we parse, or none of its tables was requested
         return
+    assert fmt is not None
     row["parsed"] = True
+    data = data[file_names.text_start(data):]  # XLA never writes a byte-order mark
     lines = split_lines(data, ctx)
     try:
-        if content == "hlo_module":
-            from . import hlo
-
-            hlo.parse_module(lines, ctx, data)
-        else:
-            from . import buffer_assignment
-
-            buffer_assignment.parse(lines, ctx)
+        fmt.parse(lines, ctx, data)
     except _Stop:
         pass
+
+
+def _not_a_dump(data: bytes, explicit: bool, name_kind: str, ctx: FileContext) -> None:
+    """A file the user named, or whose name says it is a dump, that is none of our formats."""
+    start = file_names.text_start(data)
+    end = data.find(b"\n", start)
+    end = len(data) if end < 0 else end
+    first = data[start:min(end, start + 200)]
+    try:
+        text = first.decode("utf-8")
+        bad = b"\0" in first
+    except UnicodeDecodeError:
+        text, bad = first.decode("utf-8", "replace"), True
+    if bad:
+        looks = "binary or non-UTF-8 data"
+    elif "\r" in text:
+        looks = "text with CR-only line ends"
+    else:
+        looks = _rust_debug_str(text)
+    why = "named explicitly" if explicit else f"its name says {name_kind}"
+    known = ", ".join(f.name for f in FORMATS)
+    ctx.error(1, 1, f"not an XLA dump file ({why}): the first line is {looks}; known formats: {known}",
+              first.decode("utf-8", "replace"))
+
+
+def _rust_debug_str(s: str) -> str:
+    """``format!("{:?}", s)`` of Rust, for the same message from both parsers."""
+    out = ['"']
+    for ch in s:
+        if ch == '"':
+            out.append('\\"')
+        elif ch == "\\":
+            out.append("\\\\")
+        elif ch == "\t":
+            out.append("\\t")
+        elif ch == "\n":
+            out.append("\\n")
+        elif ch == "\r":
+            out.append("\\r")
+        elif ord(ch) < 0x20 or ord(ch) == 0x7f:
+            out.append("\\u{%x}" % ord(ch))
+        else:
+            out.append(ch)
+    out.append('"')
+    return "".join(out)
 
 
 def _error_class(e: OSError) -> str:
