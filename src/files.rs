@@ -502,7 +502,8 @@ pub fn text_start(data: &[u8]) -> usize {
 }
 
 /// Markers of XLA's out-of-memory reports (FORMATS.md §2.9); they may sit anywhere in a log.
-pub const OOM_MARKERS: [&[u8]; 2] = [b"BufferAssignment OOM Debugging.", b"Ran out of memory in memory space "];
+/// The third finds TPU reports pasted without their first line (`Largest program allocations in hbm:`).
+pub const OOM_MARKERS: [&[u8]; 3] = [b"BufferAssignment OOM Debugging.", b"Ran out of memory in memory space ", b"Largest program allocations in "];
 
 fn sniff_line(line: &[u8]) -> ContentKind {
     const PREFIXES: [(&[u8], ContentKind); 9] = [

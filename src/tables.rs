@@ -166,14 +166,15 @@ tables! {
         section: OptStr, annotation: Str, line: I64,
     }
     oom_reports: OomReports {
-        file_id: I32, report_id: I32, backend: Text, section: Text, key: Text, bytes: OptI64,
-        value: Str, line: I64,
+        file_id: I32, report_id: I32, backend: Text, memory_space: OptStr, section: Text,
+        key: Text, bytes: OptI64, value: Str, line: I64,
     }
     oom_buffers: OomBuffers {
-        file_id: I32, report_id: I32, rank: I32, size_bytes: OptI64, size: Str,
-        operator: OptStr, op_name: OptStr, source_file: OptStr, source_line: OptI64,
-        shape: OptStr, unpadded_size_bytes: OptI64, padding_bytes: OptI64, xla_label: OptStr,
-        allocation_type: OptStr, entry_parameter_subshape: OptStr, line: I64,
+        file_id: I32, report_id: I32, rank: I32, size_bytes: I64, size: Str,
+        operator: OptStr, op_type: OptStr, op_name: OptStr, source_file: OptStr,
+        source_line: OptI64, shape: OptStr, unpadded_size_bytes: OptI64, padding_bytes: OptI64,
+        padding: OptStr, xla_label: OptStr, allocation_type: OptStr,
+        entry_parameter_subshape: OptStr, line: I64,
     }
     errors: Errors { file_id: I32, line: I64, column: I64, message: Text, text: Text }
 }

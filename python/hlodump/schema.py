@@ -352,15 +352,15 @@ SCHEMAS: dict[str, pa.Schema] = {
     ]),
     # XLA's out-of-memory reports (§2.9; reference/oom.py), one row per figure a report states.
     "oom_reports": pa.schema([
-        _f("file_id", I32), _f("report_id", I32), _f("backend", T), _f("section", T),
-        _f("key", T), _f("bytes", I64, True), _f("value", S), _f("line", I64),
+        _f("file_id", I32), _f("report_id", I32), _f("backend", T), _f("memory_space", S, True),
+        _f("section", T), _f("key", T), _f("bytes", I64, True), _f("value", S), _f("line", I64),
     ]),
     # One row per buffer / allocation an out-of-memory report lists.
     "oom_buffers": pa.schema([
-        _f("file_id", I32), _f("report_id", I32), _f("rank", I32), _f("size_bytes", I64, True),
-        _f("size", S), _f("operator", S, True), _f("op_name", S, True),
+        _f("file_id", I32), _f("report_id", I32), _f("rank", I32), _f("size_bytes", I64),
+        _f("size", S), _f("operator", S, True), _f("op_type", S, True), _f("op_name", S, True),
         _f("source_file", S, True), _f("source_line", I64, True), _f("shape", S, True),
-        _f("unpadded_size_bytes", I64, True), _f("padding_bytes", I64, True),
+        _f("unpadded_size_bytes", I64, True), _f("padding_bytes", I64, True), _f("padding", S, True),
         _f("xla_label", S, True), _f("allocation_type", S, True),
         _f("entry_parameter_subshape", S, True), _f("line", I64),
     ]),

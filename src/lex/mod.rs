@@ -90,6 +90,26 @@ pub fn grouped_value(s: &[u8]) -> Option<i64> {
 pub type HumanMatch<'a> = (usize, bool, &'a [u8], &'a [u8], u32);
 
 pub fn human_match(t: &[u8], pos: usize) -> Option<HumanMatch<'_>> {
+    size_match(t, pos, &HUMAN_UNITS)
+}
+
+/// Units of `HumanReadableNumBytes` (tsl): powers of 1024 written `KiB`, `MiB`, ….
+pub const HUMAN_UNITS: [(&[u8], u32); 7] = [(b"B", 0), (b"KiB", 1), (b"MiB", 2), (b"GiB", 3), (b"TiB", 4), (b"PiB", 5), (b"EiB", 6)];
+
+/// Units of the TPU compiler's out-of-memory report (`530.00M`, `4.0K`, `0B`; FORMATS.md
+/// §2.9.3). They are powers of 1024, not 1000, although written without `i`: real reports
+/// print both the shape and the size of a buffer, and e.g. `s32[8388608,8,4]` (2^30 bytes) is
+/// `1.00G`, `f32[29184,2,2560]` (597 688 320 bytes) is `570.00M`, `f32[1024,245,64]` is
+/// `61.25M` (decimal units would give `1.07G`, `597.69M`, `64.23M`).
+pub const TPU_UNITS: [(&[u8], u32); 7] = [(b"B", 0), (b"K", 1), (b"M", 2), (b"G", 3), (b"T", 4), (b"P", 5), (b"E", 6)];
+
+/// A TPU size (`TPU_UNITS`) at `pos`.
+pub fn tpu_size_match(t: &[u8], pos: usize) -> Option<HumanMatch<'_>> {
+    size_match(t, pos, &TPU_UNITS)
+}
+
+/// `(-?)([0-9]+)(?:\.([0-9]+))?(UNIT)` at `pos`, the first unit of `units` that matches.
+pub fn size_match<'a>(t: &'a [u8], pos: usize, units: &[(&[u8], u32)]) -> Option<HumanMatch<'a>> {
     let mut i = pos;
     let neg = t.get(i) == Some(&b'-');
     if neg {
@@ -114,15 +134,7 @@ pub fn human_match(t: &[u8], pos: usize) -> Option<HumanMatch<'_>> {
         i = j;
     }
     let rest = &t[i..];
-    for (unit, power) in [
-        (&b"B"[..], 0),
-        (b"KiB", 1),
-        (b"MiB", 2),
-        (b"GiB", 3),
-        (b"TiB", 4),
-        (b"PiB", 5),
-        (b"EiB", 6),
-    ] {
+    for &(unit, power) in units {
         if rest.starts_with(unit) {
             return Some((i + unit.len(), neg, whole, frac, power));
         }
@@ -153,6 +165,15 @@ pub fn human_value(neg: bool, whole: &[u8], frac: &[u8], power: u32) -> Option<i
 /// Public form of the size conversion (`576B`, `51.1KiB`, `-2.0KiB`): None if not exactly one.
 pub fn human_bytes(s: &[u8]) -> Option<i64> {
     let (end, neg, whole, frac, power) = human_match(s, 0)?;
+    if end != s.len() {
+        return None;
+    }
+    human_value(neg, whole, frac, power)
+}
+
+/// Public form of the TPU size conversion (`530.00M` → 555745280): None if not exactly one.
+pub fn tpu_bytes(s: &[u8]) -> Option<i64> {
+    let (end, neg, whole, frac, power) = tpu_size_match(s, 0)?;
     if end != s.len() {
         return None;
     }
@@ -288,6 +309,19 @@ impl<'a> Cur<'a> {
         Ok(total)
     }
 
+    /// A TPU size (`530.00M`, `0B`): exact bytes as `human`, units of `TPU_UNITS`.
+    pub fn tpu_size(&mut self, what: &str) -> R<i64> {
+        let start = self.pos;
+        let Some((end, neg, whole, frac, power)) = tpu_size_match(&self.t[..self.stop], start) else {
+            return bad(start, format!("expected {what} (a size such as 0B, 4.0K, 530.00M, 20.43G)"));
+        };
+        self.pos = end;
+        match human_value(neg, whole, frac, power) {
+            Some(v) => Ok(v),
+            None => bad(start, format!("{what} is out of range (at most {I64_MAX} bytes)")),
+        }
+    }
+
     pub fn spaces(&mut self) {
         while self.pos < self.stop && self.t[self.pos] == b' ' {
             self.pos += 1;
@@ -375,6 +409,18 @@ mod tests {
         );
         assert_eq!(human_bytes(b"99999999999999999999999EiB"), None);
         assert_eq!(human_bytes(b"1.KiB"), None);
+    }
+
+    #[test]
+    fn tpu_sizes_are_binary() {
+        assert_eq!(tpu_bytes(b"0B"), Some(0));
+        assert_eq!(tpu_bytes(b"4.0K"), Some(4096));
+        assert_eq!(tpu_bytes(b"530.00M"), Some(530 << 20));
+        assert_eq!(tpu_bytes(b"1.00G"), Some(1 << 30));
+        assert_eq!(tpu_bytes(b"61.25M"), Some(64225280)); // f32[1024,245,64]
+        assert_eq!(tpu_bytes(b"570.00M"), Some(597688320)); // f32[29184,2,2560]
+        assert_eq!(tpu_bytes(b"1.5GiB"), None);
+        assert_eq!(tpu_bytes(b"12"), None);
     }
 
     #[test]

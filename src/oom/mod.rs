@@ -1,10 +1,931 @@
-//! XLA's out-of-memory report (FORMATS.md §2.9), alone or inside a log: placeholder until the
-//! parser lands (see `formats.rs`).
+//! XLA's out-of-memory report (FORMATS.md §2.9), alone, pasted, or inside a log: one
+//! `oom_reports` row per figure, one `oom_buffers` row per listed buffer.
+//!
+//! Two printers, both found anywhere in a file (`files::OOM_MARKERS`):
+//!
+//! * **GPU/CPU** (`BufferAssignment::ToVerboseString`): `BufferAssignment OOM Debugging.`, the
+//!   stats block (`BufferAssignment stats:` + `LABEL: SIZE [(P%)]` lines), `Peak buffers:`
+//!   and `Buffer N:` blocks of `Size:` / `Operator:` / `Entry Parameter Subshape:` |
+//!   `XLA Label:` + `Shape:` lines closed by a `====` rule. The allocator's message on the line
+//!   before (`Out of memory while trying to allocate N bytes.`) becomes the `requested` figure.
+//! * **TPU** (closed-source compiler): `… Ran out of memory in memory space hbm. Used X of Y
+//!   hbm. Exceeded hbm capacity by Z.`, then optionally `Total hbm usage >= X:` and its entries,
+//!   `Output size …`, `Program hbm requirement X:` and its entries, `Largest program
+//!   allocations in hbm:` and `N. Size: X` blocks of `Operator:` / `Shape:` / `Unpadded size:`
+//!   / `Extra memory due to padding:` / `XLA label:` / `Allocation type:` lines closed by a rule.
+//!
+//! Every line first loses its log prefixes (`prefix.rs`) and its indentation: lines are matched
+//! by their keys, so tabs turned into spaces and prefixes on some lines only do not matter.
+//! Blank lines are skipped. A report ends at the first line that is not part of it (which is
+//! then read as any other line: it may start the next report) or at the end of the file; if
+//! it ends where its printer could not have stopped (inside a buffer, before `Peak buffers:`,
+//! between `Total … usage` and the allocation list), that is an error at that line (at the
+//! last line of the file when the file ends), and the unfinished buffer gives no row.
+//!
+//! Rows of a report are kept until it ends; a report whose lines (from its marker on, prefixes,
+//! indentation and blank lines removed) equal those of an earlier report of the file — the same
+//! report printed by the log line and again by the exception — gives no rows and no cut-off
+//! error. Reports are numbered (`report_id`) from 0 in the order they end.
+//!
+//! Reference: `reference/oom.py` (same grammar, written with regular expressions).
+
+mod prefix;
+
+use std::borrow::Cow;
 
 use crate::error::{FileCtx, Result};
+use crate::lex::{bad, feed, report_bad_utf8, tpu_size_match, Cur, LineGrammar, I32_MAX, R};
+use crate::lines::Lines;
 use crate::tables::Tables;
 
+pub use prefix::content_start;
+
+const GPU_MARKER: &[u8] = b"BufferAssignment OOM Debugging.";
+const TPU_MARKER: &[u8] = b"Ran out of memory in memory space ";
+const REQUEST: &[u8] = b"Out of memory while trying to allocate ";
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Backend {
+    Gpu,
+    Tpu,
+}
+
+/// Where we are in a report.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Part {
+    /// GPU: after the marker, `BufferAssignment stats:` comes next.
+    StatsHeader,
+    /// GPU: stats lines, until `Peak buffers:`.
+    Stats,
+    /// GPU: after `Peak buffers:`, between buffers.
+    Peak,
+    /// TPU: after the summary line, before any section.
+    Head,
+    /// TPU: the entries of `Total hbm usage >= X:`.
+    Usage,
+    /// TPU: the entries of `Program hbm requirement X:`.
+    Program,
+    /// TPU: after `Largest program allocations in hbm:`, between buffers.
+    Allocs,
+    /// Inside a buffer (both).
+    Buffer,
+}
+
+struct Figure<'c> {
+    section: &'static str,
+    key: String,
+    bytes: Option<i64>,
+    value: &'c [u8],
+    line: u64,
+}
+
+#[derive(Default)]
+struct Buf<'c> {
+    rank: i32,
+    line: u64,
+    size: Option<(&'c [u8], i64)>,
+    operator: Option<&'c [u8]>,
+    shape: Option<&'c [u8]>,
+    unpadded: Option<i64>,
+    padding: Option<(&'c [u8], i64)>,
+    xla_label: Option<&'c [u8]>,
+    allocation_type: Option<&'c [u8]>,
+    entry_subshape: Option<&'c [u8]>,
+    /// A line of it was reported: the buffer gives no row.
+    broken: bool,
+}
+
+struct Report<'c> {
+    backend: Backend,
+    memory_space: Option<&'c [u8]>,
+    part: Part,
+    figures: Vec<Figure<'c>>,
+    buffers: Vec<Buf<'c>>,
+    buf: Option<Buf<'c>>,
+    /// The report's lines as compared for duplicates.
+    key: Vec<&'c [u8]>,
+    /// The last line read into the report: (number, text).
+    last: (u64, &'c [u8]),
+    /// TPU: a section after the summary line was printed, so the allocation list must follow.
+    detailed: bool,
+}
+
+impl Report<'_> {
+    /// What was expected next, when the report may not end here.
+    fn expected(&self) -> Option<String> {
+        let what = match self.part {
+            Part::Peak | Part::Allocs => return None,
+            Part::Head if !self.detailed => return None,
+            Part::StatsHeader => "'BufferAssignment stats:'".to_string(),
+            Part::Stats => "a statistics line (LABEL: SIZE) or 'Peak buffers:'".to_string(),
+            Part::Head | Part::Usage | Part::Program => {
+                "the rest of the report up to 'Largest program allocations in …:'".to_string()
+            }
+            Part::Buffer => {
+                let rank = self.buf.as_ref().map_or(0, |b| b.rank);
+                match self.backend {
+                    Backend::Gpu => format!("the next line of Buffer {rank} (Size:, Operator:, Entry Parameter Subshape:, XLA Label:, Shape:) or its ==== rule"),
+                    Backend::Tpu => format!("the next line of allocation {rank} (Operator:, Shape:, Unpadded size:, Extra memory due to padding:, XLA label:, Allocation type:) or its ==== rule"),
+                }
+            }
+        };
+        Some(what)
+    }
+}
+
+struct Parser<'t, 'c> {
+    ctx: FileCtx<'c>,
+    t: &'t mut Tables,
+    report: Option<Report<'c>>,
+    /// Keys of the reports given so far.
+    seen: Vec<Vec<&'c [u8]>>,
+    /// The allocator's request on the last non-blank line outside a report: (line, text, bytes).
+    request: Option<(u64, &'c [u8], i64)>,
+}
+
 /// Parse the out-of-memory reports found in one file.
-pub fn parse<'c>(_data: &'c [u8], _ctx: FileCtx<'c>, _t: &mut Tables) -> Result<()> {
+pub fn parse<'c>(data: &'c [u8], ctx: FileCtx<'c>, t: &mut Tables) -> Result<()> {
+    report_bad_utf8(data, &ctx, &mut t.errors)?;
+    let mut p = Parser { ctx, t, report: None, seen: Vec::new(), request: None };
+    feed(&mut p, Lines::new(data))?;
+    if p.report.is_some() {
+        p.end_report(None)?;
+    }
     Ok(())
+}
+
+fn trim_end(t: &[u8]) -> &[u8] {
+    let n = t.iter().rev().take_while(|&&b| b == b' ' || b == b'\t').count();
+    &t[..t.len() - n]
+}
+
+fn is_rule(c: &[u8]) -> bool {
+    c.len() >= 3 && c.iter().all(|&b| b == b'=')
+}
+
+/// `Out of memory while trying to allocate N bytes` in `c`: (`N bytes`, N).
+fn request_in(c: &[u8]) -> Option<(&[u8], i64)> {
+    let at = memchr::memmem::find(c, REQUEST)? + REQUEST.len();
+    let n = c[at..].iter().take_while(|b| b.is_ascii_digit()).count();
+    if n == 0 || !c[at + n..].starts_with(b" bytes") {
+        return None;
+    }
+    let v = crate::lex::to_int(&c[at..at + n], crate::lex::I64_MAX)? as i64;
+    Some((&c[at..at + n + 6], v))
+}
+
+/// `Total NAME usage …:`, `Program NAME requirement …:` or `Largest program allocations in NAME:`:
+/// the memory space NAME.
+fn tpu_header_space(c: &[u8]) -> Option<&[u8]> {
+    if !c.ends_with(b":") {
+        return None;
+    }
+    if let Some(r) = c.strip_prefix(b"Total ") {
+        memchr::memmem::find(c, b" usage ")?;
+        return Some(word(r));
+    }
+    if let Some(r) = c.strip_prefix(b"Program ") {
+        memchr::memmem::find(c, b" requirement ")?;
+        return Some(word(r));
+    }
+    c.strip_prefix(b"Largest program allocations in ").map(|r| &r[..r.len() - 1])
+}
+
+fn word(r: &[u8]) -> &[u8] {
+    &r[..r.iter().take_while(|&&b| b != b' ').count()]
+}
+
+fn is_tpu_header(c: &[u8]) -> bool {
+    tpu_header_space(c).is_some()
+}
+
+/// A TPU size token at `p` of `c` that ends the line or is followed by a space: its end.
+fn tpu_token(c: &[u8], p: usize) -> Option<usize> {
+    let (end, ..) = tpu_size_match(c, p)?;
+    (end == c.len() || c[end] == b' ').then_some(end)
+}
+
+impl<'c> LineGrammar<'c> for Parser<'_, 'c> {
+    fn line(&mut self, no: u64, text: &'c [u8]) -> R<()> {
+        let start = content_start(text);
+        let c = trim_end(&text[start..]);
+        if c.is_empty() {
+            return Ok(());
+        }
+        if self.report.is_some() {
+            if self.report_line(no, text, start, c)? {
+                return Ok(());
+            }
+            self.end_report(Some((no, text, start)))?;
+        }
+        self.idle_line(no, text, start, c)
+    }
+
+    fn report(&mut self, line: u64, column: u64, msg: String, text: &[u8]) -> Result<()> {
+        self.ctx.error_at(&mut self.t.errors, line, column, msg, text)
+    }
+}
+
+impl<'t, 'c> Parser<'t, 'c> {
+    fn rep(&mut self) -> &mut Report<'c> {
+        self.report.as_mut().expect("inside a report")
+    }
+
+    fn figure(&mut self, section: &'static str, key: impl Into<String>, bytes: Option<i64>, value: &'c [u8], line: u64) {
+        self.rep().figures.push(Figure { section, key: key.into(), bytes, value, line });
+    }
+
+    /// A line outside any report: a report's first line, or remember an allocator request.
+    fn idle_line(&mut self, no: u64, text: &'c [u8], start: usize, c: &'c [u8]) -> R<()> {
+        if c.ends_with(GPU_MARKER) {
+            let at = c.len() - GPU_MARKER.len();
+            {
+                let request = match request_in(&c[..at]) {
+                    Some((v, b)) => Some((no, v, b)),
+                    None => self.request,
+                };
+                self.request = None;
+                self.open(Backend::Gpu, Part::StatsHeader, &c[at..], no, text);
+                if let Some((line, value, bytes)) = request {
+                    self.figure("summary", "requested", Some(bytes), value, line);
+                }
+                return Ok(());
+            }
+        }
+        if let Some(at) = memchr::memmem::find(c, TPU_MARKER) {
+            self.request = None;
+            self.open(Backend::Tpu, Part::Head, &c[at..], no, text);
+            return self.tpu_summary(no, text, start + at + TPU_MARKER.len(), start + c.len());
+        }
+        if is_tpu_header(c) {
+            // A TPU report pasted without its first line.
+            self.request = None;
+            self.open(Backend::Tpu, Part::Head, c, no, text);
+            let cur = Cur { t: text, pos: start, stop: start + c.len() };
+            self.tpu_line(no, Part::Head, cur, c)?;
+            return Ok(());
+        }
+        self.request = request_in(c).map(|(v, b)| (no, v, b));
+        Ok(())
+    }
+
+    fn open(&mut self, backend: Backend, part: Part, key: &'c [u8], no: u64, text: &'c [u8]) {
+        self.report = Some(Report {
+            backend,
+            memory_space: None,
+            part,
+            figures: Vec::new(),
+            buffers: Vec::new(),
+            buf: None,
+            key: vec![key],
+            last: (no, text),
+            detailed: false,
+        });
+    }
+
+    /// `NAME. [Used X of Y NAME.] [Exceeded NAME capacity by Z[.]]` after the TPU marker;
+    /// whatever follows is not read.
+    fn tpu_summary(&mut self, no: u64, text: &'c [u8], pos: usize, stop: usize) -> R<()> {
+        let mut cur = Cur { t: text, pos, stop };
+        let n = cur.view().iter().take_while(|&&b| b != b'.' && b != b' ').count();
+        if n == 0 {
+            return bad(cur.pos, "expected the memory space name");
+        }
+        self.rep().memory_space = Some(&text[cur.pos..cur.pos + n]);
+        cur.pos += n;
+        cur.expect(".", "after the memory space name")?;
+        cur.spaces();
+        if cur.accept("Used ") {
+            let at = cur.pos;
+            let used = cur.tpu_size("the memory used")?;
+            self.figure("summary", "used", Some(used), &text[at..cur.pos], no);
+            cur.expect(" of ", "")?;
+            let at = cur.pos;
+            let capacity = cur.tpu_size("the capacity")?;
+            self.figure("summary", "capacity", Some(capacity), &text[at..cur.pos], no);
+            let n = cur.view().iter().take_while(|&&b| b != b'.').count();
+            cur.pos += n;
+            cur.accept(".");
+            cur.spaces();
+        }
+        if cur.view().starts_with(b"Exceeded ") {
+            self.exceeded(no, &mut cur)?;
+        }
+        Ok(())
+    }
+
+    /// `Exceeded NAME capacity by Z[.]`
+    fn exceeded(&mut self, no: u64, cur: &mut Cur<'c>) -> R<()> {
+        cur.expect("Exceeded ", "")?;
+        let Some(by) = memchr::memmem::find(cur.view(), b" capacity by ") else {
+            return bad(cur.pos, "expected 'Exceeded NAME capacity by SIZE'");
+        };
+        cur.pos += by + b" capacity by ".len();
+        let at = cur.pos;
+        let v = cur.tpu_size("the excess")?;
+        self.figure("summary", "exceeded", Some(v), &cur.t[at..cur.pos], no);
+        Ok(())
+    }
+
+    /// A line while a report is open: true if it is part of the report.
+    fn report_line(&mut self, no: u64, text: &'c [u8], start: usize, c: &'c [u8]) -> R<bool> {
+        let (backend, part) = {
+            let r = self.rep();
+            (r.backend, r.part)
+        };
+        let cur = Cur { t: text, pos: start, stop: start + c.len() };
+        let taken = match backend {
+            Backend::Gpu => self.gpu_line(no, part, cur, c),
+            Backend::Tpu => self.tpu_line(no, part, cur, c),
+        };
+        let consumed = match &taken {
+            Ok(b) => *b,
+            Err(_) => true,
+        };
+        if consumed {
+            let r = self.rep();
+            r.key.push(c);
+            r.last = (no, text);
+        }
+        if taken.is_err() {
+            if let Some(b) = self.rep().buf.as_mut() {
+                b.broken = true;
+            }
+        }
+        taken
+    }
+
+    fn gpu_line(&mut self, no: u64, part: Part, mut cur: Cur<'c>, c: &'c [u8]) -> R<bool> {
+        match part {
+            Part::StatsHeader => {
+                if c != b"BufferAssignment stats:" {
+                    return Ok(false);
+                }
+                self.rep().part = Part::Stats;
+            }
+            Part::Stats => {
+                if c == b"Peak buffers:" {
+                    self.rep().part = Part::Peak;
+                    return Ok(true);
+                }
+                // `LABEL: SIZE [(P%)]`, LABEL letters, '_' and spaces.
+                let Some(colon) = memchr::memchr(b':', c) else { return Ok(false) };
+                let label = &c[..colon];
+                if label.is_empty() || !label.iter().all(|&b| b.is_ascii_alphabetic() || b == b'_' || b == b' ') || c.get(colon + 1) != Some(&b' ') {
+                    return Ok(false);
+                }
+                cur.pos += colon + 1;
+                cur.spaces();
+                let at = cur.pos;
+                let bytes = cur.human("the size")?;
+                if cur.accept(" (") {
+                    if !(cur.accept("nan") || cur.accept("-nan") || cur.accept("inf") || cur.accept("-inf")) {
+                        let n = cur.view().iter().take_while(|&&b| b.is_ascii_digit() || b == b'.').count();
+                        if n == 0 {
+                            return bad(cur.pos, "expected a percentage");
+                        }
+                        cur.pos += n;
+                    }
+                    cur.expect("%)", "")?;
+                }
+                cur.end("the statistics line")?;
+                let key = std::str::from_utf8(label).expect("UTF-8 line").to_string();
+                self.figure("stats", key, Some(bytes), &cur.t[at..cur.stop], no);
+            }
+            Part::Peak | Part::Buffer => {
+                if let Some(rest) = c.strip_prefix(b"Buffer ") {
+                    if rest.ends_with(b":") && rest.len() > 1 && rest[..rest.len() - 1].iter().all(u8::is_ascii_digit) {
+                        cur.pos += b"Buffer ".len();
+                        let rank = cur.uint("the buffer number", I32_MAX);
+                        self.open_buffer(no, cur.t, rank.as_ref().map_or(0, |&v| v as i32))?;
+                        rank?;
+                        return Ok(true);
+                    }
+                }
+                if part == Part::Peak {
+                    return Ok(false);
+                }
+                return self.buffer_line(no, cur, c);
+            }
+            _ => unreachable!("a GPU report is in a GPU part"),
+        }
+        Ok(true)
+    }
+
+    fn tpu_line(&mut self, no: u64, part: Part, mut cur: Cur<'c>, c: &'c [u8]) -> R<bool> {
+        // `N. Size: X` starts an allocation (in the list, or after an unclosed one).
+        if matches!(part, Part::Allocs | Part::Buffer) {
+            let n = c.iter().take_while(|b| b.is_ascii_digit()).count();
+            if n > 0 && c[n..].starts_with(b". Size:") {
+                let rank = cur.uint("the allocation number", I32_MAX);
+                self.open_buffer(no, cur.t, rank.as_ref().map_or(0, |&v| v as i32))?;
+                rank?;
+                cur.expect(". Size:", "")?;
+                cur.spaces();
+                let at = cur.pos;
+                let v = cur.tpu_size("the size")?;
+                cur.end("the size")?;
+                self.rep().buf.as_mut().expect("opened").size = Some((&cur.t[at..cur.pos], v));
+                return Ok(true);
+            }
+            if part == Part::Allocs {
+                return Ok(false);
+            }
+            return self.buffer_line(no, cur, c);
+        }
+        if c.starts_with(b"Exceeded ") && part == Part::Head && !self.rep().detailed {
+            self.exceeded(no, &mut cur)?;
+            return Ok(true);
+        }
+        if let Some(space) = tpu_header_space(c) {
+            let r = self.rep();
+            if r.memory_space.is_none() {
+                r.memory_space = Some(space);
+            }
+        }
+        if c.starts_with(b"Total ") && memchr::memmem::find(c, b" usage ").is_some() && c.ends_with(b":") {
+            let r = self.rep();
+            r.part = Part::Usage;
+            r.detailed = true;
+            let at = memchr::memmem::find(c, b" usage ").unwrap() + b" usage ".len();
+            cur.pos += at;
+            let v_at = cur.pos;
+            cur.accept(">= ");
+            cur.stop -= 1;
+            let v = cur.tpu_size("the total usage")?;
+            cur.end("the total usage")?;
+            self.figure("total_usage", "total", Some(v), &cur.t[v_at..cur.stop], no);
+            return Ok(true);
+        }
+        if c.starts_with(b"Program ") && memchr::memmem::find(c, b" requirement ").is_some() && c.ends_with(b":") {
+            let r = self.rep();
+            r.part = Part::Program;
+            r.detailed = true;
+            cur.pos += memchr::memmem::find(c, b" requirement ").unwrap() + b" requirement ".len();
+            cur.stop -= 1;
+            let at = cur.pos;
+            let v = cur.tpu_size("the program requirement")?;
+            cur.end("the program requirement")?;
+            self.figure("program_requirement", "total", Some(v), &cur.t[at..cur.stop], no);
+            return Ok(true);
+        }
+        if c.starts_with(b"Largest program allocations in ") && c.ends_with(b":") {
+            let r = self.rep();
+            r.part = Part::Allocs;
+            r.detailed = true;
+            return Ok(true);
+        }
+        if let Some(rest) = c.strip_prefix(b"Output size ") {
+            let r = self.rep();
+            r.part = Part::Head;
+            r.detailed = true;
+            cur.pos += b"Output size ".len();
+            if rest.starts_with(b"unknown") {
+                self.figure("output", "output size", None, &cur.t[cur.pos..cur.pos + 7], no);
+                cur.pos += 7;
+                cur.accept(".");
+                cur.end("the output size")?;
+                return Ok(true);
+            }
+            let at = cur.pos;
+            let v = cur.tpu_size("the output size")?;
+            self.figure("output", "output size", Some(v), &cur.t[at..cur.pos], no);
+            cur.expect("; shares ", "")?;
+            let at = cur.pos;
+            let v = cur.tpu_size("the bytes shared with arguments")?;
+            self.figure("output", "shared with arguments", Some(v), &cur.t[at..cur.pos], no);
+            cur.expect(" with arguments", "")?;
+            cur.accept(".");
+            cur.end("the output size")?;
+            return Ok(true);
+        }
+        if matches!(part, Part::Usage | Part::Program) {
+            return self.tpu_entry(no, part, cur, c);
+        }
+        Ok(false)
+    }
+
+    /// `NAME SIZE [REST]` or `NAME unknown size` in a TPU section; `HLO temp` entries carry
+    /// `Unpadded (X)`, `Padded (X)` and `fragmentation (X)` figures in REST.
+    fn tpu_entry(&mut self, no: u64, part: Part, mut cur: Cur<'c>, c: &'c [u8]) -> R<bool> {
+        let mut p = 1;
+        let found = loop {
+            if p >= c.len() {
+                break None;
+            }
+            if c[p - 1] == b' ' && c[p] != b' ' {
+                if let Some(end) = tpu_token(c, p) {
+                    break Some((p, Some(end)));
+                }
+                if c[p..].starts_with(b"unknown size") {
+                    break Some((p, None));
+                }
+            }
+            p += 1;
+        };
+        let Some((p, end)) = found else { return Ok(false) };
+        if !c[0].is_ascii_alphabetic() {
+            return Ok(false);
+        }
+        let key = std::str::from_utf8(trim_end(&c[..p])).expect("UTF-8 line").to_string();
+        let section = if part == Part::Usage { "total_usage" } else { "program_requirement" };
+        let Some(end) = end else {
+            self.figure(section, key, None, &c[p..], no);
+            return Ok(true);
+        };
+        cur.pos += p;
+        let v = cur.tpu_size("the size")?;
+        self.figure(section, key.clone(), Some(v), &c[p..], no);
+        let base = cur.pos - end;
+        for (word, suffix) in [(&b"Unpadded ("[..], "unpadded"), (b"Padded (", "padded"), (b"fragmentation (", "fragmentation")] {
+            if let Some(at) = memchr::memmem::find(&c[end..], word) {
+                cur.pos = base + end + at + word.len();
+                let s = cur.pos;
+                let v = cur.tpu_size("the size")?;
+                cur.expect(")", "")?;
+                self.figure(section, format!("{key} {suffix}"), Some(v), &cur.t[s..cur.pos - 1], no);
+            }
+        }
+        Ok(true)
+    }
+
+    /// Start buffer `rank` at line `no`; an unclosed buffer before it is reported and dropped.
+    fn open_buffer(&mut self, no: u64, text: &'c [u8], rank: i32) -> R<()> {
+        let r = self.rep();
+        let prev = r.buf.take();
+        r.part = Part::Buffer;
+        r.buf = Some(Buf { rank, line: no, ..Buf::default() });
+        if let Some(b) = prev {
+            if !b.broken {
+                let msg = format!("buffer {} has no closing ==== rule (the report lost lines here)", b.rank);
+                self.report(no, 1 + content_start(text) as u64, msg, text)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// A keyed line of a buffer, or its rule.
+    fn buffer_line(&mut self, _no: u64, mut cur: Cur<'c>, c: &'c [u8]) -> R<bool> {
+        let backend = self.rep().backend;
+        if is_rule(c) {
+            let r = self.rep();
+            r.part = if backend == Backend::Gpu { Part::Peak } else { Part::Allocs };
+            let b = r.buf.take().expect("inside a buffer");
+            if b.broken {
+                return Ok(true);
+            }
+            if b.size.is_none() {
+                return bad(cur.pos, format!("buffer {} has no Size: line", b.rank));
+            }
+            r.buffers.push(b);
+            return Ok(true);
+        }
+        const GPU_KEYS: [&[u8]; 5] = [b"Size:", b"Operator:", b"Entry Parameter Subshape:", b"XLA Label:", b"Shape:"];
+        const TPU_KEYS: [&[u8]; 6] = [b"Operator:", b"Shape:", b"Unpadded size:", b"Extra memory due to padding:", b"XLA label:", b"Allocation type:"];
+        let keys: &[&[u8]] = if backend == Backend::Gpu { &GPU_KEYS } else { &TPU_KEYS };
+        let Some(&key) = keys.iter().find(|k| c.starts_with(k)) else { return Ok(false) };
+        let key_at = cur.pos;
+        cur.pos += key.len();
+        cur.spaces();
+        let at = cur.pos;
+        let value = &cur.t[at..cur.stop];
+        let name = std::str::from_utf8(&key[..key.len() - 1]).expect("ASCII");
+        let b = self.rep().buf.as_mut().expect("inside a buffer");
+        let twice = match key {
+            b"Size:" => b.size.is_some(),
+            b"Operator:" => b.operator.is_some(),
+            b"Entry Parameter Subshape:" => b.entry_subshape.is_some(),
+            b"XLA Label:" | b"XLA label:" => b.xla_label.is_some(),
+            b"Shape:" => b.shape.is_some(),
+            b"Unpadded size:" => b.unpadded.is_some(),
+            b"Extra memory due to padding:" => b.padding.is_some(),
+            _ => b.allocation_type.is_some(),
+        };
+        if twice {
+            return bad(key_at, format!("{name:?} printed twice in buffer {}", b.rank));
+        }
+        match key {
+            b"Size:" => {
+                let v = cur.human("the size")?;
+                cur.end("the size")?;
+                self.rep().buf.as_mut().expect("buffer").size = Some((value, v));
+            }
+            b"Unpadded size:" => {
+                let v = cur.tpu_size("the unpadded size")?;
+                cur.end("the unpadded size")?;
+                self.rep().buf.as_mut().expect("buffer").unpadded = Some(v);
+            }
+            b"Extra memory due to padding:" => {
+                let v = cur.tpu_size("the padding")?;
+                self.rep().buf.as_mut().expect("buffer").padding = Some((value, v));
+            }
+            b"Operator:" => b.operator = Some(value),
+            b"Entry Parameter Subshape:" => b.entry_subshape = Some(value),
+            b"XLA Label:" | b"XLA label:" => b.xla_label = Some(value),
+            b"Shape:" => b.shape = Some(value),
+            _ => b.allocation_type = Some(value),
+        }
+        Ok(true)
+    }
+
+    /// The report ended before line `at` (None: at the end of the file).
+    fn end_report(&mut self, at: Option<(u64, &'c [u8], usize)>) -> Result<()> {
+        let r = self.report.take().expect("a report is open");
+        if self.seen.iter().any(|k| *k == r.key) {
+            return Ok(());
+        }
+        if let Some(what) = r.expected() {
+            match at {
+                Some((no, text, start)) => self.report(no, start as u64 + 1, format!("out-of-memory report cut off: expected {what}"), text)?,
+                None => {
+                    let (no, text) = r.last;
+                    self.report(no, text.len() as u64 + 1, format!("out-of-memory report cut off by the end of the file: expected {what}"), text)?
+                }
+            }
+        }
+        let id = self.seen.len() as i32;
+        let src = self.ctx.src;
+        let backend = if r.backend == Backend::Gpu { "gpu" } else { "tpu" };
+        let t = &mut self.t.oom_reports;
+        for f in &r.figures {
+            t.file_id.push(self.ctx.file_id);
+            t.report_id.push(id);
+            t.backend.push(backend);
+            t.memory_space.push_opt(&src, r.memory_space);
+            t.section.push(f.section);
+            t.key.push(f.key.clone());
+            t.bytes.push(f.bytes);
+            t.value.push(&src, f.value);
+            t.line.push(f.line as i64);
+        }
+        let t = &mut self.t.oom_buffers;
+        for b in &r.buffers {
+            let (size, size_bytes) = b.size.expect("checked at the rule");
+            let meta = b.operator.and_then(op_metadata).unwrap_or_default();
+            let push_cow = |col: &mut crate::columns::ViewCol, v: &Option<Cow<'c, [u8]>>| match v {
+                Some(Cow::Borrowed(s)) => col.push(&src, s),
+                Some(Cow::Owned(s)) => col.push_owned(s),
+                None => col.push_null(),
+            };
+            t.file_id.push(self.ctx.file_id);
+            t.report_id.push(id);
+            t.rank.push(b.rank);
+            t.size_bytes.push(size_bytes);
+            t.size.push(&src, size);
+            t.operator.push_opt(&src, b.operator);
+            push_cow(&mut t.op_type, &meta.op_type);
+            push_cow(&mut t.op_name, &meta.op_name);
+            push_cow(&mut t.source_file, &meta.source_file);
+            t.source_line.push(meta.source_line);
+            t.shape.push_opt(&src, b.shape);
+            t.unpadded_size_bytes.push(b.unpadded);
+            t.padding_bytes.push(b.padding.map(|p| p.1));
+            t.padding.push_opt(&src, b.padding.map(|p| p.0));
+            t.xla_label.push_opt(&src, b.xla_label);
+            t.allocation_type.push_opt(&src, b.allocation_type);
+            t.entry_parameter_subshape.push_opt(&src, b.entry_subshape);
+            t.line.push(b.line as i64);
+        }
+        self.seen.push(r.key);
+        Ok(())
+    }
+}
+
+/// The fields of `OpMetadataToString` we keep (FORMATS.md §2.9.2).
+#[derive(Default, Debug, PartialEq)]
+pub struct OpMetadata<'c> {
+    pub op_type: Option<Cow<'c, [u8]>>,
+    pub op_name: Option<Cow<'c, [u8]>>,
+    pub source_file: Option<Cow<'c, [u8]>>,
+    pub source_line: Option<i64>,
+}
+
+/// `KEY=VALUE` items separated by single spaces, VALUE a `"`-quoted C-escaped string, a `{…}`
+/// group or a bare token; None if the text is not such a list (the raw text stays in
+/// `operator`). String escapes `\"` `\\` `\'` `\n` `\t` `\r` are decoded, any other backslash
+/// is kept as printed. A key printed twice keeps its first value.
+pub fn op_metadata(s: &[u8]) -> Option<OpMetadata<'_>> {
+    let mut m = OpMetadata::default();
+    let mut i = 0;
+    loop {
+        let k = s[i..].iter().take_while(|b| b.is_ascii_lowercase() || **b == b'_').count();
+        if k == 0 || s.get(i + k) != Some(&b'=') {
+            return None;
+        }
+        let key = &s[i..i + k];
+        i += k + 1;
+        let (value, end): (Cow<'_, [u8]>, usize) = match s.get(i) {
+            Some(b'"') => {
+                let mut j = i + 1;
+                let mut escaped = false;
+                while j < s.len() && s[j] != b'"' {
+                    if s[j] == b'\\' {
+                        escaped = true;
+                        j += 1;
+                    }
+                    j += 1;
+                }
+                if j >= s.len() {
+                    return None;
+                }
+                let body = &s[i + 1..j];
+                (if escaped { Cow::Owned(unescape(body)) } else { Cow::Borrowed(body) }, j + 1)
+            }
+            Some(b'{') => {
+                let j = i + memchr::memchr(b'}', &s[i..])?;
+                (Cow::Borrowed(&s[i..=j]), j + 1)
+            }
+            _ => {
+                let j = i + s[i..].iter().take_while(|&&b| b != b' ').count();
+                if j == i {
+                    return None;
+                }
+                (Cow::Borrowed(&s[i..j]), j)
+            }
+        };
+        let slot = match key {
+            b"op_type" => Some(&mut m.op_type),
+            b"op_name" => Some(&mut m.op_name),
+            b"source_file" => Some(&mut m.source_file),
+            _ => None,
+        };
+        if let Some(slot) = slot {
+            if slot.is_none() {
+                *slot = Some(value);
+            }
+        } else if key == b"source_line" && m.source_line.is_none() {
+            if value.is_empty() || !value.iter().all(u8::is_ascii_digit) {
+                return None;
+            }
+            m.source_line = Some(crate::lex::to_int(&value, crate::lex::I64_MAX)? as i64);
+        }
+        i = end;
+        if i == s.len() {
+            return Some(m);
+        }
+        if s[i] != b' ' {
+            return None;
+        }
+        i += 1;
+    }
+}
+
+fn unescape(s: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(s.len());
+    let mut i = 0;
+    while i < s.len() {
+        if s[i] == b'\\' && i + 1 < s.len() {
+            let d = match s[i + 1] {
+                b'"' => Some(b'"'),
+                b'\\' => Some(b'\\'),
+                b'\'' => Some(b'\''),
+                b'n' => Some(b'\n'),
+                b't' => Some(b'\t'),
+                b'r' => Some(b'\r'),
+                _ => None,
+            };
+            if let Some(d) = d {
+                out.push(d);
+                i += 2;
+                continue;
+            }
+        }
+        out.push(s[i]);
+        i += 1;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(data: &[u8], collect: bool) -> (Tables, Result<()>) {
+        let ctx = FileCtx { file_id: 0, path: "t", collect, src: crate::source::SourceRef::none() };
+        let mut t = Tables::default();
+        let r = parse(data, ctx, &mut t);
+        (t, r)
+    }
+
+    fn i64s(t: Tables, table: &str, col: &str) -> Vec<i64> {
+        let (_, b) = t.finish().into_iter().find(|(n, _)| *n == table).unwrap();
+        let a = b.column_by_name(col).unwrap();
+        let a = a.as_any().downcast_ref::<arrow_array::Int64Array>().unwrap();
+        a.iter().map(|v| v.unwrap()).collect()
+    }
+
+    const GPU: &str = "jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate 6291456 bytes.
+BufferAssignment OOM Debugging.
+BufferAssignment stats:
+             parameter allocation:    6.00MiB
+              constant allocation:         0B
+        maybe_live_out allocation:    6.00MiB
+     preallocated temp allocation:         0B
+                 total allocation:   12.00MiB
+              total fragmentation:         0B (0.00%)
+Peak buffers:
+\tBuffer 1:
+\t\tSize: 6.00MiB
+\t\tOperator: op_name=\"jit(concatenate)/jit(main)/concatenate[dimension=0]\" source_file=\"/x/models.py\" source_line=689
+\t\tXLA Label: concatenate
+\t\tShape: f32[4096,128,3]
+\t\t==========================
+
+\tBuffer 2:
+\t\tSize: 384.0KiB
+\t\tEntry Parameter Subshape: f32[256,128,3]
+\t\t==========================
+
+";
+
+    #[test]
+    fn gpu_report() {
+        let (t, r) = run(GPU.as_bytes(), false);
+        r.unwrap();
+        assert_eq!(t.oom_reports.len(), 7); // requested + 6 stats
+        assert_eq!(t.oom_buffers.len(), 2);
+        assert_eq!(t.oom_buffers.size_bytes.0, vec![6 << 20, 384 << 10]);
+        assert_eq!(i64s(t, "oom_reports", "bytes"), vec![6291456, 6 << 20, 0, 6 << 20, 0, 12 << 20, 0]);
+    }
+
+    #[test]
+    fn twice_is_once_and_cut_is_an_error() {
+        let twice = format!("{GPU}{GPU}");
+        let (t, r) = run(twice.as_bytes(), false);
+        r.unwrap();
+        assert_eq!(t.oom_buffers.len(), 2);
+        let cut = &GPU[..GPU.find("\t\tEntry").unwrap()];
+        let (t, r) = run(format!("{cut}other log line\n").as_bytes(), true);
+        r.unwrap();
+        assert_eq!(t.oom_buffers.len(), 1);
+        assert_eq!(t.errors.line.0, vec![20]);
+        let (_, r) = run(cut.as_bytes(), false);
+        let e = r.unwrap_err().to_string();
+        assert!(e.starts_with("t:19:"), "{e}");
+    }
+
+    #[test]
+    fn tpu_report() {
+        let data = b"jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: XLA:TPU compile permanent error. Ran out of memory in memory space hbm. Used 63.80G of 30.75G hbm. Exceeded hbm capacity by 33.05G.
+
+Total hbm usage >= 65.05G:
+    reserved          1.25G
+    program          63.80G
+    arguments            0B
+
+Output size 0B; shares 0B with arguments.
+
+Program hbm requirement 63.80G:
+    global            1.14M
+    scoped            4.56M
+    HLO temp         63.79G (100.0% utilization: Unpadded (63.58G) Padded (63.58G), 0.3% fragmentation (210.89M))
+
+  Largest program allocations in hbm:
+
+  1. Size: 2.00G
+     Operator: op_name=\"a\\\"b\" source_line=1059
+     Shape: f32[32,4096,4096]{1,2,0:T(8,128)}
+     Unpadded size: 2.00G
+     Extra memory due to padding: 31.00G (32.0x expansion)
+     XLA label: fusion.1265.remat3 = fusion(custom-call.224), kind=kOutput
+     Allocation type: HLO temp
+     ==========================
+
+";
+        let (t, r) = run(data, false);
+        r.unwrap();
+        assert_eq!(t.oom_buffers.len(), 1);
+        assert_eq!(t.oom_buffers.size_bytes.0, vec![2 << 30]);
+        let keys: Vec<_> = t.oom_reports.key.0.iter().map(|k| k.clone().unwrap()).collect();
+        assert_eq!(i64s(t, "oom_buffers", "padding_bytes"), vec![31 << 30]);
+        assert_eq!(keys, ["used", "capacity", "exceeded", "total", "reserved", "program", "arguments", "output size", "shared with arguments", "total", "global", "scoped", "HLO temp", "HLO temp unpadded", "HLO temp padded", "HLO temp fragmentation"]);
+    }
+
+    #[test]
+    fn metadata() {
+        let m = op_metadata(br#"op_type="add" op_name="a\"b" source_file="/f.py" source_line=7 profile_type={a b}"#);
+        assert_eq!(m.unwrap().source_file.as_deref(), Some(&b"/f.py"[..]));
+        let m = op_metadata(br#"op_type="add" op_name="a\"b" source_file="/f.py" source_line=7"#).unwrap();
+        assert_eq!(m.op_name.as_deref(), Some(&b"a\"b"[..]));
+        assert_eq!(m.source_line, Some(7));
+        assert!(op_metadata(b"garbage").is_none());
+    }
+
+    #[test]
+    fn nasty_inputs_do_not_panic() {
+        let cases: &[&[u8]] = &[
+            b"BufferAssignment OOM Debugging.\n",
+            b"BufferAssignment OOM Debugging.\nBufferAssignment stats:\n x: 99999999999999999999EiB (1.0%)\nPeak buffers:\nBuffer 99999999999:\n====\n",
+            b"Ran out of memory in memory space \n",
+            b"Ran out of memory in memory space hbm. Used 1.0X\nTotal hbm usage >= :\n",
+            b"Ran out of memory in memory space hbm.\nProgram hbm requirement 1G:\n HLO temp 1G (Unpadded (x\nLargest program allocations in hbm:\n1. Size: 1G\n1. Size: 2G\n===\n",
+            b"Ran out of memory in memory space hbm.\nTotal x usage 1G:\nOutput size 1G; shares\n",
+        ];
+        for data in cases {
+            for collect in [true, false] {
+                let (t, _) = run(data, collect);
+                let _ = t.finish();
+            }
+        }
+    }
 }

@@ -331,7 +331,9 @@ _PREFIXES = (
 )
 BOM = b"\xef\xbb\xbf"
 # Markers of XLA's out-of-memory reports (FORMATS.md §2.9); anywhere in a log.
-OOM_MARKERS = (b"BufferAssignment OOM Debugging.", b"Ran out of memory in memory space ")
+# The third finds TPU reports pasted without their first line (files.rs OOM_MARKERS).
+OOM_MARKERS = (b"BufferAssignment OOM Debugging.", b"Ran out of memory in memory space ",
+               b"Largest program allocations in ")
 _THUNK_RE = re.compile(rb" *(?:[0-9]{1,18}: )?k[A-Z][A-Za-z0-9]*(?: *\t| +[^ \t]|$)")
 
 

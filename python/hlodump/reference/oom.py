@@ -1,11 +1,577 @@
-"""Reference parser for XLA's out-of-memory reports (FORMATS.md §2.9): placeholder."""
+"""Reference parser for XLA's out-of-memory report (FORMATS.md §2.9), written from the grammar.
+
+Input: the decoded lines of a file (a log, a paste, the report alone). Output rows:
+
+* ``oom_reports``: one row per figure — ``section`` ``summary`` (``requested``; TPU ``used``,
+  ``capacity``, ``exceeded``), ``stats`` (GPU, key = the printed label), ``total_usage``,
+  ``output``, ``program_requirement`` (TPU, key = the printed entry name, ``total`` for the
+  header; ``HLO temp`` also gives ``HLO temp unpadded`` / ``padded`` / ``fragmentation``);
+* ``oom_buffers``: one row per complete buffer (GPU ``Buffer N:``, TPU ``N. Size:``).
+
+How a line is read:
+
+1. log prefixes (``PREFIX_RE``: ANSI codes, Ray tags, glog, TensorFlow/absl, Ray C++, Python
+   logging, timestamps) and then spaces/tabs are removed from its start, spaces/tabs from its
+   end; an empty remainder is a blank line and is skipped;
+2. outside a report, a line ending in ``BufferAssignment OOM Debugging.`` opens a GPU report,
+   a line containing ``Ran out of memory in memory space `` a TPU report;
+3. inside a report, the line is matched by its key (``KEY:`` at its start); a line that is no
+   part of the report ends it and is then read again as in 2.
+
+A report that ends where its printer cannot stop (see ``_expected``) is reported at the line
+that ended it (``column`` = where its content starts) or, at the end of the file, after the end
+of its last line; an unfinished buffer gives no row. Rows of a report are given when it ends;
+a report whose key lines equal an earlier report's gives nothing (the log line and the exception
+printing the same report).
+"""
 
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["parse"]
+__all__ = ["parse", "content_start", "tpu_bytes", "op_metadata"]
+
+I32_MAX = 2**31 - 1
+I64_MAX = 2**63 - 1
+
+_LEVEL = r"(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL)"
+_DATE = r"[0-9]{4}-[0-9]{2}-[0-9]{2}"
+_CLOCK = r"[0-9]{2}:[0-9]{2}:[0-9]{2}"
+_FILE_LINE = r"[^ \]:]+:[0-9]+"
+# One log prefix (FORMATS.md §2.9.1); they may follow one another, separated by spaces.
+PREFIX_RE = re.compile(
+    r"[0-9]*\x1b?\[[0-9;]*m"                                          # ANSI code (ESC may be lost)
+    r"|\((?:[^\s()]+ )?pid=[0-9]+(?:, ip=[^\s()]+)?\)"                 # Ray worker tag
+    rf"|[IWEF][0-9]{{4}} {_CLOCK}(?:\.[0-9]+)? +[0-9]+ {_FILE_LINE}\]"  # glog
+    rf"|{_DATE} {_CLOCK}(?:\.[0-9]+)?: [IWEF] +(?:[0-9]+ +)?{_FILE_LINE}\]"  # TensorFlow / absl-py
+    rf"|\[{_DATE} {_CLOCK}(?:[,.][0-9]+)? [IWEF] [0-9]+ [0-9]+\] {_FILE_LINE}:"  # Ray C++
+    rf"|{_LEVEL}:[^: ]*:"                                             # Python logging
+    rf"|\[{_DATE}[ T]{_CLOCK}(?:[.,][0-9]+)?(?:Z|[+-][0-9]{{2}}:?[0-9]{{2}})?\]:?"  # timestamp
+    rf"|{_DATE}[ T]{_CLOCK}(?:[.,][0-9]+)?(?:Z|[+-][0-9]{{2}}:?[0-9]{{2}})?:?"
+    rf"|{_CLOCK}(?:\.[0-9]+)?"                                        # time of day (Elixir Logger)
+    r"|\[(?:debug|info|notice|warning|warn|error|critical|alert|emergency)\]"  # [level] (Elixir)
+)
+_WS = " \t"
+
+
+def content_start(text: str) -> int:
+    """Index where a line's content starts: after its log prefixes and indentation."""
+    i = 0
+    while True:
+        m = PREFIX_RE.match(text, i)
+        if m is None:
+            break
+        i = m.end()
+        while i < len(text) and text[i] == " ":
+            i += 1
+    while i < len(text) and text[i] in _WS:
+        i += 1
+    return i
+
+
+# TPU sizes are powers of 1024 written without "i" (FORMATS.md §2.9.3: real reports print a
+# buffer's shape and size, e.g. s32[8388608,8,4] = 2**30 bytes is "1.00G").
+_TPU_SIZE_RE = re.compile(r"(-?)([0-9]+)(?:\.([0-9]+))?([BKMGTPE])")
+_TPU_POWER = {"B": 0, "K": 1, "M": 2, "G": 3, "T": 4, "P": 5, "E": 6}
+_HUMAN_RE = re.compile(r"(-?)([0-9]+)(?:\.([0-9]+))?(B|KiB|MiB|GiB|TiB|PiB|EiB)")
+_HUMAN_POWER = {"B": 0, "KiB": 1, "MiB": 2, "GiB": 3, "TiB": 4, "PiB": 5, "EiB": 6}
+
+
+def _exact(sign: str, whole: str, frac: str, power: int) -> int | None:
+    """round_half_up(whole.frac × 1024**power) on the digits, None beyond int64."""
+    whole = whole.lstrip("0") or "0"
+    if len(whole) > 19:
+        return None
+    frac = frac.rstrip("0")
+    num = int(whole) * 10 ** len(frac) + int(frac or "0")
+    v = (2 * num * 1024**power + 10 ** len(frac)) // (2 * 10 ** len(frac))
+    if v > I64_MAX:
+        return None
+    return -v if sign else v
+
+
+class _Bad(Exception):
+    def __init__(self, pos: int, message: str) -> None:
+        super().__init__(message)
+        self.pos = pos
+        self.message = message
+
+
+def _size(text: str, pos: int, tpu: bool, what: str) -> tuple[int, int]:
+    """A size at ``pos``: (bytes, end)."""
+    m = (_TPU_SIZE_RE if tpu else _HUMAN_RE).match(text, pos)
+    if m is None:
+        example = "0B, 4.0K, 530.00M, 20.43G" if tpu else "576B, 51.1KiB, 4.00MiB"
+        raise _Bad(pos, f"expected {what} (a size such as {example})")
+    power = (_TPU_POWER if tpu else _HUMAN_POWER)[m.group(4)]
+    v = _exact(m.group(1), m.group(2), m.group(3) or "", power)
+    if v is None:
+        raise _Bad(pos, f"{what} is out of range (at most {I64_MAX} bytes)")
+    return v, m.end()
+
+
+def tpu_bytes(text: str) -> int | None:
+    m = _TPU_SIZE_RE.fullmatch(text)
+    if m is None:
+        return None
+    return _exact(m.group(1), m.group(2), m.group(3) or "", _TPU_POWER[m.group(4)])
+
+
+_META_ITEM_RE = re.compile(r'([a-z_]+)=("(?:[^"\\]|\\.)*"|\{[^}]*\}|[^ ]+)')
+_UNESCAPE = {'"': '"', "\\": "\\", "'": "'", "n": "\n", "t": "\t", "r": "\r"}
+
+
+def op_metadata(text: str) -> dict[str, Any] | None:
+    """op_type / op_name / source_file / source_line of an ``OpMetadataToString`` text, or None
+    when it is not a space-separated list of KEY=VALUE items."""
+    out: dict[str, Any] = {"op_type": None, "op_name": None, "source_file": None, "source_line": None}
+    pos = 0
+    while True:
+        m = _META_ITEM_RE.match(text, pos)
+        if m is None:
+            return None
+        key, value = m.group(1), m.group(2)
+        if value.startswith('"'):
+            value = re.sub(r"\\(.)", lambda e: _UNESCAPE.get(e.group(1), e.group(0)), value[1:-1])
+        if key in ("op_type", "op_name", "source_file") and out[key] is None:
+            out[key] = value
+        elif key == "source_line" and out["source_line"] is None:
+            if not value.isascii() or not value.isdigit():
+                return None
+            d = value.lstrip("0") or "0"
+            if len(d) > 19 or int(d) > I64_MAX:
+                return None
+            out["source_line"] = int(d)
+        pos = m.end()
+        if pos == len(text):
+            return out
+        if text[pos] != " ":
+            return None
+        pos += 1
+
+
+_GPU_MARKER = "BufferAssignment OOM Debugging."
+_TPU_MARKER = "Ran out of memory in memory space "
+_REQUEST_RE = re.compile(r"Out of memory while trying to allocate ([0-9]+) bytes")
+_STAT_RE = re.compile(r"([A-Za-z_ ]+): +")
+_PERCENT_RE = re.compile(r"nan|-nan|inf|-inf|[0-9.]+")
+_GPU_BUFFER_RE = re.compile(r"Buffer ([0-9]+):")
+_TPU_BUFFER_RE = re.compile(r"([0-9]+)\. Size:")
+_RULE_RE = re.compile(r"={3,}")
+_GPU_KEYS = ("Size:", "Operator:", "Entry Parameter Subshape:", "XLA Label:", "Shape:")
+_TPU_KEYS = ("Operator:", "Shape:", "Unpadded size:", "Extra memory due to padding:", "XLA label:",
+             "Allocation type:")
+_FIELD = {"Size:": "size", "Operator:": "operator", "Entry Parameter Subshape:": "entry_parameter_subshape",
+          "XLA Label:": "xla_label", "XLA label:": "xla_label", "Shape:": "shape",
+          "Unpadded size:": "unpadded_size_bytes", "Extra memory due to padding:": "padding",
+          "Allocation type:": "allocation_type"}
+
+
+def _tpu_header_space(c: str) -> str | None:
+    """The memory space of a TPU section header (``Total hbm usage >= X:``, ``Program hbm
+    requirement X:``, ``Largest program allocations in hbm:``), None for other lines."""
+    if not c.endswith(":"):
+        return None
+    if c.startswith("Total ") and " usage " in c:
+        return c[6:].split(" ", 1)[0]
+    if c.startswith("Program ") and " requirement " in c:
+        return c[8:].split(" ", 1)[0]
+    if c.startswith("Largest program allocations in "):
+        return c[len("Largest program allocations in "):-1]
+    return None
+
+
+def _request(c: str) -> tuple[str, int] | None:
+    m = _REQUEST_RE.search(c)
+    if m is None:
+        return None
+    d = m.group(1).lstrip("0") or "0"
+    if len(d) > 19 or int(d) > I64_MAX:
+        return None
+    return m.group(1) + " bytes", int(d)
+
+
+@dataclass
+class _Report:
+    backend: str
+    part: str
+    key: list[str]
+    last: tuple[int, str]
+    memory_space: str | None = None
+    figures: list[dict[str, Any]] = field(default_factory=list)
+    buffers: list[dict[str, Any]] = field(default_factory=list)
+    buf: dict[str, Any] | None = None
+    detailed: bool = False
+
+    def expected(self) -> str | None:
+        """What must come next if the report cannot end here."""
+        if self.part in ("peak", "allocs") or (self.part == "head" and not self.detailed):
+            return None
+        if self.part == "stats_header":
+            return "'BufferAssignment stats:'"
+        if self.part == "stats":
+            return "a statistics line (LABEL: SIZE) or 'Peak buffers:'"
+        if self.part in ("head", "usage", "program"):
+            return "the rest of the report up to 'Largest program allocations in …:'"
+        rank = self.buf["rank"] if self.buf else 0
+        if self.backend == "gpu":
+            return (f"the next line of Buffer {rank} (Size:, Operator:, Entry Parameter Subshape:, "
+                    "XLA Label:, Shape:) or its ==== rule")
+        return (f"the next line of allocation {rank} (Operator:, Shape:, Unpadded size:, Extra memory "
+                "due to padding:, XLA label:, Allocation type:) or its ==== rule")
+
+
+class _Parser:
+    def __init__(self, ctx: Any) -> None:
+        self.ctx = ctx
+        self.report: _Report | None = None
+        self.seen: list[list[str]] = []
+        self.request: tuple[int, str, int] | None = None
+
+    def run(self, lines: list[str | None]) -> None:
+        for no, text in enumerate(lines, start=1):
+            if text is None:
+                continue
+            try:
+                self.line(no, text)
+            except _Bad as bad:
+                self.ctx.error(no, len(text[:bad.pos].encode("utf-8")) + 1, bad.message, text)
+        if self.report is not None:
+            self.end(None)
+
+    def line(self, no: int, text: str) -> None:
+        start = content_start(text)
+        c = text[start:].rstrip(_WS)
+        if not c:
+            return
+        if self.report is not None:
+            if self.report_line(no, text, start, c):
+                return
+            self.end((no, text, start))
+        self.idle_line(no, text, start, c)
+
+    def figure(self, section: str, key: str, value_bytes: int | None, value: str, no: int) -> None:
+        assert self.report is not None
+        self.report.figures.append({"section": section, "key": key, "bytes": value_bytes, "value": value,
+                                    "line": no})
+
+    # ------------------------------------------------------------------ outside a report
+
+    def idle_line(self, no: int, text: str, start: int, c: str) -> None:
+        if c.endswith(_GPU_MARKER):
+            at = len(c) - len(_GPU_MARKER)
+            req = _request(c[:at])
+            request = (no, *req) if req else self.request
+            self.request = None
+            self.report = _Report("gpu", "stats_header", [c[at:]], (no, text))
+            if request:
+                self.figure("summary", "requested", request[2], request[1], request[0])
+            return
+        at = c.find(_TPU_MARKER)
+        if at >= 0:
+            self.request = None
+            self.report = _Report("tpu", "head", [c[at:]], (no, text))
+            self.tpu_summary(no, text, start + at + len(_TPU_MARKER), start + len(c))
+            return
+        if _tpu_header_space(c) is not None:
+            # A TPU report pasted without its first line.
+            self.request = None
+            self.report = _Report("tpu", "head", [c], (no, text))
+            self.tpu_line(no, text, start, c)
+            return
+        req = _request(c)
+        self.request = (no, *req) if req else None
+
+    def tpu_summary(self, no: int, text: str, pos: int, stop: int) -> None:
+        assert self.report is not None
+        s = text[:stop]
+        m = re.compile(r"[^. ]+").match(s, pos)
+        if m is None:
+            raise _Bad(pos, "expected the memory space name")
+        self.report.memory_space = m.group(0)
+        pos = m.end()
+        if not s.startswith(".", pos):
+            raise _Bad(pos, 'expected "." after the memory space name')
+        pos += 1
+        while s.startswith(" ", pos):
+            pos += 1
+        if s.startswith("Used ", pos):
+            pos += 5
+            v, end = _size(s, pos, True, "the memory used")
+            self.figure("summary", "used", v, s[pos:end], no)
+            if not s.startswith(" of ", end):
+                raise _Bad(end, 'expected " of "')
+            pos = end + 4
+            v, end = _size(s, pos, True, "the capacity")
+            self.figure("summary", "capacity", v, s[pos:end], no)
+            dot = s.find(".", end)
+            pos = len(s) if dot < 0 else dot + 1
+            while s.startswith(" ", pos):
+                pos += 1
+        if s.startswith("Exceeded ", pos):
+            self.exceeded(no, s, pos)
+
+    def exceeded(self, no: int, s: str, pos: int) -> None:
+        by = s.find(" capacity by ", pos + len("Exceeded "))
+        if by < 0:
+            raise _Bad(pos + len("Exceeded "), "expected 'Exceeded NAME capacity by SIZE'")
+        pos = by + len(" capacity by ")
+        v, end = _size(s, pos, True, "the excess")
+        self.figure("summary", "exceeded", v, s[pos:end], no)
+
+    # ------------------------------------------------------------------ inside a report
+
+    def report_line(self, no: int, text: str, start: int, c: str) -> bool:
+        r = self.report
+        assert r is not None
+        try:
+            taken = (self.gpu_line if r.backend == "gpu" else self.tpu_line)(no, text, start, c)
+        except _Bad:
+            r.key.append(c)
+            r.last = (no, text)
+            if r.buf is not None:
+                r.buf["broken"] = True
+            raise
+        if taken:
+            r.key.append(c)
+            r.last = (no, text)
+        return taken
+
+    def gpu_line(self, no: int, text: str, start: int, c: str) -> bool:
+        r = self.report
+        assert r is not None
+        s = text[:start + len(c)]
+        if r.part == "stats_header":
+            if c != "BufferAssignment stats:":
+                return False
+            r.part = "stats"
+            return True
+        if r.part == "stats":
+            if c == "Peak buffers:":
+                r.part = "peak"
+                return True
+            m = _STAT_RE.match(c)
+            if m is None or ":" in m.group(1):
+                return False
+            pos = start + m.end()
+            v, end = _size(s, pos, False, "the size")
+            if s.startswith(" (", end):
+                p = _PERCENT_RE.match(s, end + 2)
+                if p is None:
+                    raise _Bad(end + 2, "expected a percentage")
+                end = p.end()
+                if not s.startswith("%)", end):
+                    raise _Bad(end, 'expected "%)"')
+                end += 2
+            if end != len(s):
+                raise _Bad(end, "unexpected text after the statistics line")
+            self.figure("stats", m.group(1), v, s[pos:], no)
+            return True
+        m = _GPU_BUFFER_RE.fullmatch(c)
+        if m is not None:
+            digits = m.group(1).lstrip("0") or "0"
+            ok = len(digits) <= 10 and int(digits) <= I32_MAX
+            self.open_buffer(no, text, start, int(digits) if ok else 0)
+            if not ok:
+                raise _Bad(start + len("Buffer "), f"the buffer number is out of range (at most {I32_MAX})")
+            return True
+        if r.part == "peak":
+            return False
+        return self.buffer_line(no, text, start, c)
+
+    def tpu_line(self, no: int, text: str, start: int, c: str) -> bool:
+        r = self.report
+        assert r is not None
+        s = text[:start + len(c)]
+        if r.part in ("allocs", "buffer"):
+            m = _TPU_BUFFER_RE.match(c)
+            if m is not None:
+                digits = m.group(1).lstrip("0") or "0"
+                ok = len(digits) <= 10 and int(digits) <= I32_MAX
+                self.open_buffer(no, text, start, int(digits) if ok else 0)
+                if not ok:
+                    raise _Bad(start, f"the allocation number is out of range (at most {I32_MAX})")
+                pos = start + m.end()
+                while s.startswith(" ", pos):
+                    pos += 1
+                v, end = _size(s, pos, True, "the size")
+                if end != len(s):
+                    raise _Bad(end, "unexpected text after the size")
+                assert r.buf is not None
+                r.buf["size"] = (s[pos:end], v)
+                return True
+            if r.part == "allocs":
+                return False
+            return self.buffer_line(no, text, start, c)
+        space = _tpu_header_space(c)
+        if space is not None and r.memory_space is None:
+            r.memory_space = space
+        if c.startswith("Exceeded ") and r.part == "head" and not r.detailed:
+            self.exceeded(no, s, start)
+            return True
+        if c.startswith("Total ") and " usage " in c and c.endswith(":"):
+            r.part, r.detailed = "usage", True
+            pos = start + c.find(" usage ") + len(" usage ")
+            v_at = pos
+            if s.startswith(">= ", pos):
+                pos += 3
+            v, end = _size(s, pos, True, "the total usage")
+            if end != len(s) - 1:
+                raise _Bad(end, "unexpected text after the total usage")
+            self.figure("total_usage", "total", v, s[v_at:-1], no)
+            return True
+        if c.startswith("Program ") and " requirement " in c and c.endswith(":"):
+            r.part, r.detailed = "program", True
+            pos = start + c.find(" requirement ") + len(" requirement ")
+            v, end = _size(s, pos, True, "the program requirement")
+            if end != len(s) - 1:
+                raise _Bad(end, "unexpected text after the program requirement")
+            self.figure("program_requirement", "total", v, s[pos:-1], no)
+            return True
+        if c.startswith("Largest program allocations in ") and c.endswith(":"):
+            r.part, r.detailed = "allocs", True
+            return True
+        if c.startswith("Output size "):
+            r.part, r.detailed = "head", True
+            pos = start + len("Output size ")
+            if s.startswith("unknown", pos):
+                self.figure("output", "output size", None, "unknown", no)
+                end = pos + 7
+                if s.startswith(".", end):
+                    end += 1
+                if end != len(s):
+                    raise _Bad(end, "unexpected text after the output size")
+                return True
+            v, end = _size(s, pos, True, "the output size")
+            self.figure("output", "output size", v, s[pos:end], no)
+            if not s.startswith("; shares ", end):
+                raise _Bad(end, 'expected "; shares "')
+            pos = end + len("; shares ")
+            v, end = _size(s, pos, True, "the bytes shared with arguments")
+            self.figure("output", "shared with arguments", v, s[pos:end], no)
+            if not s.startswith(" with arguments", end):
+                raise _Bad(end, 'expected " with arguments"')
+            end += len(" with arguments")
+            if s.startswith(".", end):
+                end += 1
+            if end != len(s):
+                raise _Bad(end, "unexpected text after the output size")
+            return True
+        if r.part in ("usage", "program"):
+            return self.tpu_entry(no, text, start, c)
+        return False
+
+    def tpu_entry(self, no: int, text: str, start: int, c: str) -> bool:
+        # NAME, then the first space-preceded token that is a whole size or "unknown size".
+        m = re.compile(r"(?:(?<= )(?=[^ ])(?:(-?[0-9]+(?:\.[0-9]+)?[BKMGTPE])(?= |$)|unknown size))").search(c, 1)
+        if m is None or not c[0].isascii() or not c[0].isalpha():
+            return False
+        p = m.start()
+        key = c[:p].rstrip(_WS)
+        section = "total_usage" if self.report and self.report.part == "usage" else "program_requirement"
+        if m.group(1) is None:
+            self.figure(section, key, None, c[p:], no)
+            return True
+        s = text[:start + len(c)]
+        v, end = _size(s, start + p, True, "the size")
+        self.figure(section, key, v, c[p:], no)
+        for word, suffix in (("Unpadded (", "unpadded"), ("Padded (", "padded"), ("fragmentation (", "fragmentation")):
+            at = c.find(word, m.end())
+            if at >= 0:
+                pos = start + at + len(word)
+                v, end = _size(s, pos, True, "the size")
+                if not s.startswith(")", end):
+                    raise _Bad(end, 'expected ")"')
+                self.figure(section, f"{key} {suffix}", v, s[pos:end], no)
+        return True
+
+    def open_buffer(self, no: int, text: str, start: int, rank: int) -> None:
+        r = self.report
+        assert r is not None
+        prev = r.buf
+        r.part = "buffer"
+        r.buf = {"rank": rank, "line": no, "broken": False}
+        if prev is not None and not prev["broken"]:
+            self.ctx.error(no, len(text[:start].encode("utf-8")) + 1,
+                           f"buffer {prev['rank']} has no closing ==== rule (the report lost lines here)", text)
+
+    def buffer_line(self, no: int, text: str, start: int, c: str) -> bool:
+        r = self.report
+        assert r is not None and r.buf is not None
+        s = text[:start + len(c)]
+        if _RULE_RE.fullmatch(c):
+            r.part = "peak" if r.backend == "gpu" else "allocs"
+            b, r.buf = r.buf, None
+            if b["broken"]:
+                return True
+            if "size" not in b:
+                raise _Bad(start, f"buffer {b['rank']} has no Size: line")
+            r.buffers.append(b)
+            return True
+        key = next((k for k in (_GPU_KEYS if r.backend == "gpu" else _TPU_KEYS) if c.startswith(k)), None)
+        if key is None:
+            return False
+        name = _FIELD[key]
+        pos = start + len(key)
+        while s.startswith(" ", pos):
+            pos += 1
+        if name in r.buf:
+            raise _Bad(start, f'"{key[:-1]}" printed twice in buffer {r.buf["rank"]}')
+        value = s[pos:]
+        if key == "Size:":
+            v, end = _size(s, pos, False, "the size")
+            if end != len(s):
+                raise _Bad(end, "unexpected text after the size")
+            r.buf["size"] = (value, v)
+        elif key == "Unpadded size:":
+            v, end = _size(s, pos, True, "the unpadded size")
+            if end != len(s):
+                raise _Bad(end, "unexpected text after the unpadded size")
+            r.buf[name] = v
+        elif key == "Extra memory due to padding:":
+            v, _ = _size(s, pos, True, "the padding")
+            r.buf[name] = (value, v)
+        else:
+            r.buf[name] = value
+        return True
+
+    def end(self, at: tuple[int, str, int] | None) -> None:
+        r = self.report
+        assert r is not None
+        self.report = None
+        if any(k == r.key for k in self.seen):
+            return
+        what = r.expected()
+        if what is not None:
+            if at is not None:
+                no, text, start = at
+                self.ctx.error(no, len(text[:start].encode("utf-8")) + 1,
+                               f"out-of-memory report cut off: expected {what}", text)
+            else:
+                no, text = r.last
+                self.ctx.error(no, len(text.encode("utf-8")) + 1,
+                               f"out-of-memory report cut off by the end of the file: expected {what}", text)
+        rid = len(self.seen)
+        self.seen.append(r.key)
+        for f in r.figures:
+            self.ctx.add("oom_reports", {"report_id": rid, "backend": r.backend, "memory_space": r.memory_space,
+                                         **f})
+        for b in r.buffers:
+            meta = op_metadata(b["operator"]) if b.get("operator") is not None else None
+            meta = meta or {"op_type": None, "op_name": None, "source_file": None, "source_line": None}
+            padding = b.get("padding")
+            self.ctx.add("oom_buffers", {
+                "report_id": rid, "rank": b["rank"], "size_bytes": b["size"][1], "size": b["size"][0],
+                "operator": b.get("operator"), **meta, "shape": b.get("shape"),
+                "unpadded_size_bytes": b.get("unpadded_size_bytes"),
+                "padding_bytes": padding[1] if padding else None, "padding": padding[0] if padding else None,
+                "xla_label": b.get("xla_label"), "allocation_type": b.get("allocation_type"),
+                "entry_parameter_subshape": b.get("entry_parameter_subshape"), "line": b["line"],
+            })
 
 
 def parse(lines: list[str | None], ctx: Any) -> None:
-    return None
+    """Parse the out-of-memory reports in one file's decoded lines (``None``: undecodable)."""
+    _Parser(ctx).run(lines)

@@ -1,0 +1,247 @@
+"""XLA's out-of-memory report (FORMATS.md §2.9): the Rust core and the reference parser on
+reports modelled on real pastes (tests/data/oom/README.md), and on variants of them."""
+
+from __future__ import annotations
+
+import collections
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hlodump import _core
+from hlodump.exceptions import ParseError
+from hlodump.reference import oom
+from hlodump.reference.reader import FileContext, split_lines
+
+DATA = Path(__file__).parent / "data" / "oom"
+TABLES = ["oom_reports", "oom_buffers", "errors"]
+GiB, MiB, KiB = 1 << 30, 1 << 20, 1 << 10
+
+
+class _Sink:
+    def __init__(self, on_error: str) -> None:
+        self.on_error = on_error
+        self.rows: dict[str, list[dict[str, Any]]] = collections.defaultdict(list)
+
+    def add(self, table: str, row: dict[str, Any]) -> None:
+        self.rows[table].append(row)
+
+
+def rust(path: Path, on_error: str = "collect") -> dict[str, list[dict[str, Any]]]:
+    out = _core.read([(str(path), str(path), True, None)], tables=TABLES, on_error=on_error)
+    return {t: out[t].to_pylist() for t in TABLES}
+
+
+def reference(path: Path, on_error: str = "collect") -> dict[str, list[dict[str, Any]]]:
+    sink = _Sink(on_error)
+    ctx = FileContext(0, str(path), sink)  # type: ignore[arg-type]
+    oom.parse(split_lines(path.read_bytes(), ctx), ctx)
+    cols = {t: [f.name for f in _core.read([(str(path), str(path), True, None)], tables=TABLES, on_error="collect")[t].schema] for t in TABLES}
+    return {t: [{c: r.get(c) for c in cols[t]} for r in sink.rows[t]] for t in TABLES}
+
+
+def both(path: Path) -> dict[str, list[dict[str, Any]]]:
+    """Rust's rows, after checking that the reference gives the same, cell for cell."""
+    r, ref = rust(path), reference(path)
+    for t in TABLES:
+        assert r[t] == ref[t], t
+    return r
+
+
+def figures(rows: dict[str, list[dict[str, Any]]], section: str, report: int = 0) -> dict[str, int | None]:
+    return {f["key"]: f["bytes"] for f in rows["oom_reports"] if f["section"] == section and f["report_id"] == report}
+
+
+ALL = sorted(DATA.glob("*.log"))
+
+
+@pytest.mark.parametrize("path", ALL, ids=[p.name for p in ALL])
+def test_rust_equals_reference(path: Path) -> None:
+    both(path)
+    assert _core.sniff(path.read_bytes()) == "oom_report"
+
+
+def test_gpu_glog_printed_twice() -> None:
+    rows = both(DATA / "gpu_glog_twice.log")
+    assert rows["errors"] == []
+    assert {r["report_id"] for r in rows["oom_reports"]} == {0}
+    stats = figures(rows, "stats")
+    assert stats == {"parameter allocation": 6 * MiB, "constant allocation": 0, "maybe_live_out allocation": 6 * MiB,
+                     "preallocated temp allocation": 0, "total allocation": 12 * MiB, "total fragmentation": 0}
+    parts = ["parameter allocation", "constant allocation", "maybe_live_out allocation", "preallocated temp allocation"]
+    assert sum(stats[k] or 0 for k in parts) == stats["total allocation"]
+    assert figures(rows, "summary") == {"requested": 6291456}
+    bufs = rows["oom_buffers"]
+    assert [b["rank"] for b in bufs] == [1, 2, 3]
+    assert [b["size_bytes"] for b in bufs] == [6 * MiB, 384 * KiB, 384 * KiB]
+    assert bufs[0]["shape"] == "f32[4096,128,3]" and bufs[0]["xla_label"] == "concatenate"
+    assert bufs[0]["op_name"] == "jit(concatenate)/jit(main)/concatenate[dimension=0]"
+    assert bufs[0]["source_line"] == 689
+    assert bufs[1]["entry_parameter_subshape"] == "f32[256,128,3]" and bufs[1]["shape"] is None
+    # f32[4096,128,3] is 6 MiB: the size matches the shape.
+    assert 4096 * 128 * 3 * 4 == bufs[0]["size_bytes"]
+
+
+def test_gpu_ray_prefixes_and_tabs() -> None:
+    rows = both(DATA / "gpu_ray_tabs.log")
+    assert rows["errors"] == []
+    stats = figures(rows, "stats")
+    assert stats["preallocated temp fragmentation"] == 0
+    assert stats["total fragmentation"] == 5632
+    # parameter + maybe_live_out + temp = total, to the rounding of the printed sizes.
+    total = stats["parameter allocation"] + stats["maybe_live_out allocation"] + stats["preallocated temp allocation"]
+    assert abs(total - stats["total allocation"]) < 0.01 * GiB
+    bufs = rows["oom_buffers"]
+    assert [(b["rank"], b["xla_label"], b["shape"]) for b in bufs] == [(1, "convert", "f32[250880,4096]"), (2, None, None)]
+    assert bufs[0]["size_bytes"] == round(3.83 * GiB)
+    assert bufs[1]["entry_parameter_subshape"] == "bf16[250880,4096]"
+
+
+def test_gpu_rocm() -> None:
+    rows = both(DATA / "gpu_rocm.log")
+    assert rows["errors"] == []
+    bufs = rows["oom_buffers"]
+    assert [b["size_bytes"] for b in bufs] == [2 * GiB, GiB, GiB]
+    assert 16384 * 32768 * 4 == bufs[0]["size_bytes"]
+    assert bufs[0]["op_type"] == "dot_general" and bufs[0]["source_file"] == "/work/step.py"
+    assert bufs[2]["shape"] == "(f32[16384,16384], s8[0])"
+    assert figures(rows, "summary") == {"requested": 2 * GiB}
+    stats = figures(rows, "stats")
+    assert stats["constant allocation"] == 256 and stats["total fragmentation"] == 64 * KiB
+
+
+def test_gpu_cut_off_is_an_error_not_a_buffer() -> None:
+    path = DATA / "gpu_elixir_cut.log"
+    rows = both(path)
+    assert [b["rank"] for b in rows["oom_buffers"]] == [1]
+    assert rows["oom_buffers"][0]["entry_parameter_subshape"] == "f32[29491200]"
+    assert [(e["line"], e["message"].split(":")[0]) for e in rows["errors"]] == [
+        (20, "out-of-memory report cut off by the end of the file")]
+    with pytest.raises(ParseError):
+        _core.read([(str(path), str(path), True, None)], tables=TABLES)
+    with pytest.raises(ParseError):
+        reference(path, on_error="raise")
+
+
+def test_tpu_report() -> None:
+    rows = both(DATA / "tpu_jax.log")
+    assert rows["errors"] == []
+    assert {r["memory_space"] for r in rows["oom_reports"]} == {"hbm"}
+    assert {r["backend"] for r in rows["oom_reports"]} == {"tpu"}
+    s = figures(rows, "summary")
+    assert s == {"used": round(30.21 * GiB), "capacity": round(15.48 * GiB), "exceeded": round(14.73 * GiB)}
+    u = figures(rows, "total_usage")
+    assert abs(u["reserved"] + u["program"] + u["arguments"] - u["total"]) < 0.01 * GiB
+    assert abs(s["used"] - s["capacity"] - s["exceeded"]) < 0.01 * GiB
+    p = figures(rows, "program_requirement")
+    assert p["global"] == 481 * KiB and p["HLO temp unpadded"] == round(14.25 * GiB)
+    assert figures(rows, "output") == {"output size": KiB, "shared with arguments": 0}
+    bufs = rows["oom_buffers"]
+    assert [(b["rank"], b["size_bytes"], b["unpadded_size_bytes"], b["padding_bytes"]) for b in bufs] == [
+        (1, round(1.46 * GiB), round(1.46 * GiB), None), (2, 4 * GiB, GiB, 3 * GiB)]
+    assert bufs[1]["size_bytes"] == bufs[1]["unpadded_size_bytes"] + bufs[1]["padding_bytes"]
+    assert bufs[1]["padding"] == "3.00G (4.0x expansion)"
+    assert bufs[0]["shape"] == "bf16[256000,3072]{1,0:T(8,128)(2,1)}"
+    assert bufs[0]["xla_label"] == "convert.15982 = convert(param.72)"
+    assert bufs[0]["allocation_type"] == "HLO temp" and bufs[0]["source_line"] == 3
+
+
+def test_tpu_old_tensorflow_form() -> None:
+    rows = both(DATA / "tpu_tf_glog.log")
+    assert rows["errors"] == []
+    assert figures(rows, "total_usage")["arguments"] is None
+    assert figures(rows, "output") == {"output size": None}
+    p = figures(rows, "program_requirement")
+    assert p["HLO temp fragmentation"] == round(293.84 * MiB) and "HLO temp unpadded" not in p
+    (b,) = rows["oom_buffers"]
+    # s32[8388608,8,4] is exactly 1 GiB: TPU units are binary.
+    assert b["unpadded_size_bytes"] == 8388608 * 8 * 4 * 4 == GiB
+    assert b["size_bytes"] == 32 * GiB and b["padding_bytes"] == 31 * GiB
+    assert b["op_type"] == "FloorMod" and b["op_name"] == "slicewise_79/cic_update/FloorMod"
+
+
+def test_tpu_prefix_on_every_line() -> None:
+    rows = both(DATA / "tpu_every_line_prefixed.log")
+    assert rows["errors"] == []
+    (b,) = rows["oom_buffers"]
+    assert b["size_bytes"] == 6 * GiB and b["unpadded_size_bytes"] == 12582912 * 4 == 48 * MiB
+
+
+def test_tpu_without_first_line_reindented() -> None:
+    rows = both(DATA / "tpu_no_first_line.log")
+    assert rows["errors"] == []
+    assert figures(rows, "summary") == {}
+    assert {r["memory_space"] for r in rows["oom_reports"]} == {"hbm"}
+    bufs = rows["oom_buffers"]
+    # f32[29184,2,2560] = 597 688 320 bytes = 570.00 MiB (decimal units would print 597.69M).
+    assert [b["size_bytes"] for b in bufs] == [570 * MiB, 570 * MiB] and 29184 * 2 * 2560 * 4 == 570 * MiB
+    assert bufs[1]["unpadded_size_bytes"] + bufs[1]["padding_bytes"] == bufs[1]["size_bytes"]
+
+
+def test_tpu_cut_after_total_usage() -> None:
+    rows = both(DATA / "tpu_cut.log")
+    assert figures(rows, "summary")["exceeded"] == round(6.47 * GiB)
+    assert rows["oom_buffers"] == []
+    assert [(e["line"], e["column"]) for e in rows["errors"]] == [(9, 5)]
+    assert rows["errors"][0]["message"].startswith("out-of-memory report cut off: expected")
+
+
+# ---------------------------------------------------------------------------------- variants
+
+
+def _variant(tmp_path: Path, name: str, text: str) -> Path:
+    p = tmp_path / name
+    p.write_text(text, encoding="utf-8")
+    return p
+
+
+def test_tabs_and_spaces_and_prefixes_give_the_same_rows(tmp_path: Path) -> None:
+    base = (DATA / "gpu_rocm.log").read_text()
+    want = both(DATA / "gpu_rocm.log")
+    spaces = base.replace("\t", "        ")
+    glog = "".join(f"E0502 10:11:12.350001  4242 gpu_executable.cc:1] {line}\n" for line in base.splitlines())
+    ray = "".join(f"\x1b[36m(RayWorker pid=123, ip=10.0.0.1)\x1b[0m {line}\n" for line in base.splitlines())
+    pylog = "".join(f"ERROR:absl:{line}\n" for line in base.splitlines())
+    crlf = base.replace("\n", "\r\n")
+    for name, text in [("spaces", spaces), ("glog", glog), ("ray", ray), ("pylog", pylog), ("crlf", crlf)]:
+        got = both(_variant(tmp_path, name + ".log", text))
+        for t in ("oom_buffers", "oom_reports"):
+            assert [{k: v for k, v in r.items() if k != "line"} for r in got[t]] == \
+                [{k: v for k, v in r.items() if k != "line"} for r in want[t]], name
+        assert got["errors"] == []
+
+
+def test_two_different_reports_are_two(tmp_path: Path) -> None:
+    text = (DATA / "gpu_rocm.log").read_text() + (DATA / "tpu_jax.log").read_text() + \
+        (DATA / "gpu_rocm.log").read_text()
+    rows = both(_variant(tmp_path, "two.log", text))
+    assert sorted({(r["report_id"], r["backend"]) for r in rows["oom_reports"]}) == [(0, "gpu"), (1, "tpu")]
+    assert [b["report_id"] for b in rows["oom_buffers"]] == [0, 0, 0, 1, 1]
+
+
+def test_tpu_twice_is_once(tmp_path: Path) -> None:
+    one = (DATA / "tpu_jax.log").read_text()
+    logged = "".join(f"E0421 01:02:03.456789  777 pjrt.cc:1] {line}\n" for line in one.splitlines())
+    rows = both(_variant(tmp_path, "twice.log", logged + "Traceback (most recent call last):\n" + one))
+    assert {r["report_id"] for r in rows["oom_reports"]} == {0}
+    assert len(rows["oom_buffers"]) == 2
+
+
+@pytest.mark.parametrize("cut", range(1, 31))
+def test_every_cut_gives_no_invented_buffer(tmp_path: Path, cut: int) -> None:
+    lines = (DATA / "tpu_jax.log").read_text().splitlines(keepends=True)
+    rows = both(_variant(tmp_path, "cut.log", "".join(lines[:cut])))
+    complete = sum(1 for i, l in enumerate(lines[:cut]) if l.strip().startswith("====="))
+    assert len(rows["oom_buffers"]) == complete
+    last = [l.strip() for l in lines[:cut] if l.strip()][-1]
+    may_end = last.startswith(("=====", "Largest program allocations", "jaxlib."))
+    assert bool(rows["errors"]) != may_end, cut
+
+
+def test_malformed_size_is_reported_at_its_column(tmp_path: Path) -> None:
+    text = (DATA / "gpu_rocm.log").read_text().replace("Size: 1.00GiB\n\t\tEntry", "Size: 1.00XiB\n\t\tEntry")
+    rows = both(_variant(tmp_path, "bad.log", text))
+    assert [b["rank"] for b in rows["oom_buffers"]] == [1, 3]
+    (e,) = rows["errors"]
+    assert e["line"] == 20 and e["column"] == 9 and "expected the size" in e["message"]
