@@ -46,8 +46,9 @@ fn to_pyerr(py: Python<'_>, e: Error) -> PyErr {
 }
 
 /// Parse `inputs` — a list of (path, shown_path, explicit) — into a dict of pyarrow tables.
+/// `dumps` (one per input, `files.dump`) defaults to each input's shown path.
 #[pyfunction(name = "read")]
-#[pyo3(signature = (inputs, tables=None, on_error="raise", threads=0, mmap=None, progress=None))]
+#[pyo3(signature = (inputs, tables=None, on_error="raise", threads=0, mmap=None, progress=None, dumps=None))]
 fn read_inputs<'py>(
     py: Python<'py>,
     inputs: Vec<(PathBuf, String, bool)>,
@@ -56,6 +57,7 @@ fn read_inputs<'py>(
     threads: usize,
     mmap: Option<bool>,
     progress: Option<Py<PyAny>>,
+    dumps: Option<Vec<String>>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let collect = match on_error {
         "raise" => false,
@@ -67,7 +69,19 @@ fn read_inputs<'py>(
         Some(true) => MapPolicy::Always,
         Some(false) => MapPolicy::Never,
     };
-    let inputs: Vec<Input> = inputs.into_iter().map(|(path, shown, explicit)| Input { path, shown, explicit }).collect();
+    if let Some(d) = &dumps {
+        if d.len() != inputs.len() {
+            return Err(PyValueError::new_err("dumps must have one entry per input"));
+        }
+    }
+    let mut dumps = dumps.map(|d| d.into_iter());
+    let inputs: Vec<Input> = inputs
+        .into_iter()
+        .map(|(path, shown, explicit)| {
+            let dump = dumps.as_mut().and_then(|d| d.next()).unwrap_or_else(|| shown.clone());
+            Input { path, shown, explicit, dump }
+        })
+        .collect();
     let mut opts = Options { collect, threads, map, ..Options::default() };
     if let Some(wanted) = &tables {
         // parse only the formats that can produce a requested table

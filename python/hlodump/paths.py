@@ -4,14 +4,19 @@ from __future__ import annotations
 
 import glob
 import os
+import re
 import stat
 from typing import Any, Union
 
 PathLike = Union[str, "os.PathLike[str]"]
 
-__all__ = ["expand"]
+__all__ = ["expand", "expand_with_dumps", "dump_roots"]
 
 Input = tuple[str, str, bool]
+
+# A file or directory of one XLA module: ``module_0001.jit_f.cpu_after_optimizations.txt``,
+# ``module_0001.jit_f/`` (per-module sub-folder of newer jax), ``module_0001`` …
+_MODULE_ENTRY = re.compile(r"^module_\d+(\.|$)")
 
 
 def expand(path: Any) -> list[Input]:
@@ -31,29 +36,122 @@ def expand(path: Any) -> list[Input]:
     * A missing explicit file raises ``FileNotFoundError``; other problems with an explicit
       file (unreadable, not a regular file) are raised by the reader.
     """
-    if isinstance(path, (list, tuple)):
-        out: list[Input] = []
-        for p in path:
-            out.extend(_expand_one(p, prefix_dirs=True))
-        return out
-    return _expand_one(path, prefix_dirs=False)
+    return expand_with_dumps(path)[0]
 
 
-def _expand_one(path: Any, prefix_dirs: bool) -> list[Input]:
+def dump_roots(path: Any) -> list[str]:
+    """The dump (``files.dump``) of every input file of ``path``, in ``expand`` order."""
+    return expand_with_dumps(path)[1]
+
+
+def expand_with_dumps(path: Any) -> tuple[list[Input], list[str]]:
+    """``expand(path)`` and, for every input file, the dump it belongs to (``files.dump``).
+
+    The dump is the directory ``--xla_dump_to`` wrote, found from the file's location:
+
+    * A file found by walking a directory: the nearest ancestor directory (the file's own
+      directory included, the walked directory at most) that directly contains files or
+      folders of an XLA module (``module_NNNN.*``). A per-module folder
+      (``module_0001.jit_f/module.mlir``) belongs to the directory that holds it, even when it
+      holds ``module_NNNN.*`` files itself. So ``runs/a/…`` and ``runs/b/…``, ``rank0/…`` and
+      ``rank1/…`` are different dumps. A file with no such ancestor: the walked directory.
+    * A single named file: its own path. Several named files of one directory whose names
+      are ``module_NNNN.*``: that directory (they were written by one ``--xla_dump_to``).
+    * A file matched by a glob: its directory if its name is ``module_NNNN.*``, else itself.
+
+    Dumps are shown like ``files.path``: as named, ``/``-separated, no trailing ``/``.
+    """
+    items = list(path) if isinstance(path, (list, tuple)) else [path]
+    prefix_dirs = isinstance(path, (list, tuple))
+    out: list[Input] = []
+    dumps: list[str] = []
+    named_files: list[int] = []
+    for p in items:
+        got, ds = _expand_one(p, prefix_dirs=prefix_dirs)
+        if len(got) == 1 and got[0][2]:
+            named_files.append(len(out))
+        out.extend(got)
+        dumps.extend(ds)
+    # several named module files of one directory: one dump, that directory
+    by_dir: dict[str, list[int]] = {}
+    for i in named_files:
+        full, shown, _ = out[i]
+        if _MODULE_ENTRY.match(os.path.basename(shown)):
+            by_dir.setdefault(os.path.dirname(os.path.abspath(full)), []).append(i)
+    for idxs in by_dir.values():
+        if len(idxs) > 1:
+            for i in idxs:
+                d = os.path.dirname(out[i][1].replace(os.sep, "/"))
+                dumps[i] = d or "."
+    return out, dumps
+
+
+def _root_name(p: str) -> str:
+    q = p.replace(os.sep, "/")
+    return q.rstrip("/") or ("/" if q.startswith("/") else ".")
+
+
+def _expand_one(path: Any, prefix_dirs: bool) -> tuple[list[Input], list[str]]:
     p = os.fspath(path)
     if os.path.isdir(p):
-        return _walk(p, _shown_prefix(p) if prefix_dirs else "")
+        got = _walk(p, _shown_prefix(p) if prefix_dirs else "")
+        return got, _walk_dumps(got, _root_name(p), len(_shown_prefix(p)) if prefix_dirs else 0)
     if not os.path.lexists(p) and any(c in p for c in "*?["):
         out: list[Input] = []
+        dumps: list[str] = []
         for m in sorted(glob.glob(p, recursive=True)):
             if os.path.isdir(m):
-                out.extend(_walk(m, _shown_prefix(m)))
+                got = _walk(m, _shown_prefix(m))
+                out.extend(got)
+                dumps.extend(_walk_dumps(got, _root_name(m), len(_shown_prefix(m))))
             else:
                 out.append((m, m, False))
-        return out
+                mm = m.replace(os.sep, "/")
+                dumps.append((os.path.dirname(mm) or ".") if _MODULE_ENTRY.match(os.path.basename(mm)) else mm)
+        return out, dumps
     if not os.path.lexists(p):
         raise FileNotFoundError(2, "No such file or directory", p)
-    return [(p, p, True)]
+    return [(p, p, True)], [p.replace(os.sep, "/")]
+
+
+def _walk_dumps(found: list[Input], root: str, strip: int) -> list[str]:
+    """The dump of each file found by walking ``root`` (shown paths minus ``strip`` chars are
+    relative to it)."""
+    rels = [shown[strip:] for _, shown, _ in found]
+    marked: set[str] = set()  # relative directories ("" = root) holding module_NNNN.* entries
+    for r in rels:
+        parts = r.split("/")
+        for i, part in enumerate(parts):
+            if _MODULE_ENTRY.match(part):
+                marked.add("/".join(parts[:i]))
+    cache: dict[str, str] = {}
+
+    def dump_of(d: str) -> str:
+        hit = cache.get(d)
+        if hit is not None:
+            return hit
+        cur = d
+        res = ""
+        while True:
+            if cur in marked:
+                parent = cur.rsplit("/", 1)[0] if "/" in cur else ""
+                base = cur.rsplit("/", 1)[-1]
+                # a per-module folder belongs to the dump that holds it
+                if not (cur and _MODULE_ENTRY.match(base) and parent in marked):
+                    res = cur
+                    break
+            if not cur:
+                res = ""
+                break
+            cur = cur.rsplit("/", 1)[0] if "/" in cur else ""
+        cache[d] = res
+        return res
+
+    out = []
+    for r in rels:
+        d = dump_of(r.rsplit("/", 1)[0] if "/" in r else "")
+        out.append(root if not d else (root + "/" + d if root != "/" else "/" + d))
+    return out
 
 
 def _shown_prefix(d: str) -> str:

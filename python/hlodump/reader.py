@@ -9,7 +9,7 @@ from typing import Any, Optional
 import pyarrow as pa
 
 from .dump import Dump
-from .paths import expand
+from .paths import expand_with_dumps
 from .schema import SCHEMAS, schema
 
 __all__ = ["read_arrow"]
@@ -67,11 +67,11 @@ def read_arrow(
         unknown = set(tables) - set(SCHEMAS)
         if unknown:
             raise ValueError(f"unknown tables: {sorted(unknown)}")
-    inputs = expand(path)
+    inputs, dumps = expand_with_dumps(path)
     bar = _progress_bar(inputs, progress)
     try:
         raw = _core.read(
-            inputs, tables, on_error, threads or 0, mmap, bar.update if bar is not None else None
+            inputs, tables, on_error, threads or 0, mmap, bar.update if bar is not None else None, dumps
         )
     finally:
         if bar is not None:

@@ -18,7 +18,7 @@ import pyarrow as pa
 from ..dump import Dump
 from ..exceptions import ParseError
 from ..schema import SCHEMAS, schema
-from ..paths import expand
+from ..paths import expand_with_dumps
 from . import files as file_names
 
 __all__ = ["read_arrow", "FileContext", "Sink", "split_lines", "HLO_TABLES",
@@ -134,8 +134,10 @@ def read_arrow(
             raise ValueError(f"unknown tables: {sorted(unknown)}")
     sink = Sink(on_error)
     parse = parsed_kinds(tables)
-    for file_id, (full, shown, explicit) in enumerate(expand(path)):
+    inputs, dumps = expand_with_dumps(path)
+    for file_id, ((full, shown, explicit), dump) in enumerate(zip(inputs, dumps)):
         _read_one(file_id, full, shown, explicit, sink, parse)
+        sink.rows["files"][-1]["dump"] = dump
     out = {}
     for name in SCHEMAS:
         if tables is not None and name not in tables and name not in ("files", "errors"):
