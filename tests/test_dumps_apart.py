@@ -136,9 +136,7 @@ def test_timeline_within_allocation_and_peak_set(path) -> None:
         assert pc["same_set"] or all(x["reason"] for x in pc["only_listed"] + pc["only_live"]), s["module"]
         for x in pc["only_listed"] + pc["only_live"]:
             assert any(x["buffer"] in e for e in pc["explanations"])
-        # XLA's choice of step follows its rule (whole-instruction sizes), reproduced from the dump
-        if pc["xla_rule_step"] is not None:
-            assert pc["xla_rule_reproduced"], (s["module"], pc["step"], pc["xla_rule_step"])
+        # where XLA's step is not the by-slice maximum, the difference is stated with the figures
         if pc["max_step"] != pc["step"]:
             assert any(f"step {pc['max_step']}" in e for e in pc["explanations"])
         assert not any("XLA picks it with whole-instruction shape sizes" in n for n in s["notes"])

@@ -318,7 +318,12 @@ def _con(d: "Dump", mods: list[_Module], tables: Iterable[str]) -> "duckdb.DuckD
     con = duckdb.connect()
     con.register("modmap", _modmap(mods))
     for t in tables:
-        con.register(t, d[t])
+        if t in d:
+            con.register(t, d[t])
+        else:  # read with tables=[…] that left it out: an empty table of its schema
+            from .schema import schema
+
+            con.register(t, schema(t, False).empty_table())
     return con
 
 
@@ -928,25 +933,37 @@ def _peak_check(m: _Module, ent: Optional[dict[str, Any]], listed: list[dict[str
         only_live.append({"buffer": k[0] + (k[1] if k[1] != "{}" else ""), "reason": why})
     for x in only_listed + only_live:
         explanations.append(f"{x['buffer']}: {x['reason']}")
-    # XLA's measure: ByteSizeOf(the defining instruction's whole shape) per live value, a value
+    # XLA's measure: ByteSizeOf per live value — of the defining instruction's whole shape in
+    # older XLA, of the value's own shape in newer XLA (the list's sizes tell which) — a value
     # that ended at step t-1 still counted at t (its end event sorts after the starts at t).
     listed_bytes = {(r["instruction"], norm(r["shape_index"])): int(r["bytes"]) for r in listed}
+    value_size = {(r["instruction"], norm(r["shape_index"])): r["logical_bytes"] for r in buf_rows}
+    per_value = instr = 0
+    for k, v in listed_bytes.items():
+        if k[1] != "{}":
+            per_value += v == value_size.get(k) and v != instr_size.get(k[0])
+            instr += v == instr_size.get(k[0]) and v != value_size.get(k)
+    sizes_by_value = per_value > instr
     n = ent["n"]
     import numpy as np
 
     xla = np.zeros(n + 3, np.int64)
+    plain = np.zeros(n + 3, np.int64)
     known = True
     for k, (s0, e0) in ranges.items():
         size = listed_bytes.get(k)
         if size is None:
-            size = instr_size.get(k[0])
+            size = value_size.get(k) if sizes_by_value else instr_size.get(k[0])
         if size is None:
             known = False
             continue
         s0, e1 = max(int(s0), 0), min(int(e0) + 1, n + 1)
         xla[s0] += size
         xla[e1 + 1] -= size
+        plain[s0] += size
+        plain[min(int(e0), n + 1) + 1] -= size
     xla = np.cumsum(xla)[: n + 2]
+    plain = np.cumsum(plain)[: n + 2]
     xla_t = int(np.argmax(xla)) if known and xla.size else None
     ours = ent["allocated"]
     s_max = int(ours.argmax())
@@ -968,7 +985,8 @@ def _peak_check(m: _Module, ent: Optional[dict[str, Any]], listed: list[dict[str
             continue
         shared.setdefault((b["allocation"], b["offset"], b["size"]), []).append(bname)
         if b["size"] is not None and nbytes != int(b["size"]):
-            resized.append(f"{bname} listed with {nbytes:,} bytes (ByteSizeOf its instruction's shape), "
+            resized.append(f"{bname} listed with {nbytes:,} bytes (ByteSizeOf its "
+                           f"{'shape' if sizes_by_value else 'instruction' + chr(39) + 's shape'}), "
                            f"its slice holds {int(b['size']):,}")
     dup = [(sl, names) for sl, names in shared.items() if len(names) > 1]
     dup_bytes = sum(int(sl[2]) * (len(names) - 1) for sl, names in dup)
@@ -988,10 +1006,13 @@ def _peak_check(m: _Module, ent: Optional[dict[str, Any]], listed: list[dict[str
     if s_max != t:
         msg = (f"the most live bytes by allocation slice are at step {s_max} ({int(ours[s_max]):,} bytes), not at XLA's "
                f"step {t} ({bytes_t:,} bytes)")
-        if xla_t is not None:
-            msg += (f"; XLA picks its step by summing ByteSizeOf(instruction shape) over live values, each value "
-                    f"counted separately and those that ended at the step before still counted: that sum is "
-                    f"{int(xla[t]):,} at step {t} and {int(xla[s_max]):,} at step {s_max}")
+        what = "its value's shape" if sizes_by_value else "its instruction's whole shape"
+        if known:
+            msg += (f"; XLA's sizes (ByteSizeOf {what}, every value counted even when values share a slice) sum to "
+                    f"{int(plain[t]):,} at step {t} and {int(plain[s_max]):,} at step {s_max}")
+        if xla_t is not None and xla_t == t:
+            msg += (f"; XLA's step is reproduced by its rule: the most of those sums, counting a value that ended "
+                    f"at the step before as still live ({int(xla[t]):,} at step {t})")
         explanations.append(msg)
     return {
         "step": t,
@@ -1007,6 +1028,7 @@ def _peak_check(m: _Module, ent: Optional[dict[str, Any]], listed: list[dict[str
         "max_bytes": int(ours[s_max]),
         "xla_rule_step": xla_t,
         "xla_rule_reproduced": (xla_t == t) if xla_t is not None else None,
+        "xla_sizes": "value" if sizes_by_value else "instruction",
         "explanations": explanations,
     }
 
