@@ -1331,7 +1331,7 @@ def diff(a: "Dump", b: "Dump", module: ModuleSel = None) -> pa.Table:
     schema = pa.schema([("module", pa.string()), ("module_a", pa.string()), ("module_b", pa.string()),
                         ("what", pa.string()), ("change", pa.string()), ("key", pa.string()),
                         ("a", pa.int64()), ("b", pa.int64()), ("delta", pa.int64()), ("detail", pa.string())])
-    first = {"module": 0, "total": 1, "peak": 2, "category": 3, "memory_space": 4}
+    first = {"module": 0, "peak": 1, "total": 2, "category": 3, "memory_space": 4}
     order = {m: i for i, m in enumerate(dict.fromkeys(r["module"] for r in rows))}
     rows.sort(key=lambda r: (order[r["module"]], first.get(r["what"], 9),
                              -abs(r["delta"] or 0) if r["what"] not in first else 0))
