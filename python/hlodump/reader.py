@@ -9,6 +9,7 @@ from typing import Any, Optional
 import pyarrow as pa
 
 from .dump import Dump
+from .exceptions import ParseError
 from .paths import expand_with_dumps
 from .schema import SCHEMAS, schema
 
@@ -73,6 +74,11 @@ def read_arrow(
         raw = _core.read(
             inputs, tables, on_error, threads or 0, mmap, bar.update if bar is not None else None, dumps
         )
+    except ParseError as e:
+        if len(inputs) > 1 and hasattr(e, "add_note"):  # a directory / several files: say how to go on
+            e.add_note('to read the rest and get every problem as a row of `errors`: '
+                       'read_arrow(..., on_error="collect") (command line: --keep-going)')
+        raise
     finally:
         if bar is not None:
             bar.close()
