@@ -73,6 +73,8 @@ pub enum ContentKind {
     MemoryUsageReport,
     DebugOptions,
     StdoutCapture,
+    ThunkSequence,
+    OomReport,
     Unknown,
     Empty,
 }
@@ -87,6 +89,8 @@ impl ContentKind {
             ContentKind::MemoryUsageReport => "memory_usage_report",
             ContentKind::DebugOptions => "debug_options",
             ContentKind::StdoutCapture => "stdout_capture",
+            ContentKind::ThunkSequence => "thunk_sequence",
+            ContentKind::OomReport => "oom_report",
             ContentKind::Unknown => "unknown",
             ContentKind::Empty => "empty",
         }
@@ -485,24 +489,41 @@ fn is_blank(line: &[u8]) -> bool {
         .all(|&c| matches!(c, b' ' | b'\t' | b'\r' | 0x0b | 0x0c))
 }
 
+/// The UTF-8 byte-order mark some editors put first; XLA never writes one, we skip it.
+pub const BOM: &[u8] = b"\xef\xbb\xbf";
+
+/// Where a file's text starts: after a UTF-8 byte-order mark, if any.
+pub fn text_start(data: &[u8]) -> usize {
+    if data.starts_with(BOM) {
+        BOM.len()
+    } else {
+        0
+    }
+}
+
+/// Markers of XLA's out-of-memory reports (FORMATS.md §2.9); they may sit anywhere in a log.
+pub const OOM_MARKERS: [&[u8]; 2] = [b"BufferAssignment OOM Debugging.", b"Ran out of memory in memory space "];
+
 fn sniff_line(line: &[u8]) -> ContentKind {
-    const PREFIXES: [(&[u8], ContentKind); 8] = [
+    const PREFIXES: [(&[u8], ContentKind); 9] = [
         (b"HloModule ", ContentKind::HloModule),
         (b"BufferAssignment:", ContentKind::BufferAssignment),
         (b"Total bytes used: ", ContentKind::BufferAssignmentValues),
         (b"HloLiveRange (max ", ContentKind::LiveRange),
         (b"HloLiveRange not available", ContentKind::LiveRange),
         (b"Memory Space: ", ContentKind::MemoryUsageReport),
-        (
-            b"memory_space_allocation_entries",
-            ContentKind::MemoryUsageReport,
-        ),
+        (b"memory_space_allocation_entries", ContentKind::MemoryUsageReport),
+        (b"No thunks.", ContentKind::ThunkSequence),
         (b"*** Begin ", ContentKind::StdoutCapture),
     ];
     for (p, k) in PREFIXES {
         if line.starts_with(p) {
             return k;
         }
+    }
+    let body = &line[line.iter().take_while(|&&b| b == b' ').count()..];
+    if crate::thunks::thunk_line(body).is_some() {
+        return ContentKind::ThunkSequence;
     }
     if let Some(rest) = line.strip_prefix(b"xla_") {
         let n = rest
@@ -516,32 +537,87 @@ fn sniff_line(line: &[u8]) -> ContentKind {
     ContentKind::Unknown
 }
 
-/// The content kind of a file from its first non-blank line (blank: only spaces, tabs, CR, VT,
-/// FF). Reads no further than the end of that line.
-pub fn sniff(data: &[u8]) -> ContentKind {
-    let mut pos = 0;
-    while pos < data.len() {
-        let end = memchr::memchr(b'\n', &data[pos..]).map_or(data.len(), |o| pos + o);
+/// The deciding lines of a file: its first non-blank line that is not an HLO comment
+/// (`// …` lines and `/* … */` blocks may precede `HloModule`), and the next non-blank line
+/// after it. Each is (text, complete: ended by '\n').
+fn deciding_lines(data: &[u8]) -> [Option<(&[u8], bool)>; 2] {
+    let mut out = [None, None];
+    let mut pos = text_start(data);
+    let mut in_block_comment = false;
+    let mut k = 0;
+    while pos < data.len() && k < 2 {
+        let (end, complete) = match memchr::memchr(b'\n', &data[pos..]) {
+            Some(o) => (pos + o, true),
+            None => (data.len(), false),
+        };
         let line = &data[pos..end];
-        if !is_blank(line) {
-            return sniff_line(line);
-        }
         pos = end + 1;
+        let trimmed = &line[line.iter().take_while(|&&b| b == b' ' || b == b'\t').count()..];
+        if k == 0 && in_block_comment {
+            if let Some(i) = memchr::memmem::find(line, b"*/") {
+                in_block_comment = false;
+                if !is_blank(&line[i + 2..]) {
+                    return out; // code after a block comment on one line: not a plain header
+                }
+            }
+            continue;
+        }
+        if is_blank(line) {
+            continue;
+        }
+        if k == 0 && trimmed.starts_with(b"//") {
+            continue;
+        }
+        if k == 0 && trimmed.starts_with(b"/*") {
+            match memchr::memmem::find(&trimmed[2..], b"*/") {
+                Some(i) if is_blank(&trimmed[2 + i + 2..]) => continue,
+                Some(_) => {}
+                None => {
+                    in_block_comment = true;
+                    continue;
+                }
+            }
+        }
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        out[k] = Some((line, complete));
+        k += 1;
     }
-    ContentKind::Empty
+    out
 }
 
-/// True when `prefix`, the start of a file, already decides `sniff`: it holds a complete
-/// (`\n`-terminated) non-blank line, so `sniff(prefix) == sniff(whole file)`.
-pub fn sniff_is_final(prefix: &[u8]) -> bool {
-    let mut pos = 0;
-    while let Some(o) = memchr::memchr(b'\n', &prefix[pos..]) {
-        if !is_blank(&prefix[pos..pos + o]) {
-            return true;
-        }
-        pos += o + 1;
+/// The content kind of a file from its first deciding line (after a byte-order mark, blank
+/// lines and leading comments; blank: only spaces, tabs, CR, VT, FF), the line after it where
+/// that is needed (`Total bytes used:` starts both the values file and the memory-usage report
+/// of jax 0.4.35–0.9), and — for text that is none of our formats — an out-of-memory report
+/// anywhere in `data` (a log).
+pub fn sniff(data: &[u8]) -> ContentKind {
+    let [first, second] = deciding_lines(data);
+    let Some((line, _)) = first else {
+        return if has_oom_marker(data) { ContentKind::OomReport } else { ContentKind::Empty };
+    };
+    let kind = sniff_line(line);
+    match kind {
+        ContentKind::BufferAssignmentValues if second.is_some_and(|(l, _)| l == b"Allocations sorted by size:") => ContentKind::MemoryUsageReport,
+        ContentKind::Unknown if has_oom_marker(data) => ContentKind::OomReport,
+        k => k,
     }
-    false
+}
+
+fn has_oom_marker(data: &[u8]) -> bool {
+    OOM_MARKERS.iter().any(|m| memchr::memmem::find(data, m).is_some())
+}
+
+/// True when `prefix`, the start of a file, already decides `sniff`: `sniff(prefix) ==
+/// sniff(whole file)`. A file that looks like none of our formats is never decided by a
+/// prefix (an out-of-memory report may come later in a log).
+pub fn sniff_is_final(prefix: &[u8]) -> bool {
+    let [first, second] = deciding_lines(prefix);
+    let Some((line, true)) = first else { return false };
+    match sniff_line(line) {
+        ContentKind::Unknown => false,
+        ContentKind::BufferAssignmentValues => second.is_some_and(|(_, complete)| complete),
+        _ => true,
+    }
 }
 
 #[cfg(test)]
@@ -816,7 +892,7 @@ mod tests {
         assert!(!sniff_is_final(b"HloModule"));
         assert!(!sniff_is_final(b"\n\nHloModule m, x"));
         assert!(sniff_is_final(b"HloModule m\n"));
-        assert!(sniff_is_final(b"\r\n junk\nmore"));
+        assert!(!sniff_is_final(b"\r\n junk\nmore")); // unknown text: an OOM report may follow
     }
 
     #[test]

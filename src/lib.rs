@@ -10,14 +10,18 @@ pub mod buffer_assignment;
 pub mod columns;
 pub mod error;
 pub mod files;
+pub mod formats;
 pub mod hlo;
+pub mod lex;
 pub mod lines;
+pub mod memory_report;
+pub mod oom;
 pub mod read;
 pub mod sigbus;
 pub mod source;
 pub mod split;
 pub mod tables;
-pub mod text;
+pub mod thunks;
 
 #[cfg(feature = "python")]
 mod python;

@@ -12,7 +12,8 @@ use arrow_array::RecordBatch;
 use rayon::prelude::*;
 
 use crate::error::{Error, FileCtx, Result};
-use crate::files::{classify_path, sniff, sniff_is_final, ContentKind, FileKind};
+use crate::files::{classify_path, sniff, sniff_is_final, text_start, ContentKind, FileKind};
+use crate::formats::{Format, FormatSet};
 use crate::source::Source;
 use crate::split::Finished;
 use crate::tables::{Tables, TABLE_NAMES};
@@ -56,46 +57,29 @@ pub struct Options {
     /// Worker threads (0: all cores).
     pub threads: usize,
     pub map: MapPolicy,
-    /// Parse HLO module text (the tables of `HLO_TABLES`).
-    pub hlo: bool,
-    /// Parse the buffer-assignment family (the tables of `BUFFER_ASSIGNMENT_TABLES`).
-    pub buffer_assignment: bool,
+    /// The formats parsed (`read_arrow(tables=...)` parses only those that can produce a
+    /// requested table; see `FormatSet::for_tables`).
+    pub formats: FormatSet,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { collect: false, threads: 0, map: MapPolicy::Auto, hlo: true, buffer_assignment: true }
+        Options { collect: false, threads: 0, map: MapPolicy::Auto, formats: FormatSet::ALL }
     }
 }
-
-/// The tables that HLO module text can produce (besides `files` and `errors`).
-pub const HLO_TABLES: &[&str] = &["modules", "computations", "instructions", "stack_frames", "custom_calls"];
-/// The tables that the buffer-assignment family (buffer assignment, its values, live range,
-/// memory-usage report) can produce (besides `files` and `errors`).
-pub const BUFFER_ASSIGNMENT_TABLES: &[&str] =
-    &["allocations", "assignments", "values", "schedule", "live_ranges", "peak", "peak_breakdown", "memory_report", "totals"];
 
 impl Options {
     /// Parse only the formats that can produce one of `tables` (`read_arrow(tables=...)`): a file
     /// whose format produces none of them is not parsed (`files.parsed` false, no `errors` rows).
     /// Naming `errors` parses every format; `files` parses none.
     pub fn for_tables<S: AsRef<str>>(mut self, tables: &[S]) -> Options {
-        let wants = |family: &[&str]| tables.iter().any(|t| t.as_ref() == "errors" || family.contains(&t.as_ref()));
-        self.hlo = wants(HLO_TABLES);
-        self.buffer_assignment = wants(BUFFER_ASSIGNMENT_TABLES);
+        self.formats = FormatSet::for_tables(tables);
         self
     }
 
-    /// Whether a file with this content is parsed.
-    pub fn parses(&self, content: ContentKind) -> bool {
-        match content {
-            ContentKind::HloModule => self.hlo,
-            ContentKind::BufferAssignment
-            | ContentKind::BufferAssignmentValues
-            | ContentKind::LiveRange
-            | ContentKind::MemoryUsageReport => self.buffer_assignment,
-            _ => false,
-        }
+    /// The format that parses a file with this content, if this read parses it.
+    pub fn parser_for(&self, content: ContentKind) -> Option<Format> {
+        Format::of(content).filter(|&f| self.formats.contains(f))
     }
 }
 
@@ -274,7 +258,7 @@ fn append_file(p: &std::path::Path, arena: &mut Vec<u8>, opts: &Options) -> std:
             }
             let head = &arena[start..];
             if sniff_is_final(head) {
-                if opts.parses(sniff(head)) {
+                if opts.parser_for(sniff(head)).is_some() {
                     f.read_to_end(arena)?;
                     return Ok((arena.len() - start) as u64);
                 }
@@ -331,29 +315,52 @@ fn file(t: &mut Tables, file_id: usize, input: &Input, bytes: std::io::Result<(&
     };
     let sniffed = sniff(bytes);
     let content = sniffed.as_str();
-    let parseable = matches!(content, "hlo_module" | "buffer_assignment" | "buffer_assignment_values" | "live_range" | "memory_usage_report");
-    let kind = if name.kind == FileKind::Other && (parseable || content == "debug_options") { content } else { name.kind.as_str() };
+    let format = Format::of(sniffed);
+    let kind = if name.kind == FileKind::Other && (format.is_some() || sniffed == ContentKind::DebugOptions) { content } else { name.kind.as_str() };
     // a file whose format produces no requested table is not parsed (`Options::for_tables`)
-    let parsed = opts.parses(sniffed);
-    debug_assert!(!parsed || size == bytes.len() as u64, "a parsed file is read whole");
+    let parser = opts.parser_for(sniffed);
+    debug_assert!(parser.is_none() || size == bytes.len() as u64, "a parsed file is read whole");
     f.kind.push(kind);
     f.content_kind.push_opt(Some(content));
     f.size_bytes.push(size as i64);
-    f.parsed.push(parsed);
+    f.parsed.push(parser.is_some());
     f.error.push_opt(None::<String>);
-    if !parsed {
+    let ctx = FileCtx { file_id: file_id as i32, path: &input.shown, collect: opts.collect, src };
+    if format.is_none() && sniffed == ContentKind::Unknown && (input.explicit || name.kind != FileKind::Other) {
+        // Never zero rows in silence: a file the user named, or whose name says it is a dump,
+        // that is none of our formats.
+        not_a_dump(bytes, input, name.kind, ctx, &mut t.errors)?;
         return Ok(Vec::new());
     }
-    let ctx = FileCtx { file_id: file_id as i32, path: &input.shown, collect: opts.collect, src };
-    if let Some(chunks) = crate::split::parse(content, bytes, source, ctx)? {
+    let Some(format) = parser else {
+        return Ok(Vec::new());
+    };
+    // XLA never writes a byte-order mark; an editor may have added one.
+    let bytes = &bytes[text_start(bytes)..];
+    if let Some(chunks) = crate::split::parse(format, bytes, source, ctx)? {
         return Ok(chunks);
     }
-    if content == "hlo_module" {
-        crate::hlo::parse(bytes, ctx, t)?;
-    } else {
-        crate::buffer_assignment::parse(bytes, ctx, t)?;
-    }
+    (format.spec().parse)(bytes, ctx, t)?;
     Ok(Vec::new())
+}
+
+/// The error for a file that is none of our formats: what its first line looked like and
+/// which formats we know (an `errors` row at line 1 in collect mode).
+fn not_a_dump(bytes: &[u8], input: &Input, name_kind: FileKind, ctx: FileCtx<'_>, errors: &mut crate::tables::Errors) -> Result<()> {
+    let start = text_start(bytes);
+    let end = memchr::memchr(b'\n', &bytes[start..]).map_or(bytes.len(), |i| start + i).min(start + 200);
+    let first = &bytes[start..end];
+    let looks = if first.contains(&0) || std::str::from_utf8(first).is_err() {
+        "binary or non-UTF-8 data".to_string()
+    } else if first.contains(&b'\r') {
+        "text with CR-only line ends".to_string()
+    } else {
+        format!("{:?}", String::from_utf8_lossy(first))
+    };
+    let known: Vec<&str> = Format::ALL.iter().map(|f| f.name()).collect();
+    let why = if input.explicit { "named explicitly".to_string() } else { format!("its name says {}", name_kind.as_str()) };
+    let msg = format!("not an XLA dump file ({why}): the first line is {looks}; known formats: {}", known.join(", "));
+    ctx.error_at(errors, 1, 1, msg, first)
 }
 
 /// `PermissionError: Permission denied`-style text, as the reference writes it.

@@ -11,19 +11,14 @@
 //!   the caller's error mode). Errors are rare, so their rows and positions come from the
 //!   serial parse for free.
 //!
-//! HLO text: the part before the first computation (header, stack-frame tables) is parsed
-//! first; chunks start at computation headers and read its stack-frame tables. Buffer
-//! assignment: chunks start at `allocation` lines, column-0 value headers (`<…>`; the glued
-//! headers of the old layout are no boundary) and entries of the InstructionSequence and
-//! BufferLiveRange lists; peak list, stack-trace tree and memory report are never cut (their
-//! lines carry running state), they stay in the chunk they begin in.
+//! This file is the format-independent part (when to split, where cuts may go, fresh table
+//! sets); each format that can be cut says how in its own `split.rs` (`FormatSpec::split`).
 
 use arrow_array::RecordBatch;
 use rayon::prelude::*;
 
-use crate::buffer_assignment::{self as ba, ChunkStart};
+use crate::formats::Format;
 use crate::error::{FileCtx, Result};
-use crate::hlo::module;
 use crate::source::Source;
 use crate::tables::Tables;
 
@@ -46,11 +41,12 @@ pub fn limits() -> (usize, usize) {
     }
 }
 
-/// Parse one file of `content` kind (`files::sniff`) in chunks when it is big enough and more
-/// than one thread is there. None: not split (too small, one thread, no boundaries) or the
-/// chunked result was discarded — the caller parses serially. Otherwise the table sets, in
-/// order, to follow the one holding the file's `files` row.
-pub fn parse(content: &str, data: &[u8], source: &Source, ctx: FileCtx<'_>) -> Result<Option<Vec<Finished>>> {
+/// Parse one file of `format` in chunks when it is big enough, more than one thread is there
+/// and the format can be cut (`FormatSpec::split`). None: not split (too small, one thread, no
+/// boundaries) or the chunked result was discarded — the caller parses serially. Otherwise the
+/// table sets, in order, to follow the one holding the file's `files` row.
+pub fn parse(format: Format, data: &[u8], source: &Source, ctx: FileCtx<'_>) -> Result<Option<Vec<Finished>>> {
+    let Some(split) = format.spec().split else { return Ok(None) };
     let threads = rayon::current_num_threads();
     if threads < 2 {
         return Ok(None);
@@ -59,16 +55,11 @@ pub fn parse(content: &str, data: &[u8], source: &Source, ctx: FileCtx<'_>) -> R
     if data.len() < min_file {
         return Ok(None);
     }
-    let chunks = CHUNKS_PER_THREAD * threads;
-    match content {
-        "hlo_module" => hlo(data, source, ctx, chunks, min_chunk),
-        "buffer_assignment" | "buffer_assignment_values" | "live_range" => buffer_assignment(data, source, ctx, chunks, min_chunk),
-        _ => Ok(None),
-    }
+    split(data, source, ctx, CHUNKS_PER_THREAD * threads, min_chunk)
 }
 
 /// A fresh table set reading `source`, and a collecting context pointing into it.
-fn tables_for<'c>(source: &Source, ctx: FileCtx<'c>) -> (Tables, FileCtx<'c>) {
+pub fn tables_for<'c>(source: &Source, ctx: FileCtx<'c>) -> (Tables, FileCtx<'c>) {
     let mut t = Tables::default();
     let src = t.add_source(source);
     (t, FileCtx { src, collect: true, ..ctx })
@@ -106,96 +97,22 @@ pub fn plan_cuts(data: &[u8], first: usize, n: usize, min_chunk: usize, ok: &(dy
 }
 
 /// The line starting at `pos`, without its terminator.
-fn line_at(data: &[u8], pos: usize) -> &[u8] {
+pub fn line_at(data: &[u8], pos: usize) -> &[u8] {
     let end = memchr::memchr(b'\n', &data[pos..]).map_or(data.len(), |i| pos + i);
     let s = &data[pos..end];
     s.strip_suffix(b"\r").unwrap_or(s)
 }
 
 /// (start, end) of every chunk.
-fn spans(cuts: &[usize], len: usize) -> Vec<(usize, usize)> {
+pub fn spans(cuts: &[usize], len: usize) -> Vec<(usize, usize)> {
     cuts.iter().enumerate().map(|(k, &s)| (s, cuts.get(k + 1).copied().unwrap_or(len))).collect()
-}
-
-fn hlo(data: &[u8], source: &Source, ctx: FileCtx<'_>, n: usize, min_chunk: usize) -> Result<Option<Vec<Finished>>> {
-    let Some(first) = module::first_computation(data) else { return Ok(None) };
-    let cuts = plan_cuts(data, first, n, min_chunk, &|pos| module::is_computation_start(data, pos));
-    if cuts.len() < 2 {
-        return Ok(None);
-    }
-    let (mut head, hctx) = tables_for(source, ctx);
-    let Some(prefix) = module::parse_prefix(data, first, hctx, &mut head)? else { return Ok(None) };
-    let parts: Vec<Option<(Tables, module::ChunkCounts)>> = spans(&cuts, data.len())
-        .into_par_iter()
-        .map(|(s, e)| {
-            let (mut t, c) = tables_for(source, ctx);
-            Ok(module::parse_chunk(data, s, e, &prefix, c, &mut t)?.map(|k| (t, k)))
-        })
-        .collect::<Result<_>>()?;
-    let Some(parts) = parts.into_iter().collect::<Option<Vec<_>>>() else { return Ok(None) };
-    // Shift every chunk by the counts of the chunks before it.
-    let mut base = module::ChunkCounts { lines: prefix.lines, ..Default::default() };
-    let mut shifted = Vec::with_capacity(parts.len());
-    for (t, k) in parts {
-        shifted.push((t, base));
-        base.lines += k.lines;
-        base.computations += k.computations;
-        base.instructions += k.instructions;
-    }
-    let mut out = vec![head.finish()];
-    out.par_extend(shifted.into_par_iter().map(|(mut t, b)| {
-        t.shift_lines(b.lines as i64);
-        let add = |v: &mut Vec<i32>, by: i32| v.iter_mut().for_each(|x| *x += by);
-        add(&mut t.computations.computation_id.0, b.computations);
-        add(&mut t.instructions.computation_id.0, b.computations);
-        add(&mut t.instructions.instruction_id.0, b.instructions);
-        add(&mut t.custom_calls.instruction_id.0, b.instructions);
-        t.finish()
-    }));
-    Ok(Some(out))
-}
-
-fn buffer_assignment(data: &[u8], source: &Source, ctx: FileCtx<'_>, n: usize, min_chunk: usize) -> Result<Option<Vec<Finished>>> {
-    let cuts = plan_cuts(data, 0, n, min_chunk, &|pos| ChunkStart::of(line_at(data, pos)).is_some());
-    if cuts.len() < 2 {
-        return Ok(None);
-    }
-    let parts: Vec<Option<(Tables, Option<ChunkStart>, ba::ChunkState, u64)>> = spans(&cuts, data.len())
-        .into_par_iter()
-        .map(|(s, e)| {
-            let kind = if s == 0 { None } else { ChunkStart::of(line_at(data, s)) };
-            let (mut t, c) = tables_for(source, ctx);
-            let r = ba::parse_chunk(data, s, e, kind, c, &mut t)?;
-            Ok(r.filter(|_| t.errors.is_empty()).map(|(state, lines)| (t, kind, state, lines)))
-        })
-        .collect::<Result<_>>()?;
-    let Some(parts) = parts.into_iter().collect::<Option<Vec<_>>>() else { return Ok(None) };
-    // Each chunk must start in the state the one before it ended in.
-    for w in parts.windows(2) {
-        if w[1].1.map(ChunkStart::state) != Some(w[0].2) {
-            return Ok(None);
-        }
-    }
-    let mut base = 0u64;
-    let mut shifted = Vec::with_capacity(parts.len());
-    for (t, _, _, lines) in parts {
-        shifted.push((t, base));
-        base += lines;
-    }
-    Ok(Some(
-        shifted
-            .into_par_iter()
-            .map(|(mut t, b)| {
-                t.shift_lines(b as i64);
-                t.finish()
-            })
-            .collect(),
-    ))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::buffer_assignment::ChunkStart;
+    use crate::tables::Tables;
 
     /// `data` parsed serially (one table set) and in chunks of at least `min_chunk` bytes.
     fn both(data: &[u8], hlo: bool, min_chunk: usize) -> (Finished, Option<Vec<Finished>>) {
@@ -209,7 +126,7 @@ mod tests {
         } else {
             crate::buffer_assignment::parse(data, ctx, &mut t).unwrap();
         }
-        let chunked = if hlo { super::hlo(data, &source, ctx, 64, min_chunk) } else { buffer_assignment(data, &source, ctx, 64, min_chunk) };
+        let chunked = if hlo { crate::hlo::split::parse(data, &source, ctx, 64, min_chunk) } else { crate::buffer_assignment::split::parse(data, &source, ctx, 64, min_chunk) };
         (t.finish(), chunked.unwrap())
     }
 

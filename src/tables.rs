@@ -69,6 +69,20 @@ macro_rules! tables {
                 }
             }
 
+            /// Add `by` to every column named `line` (rows parsed from a chunk of a file
+            /// numbered its lines from 1; see `split.rs`). Generated from the table
+            /// definitions, so a new table's `line` column is shifted too.
+            pub fn shift_lines(&mut self, by: i64) {
+                if by == 0 {
+                    return;
+                }
+                $($(
+                    if stringify!($col) == "line" {
+                        ShiftLine::shift(&mut self.$field.$col, by);
+                    }
+                )*)*
+            }
+
             /// Finish every table (in canonical order) into one record batch each.
             pub fn finish(self) -> Vec<(&'static str, RecordBatch)> {
                 let blocks = self.blocks;
@@ -115,8 +129,9 @@ tables! {
     }
     memory_report: MemoryReport {
         file_id: I32, memory_space: OptStr, color: OptI32, table: I32, allocation: OptI64,
-        cumulative_bytes: OptI64, percent: OptI32, size: I64, offset: I64, used_by_n_values: I32,
-        shapes: Str, line: I64,
+        cumulative_bytes: OptI64, percent: OptI32, size: I64, offset: OptI64,
+        used_by_n_values: OptI32, shapes: OptStr, row_kind: Text, remaining_bytes: OptI64,
+        flags: OptStr, line: I64,
     }
     totals: Totals {
         file_id: I32, section: Text, key: Text, color: OptI32, value: I64, line: I64,
@@ -146,8 +161,40 @@ tables! {
         file_id: I32, instruction_id: I32, name: Str, target: Str, body_length: I64,
         decoded_length: OptI64, format: Text, kernel_name: OptStr,
     }
+    thunks: Thunks {
+        file_id: I32, thunk_id: I32, parent_thunk_id: OptI32, depth: I32, kind: OptStr,
+        section: OptStr, annotation: Str, line: I64,
+    }
+    oom_reports: OomReports {
+        file_id: I32, report_id: I32, backend: Text, section: Text, key: Text, bytes: OptI64,
+        value: Str, line: I64,
+    }
+    oom_buffers: OomBuffers {
+        file_id: I32, report_id: I32, rank: I32, size_bytes: OptI64, size: Str,
+        operator: OptStr, op_name: OptStr, source_file: OptStr, source_line: OptI64,
+        shape: OptStr, unpadded_size_bytes: OptI64, padding_bytes: OptI64, xla_label: OptStr,
+        allocation_type: OptStr, entry_parameter_subshape: OptStr, line: I64,
+    }
     errors: Errors { file_id: I32, line: I64, column: I64, message: Text, text: Text }
 }
+
+/// Columns a line shift applies to: only `I64` columns named `line` are ever shifted (see
+/// `Tables::shift_lines`); every other column type ignores it.
+pub trait ShiftLine {
+    fn shift(&mut self, _by: i64) {}
+}
+
+impl ShiftLine for I64 {
+    fn shift(&mut self, by: i64) {
+        self.0.iter_mut().for_each(|v| *v += by);
+    }
+}
+
+macro_rules! no_shift {
+    ($($t:ty),*) => { $(impl ShiftLine for $t {})* };
+}
+no_shift!(I32, OptI32, OptI64, Str, Text, OptText, F64, Bool, StrList, ViewCol);
+impl<C> ShiftLine for StructList<C> {}
 
 /// Items of `values.positions`: `struct<instruction, shape_index>`.
 #[derive(Default)]
@@ -196,32 +243,6 @@ impl StructItems for UseItems {
 }
 
 impl Tables {
-    /// Add `by` to every `line` column (rows parsed from a chunk of a file numbered its lines
-    /// from 1; see `split.rs`).
-    pub fn shift_lines(&mut self, by: i64) {
-        if by == 0 {
-            return;
-        }
-        for col in [
-            &mut self.allocations.line,
-            &mut self.assignments.line,
-            &mut self.values.line,
-            &mut self.schedule.line,
-            &mut self.live_ranges.line,
-            &mut self.peak.line,
-            &mut self.peak_breakdown.line,
-            &mut self.memory_report.line,
-            &mut self.totals.line,
-            &mut self.modules.line,
-            &mut self.computations.line,
-            &mut self.instructions.line,
-            &mut self.stack_frames.line,
-            &mut self.errors.line,
-        ] {
-            col.0.iter_mut().for_each(|v| *v += by);
-        }
-    }
-
     /// Make `source`'s bytes available to text columns; returns how to point into them.
     /// Registering the same buffer twice (files sharing an arena) reuses its blocks.
     pub fn add_source(&mut self, source: &Source) -> SourceRef {

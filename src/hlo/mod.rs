@@ -29,3 +29,4 @@ pub use instruction::{instruction_summary, instruction_summary_full, parse_instr
 pub fn parse<'c>(data: &'c [u8], ctx: FileCtx<'c>, t: &mut Tables) -> Result<()> {
     module::parse(data, ctx, t)
 }
+pub mod split;

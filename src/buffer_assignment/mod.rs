@@ -1,6 +1,7 @@
 //! The buffer-assignment family (FORMATS.md §2): allocations and their values, `Total bytes
 //! used`, `Used values` blocks, `HloLiveRange` (schedule, live ranges, peak, stack-trace
-//! breakdown) and the memory-usage report (table and protobuf-text forms).
+//! breakdown). The memory-usage report is a format of its own (`crate::memory_report`); it
+//! shares the allocation-line grammar (`allocation`), which XLA prints with the same function.
 //!
 //! This is a line-for-line port of the reference parser
 //! (`python/hlodump/reference/buffer_assignment.py`): the same section-driven state machine,
@@ -12,299 +13,13 @@
 //! checked, every number is range-checked into its column type (an error, never an overflow),
 //! and the work per line is linear in its length.
 
-use crate::error::{Error, FileCtx, Result};
+pub mod split;
+
+use crate::error::{FileCtx, Result};
 use crate::lines::Lines;
 use crate::tables::Tables;
 
-const I64_MAX: u64 = i64::MAX as u64;
-const I32_MAX: u64 = i32::MAX as u64;
-
-/// Why a line handler stopped: a grammar failure at a byte position of the line (reported by
-/// the driver at that line), or a fatal error (strict mode) raised by a direct report.
-enum Stop {
-    Bad(usize, String),
-    Fatal(Error),
-}
-
-impl From<Error> for Stop {
-    fn from(e: Error) -> Stop {
-        Stop::Fatal(e)
-    }
-}
-
-type R<T> = std::result::Result<T, Stop>;
-
-fn bad<T>(pos: usize, msg: impl Into<String>) -> R<T> {
-    Err(Stop::Bad(pos, msg.into()))
-}
-
-// --------------------------------------------------------------------------- line cursor
-
-fn is_name_start(b: u8) -> bool {
-    b.is_ascii_alphabetic() || b == b'_'
-}
-
-fn is_name_char(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-')
-}
-
-/// `int(digits)` if at most `limit` (digits may be many; leading zeros are fine).
-fn to_int(digits: &[u8], limit: u64) -> Option<u64> {
-    let first = digits
-        .iter()
-        .position(|&b| b != b'0')
-        .unwrap_or(digits.len());
-    let d = &digits[first..];
-    if d.len() > 19 {
-        return None;
-    }
-    let mut v: u64 = 0;
-    for &b in d {
-        v = v * 10 + (b - b'0') as u64;
-    }
-    (v <= limit).then_some(v)
-}
-
-/// End of `[0-9]{1,3}(?: [0-9]{3})+|[0-9]+` at `pos` (None if no digit there).
-fn grouped_end(t: &[u8], pos: usize) -> Option<usize> {
-    let run = t[pos.min(t.len())..]
-        .iter()
-        .take_while(|b| b.is_ascii_digit())
-        .count();
-    if run == 0 {
-        return None;
-    }
-    let group_at = |i: usize| {
-        t.len() >= i + 4 && t[i] == b' ' && t[i + 1..i + 4].iter().all(u8::is_ascii_digit)
-    };
-    if run <= 3 && group_at(pos + run) {
-        let mut i = pos + run;
-        while group_at(i) {
-            i += 4;
-        }
-        return Some(i);
-    }
-    Some(pos + run)
-}
-
-/// Grouped digits → number (spaces removed), or None if above i64::MAX.
-fn grouped_value(s: &[u8]) -> Option<i64> {
-    let digits: Vec<u8> = s.iter().copied().filter(|&b| b != b' ').collect();
-    to_int(&digits, I64_MAX).map(|v| v as i64)
-}
-
-/// `(-?)([0-9]+)(?:\.([0-9]+))?(B|KiB|…|EiB)` at `pos`: (end, sign, whole, frac, power).
-/// (end, negative, whole digits, fraction digits, power of 1024).
-type HumanMatch<'a> = (usize, bool, &'a [u8], &'a [u8], u32);
-
-fn human_match(t: &[u8], pos: usize) -> Option<HumanMatch<'_>> {
-    let mut i = pos;
-    let neg = t.get(i) == Some(&b'-');
-    if neg {
-        i += 1;
-    }
-    let ws = i;
-    while i < t.len() && t[i].is_ascii_digit() {
-        i += 1;
-    }
-    if i == ws {
-        return None;
-    }
-    let whole = &t[ws..i];
-    let mut frac = &t[i..i];
-    if t.get(i) == Some(&b'.') && t.get(i + 1).is_some_and(u8::is_ascii_digit) {
-        let fs = i + 1;
-        let mut j = fs;
-        while j < t.len() && t[j].is_ascii_digit() {
-            j += 1;
-        }
-        frac = &t[fs..j];
-        i = j;
-    }
-    let rest = &t[i..];
-    for (unit, power) in [
-        (&b"B"[..], 0),
-        (b"KiB", 1),
-        (b"MiB", 2),
-        (b"GiB", 3),
-        (b"TiB", 4),
-        (b"PiB", 5),
-        (b"EiB", 6),
-    ] {
-        if rest.starts_with(unit) {
-            return Some((i + unit.len(), neg, whole, frac, power));
-        }
-    }
-    None
-}
-
-/// `round_half_up(whole.frac × 1024^power)`, exact for any number of digits; None if the
-/// magnitude exceeds i64::MAX.
-fn human_value(neg: bool, whole: &[u8], frac: &[u8], power: u32) -> Option<i64> {
-    let w = to_int(whole, u64::MAX)? as i128;
-    let s = 10 * power;
-    // floor(0.frac × 2^(s+1)) by one in-place pass over the fraction's digits.
-    let m: u128 = 1u128 << (s + 1);
-    let mut carry: u128 = 0;
-    for &d in frac.iter().rev() {
-        let x = (d - b'0') as u128 * m + carry;
-        carry = x / 10;
-    }
-    let twice_frac = carry as i128; // < 2^(s+1)
-    let v = (w << s).checked_add((twice_frac + 1) / 2)?;
-    if v > I64_MAX as i128 {
-        return None;
-    }
-    Some(if neg { -(v as i64) } else { v as i64 })
-}
-
-/// Public form of the size conversion (`576B`, `51.1KiB`, `-2.0KiB`): None if not exactly one.
-pub fn human_bytes(s: &[u8]) -> Option<i64> {
-    let (end, neg, whole, frac, power) = human_match(s, 0)?;
-    if end != s.len() {
-        return None;
-    }
-    human_value(neg, whole, frac, power)
-}
-
-struct Cur<'a> {
-    t: &'a [u8],
-    pos: usize,
-    stop: usize,
-}
-
-impl<'a> Cur<'a> {
-    fn new(t: &'a [u8], pos: usize) -> Cur<'a> {
-        Cur {
-            t,
-            pos,
-            stop: t.len(),
-        }
-    }
-
-    fn at_end(&self) -> bool {
-        self.pos >= self.stop
-    }
-
-    fn view(&self) -> &'a [u8] {
-        &self.t[self.pos.min(self.stop)..self.stop]
-    }
-
-    fn accept(&mut self, lit: &str) -> bool {
-        if self.view().starts_with(lit.as_bytes()) {
-            self.pos += lit.len();
-            true
-        } else {
-            false
-        }
-    }
-
-    fn expect(&mut self, lit: &str, what: &str) -> R<()> {
-        if self.accept(lit) {
-            return Ok(());
-        }
-        let extra = if what.is_empty() {
-            String::new()
-        } else {
-            format!(" {what}")
-        };
-        bad(self.pos, format!("expected {lit:?}{extra}"))
-    }
-
-    fn uint(&mut self, what: &str, limit: u64) -> R<u64> {
-        let start = self.pos;
-        let n = self
-            .view()
-            .iter()
-            .take_while(|b| b.is_ascii_digit())
-            .count();
-        if n == 0 {
-            return bad(start, format!("expected {what} (digits)"));
-        }
-        self.pos += n;
-        match to_int(&self.t[start..start + n], limit) {
-            Some(v) => Ok(v),
-            None => bad(start, format!("{what} is out of range (at most {limit})")),
-        }
-    }
-
-    fn grouped(&mut self, what: &str) -> R<i64> {
-        let start = self.pos;
-        let Some(end) = grouped_end(&self.t[..self.stop], start) else {
-            return bad(start, format!("expected {what} (digits)"));
-        };
-        self.pos = end;
-        match grouped_value(&self.t[start..end]) {
-            Some(v) => Ok(v),
-            None => bad(start, format!("{what} is out of range (at most {I64_MAX})")),
-        }
-    }
-
-    fn name(&mut self, what: &str) -> R<&'a [u8]> {
-        let v = self.view();
-        if !v.first().is_some_and(|&b| is_name_start(b)) {
-            return bad(self.pos, format!("expected {what}"));
-        }
-        let n = 1 + v[1..].iter().take_while(|&&b| is_name_char(b)).count();
-        self.pos += n;
-        Ok(&v[..n])
-    }
-
-    /// An optional shape index `{[0-9,]*}`; a `{` that does not start one is an error.
-    fn index(&mut self) -> R<Option<&'a [u8]>> {
-        let v = self.view();
-        if v.first() != Some(&b'{') {
-            return Ok(None);
-        }
-        let n = v[1..]
-            .iter()
-            .take_while(|&&b| b.is_ascii_digit() || b == b',')
-            .count();
-        if v.get(1 + n) != Some(&b'}') {
-            return bad(self.pos, "expected a shape index such as {} or {0,2}");
-        }
-        self.pos += n + 2;
-        Ok(Some(&v[..n + 2]))
-    }
-
-    fn human(&mut self, what: &str) -> R<i64> {
-        let start = self.pos;
-        let Some((end, neg, whole, frac, power)) = human_match(&self.t[..self.stop], start) else {
-            return bad(
-                start,
-                format!("expected {what} (a size such as 576B, 51.1KiB, 4.00MiB)"),
-            );
-        };
-        self.pos = end;
-        match human_value(neg, whole, frac, power) {
-            Some(v) => Ok(v),
-            None => bad(
-                start,
-                format!("{what} is out of range (at most {I64_MAX} bytes)"),
-            ),
-        }
-    }
-
-    fn spaces(&mut self) {
-        while self.pos < self.stop && self.t[self.pos] == b' ' {
-            self.pos += 1;
-        }
-    }
-
-    fn rest(&mut self) -> &'a [u8] {
-        let r = self.view();
-        self.pos = self.stop;
-        r
-    }
-
-    fn end(&self, what: &str) -> R<()> {
-        if self.at_end() {
-            Ok(())
-        } else {
-            bad(self.pos, format!("unexpected text after {what}"))
-        }
-    }
-}
+use crate::lex::{bad, feed, grouped_end, grouped_value, is_name_start, report_bad_utf8, Cur, LineGrammar, I32_MAX, I64_MAX, R};
 
 /// `<ID NAME[IDX][ (phi)][ @C]>` (§2.3).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -374,8 +89,6 @@ enum Section {
     Allocations,
     Values,
     LiveRange,
-    Report,
-    Proto,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -385,33 +98,6 @@ enum LiveSub {
     Peak,
     AfterPeak,
     Tree,
-}
-
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum TableSub {
-    Rule,
-    Rows,
-    Cut,
-}
-
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-enum Kind {
-    Ident,
-    Number,
-    Str,
-    LBrace,
-    RBrace,
-    Colon,
-}
-
-struct Token<'a> {
-    kind: Kind,
-    /// The token's text (ident, number, punctuation) or, for strings, the C-unescaped bytes
-    /// decoded as UTF-8 with U+FFFD for invalid sequences.
-    value: std::borrow::Cow<'a, [u8]>,
-    line: u64,
-    text: &'a [u8],
-    pos: usize,
 }
 
 struct Parser<'t, 'c> {
@@ -426,36 +112,13 @@ struct Parser<'t, 'c> {
     peak_running: i128,
     tree_row: i32,
     tree_stack: Vec<i32>,
-    space: Option<&'c [u8]>,
-    space_color: Option<i32>,
-    tables_in_space: i32,
-    table: i32,
-    table_sub: Option<TableSub>,
-    proto_tokens: Vec<Token<'c>>,
-    proto_depth: u64,
-    proto_broken: bool,
 }
 
 /// Parse one buffer-assignment-family file (`data` is the whole file).
 pub fn parse<'c>(data: &'c [u8], ctx: FileCtx<'c>, t: &mut Tables) -> Result<()> {
-    // Like the reference reader, which decodes the whole file before parsing: invalid UTF-8 is
-    // reported first (strict mode stops at the first bad byte of the file).
-    let valid = std::str::from_utf8(data).is_ok();
-    if !valid {
-        for line in Lines::new(data) {
-            if let Some(col) = line.bad_utf8 {
-                ctx.error_at(
-                    &mut t.errors,
-                    line.no,
-                    col,
-                    "invalid UTF-8".to_string(),
-                    line.text,
-                )?;
-            }
-        }
-    }
+    report_bad_utf8(data, &ctx, &mut t.errors)?;
     let mut p = Parser::new(ctx, t);
-    let last = p.lines(Lines::new(data))?;
+    let last = feed(&mut p, Lines::new(data))?;
     p.finish(last)
 }
 
@@ -538,12 +201,34 @@ pub fn parse_chunk<'c>(data: &'c [u8], start: usize, end: usize, kind: Option<Ch
         p.section = s.section;
         p.live_sub = s.live_sub;
     }
-    let last = p.lines(lines)?;
+    let last = feed(&mut p, lines)?;
     let state = p.chunk_state();
     if at_eof {
         p.finish(last)?;
     }
     Ok(Some((state, last)))
+}
+
+impl<'c> LineGrammar<'c> for Parser<'_, 'c> {
+    fn report(&mut self, line: u64, column: u64, msg: String, text: &[u8]) -> Result<()> {
+        self.ctx
+            .error_at(&mut self.t.errors, line, column, msg, text)
+    }
+
+    fn line(&mut self, no: u64, text: &'c [u8]) -> R<()> {
+        if text.is_empty() {
+            return self.blank(no);
+        }
+        if text[0] != b' ' && text[0] != b'<' && self.section_header(no, text)? {
+            return Ok(());
+        }
+        match self.section {
+            None => bad(0, "expected a section header (BufferAssignment:, Total bytes used: …, Used values:, HloLiveRange …) or an empty line"),
+            Some(Section::Allocations) => self.allocations_line(no, text),
+            Some(Section::Values) => self.values_line(no, text),
+            Some(Section::LiveRange) => self.live_range_line(no, text),
+        }
+    }
 }
 
 impl<'t, 'c> Parser<'t, 'c> {
@@ -560,32 +245,7 @@ impl<'t, 'c> Parser<'t, 'c> {
             peak_running: 0,
             tree_row: 0,
             tree_stack: Vec::new(),
-            space: None,
-            space_color: None,
-            tables_in_space: 0,
-            table: 0,
-            table_sub: None,
-            proto_tokens: Vec::new(),
-            proto_depth: 0,
-            proto_broken: false,
         }
-    }
-
-    /// Feed every line; returns the number of the last line read (undecodable lines skipped).
-    fn lines(&mut self, lines: Lines<'c>) -> Result<u64> {
-        let mut last = 0;
-        for line in lines {
-            if line.bad_utf8.is_some() {
-                continue;
-            }
-            last = line.no;
-            match self.line(line.no, line.text) {
-                Ok(()) => {}
-                Err(Stop::Bad(pos, msg)) => self.ctx.error_at(&mut self.t.errors, line.no, pos as u64 + 1, msg, line.text)?,
-                Err(Stop::Fatal(e)) => return Err(e),
-            }
-        }
-        Ok(last)
     }
 
     /// See `ChunkState`. (A field added to `Parser` belongs in `rest_fresh`.)
@@ -594,71 +254,18 @@ impl<'t, 'c> Parser<'t, 'c> {
             && self.peak_time == 0
             && self.peak_running == 0
             && self.tree_row == 0
-            && self.tree_stack.is_empty()
-            && self.space.is_none()
-            && self.space_color.is_none()
-            && self.tables_in_space == 0
-            && self.table == 0
-            && self.table_sub.is_none()
-            && self.proto_tokens.is_empty()
-            && self.proto_depth == 0
-            && !self.proto_broken;
+            && self.tree_stack.is_empty();
         ChunkState { section: self.section, live_sub: self.live_sub, rest_fresh }
     }
 
-    fn report(&mut self, line: u64, column: u64, msg: String, text: &[u8]) -> Result<()> {
-        self.ctx
-            .error_at(&mut self.t.errors, line, column, msg, text)
-    }
-
-    fn line(&mut self, no: u64, text: &'c [u8]) -> R<()> {
-        if self.section == Some(Section::Proto) && self.proto_depth > 0 {
-            return self.proto_line(no, text);
-        }
-        if text.is_empty() {
-            return self.blank(no);
-        }
-        if text[0] != b' ' && text[0] != b'<' && self.section_header(no, text)? {
-            return Ok(());
-        }
-        match self.section {
-            None => bad(0, "expected a section header (BufferAssignment:, Total bytes used: …, Used values:, HloLiveRange …, Memory Space: …) or an empty line"),
-            Some(Section::Allocations) => self.allocations_line(no, text),
-            Some(Section::Values) => self.values_line(no, text),
-            Some(Section::LiveRange) => self.live_range_line(no, text),
-            Some(Section::Report) => self.report_line(no, text),
-            Some(Section::Proto) => self.proto_line(no, text),
-        }
-    }
-
     fn blank(&mut self, no: u64) -> R<()> {
-        match self.section {
-            Some(Section::Report) => {
-                self.table_sub = None;
-                Ok(())
-            }
-            Some(Section::Proto) => Ok(()),
-            _ => {
-                self.close_block(no, "an empty line", b"")?;
-                self.section = None;
-                Ok(())
-            }
-        }
+        self.close_block(no, "an empty line", b"")?;
+        self.section = None;
+        Ok(())
     }
 
     fn finish(mut self, last: u64) -> Result<()> {
-        self.close_block(last, "the end of the file", b"")?;
-        if self.section == Some(Section::Proto) && self.proto_depth > 0 {
-            let tok = &self.proto_tokens[0];
-            let (line, col, text) = (tok.line, tok.pos as u64 + 1, tok.text);
-            self.report(
-                line,
-                col,
-                "file ended inside a memory_space_allocation_entries block (missing '}')".into(),
-                text,
-            )?;
-        }
-        Ok(())
+        self.close_block(last, "the end of the file", b"")
     }
 
     fn section_header(&mut self, no: u64, text: &'c [u8]) -> R<bool> {
@@ -674,12 +281,6 @@ impl<'t, 'c> Parser<'t, 'c> {
         } else if text.starts_with(b"HloLiveRange") {
             self.enter(None, no, text)?;
             self.live_range_header(no, text)?;
-        } else if text.starts_with(b"Memory Space: ") {
-            self.enter(Some(Section::Report), no, text)?;
-            self.memory_space_line(text)?;
-        } else if text.starts_with(b"memory_space_allocation_entries") {
-            self.enter(Some(Section::Proto), no, text)?;
-            self.proto_line(no, text)?;
         } else {
             return Ok(false);
         }
@@ -1162,207 +763,6 @@ impl<'t, 'c> Parser<'t, 'c> {
         Ok(())
     }
 
-    // ------------------------------------------------------------------ memory report (§2.8.1)
-
-    fn memory_space_line(&mut self, text: &'c [u8]) -> R<()> {
-        self.space = None;
-        self.space_color = None;
-        self.tables_in_space = 0;
-        self.table_sub = None;
-        let Some(marker) = memchr::memmem::rfind(text, b" (color=") else {
-            return bad(
-                text.len(),
-                "expected ' (color=N)' after the memory space name",
-            );
-        };
-        let mut cur = Cur::new(text, marker + b" (color=".len());
-        let color = cur.uint("the color", I32_MAX)? as i32;
-        cur.expect(")", "")?;
-        cur.end("the memory space line")?;
-        let name_start = b"Memory Space: ".len();
-        self.space = Some(if marker > name_start {
-            &text[name_start..marker]
-        } else {
-            &text[..0]
-        });
-        self.space_color = Some(color);
-        Ok(())
-    }
-
-    fn report_line(&mut self, no: u64, text: &'c [u8]) -> R<()> {
-        let Some(color) = self.space_color else {
-            return bad(
-                0,
-                "expected 'Memory Space: NAME (color=N)' before report lines",
-            );
-        };
-        if text.starts_with(b"Total bytes: ") {
-            let mut cur = Cur::new(text, b"Total bytes: ".len());
-            let total = cur.uint("the total in bytes", I64_MAX)? as i64;
-            cur.expect(" (", "")?;
-            cur.human("the rounded total")?;
-            cur.expect(")", "")?;
-            cur.end("the total line")?;
-            self.total("memory_report", "total_bytes", Some(color), total, no);
-        } else if is_report_header(text) {
-            self.table = self.tables_in_space;
-            self.tables_in_space = self.tables_in_space.wrapping_add(1);
-            self.table_sub = Some(TableSub::Rule);
-        } else if text.len() > 2 && text.starts_with(b"  ") && text[2..].iter().all(|&b| b == b'-')
-        {
-            if self.table_sub != Some(TableSub::Rule) {
-                return bad(0, "dashed rule not after the column header");
-            }
-            self.table_sub = Some(TableSub::Rows);
-        } else if text.starts_with(b"  The rest ") {
-            if self.table_sub != Some(TableSub::Rows) {
-                return bad(0, "'The rest N values …' outside an allocation table");
-            }
-            let mut cur = Cur::new(text, b"  The rest ".len());
-            let rest = cur.uint("the number of values not shown", I64_MAX)? as i64;
-            cur.expect(" values are less than ", "")?;
-            let percent = cur.uint("the percentage", I64_MAX)? as i64;
-            cur.expect("% of the total size and not shown.", "")?;
-            cur.end("the cut-off line")?;
-            self.total("memory_report", "rest_values", Some(color), rest, no);
-            self.total("memory_report", "rest_percent", Some(color), percent, no);
-            self.table_sub = Some(TableSub::Cut);
-        } else if self.table_sub == Some(TableSub::Rows) {
-            self.report_row(no, text, color)?;
-        } else {
-            return bad(0, "expected 'Total bytes: N (…)', the column header '  cumulative_size; size; offset; used_by_n_values; shapes_list', its dashed rule, a table row, or an empty line");
-        }
-        Ok(())
-    }
-
-    fn report_row(&mut self, no: u64, text: &'c [u8], color: i32) -> R<()> {
-        let mut cur = Cur::new(text, 0);
-        cur.spaces();
-        let cumulative = cur.human("the cumulative size")?;
-        cur.expect("(", "")?;
-        cur.spaces();
-        let percent = cur.uint("the percentage", I32_MAX)? as i32;
-        cur.expect("%); ", "")?;
-        cur.spaces();
-        let size = cur.human("the size")?;
-        cur.expect("; ", "")?;
-        cur.spaces();
-        let offset = cur.uint("the offset", I64_MAX)? as i64;
-        cur.expect("; ", "")?;
-        cur.spaces();
-        let count = cur.uint("used_by_n_values", I32_MAX)? as i32;
-        cur.expect("; ", "")?;
-        let shapes = cur.rest();
-        let src = self.ctx.src;
-        let space = self.space;
-        let t = &mut self.t.memory_report;
-        t.file_id.push(self.ctx.file_id);
-        t.memory_space.push_opt(&src, space);
-        t.color.push(Some(color));
-        t.table.push(self.table);
-        t.allocation.push(None);
-        t.cumulative_bytes.push(Some(cumulative));
-        t.percent.push(Some(percent));
-        t.size.push(size);
-        t.offset.push(offset);
-        t.used_by_n_values.push(count);
-        t.shapes.push(&src, shapes);
-        t.line.push(no as i64);
-        Ok(())
-    }
-
-    // ------------------------------------------------------------------ protobuf text (§2.8.3)
-
-    fn proto_line(&mut self, no: u64, text: &'c [u8]) -> R<()> {
-        let tokens = match proto_tokens(no, text) {
-            Ok(t) => t,
-            Err(e) => {
-                if self.proto_depth > 0 || !self.proto_tokens.is_empty() {
-                    self.proto_broken = true;
-                }
-                return Err(e);
-            }
-        };
-        for tok in tokens {
-            if self.proto_depth == 0 {
-                let expected =
-                    [Kind::Ident, Kind::Colon, Kind::LBrace][self.proto_tokens.len().min(2)];
-                if tok.kind != expected && !(expected == Kind::Colon && tok.kind == Kind::LBrace) {
-                    self.proto_tokens.clear();
-                    return bad(tok.pos, "expected 'memory_space_allocation_entries {'");
-                }
-            }
-            let kind = tok.kind;
-            let pos = tok.pos;
-            self.proto_tokens.push(tok);
-            if kind == Kind::LBrace {
-                self.proto_depth += 1;
-            } else if kind == Kind::RBrace {
-                if self.proto_depth == 0 {
-                    return bad(pos, "'}' without a matching '{'");
-                }
-                self.proto_depth -= 1;
-                if self.proto_depth == 0 {
-                    let message = std::mem::take(&mut self.proto_tokens);
-                    let broken = std::mem::replace(&mut self.proto_broken, false);
-                    if !broken {
-                        self.proto_message(&message)?;
-                    }
-                }
-            }
-        }
-        Ok(())
-    }
-
-    fn proto_message(&mut self, tokens: &[Token<'c>]) -> Result<()> {
-        let mut reader = ProtoReader { tokens, i: 0 };
-        let parsed = (|| {
-            let name = reader.next()?;
-            if &*name.value != b"memory_space_allocation_entries" {
-                return Err(ProtoBad(
-                    reader.i - 1,
-                    "expected 'memory_space_allocation_entries {'".into(),
-                ));
-            }
-            let name_line = name.line;
-            let fields = reader.space_message()?;
-            reader.done()?;
-            Ok((name_line, fields))
-        })();
-        let (name_line, fields) = match parsed {
-            Ok(x) => x,
-            Err(ProtoBad(i, msg)) => {
-                let tok = &tokens[i];
-                return self.report(tok.line, tok.pos as u64 + 1, msg, tok.text);
-            }
-        };
-        let color = fields.color.last().copied().unwrap_or(0) as i32;
-        let (total, total_line) = fields.total_bytes.last().copied().unwrap_or((0, name_line));
-        self.total(
-            "memory_report",
-            "total_bytes",
-            Some(color),
-            total,
-            total_line,
-        );
-        for (rank, (entry, entry_line)) in fields.entries.iter().enumerate() {
-            let shapes: Vec<u8> = entry.positions.join(&b"; "[..]);
-            let t = &mut self.t.memory_report;
-            t.file_id.push(self.ctx.file_id);
-            t.memory_space.push_null();
-            t.color.push(Some(color));
-            t.table.push(rank as i32);
-            t.allocation.push(Some(entry.index.unwrap_or(0)));
-            t.cumulative_bytes.push(Some(entry.cumulative.unwrap_or(0)));
-            t.percent.push(None);
-            t.size.push(entry.size.unwrap_or(0));
-            t.offset.push(0);
-            t.used_by_n_values.push(entry.positions.len() as i32);
-            t.shapes.push_owned(&shapes);
-            t.line.push(*entry_line as i64);
-        }
-        Ok(())
-    }
 }
 
 impl<'a> Block<'a> {
@@ -1381,17 +781,17 @@ impl<'a> Block<'a> {
 // --------------------------------------------------------------------------- small grammars
 
 #[derive(Default)]
-struct Flags<'a> {
-    color: i32,
-    parameter: Option<(i64, &'a [u8], &'a [u8])>,
-    output_shape: Option<&'a [u8]>,
-    constant: bool,
-    thread_local: bool,
-    maybe_live_out: bool,
-    preallocated_temp: bool,
+pub(crate) struct Flags<'a> {
+    pub color: i32,
+    pub parameter: Option<(i64, &'a [u8], &'a [u8])>,
+    pub output_shape: Option<&'a [u8]>,
+    pub constant: bool,
+    pub thread_local: bool,
+    pub maybe_live_out: bool,
+    pub preallocated_temp: bool,
 }
 
-const FLAG_NAMES: [&str; 7] = [
+pub(crate) const FLAG_NAMES: [&str; 7] = [
     "color",
     "parameter",
     "output",
@@ -1402,7 +802,7 @@ const FLAG_NAMES: [&str; 7] = [
 ];
 
 /// One flag (§2.2): fills `f`, returns its index in `FLAG_NAMES`.
-fn allocation_flag<'a>(cur: &mut Cur<'a>, f: &mut Flags<'a>) -> R<usize> {
+pub(crate) fn allocation_flag<'a>(cur: &mut Cur<'a>, f: &mut Flags<'a>) -> R<usize> {
     if cur.accept("color ") {
         f.color = cur.uint("the color", I32_MAX)? as i32;
         return Ok(0);
@@ -1437,7 +837,7 @@ fn allocation_flag<'a>(cur: &mut Cur<'a>, f: &mut Flags<'a>) -> R<usize> {
     bad(cur.pos, "expected an allocation flag (color N, parameter N, shape |…| at ShapeIndex {…}, output shape is |…|, constant, thread-local, maybe-live-out, preallocated-temp)")
 }
 
-fn bar_text<'a>(cur: &mut Cur<'a>) -> R<&'a [u8]> {
+pub(crate) fn bar_text<'a>(cur: &mut Cur<'a>) -> R<&'a [u8]> {
     let Some(close) = memchr::memchr(b'|', cur.view()) else {
         return bad(cur.pos, "expected the closing '|' of the shape");
     };
@@ -1481,25 +881,6 @@ fn use_item(text: &[u8]) -> R<(&[u8], i32, &[u8])> {
 }
 
 /// `  cumulative_size; +size; +offset; +used_by_n_values; +shapes_list` (whole line).
-fn is_report_header(t: &[u8]) -> bool {
-    let Some(mut rest) = t.strip_prefix(b"  cumulative_size;") else {
-        return false;
-    };
-    for word in [
-        &b"size;"[..],
-        b"offset;",
-        b"used_by_n_values;",
-        b"shapes_list",
-    ] {
-        let n = rest.iter().take_while(|&&b| b == b' ').count();
-        if n == 0 || !rest[n..].starts_with(word) {
-            return false;
-        }
-        rest = &rest[n + word.len()..];
-    }
-    rest.is_empty()
-}
-
 struct TreeTail {
     start: usize,
     pct: (usize, usize),
@@ -1589,432 +970,9 @@ fn tree_depth(head: &[u8]) -> R<(usize, usize)> {
     Ok(((kc - 2) / 4, k + TEE.len()))
 }
 
-// ---- protobuf text ---------------------------------------------------------------------------
-
-/// Python's `str.isspace()` (what `\s` matches in the reference's regular expressions).
-fn py_space(c: char) -> bool {
-    matches!(c, '\t'..='\r' | '\u{1c}'..='\u{20}' | '\u{85}' | '\u{a0}' | '\u{1680}' | '\u{2000}'..='\u{200a}' | '\u{2028}' | '\u{2029}' | '\u{202f}' | '\u{205f}' | '\u{3000}')
-}
-
-/// Bytes of Python whitespace at the start of `s` (valid UTF-8).
-fn py_spaces_len(s: &[u8]) -> usize {
-    let mut n = 0;
-    while n < s.len() {
-        let w = utf8_width(s[n]);
-        let Some(c) = std::str::from_utf8(&s[n..(n + w).min(s.len())])
-            .ok()
-            .and_then(|x| x.chars().next())
-        else {
-            break;
-        };
-        if !py_space(c) {
-            break;
-        }
-        n += w;
-    }
-    n
-}
-
-fn utf8_width(b: u8) -> usize {
-    match b {
-        0..=0x7f => 1,
-        0xc0..=0xdf => 2,
-        0xe0..=0xef => 3,
-        _ => 4,
-    }
-}
-
-fn proto_tokens(no: u64, text: &[u8]) -> R<Vec<Token<'_>>> {
-    let mut out = Vec::new();
-    let mut pos = 0;
-    while pos < text.len() {
-        let ws = py_spaces_len(&text[pos..]);
-        if pos + ws == text.len() {
-            break;
-        }
-        let start = pos + ws;
-        let rest = &text[start..];
-        let c = rest[0];
-        let (kind, end) = if c == b'#' {
-            break;
-        } else if is_name_start(c) {
-            (
-                Kind::Ident,
-                start
-                    + 1
-                    + rest[1..]
-                        .iter()
-                        .take_while(|b| b.is_ascii_alphanumeric() || **b == b'_')
-                        .count(),
-            )
-        } else if let Some(n) = proto_number_len(rest) {
-            (Kind::Number, start + n)
-        } else if c == b'"' || c == b'\'' {
-            match proto_string_len(rest) {
-                Some(n) => (Kind::Str, start + n),
-                None => return proto_token_error(text, pos),
-            }
-        } else if matches!(c, b'{' | b'}' | b':') {
-            (
-                match c {
-                    b'{' => Kind::LBrace,
-                    b'}' => Kind::RBrace,
-                    _ => Kind::Colon,
-                },
-                start + 1,
-            )
-        } else {
-            return proto_token_error(text, pos);
-        };
-        let raw = &text[start..end];
-        let value = if kind == Kind::Str {
-            let s = c_unescape(&raw[1..raw.len() - 1]);
-            std::borrow::Cow::Owned(String::from_utf8_lossy(&s).into_owned().into_bytes())
-        } else {
-            std::borrow::Cow::Borrowed(raw)
-        };
-        out.push(Token {
-            kind,
-            value,
-            line: no,
-            text,
-            pos: start,
-        });
-        pos = end;
-    }
-    Ok(out)
-}
-
-fn proto_token_error<T>(text: &[u8], mut pos: usize) -> R<T> {
-    while pos < text.len() && matches!(text[pos], b' ' | b'\t') {
-        pos += 1;
-    }
-    bad(
-        pos,
-        "expected a protobuf-text token (name, number, string, '{', '}', ':')",
-    )
-}
-
-/// `[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?[fF]?`
-fn proto_number_len(s: &[u8]) -> Option<usize> {
-    let digits = |i: usize| {
-        s[i.min(s.len())..]
-            .iter()
-            .take_while(|b| b.is_ascii_digit())
-            .count()
-    };
-    let mut i = 0;
-    if matches!(s.first(), Some(b'-' | b'+')) {
-        i = 1;
-    }
-    let d = digits(i);
-    if d > 0 {
-        i += d;
-        if s.get(i) == Some(&b'.') {
-            i += 1 + digits(i + 1);
-        }
-    } else if s.get(i) == Some(&b'.') && digits(i + 1) > 0 {
-        i += 1 + digits(i + 1);
-    } else {
-        return None;
-    }
-    if matches!(s.get(i), Some(b'e' | b'E')) {
-        let mut j = i + 1;
-        if matches!(s.get(j), Some(b'-' | b'+')) {
-            j += 1;
-        }
-        let e = digits(j);
-        if e > 0 {
-            i = j + e;
-        }
-    }
-    if matches!(s.get(i), Some(b'f' | b'F')) {
-        i += 1;
-    }
-    Some(i)
-}
-
-/// A quoted string `"(?:[^"\\]|\\.)*"` (or with single quotes): its length with the quotes.
-fn proto_string_len(s: &[u8]) -> Option<usize> {
-    let q = s[0];
-    let mut i = 1;
-    while i < s.len() {
-        match s[i] {
-            b if b == q => return Some(i + 1),
-            b'\\' => {
-                if i + 1 >= s.len() {
-                    return None;
-                }
-                i += 1 + utf8_width(s[i + 1]);
-            }
-            _ => i += 1,
-        }
-    }
-    None
-}
-
-/// Protobuf text strings are C-escaped bytes (octal for non-ASCII). Protobuf's escape set
-/// (`\?`, `\x` with one or two hex digits, a lone trailing backslash kept) is not XLA's HLO
-/// string escaping, which `hlo::scan::c_unescape` implements; the two are kept apart on purpose.
-fn c_unescape(s: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(s.len());
-    let mut i = 0;
-    while i < s.len() {
-        if s[i] != b'\\' {
-            out.push(s[i]);
-            i += 1;
-            continue;
-        }
-        let Some(&nxt) = s.get(i + 1) else {
-            out.push(b'\\');
-            break;
-        };
-        let simple = match nxt {
-            b'n' => Some(10),
-            b't' => Some(9),
-            b'r' => Some(13),
-            b'a' => Some(7),
-            b'b' => Some(8),
-            b'f' => Some(12),
-            b'v' => Some(11),
-            b'\\' => Some(92),
-            b'\'' => Some(39),
-            b'"' => Some(34),
-            b'?' => Some(63),
-            _ => None,
-        };
-        if let Some(v) = simple {
-            out.push(v);
-            i += 2;
-        } else if (b'0'..=b'7').contains(&nxt) {
-            let mut j = i + 1;
-            let mut v: u32 = 0;
-            while j < s.len() && j < i + 4 && (b'0'..=b'7').contains(&s[j]) {
-                v = v * 8 + (s[j] - b'0') as u32;
-                j += 1;
-            }
-            out.push((v & 0xff) as u8);
-            i = j;
-        } else if nxt == b'x' {
-            let mut j = i + 2;
-            let mut v: u32 = 0;
-            while j < s.len() && j < i + 4 && s[j].is_ascii_hexdigit() {
-                v = v * 16 + (s[j] as char).to_digit(16).unwrap_or(0);
-                j += 1;
-            }
-            out.push(v as u8);
-            i = j;
-        } else {
-            let w = utf8_width(nxt).min(s.len() - i - 1);
-            out.extend_from_slice(&s[i + 1..i + 1 + w]);
-            i += 1 + w;
-        }
-    }
-    out
-}
-
-struct ProtoBad(usize, String);
-
-#[derive(Default)]
-struct SpaceFields {
-    total_bytes: Vec<(i64, u64)>,
-    color: Vec<i64>,
-    entries: Vec<(EntryFields, u64)>,
-}
-
-#[derive(Default)]
-struct EntryFields {
-    index: Option<i64>,
-    size: Option<i64>,
-    cumulative: Option<i64>,
-    positions: Vec<Vec<u8>>,
-}
-
-/// Reads the tokens of one whole, balanced top-level message (two fixed levels: no recursion).
-struct ProtoReader<'r, 'a> {
-    tokens: &'r [Token<'a>],
-    i: usize,
-}
-
-impl<'r, 'a> ProtoReader<'r, 'a> {
-    fn next(&mut self) -> std::result::Result<&'r Token<'a>, ProtoBad> {
-        match self.tokens.get(self.i) {
-            Some(t) => {
-                self.i += 1;
-                Ok(t)
-            }
-            None => Err(ProtoBad(
-                self.tokens.len() - 1,
-                "unexpected end of the message".into(),
-            )),
-        }
-    }
-
-    fn done(&self) -> std::result::Result<(), ProtoBad> {
-        if self.i != self.tokens.len() {
-            return Err(ProtoBad(self.i, "unexpected text after the message".into()));
-        }
-        Ok(())
-    }
-
-    /// `[:] {`
-    fn open(&mut self) -> std::result::Result<(), ProtoBad> {
-        let mut tok = self.next()?;
-        if tok.kind == Kind::Colon {
-            tok = self.next()?;
-        }
-        if tok.kind != Kind::LBrace {
-            return Err(ProtoBad(self.i - 1, "expected '{'".into()));
-        }
-        Ok(())
-    }
-
-    /// The next field name, or None at the closing `}`.
-    fn field(
-        &mut self,
-        known: &[&str],
-    ) -> std::result::Result<Option<(&'r Token<'a>, usize)>, ProtoBad> {
-        let tok = self.next()?;
-        if tok.kind == Kind::RBrace {
-            return Ok(None);
-        }
-        if tok.kind != Kind::Ident {
-            return Err(ProtoBad(self.i - 1, "expected a field name or '}'".into()));
-        }
-        match known.iter().position(|k| k.as_bytes() == &*tok.value) {
-            Some(k) => Ok(Some((tok, k))),
-            None => Err(ProtoBad(
-                self.i - 1,
-                format!(
-                    "unknown field '{}' (expected one of {})",
-                    String::from_utf8_lossy(&tok.value),
-                    known.join(", ")
-                ),
-            )),
-        }
-    }
-
-    fn space_message(&mut self) -> std::result::Result<SpaceFields, ProtoBad> {
-        self.open()?;
-        let mut f = SpaceFields::default();
-        while let Some((tok, k)) =
-            self.field(&["total_bytes", "memory_space_color", "allocation_entries"])?
-        {
-            match k {
-                0 => f.total_bytes.push((self.int(false)?, tok.line)),
-                1 => f.color.push(self.int(true)?),
-                _ => {
-                    let e = self.entry_message()?;
-                    f.entries.push((e, tok.line));
-                }
-            }
-        }
-        Ok(f)
-    }
-
-    fn entry_message(&mut self) -> std::result::Result<EntryFields, ProtoBad> {
-        self.open()?;
-        let mut e = EntryFields::default();
-        while let Some((_, k)) = self.field(&[
-            "index",
-            "size",
-            "cumulative_size",
-            "cumulative_percentage",
-            "defining_positions",
-        ])? {
-            match k {
-                0 => e.index = Some(self.int(false)?),
-                1 => e.size = Some(self.int(false)?),
-                2 => e.cumulative = Some(self.int(false)?),
-                3 => {
-                    self.scalar_token(Kind::Number, "expected a number (float)")?;
-                }
-                _ => {
-                    let t = self.scalar_token(Kind::Str, "expected a quoted string")?;
-                    e.positions.push(t.value.to_vec());
-                }
-            }
-        }
-        Ok(e)
-    }
-
-    fn scalar_token(
-        &mut self,
-        kind: Kind,
-        msg: &str,
-    ) -> std::result::Result<&'r Token<'a>, ProtoBad> {
-        let colon = self.next()?;
-        if colon.kind != Kind::Colon {
-            return Err(ProtoBad(
-                self.i - 1,
-                "expected ':' after the field name".into(),
-            ));
-        }
-        let tok = self.next()?;
-        if tok.kind != kind {
-            return Err(ProtoBad(self.i - 1, msg.into()));
-        }
-        Ok(tok)
-    }
-
-    fn int(&mut self, int32: bool) -> std::result::Result<i64, ProtoBad> {
-        let what = if int32 { "int32" } else { "int" };
-        let tok = self.scalar_token(Kind::Number, &format!("expected a number ({what})"))?;
-        let v = &*tok.value;
-        let (neg, digits) = match v.first() {
-            Some(b'-') => (true, &v[1..]),
-            Some(b'+') => (false, &v[1..]),
-            _ => (false, v),
-        };
-        if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
-            return Err(ProtoBad(self.i - 1, "expected an integer".into()));
-        }
-        let limit = if int32 { I32_MAX } else { I64_MAX };
-        match to_int(digits, limit + 1) {
-            Some(n) if n <= limit || neg => Ok(if neg {
-                (n as i128).wrapping_neg() as i64
-            } else {
-                n as i64
-            }),
-            _ => Err(ProtoBad(
-                self.i - 1,
-                format!("integer out of range ({what})"),
-            )),
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn human_sizes_round_half_up() {
-        assert_eq!(human_bytes(b"576B"), Some(576));
-        assert_eq!(human_bytes(b"51.1KiB"), Some(52326));
-        assert_eq!(human_bytes(b"4.00MiB"), Some(4 << 20));
-        assert_eq!(human_bytes(b"220.17MiB"), Some(230864978));
-        assert_eq!(human_bytes(b"0.5B"), Some(1));
-        assert_eq!(human_bytes(b"-2.5B"), Some(-3));
-        assert_eq!(
-            human_bytes(b"7.99999999999999999999999999999999999999999999EiB"),
-            None
-        );
-        assert_eq!(
-            human_bytes(b"0.0000000000000000000000000000000000000000000001EiB"),
-            Some(0)
-        );
-        assert_eq!(human_bytes(b"99999999999999999999999EiB"), None);
-        assert_eq!(human_bytes(b"1.KiB"), None);
-    }
-
-    #[test]
-    fn grouped() {
-        assert_eq!(grouped_end(b"1 234 bytes", 0), Some(5));
-        assert_eq!(grouped_end(b"1234 567", 0), Some(4));
-        assert_eq!(grouped_end(b"12 34 bytes", 0), Some(2));
-        assert_eq!(grouped_end(b"x", 0), None);
-    }
 
     #[test]
     fn value_refs() {
@@ -2065,16 +1023,5 @@ mod tests {
                 let _ = t.finish();
             }
         }
-    }
-
-    #[test]
-    fn proto_numbers_and_strings() {
-        assert_eq!(proto_number_len(b"1.5e3f x"), Some(6));
-        assert_eq!(proto_number_len(b"1e x"), Some(1));
-        assert_eq!(proto_number_len(b".5"), Some(2));
-        assert_eq!(proto_number_len(b"-."), None);
-        assert_eq!(proto_string_len(b"\"a\\\"b\" x"), Some(6));
-        assert_eq!(proto_string_len(b"\"a\\"), None);
-        assert_eq!(c_unescape(b"p\\303\\251 \\x41\\q"), "pé Aq".as_bytes());
     }
 }

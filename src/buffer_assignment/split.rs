@@ -1,0 +1,52 @@
+//! The buffer-assignment family in chunks (FORMATS.md §4.4): chunks start at `allocation`
+//! lines, column-0 value headers (`<…>`; the glued headers of the old layout are no boundary)
+//! and entries of the InstructionSequence and BufferLiveRange lists; the peak list and the
+//! stack-trace tree are never cut (their lines carry running state). Each chunk must start in
+//! the state the one before it ended in, or the caller parses serially.
+
+use rayon::prelude::*;
+
+use super::{self as ba, ChunkStart};
+use crate::error::{FileCtx, Result};
+use crate::source::Source;
+use crate::split::{line_at, plan_cuts, spans, tables_for, Finished};
+use crate::tables::Tables;
+
+pub fn parse(data: &[u8], source: &Source, ctx: FileCtx<'_>, n: usize, min_chunk: usize) -> Result<Option<Vec<Finished>>> {
+    let cuts = plan_cuts(data, 0, n, min_chunk, &|pos| ChunkStart::of(line_at(data, pos)).is_some());
+    if cuts.len() < 2 {
+        return Ok(None);
+    }
+    let parts: Vec<Option<(Tables, Option<ChunkStart>, ba::ChunkState, u64)>> = spans(&cuts, data.len())
+        .into_par_iter()
+        .map(|(s, e)| {
+            let kind = if s == 0 { None } else { ChunkStart::of(line_at(data, s)) };
+            let (mut t, c) = tables_for(source, ctx);
+            let r = ba::parse_chunk(data, s, e, kind, c, &mut t)?;
+            Ok(r.filter(|_| t.errors.is_empty()).map(|(state, lines)| (t, kind, state, lines)))
+        })
+        .collect::<Result<_>>()?;
+    let Some(parts) = parts.into_iter().collect::<Option<Vec<_>>>() else { return Ok(None) };
+    // Each chunk must start in the state the one before it ended in.
+    for w in parts.windows(2) {
+        if w[1].1.map(ChunkStart::state) != Some(w[0].2) {
+            return Ok(None);
+        }
+    }
+    let mut base = 0u64;
+    let mut shifted = Vec::with_capacity(parts.len());
+    for (t, _, _, lines) in parts {
+        shifted.push((t, base));
+        base += lines;
+    }
+    Ok(Some(
+        shifted
+            .into_par_iter()
+            .map(|(mut t, b)| {
+                t.shift_lines(b as i64);
+                t.finish()
+            })
+            .collect(),
+    ))
+}
+

@@ -1,0 +1,177 @@
+//! The format registry: every file format hlodump parses, and all the reader, the chunk
+//! splitter, `tables=` and the Python edge need to know about each.
+//!
+//! A format is recognised by its content (`files::sniff`, from the first lines each format
+//! declares here), produces a fixed set of tables, is parsed by one function, and may know how
+//! to cut a big file into chunks. File *names* are classified separately (`files.rs`); a name
+//! never decides which parser runs.
+//!
+//! Adding a format (the reference parser has the same registry in
+//! `python/hlodump/reference/formats.py`):
+//! 1. write its module (`src/<format>/mod.rs`) with `pub fn parse(data, ctx, tables)`;
+//! 2. add a variant to `Format` and its `FormatSpec` in `Format::spec` — the compiler then
+//!    points at every `match` that must learn about it;
+//! 3. add its content kinds to `files::ContentKind` and its tables to `tables.rs`/`schema.py`.
+
+use crate::error::{FileCtx, Result};
+use crate::files::ContentKind;
+use crate::source::Source;
+use crate::split::Finished;
+use crate::tables::Tables;
+
+/// A parsed file format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Format {
+    /// HLO module text (FORMATS.md §3).
+    HloModule,
+    /// Buffer assignment, its values file and the live-range file (§2.1–§2.7).
+    BufferAssignment,
+    /// The memory-usage report in all its layouts (§2.8).
+    MemoryReport,
+    /// A GPU thunk sequence (`*.thunk_sequence.txt`, §2.11).
+    ThunkSequence,
+    /// XLA's out-of-memory report, alone or inside a log (§2.9).
+    OomReport,
+}
+
+/// Parse a whole file into the table set.
+pub type ParseFn = for<'c> fn(&'c [u8], FileCtx<'c>, &mut Tables) -> Result<()>;
+
+/// Parse a big file in chunks on the thread pool: `(data, source, ctx, chunks, min_chunk)` →
+/// the finished table sets in order, or None to have the caller parse serially.
+pub type SplitFn = fn(&[u8], &Source, FileCtx<'_>, usize, usize) -> Result<Option<Vec<Finished>>>;
+
+/// What the reader needs to know of a format.
+pub struct FormatSpec {
+    /// The registry name (`hlodump.formats()` on the Python side).
+    pub name: &'static str,
+    /// The content kinds (`files.content_kind`) this format reads.
+    pub contents: &'static [ContentKind],
+    /// The tables it can fill (besides `files` and `errors`).
+    pub tables: &'static [&'static str],
+    pub parse: ParseFn,
+    /// How to cut a big file into chunks, if the format can be.
+    pub split: Option<SplitFn>,
+}
+
+impl Format {
+    /// Every format, in registry order.
+    pub const ALL: [Format; 5] = [Format::HloModule, Format::BufferAssignment, Format::MemoryReport, Format::ThunkSequence, Format::OomReport];
+
+    pub fn spec(self) -> &'static FormatSpec {
+        match self {
+            Format::HloModule => &FormatSpec {
+                name: "hlo_module",
+                contents: &[ContentKind::HloModule],
+                tables: &["modules", "computations", "instructions", "stack_frames", "custom_calls"],
+                parse: crate::hlo::parse,
+                split: Some(crate::hlo::split::parse),
+            },
+            Format::BufferAssignment => &FormatSpec {
+                name: "buffer_assignment",
+                contents: &[ContentKind::BufferAssignment, ContentKind::BufferAssignmentValues, ContentKind::LiveRange],
+                tables: &["allocations", "assignments", "values", "schedule", "live_ranges", "peak", "peak_breakdown", "totals"],
+                parse: crate::buffer_assignment::parse,
+                split: Some(crate::buffer_assignment::split::parse),
+            },
+            Format::MemoryReport => &FormatSpec {
+                name: "memory_report",
+                contents: &[ContentKind::MemoryUsageReport],
+                tables: &["memory_report", "totals"],
+                parse: crate::memory_report::parse,
+                split: None,
+            },
+            Format::ThunkSequence => &FormatSpec {
+                name: "thunk_sequence",
+                contents: &[ContentKind::ThunkSequence],
+                tables: &["thunks"],
+                parse: crate::thunks::parse,
+                split: None,
+            },
+            Format::OomReport => &FormatSpec {
+                name: "oom_report",
+                contents: &[ContentKind::OomReport],
+                tables: &["oom_reports", "oom_buffers"],
+                parse: crate::oom::parse,
+                split: None,
+            },
+        }
+    }
+
+    /// The format that reads files of this content kind, if any.
+    pub fn of(content: ContentKind) -> Option<Format> {
+        Format::ALL.into_iter().find(|f| f.spec().contents.contains(&content))
+    }
+
+    pub fn name(self) -> &'static str {
+        self.spec().name
+    }
+
+    fn bit(self) -> u8 {
+        1 << Format::ALL.iter().position(|&f| f == self).expect("in ALL")
+    }
+}
+
+/// A set of formats (which ones a read parses).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FormatSet(u8);
+
+impl FormatSet {
+    pub const ALL: FormatSet = FormatSet(u8::MAX);
+    pub const NONE: FormatSet = FormatSet(0);
+
+    pub fn contains(self, f: Format) -> bool {
+        self.0 & f.bit() != 0
+    }
+
+    pub fn insert(&mut self, f: Format) {
+        self.0 |= f.bit();
+    }
+
+    /// The formats that can produce one of `tables` (`read_arrow(tables=...)`): naming
+    /// `errors` parses every format, `files` alone none.
+    pub fn for_tables<S: AsRef<str>>(tables: &[S]) -> FormatSet {
+        let mut set = FormatSet::NONE;
+        for f in Format::ALL {
+            if tables.iter().any(|t| t.as_ref() == "errors" || f.spec().tables.contains(&t.as_ref())) {
+                set.insert(f);
+            }
+        }
+        set
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_parsed_content_kind_has_exactly_one_format() {
+        for f in Format::ALL {
+            for &c in f.spec().contents {
+                assert_eq!(Format::of(c), Some(f), "{c:?}");
+            }
+        }
+        let names: std::collections::HashSet<_> = Format::ALL.iter().map(|f| f.name()).collect();
+        assert_eq!(names.len(), Format::ALL.len());
+    }
+
+    #[test]
+    fn every_table_a_format_names_exists() {
+        for f in Format::ALL {
+            for t in f.spec().tables {
+                assert!(crate::tables::TABLE_NAMES.contains(t), "{t}");
+            }
+        }
+    }
+
+    #[test]
+    fn table_selection() {
+        let s = FormatSet::for_tables(&["instructions"]);
+        assert!(s.contains(Format::HloModule) && !s.contains(Format::BufferAssignment));
+        let s = FormatSet::for_tables(&["totals"]);
+        assert!(s.contains(Format::BufferAssignment) && s.contains(Format::MemoryReport));
+        assert_eq!(FormatSet::for_tables(&["files"]), FormatSet::NONE);
+        assert_eq!(FormatSet::for_tables(&["errors"]).0.count_ones() as usize, Format::ALL.len());
+    }
+}

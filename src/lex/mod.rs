@@ -1,0 +1,374 @@
+//! The lexing layer shared by the line-oriented formats (buffer assignment, memory-usage
+//! report, thunk sequences, out-of-memory reports): a cursor over one line that walks a grammar
+//! left to right and reports the byte position of the first thing it did not expect, and the
+//! number grammars XLA prints (plain and digit-grouped integers, `HumanReadableNumBytes` sizes).
+//!
+//! Errors are positions within the line (`Stop::Bad`); the format's driver turns them into
+//! `ParseError`s / `errors` rows at the line's number, so every format reports alike.
+
+use crate::error::Error;
+
+pub const I64_MAX: u64 = i64::MAX as u64;
+pub const I32_MAX: u64 = i32::MAX as u64;
+
+/// Why a line handler stopped: a grammar failure at a byte position of the line (reported by
+/// the driver at that line), or a fatal error (strict mode) raised by a direct report.
+pub enum Stop {
+    Bad(usize, String),
+    Fatal(Error),
+}
+
+impl From<Error> for Stop {
+    fn from(e: Error) -> Stop {
+        Stop::Fatal(e)
+    }
+}
+
+pub type R<T> = std::result::Result<T, Stop>;
+
+pub fn bad<T>(pos: usize, msg: impl Into<String>) -> R<T> {
+    Err(Stop::Bad(pos, msg.into()))
+}
+
+// --------------------------------------------------------------------------- line cursor
+
+pub fn is_name_start(b: u8) -> bool {
+    b.is_ascii_alphabetic() || b == b'_'
+}
+
+pub fn is_name_char(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-')
+}
+
+/// `int(digits)` if at most `limit` (digits may be many; leading zeros are fine).
+pub fn to_int(digits: &[u8], limit: u64) -> Option<u64> {
+    let first = digits
+        .iter()
+        .position(|&b| b != b'0')
+        .unwrap_or(digits.len());
+    let d = &digits[first..];
+    if d.len() > 19 {
+        return None;
+    }
+    let mut v: u64 = 0;
+    for &b in d {
+        v = v * 10 + (b - b'0') as u64;
+    }
+    (v <= limit).then_some(v)
+}
+
+/// End of `[0-9]{1,3}(?: [0-9]{3})+|[0-9]+` at `pos` (None if no digit there).
+pub fn grouped_end(t: &[u8], pos: usize) -> Option<usize> {
+    let run = t[pos.min(t.len())..]
+        .iter()
+        .take_while(|b| b.is_ascii_digit())
+        .count();
+    if run == 0 {
+        return None;
+    }
+    let group_at = |i: usize| {
+        t.len() >= i + 4 && t[i] == b' ' && t[i + 1..i + 4].iter().all(u8::is_ascii_digit)
+    };
+    if run <= 3 && group_at(pos + run) {
+        let mut i = pos + run;
+        while group_at(i) {
+            i += 4;
+        }
+        return Some(i);
+    }
+    Some(pos + run)
+}
+
+/// Grouped digits → number (spaces removed), or None if above i64::MAX.
+pub fn grouped_value(s: &[u8]) -> Option<i64> {
+    let digits: Vec<u8> = s.iter().copied().filter(|&b| b != b' ').collect();
+    to_int(&digits, I64_MAX).map(|v| v as i64)
+}
+
+/// `(-?)([0-9]+)(?:\.([0-9]+))?(B|KiB|…|EiB)` at `pos`: (end, sign, whole, frac, power).
+/// (end, negative, whole digits, fraction digits, power of 1024).
+pub type HumanMatch<'a> = (usize, bool, &'a [u8], &'a [u8], u32);
+
+pub fn human_match(t: &[u8], pos: usize) -> Option<HumanMatch<'_>> {
+    let mut i = pos;
+    let neg = t.get(i) == Some(&b'-');
+    if neg {
+        i += 1;
+    }
+    let ws = i;
+    while i < t.len() && t[i].is_ascii_digit() {
+        i += 1;
+    }
+    if i == ws {
+        return None;
+    }
+    let whole = &t[ws..i];
+    let mut frac = &t[i..i];
+    if t.get(i) == Some(&b'.') && t.get(i + 1).is_some_and(u8::is_ascii_digit) {
+        let fs = i + 1;
+        let mut j = fs;
+        while j < t.len() && t[j].is_ascii_digit() {
+            j += 1;
+        }
+        frac = &t[fs..j];
+        i = j;
+    }
+    let rest = &t[i..];
+    for (unit, power) in [
+        (&b"B"[..], 0),
+        (b"KiB", 1),
+        (b"MiB", 2),
+        (b"GiB", 3),
+        (b"TiB", 4),
+        (b"PiB", 5),
+        (b"EiB", 6),
+    ] {
+        if rest.starts_with(unit) {
+            return Some((i + unit.len(), neg, whole, frac, power));
+        }
+    }
+    None
+}
+
+/// `round_half_up(whole.frac × 1024^power)`, exact for any number of digits; None if the
+/// magnitude exceeds i64::MAX.
+pub fn human_value(neg: bool, whole: &[u8], frac: &[u8], power: u32) -> Option<i64> {
+    let w = to_int(whole, u64::MAX)? as i128;
+    let s = 10 * power;
+    // floor(0.frac × 2^(s+1)) by one in-place pass over the fraction's digits.
+    let m: u128 = 1u128 << (s + 1);
+    let mut carry: u128 = 0;
+    for &d in frac.iter().rev() {
+        let x = (d - b'0') as u128 * m + carry;
+        carry = x / 10;
+    }
+    let twice_frac = carry as i128; // < 2^(s+1)
+    let v = (w << s).checked_add((twice_frac + 1) / 2)?;
+    if v > I64_MAX as i128 {
+        return None;
+    }
+    Some(if neg { -(v as i64) } else { v as i64 })
+}
+
+/// Public form of the size conversion (`576B`, `51.1KiB`, `-2.0KiB`): None if not exactly one.
+pub fn human_bytes(s: &[u8]) -> Option<i64> {
+    let (end, neg, whole, frac, power) = human_match(s, 0)?;
+    if end != s.len() {
+        return None;
+    }
+    human_value(neg, whole, frac, power)
+}
+
+pub struct Cur<'a> {
+    pub t: &'a [u8],
+    pub pos: usize,
+    pub stop: usize,
+}
+
+impl<'a> Cur<'a> {
+    pub fn new(t: &'a [u8], pos: usize) -> Cur<'a> {
+        Cur {
+            t,
+            pos,
+            stop: t.len(),
+        }
+    }
+
+    pub fn at_end(&self) -> bool {
+        self.pos >= self.stop
+    }
+
+    pub fn view(&self) -> &'a [u8] {
+        &self.t[self.pos.min(self.stop)..self.stop]
+    }
+
+    pub fn accept(&mut self, lit: &str) -> bool {
+        if self.view().starts_with(lit.as_bytes()) {
+            self.pos += lit.len();
+            true
+        } else {
+            false
+        }
+    }
+
+    pub fn expect(&mut self, lit: &str, what: &str) -> R<()> {
+        if self.accept(lit) {
+            return Ok(());
+        }
+        let extra = if what.is_empty() {
+            String::new()
+        } else {
+            format!(" {what}")
+        };
+        bad(self.pos, format!("expected {lit:?}{extra}"))
+    }
+
+    pub fn uint(&mut self, what: &str, limit: u64) -> R<u64> {
+        let start = self.pos;
+        let n = self
+            .view()
+            .iter()
+            .take_while(|b| b.is_ascii_digit())
+            .count();
+        if n == 0 {
+            return bad(start, format!("expected {what} (digits)"));
+        }
+        self.pos += n;
+        match to_int(&self.t[start..start + n], limit) {
+            Some(v) => Ok(v),
+            None => bad(start, format!("{what} is out of range (at most {limit})")),
+        }
+    }
+
+    pub fn grouped(&mut self, what: &str) -> R<i64> {
+        let start = self.pos;
+        let Some(end) = grouped_end(&self.t[..self.stop], start) else {
+            return bad(start, format!("expected {what} (digits)"));
+        };
+        self.pos = end;
+        match grouped_value(&self.t[start..end]) {
+            Some(v) => Ok(v),
+            None => bad(start, format!("{what} is out of range (at most {I64_MAX})")),
+        }
+    }
+
+    pub fn name(&mut self, what: &str) -> R<&'a [u8]> {
+        let v = self.view();
+        if !v.first().is_some_and(|&b| is_name_start(b)) {
+            return bad(self.pos, format!("expected {what}"));
+        }
+        let n = 1 + v[1..].iter().take_while(|&&b| is_name_char(b)).count();
+        self.pos += n;
+        Ok(&v[..n])
+    }
+
+    /// An optional shape index `{[0-9,]*}`; a `{` that does not start one is an error.
+    pub fn index(&mut self) -> R<Option<&'a [u8]>> {
+        let v = self.view();
+        if v.first() != Some(&b'{') {
+            return Ok(None);
+        }
+        let n = v[1..]
+            .iter()
+            .take_while(|&&b| b.is_ascii_digit() || b == b',')
+            .count();
+        if v.get(1 + n) != Some(&b'}') {
+            return bad(self.pos, "expected a shape index such as {} or {0,2}");
+        }
+        self.pos += n + 2;
+        Ok(Some(&v[..n + 2]))
+    }
+
+    pub fn human(&mut self, what: &str) -> R<i64> {
+        let start = self.pos;
+        let Some((end, neg, whole, frac, power)) = human_match(&self.t[..self.stop], start) else {
+            return bad(
+                start,
+                format!("expected {what} (a size such as 576B, 51.1KiB, 4.00MiB)"),
+            );
+        };
+        self.pos = end;
+        match human_value(neg, whole, frac, power) {
+            Some(v) => Ok(v),
+            None => bad(
+                start,
+                format!("{what} is out of range (at most {I64_MAX} bytes)"),
+            ),
+        }
+    }
+
+    pub fn spaces(&mut self) {
+        while self.pos < self.stop && self.t[self.pos] == b' ' {
+            self.pos += 1;
+        }
+    }
+
+    pub fn rest(&mut self) -> &'a [u8] {
+        let r = self.view();
+        self.pos = self.stop;
+        r
+    }
+
+    pub fn end(&self, what: &str) -> R<()> {
+        if self.at_end() {
+            Ok(())
+        } else {
+            bad(self.pos, format!("unexpected text after {what}"))
+        }
+    }
+}
+
+
+// --------------------------------------------------------------------------- line driver
+
+/// A line-oriented grammar: one call per line; a `Stop::Bad` is reported at that line.
+pub trait LineGrammar<'c> {
+    fn line(&mut self, no: u64, text: &'c [u8]) -> R<()>;
+    /// Report a problem (an `Err` in strict mode, an `errors` row in collect mode).
+    fn report(&mut self, line: u64, column: u64, msg: String, text: &[u8]) -> crate::error::Result<()>;
+}
+
+/// Feed every decodable line to `g` (lines that are not UTF-8 were reported up front by
+/// `report_bad_utf8` and are skipped); returns the number of the last line read.
+pub fn feed<'c, G: LineGrammar<'c>>(g: &mut G, lines: crate::lines::Lines<'c>) -> crate::error::Result<u64> {
+    let mut last = 0;
+    for line in lines {
+        if line.bad_utf8.is_some() {
+            continue;
+        }
+        last = line.no;
+        match g.line(line.no, line.text) {
+            Ok(()) => {}
+            Err(Stop::Bad(pos, msg)) => g.report(line.no, pos as u64 + 1, msg, line.text)?,
+            Err(Stop::Fatal(e)) => return Err(e),
+        }
+    }
+    Ok(last)
+}
+
+/// Report every line that is not valid UTF-8 at its first bad byte, before any other problem
+/// (as the reference does: it decodes the whole file before parsing).
+pub fn report_bad_utf8(data: &[u8], ctx: &crate::error::FileCtx<'_>, errors: &mut crate::tables::Errors) -> crate::error::Result<()> {
+    if std::str::from_utf8(data).is_ok() {
+        return Ok(());
+    }
+    for line in crate::lines::Lines::new(data) {
+        if let Some(col) = line.bad_utf8 {
+            ctx.error_at(errors, line.no, col, "invalid UTF-8".to_string(), line.text)?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn human_sizes_round_half_up() {
+        assert_eq!(human_bytes(b"576B"), Some(576));
+        assert_eq!(human_bytes(b"51.1KiB"), Some(52326));
+        assert_eq!(human_bytes(b"4.00MiB"), Some(4 << 20));
+        assert_eq!(human_bytes(b"220.17MiB"), Some(230864978));
+        assert_eq!(human_bytes(b"0.5B"), Some(1));
+        assert_eq!(human_bytes(b"-2.5B"), Some(-3));
+        assert_eq!(
+            human_bytes(b"7.99999999999999999999999999999999999999999999EiB"),
+            None
+        );
+        assert_eq!(
+            human_bytes(b"0.0000000000000000000000000000000000000000000001EiB"),
+            Some(0)
+        );
+        assert_eq!(human_bytes(b"99999999999999999999999EiB"), None);
+        assert_eq!(human_bytes(b"1.KiB"), None);
+    }
+
+    #[test]
+    fn grouped() {
+        assert_eq!(grouped_end(b"1 234 bytes", 0), Some(5));
+        assert_eq!(grouped_end(b"1234 567", 0), Some(4));
+        assert_eq!(grouped_end(b"12 34 bytes", 0), Some(2));
+        assert_eq!(grouped_end(b"x", 0), None);
+    }
+}
