@@ -59,12 +59,13 @@ const STOP_GRACE: Duration = Duration::from_millis(10);
 
 /// Parse `inputs` — a list of (path, shown_path, explicit, error) — into a dict of pyarrow
 /// tables. `error` (or None): the `files.error` text of an entry the walk decided not to read.
+/// `dumps` (one per input, `files.dump`) defaults to each input's shown path.
 ///
 /// The read runs on a thread of its own with a pool of its own (`runtime`); this thread waits
 /// without the GIL and every `SIGNAL_POLL` runs Python's signal handlers: Ctrl-C stops the
 /// workers (`Abort::cancel`) and raises `KeyboardInterrupt` here at once.
 #[pyfunction(name = "read")]
-#[pyo3(signature = (inputs, tables=None, on_error="raise", threads=0, mmap=None, progress=None))]
+#[pyo3(signature = (inputs, tables=None, on_error="raise", threads=0, mmap=None, progress=None, dumps=None))]
 fn read_inputs<'py>(
     py: Python<'py>,
     inputs: Vec<(PathBuf, String, bool, Option<String>)>,
@@ -73,6 +74,7 @@ fn read_inputs<'py>(
     threads: i64,
     mmap: Option<bool>,
     progress: Option<Py<PyAny>>,
+    dumps: Option<Vec<String>>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let collect = match on_error {
         "raise" => false,
@@ -88,8 +90,19 @@ fn read_inputs<'py>(
         Some(true) => MapPolicy::Always,
         Some(false) => MapPolicy::Never,
     };
-    let inputs: Vec<Input> =
-        inputs.into_iter().map(|(path, shown, explicit, error)| Input { path, shown, explicit, error }).collect();
+    if let Some(d) = &dumps {
+        if d.len() != inputs.len() {
+            return Err(PyValueError::new_err("dumps must have one entry per input"));
+        }
+    }
+    let mut dumps = dumps.map(|d| d.into_iter());
+    let inputs: Vec<Input> = inputs
+        .into_iter()
+        .map(|(path, shown, explicit, error)| {
+            let dump = dumps.as_mut().and_then(|d| d.next()).unwrap_or_else(|| shown.clone());
+            Input { path, shown, explicit, error, dump }
+        })
+        .collect();
     let mut opts = Options { collect, threads, map, ..Options::default() };
     if let Some(wanted) = &tables {
         // parse only the formats that can produce a requested table

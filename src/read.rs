@@ -35,6 +35,9 @@ pub struct Input {
     /// Not to be read: the `files.error` text to show instead (the walk decided it: a symlink
     /// leaving the dump, a second path to a file already read, a name that is not UTF-8 …).
     pub error: Option<String>,
+    /// The dump the file belongs to (`files.dump`): the directory `--xla_dump_to` wrote, or the
+    /// path a single file was named by. Planned by the caller (`python/hlodump/paths.py`).
+    pub dump: String,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -300,6 +303,7 @@ fn file(t: &mut Tables, file_id: usize, input: &Input, bytes: std::io::Result<(&
     let f = &mut t.files;
     f.file_id.push(file_id as i32);
     f.path.push(input.shown.clone());
+    f.dump.push(input.dump.clone());
     f.module_id.push(name.module_id);
     f.module_name.push_opt(name.module_name);
     f.stage.push_opt(name.stage);

@@ -97,7 +97,7 @@ tables! {
         file_id: I32, path: Text, kind: Text, content_kind: OptText, module_id: OptI32,
         module_name: OptText, stage: OptText, backend: OptText, pass_index: OptI32,
         pipeline: OptText, after_pass: OptText, before_pass: OptText, substep: OptText,
-        size_bytes: I64, parsed: Bool, error: OptText,
+        size_bytes: I64, parsed: Bool, error: OptText, dump: Text,
     }
     allocations: Allocations {
         file_id: I32, allocation: I64, size: I64, color: I32, is_thread_local: Bool,

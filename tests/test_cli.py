@@ -135,7 +135,7 @@ def test_convert_round_trip(tmp_path: Any) -> None:
 
 def test_missing_path() -> None:
     p = run("tables", "/no/such/dump/dir")
-    assert p.returncode == 1
+    assert p.returncode == 2  # a user mistake: a message and status 2
     assert p.stdout == ""
     assert p.stderr.startswith("hlodump: ") and "No such file or directory" in p.stderr
     assert "/no/such/dump/dir" in p.stderr and "Traceback" not in p.stderr
@@ -150,7 +150,12 @@ def test_parse_error_and_keep_going(tmp_path: Any) -> None:
     assert p.returncode == 1
     assert p.stderr.startswith(f"hlodump: m-buffer-assignment.txt:2:") and "Traceback" not in p.stderr
     assert "allocation x: size 5:" in p.stderr
+    assert "--keep-going" in p.stderr  # how to keep going
     p = run("query", str(tmp_path), "select line, message from errors", "--keep-going", "--format", "json")
+    assert p.returncode == 1  # errors were reported: one line at the end
+    assert p.stderr.startswith("hlodump: 1 error in 1 file: m-buffer-assignment.txt:2:")
+    p = run("query", str(tmp_path), "select line, message from errors", "--keep-going", "--errors-ok",
+            "--format", "json")
     assert p.returncode == 0, p.stderr
     (err,) = json.loads(p.stdout)
     assert err["line"] == 2

@@ -105,3 +105,108 @@ def test_plot_html_in_chromium(capsys, tmp_path) -> None:
     w, h, var = _png_stats(shot)
     assert (w, h) == (1100, 700)
     assert var > 0.005, "the rendered page is not blank"
+
+
+# ------------------------------------------------------------------ mistakes: a message, status 2
+
+CF10 = os.path.join(DATA, "corpus", "jax-0.10.2", "control_flow")
+RNN_LOSS = os.path.join(CF10, "module_0002.jit_rnn_loss.cpu_after_optimizations")
+
+
+def _fail(capsys, *argv: str, status: int = 2) -> str:
+    assert main(list(argv)) == status
+    out = capsys.readouterr()
+    assert "Traceback" not in out.err and "Traceback" not in out.out
+    return out.err
+
+
+@pytest.mark.parametrize("suffix, says", [
+    (".txt", "HLO text only"),
+    ("-live-range.txt", "live-range file only"),
+    ("-buffer-assignment.txt", "memory_analysis"),
+])
+def test_summary_of_one_file_of_any_kind(capsys, suffix, says) -> None:
+    out = _run(capsys, "summary", RNN_LOSS + suffix)
+    assert says in out
+
+
+def test_summary_of_memory_report_alone(capsys) -> None:
+    assert main(["summary", RNN_LOSS + "-memory-usage-report.txt", "--keep-going", "--errors-ok"]) == 0
+    out = capsys.readouterr()
+    assert "Traceback" not in out.err
+
+
+def test_module_not_found_lists_choices(capsys) -> None:
+    err = _fail(capsys, "summary", CF10, "--module", "nosuch")
+    assert err.startswith("hlodump: no module matches 'nosuch'") and "module_0002.jit_rnn_loss" in err
+
+
+def test_module_ambiguous_lists_matches(capsys) -> None:
+    err = _fail(capsys, "summary", CF10, "--module", "jit_")
+    assert "several modules match 'jit_'" in err and "module_0002.jit_rnn_loss" in err
+
+
+def test_module_by_id_name_substring(capsys) -> None:
+    for sel in ("2", "0002", "jit_rnn_loss", "rnn_loss", "module_0002.jit_rnn_loss"):
+        (m,) = json.loads(_run(capsys, "summary", CF10, "--module", sel, "--json"))
+        assert m["module_name"] == "jit_rnn_loss"
+
+
+def test_missing_path(capsys) -> None:
+    for cmd in (["summary"], ["plot", "-o", "x.png"], ["diff", SEED0]):
+        err = _fail(capsys, *cmd, "/no/such/dump")
+        assert "/no/such/dump" in err and "No such file or directory" in err
+
+
+def test_plot_bad_suffix_and_nothing_to_plot(capsys, tmp_path) -> None:
+    err = _fail(capsys, "plot", SEED0, "-o", str(tmp_path / "x.svg"))
+    assert ".png or .html" in err
+    err = _fail(capsys, "plot", RNN_LOSS + ".txt", "-o", str(tmp_path / "x.png"))
+    assert "nothing to plot" in err and "HLO text only" in err
+
+
+def test_diff_module_not_found(capsys) -> None:
+    err = _fail(capsys, "diff", CF10, CF10, "--module", "nosuch")
+    assert "no module matches 'nosuch'" in err
+
+
+def test_keep_going_and_threads_on_every_command(capsys, tmp_path) -> None:
+    bad = tmp_path / "dump"
+    shutil.copytree(CF10, bad)
+    with open(bad / "module_0002.jit_rnn_loss.cpu_after_optimizations-buffer-assignment.txt", "a") as fh:
+        fh.write("allocation x: size 5:\n")
+    # strict: the error, and how to keep going
+    err = _fail(capsys, "summary", str(bad), status=1)
+    assert "--keep-going" in err and 'on_error="collect"' in err
+    for argv in (["summary", str(bad), "--module", "rnn_loss"],
+                 ["plot", str(bad), "--module", "rnn_loss", "-o", str(tmp_path / "p.png")],
+                 ["diff", str(bad), CF10, "--module", "rnn_loss"],
+                 ["tables", str(bad)],
+                 ["query", str(bad), "select count(*) from errors"],
+                 ["convert", str(bad), str(tmp_path / "pq")]):
+        err = _fail(capsys, *argv, "--keep-going", "--threads", "1", status=1)
+        assert err.strip().splitlines()[-1].startswith("hlodump: 1 error in 1 file: ")
+        assert "module_0002.jit_rnn_loss.cpu_after_optimizations-buffer-assignment.txt" in err
+        assert main([*argv, "--keep-going", "--errors-ok", "--threads", "1"]) == 0
+        capsys.readouterr()
+
+
+def test_summary_is_within_allocated_and_has_jax_fields(capsys) -> None:
+    (m,) = json.loads(_run(capsys, "summary", CF10, "--module", "rnn_loss", "--json"))
+    assert m["timeline"]["max_allocated_bytes"] <= m["total_bytes"]
+    assert set(m["memory_analysis"]) >= {"argument_size_in_bytes", "output_size_in_bytes", "alias_size_in_bytes",
+                                          "temp_size_in_bytes"}
+    out = _run(capsys, "summary", CF10, "--module", "rnn_loss")
+    assert "whole-instruction shape sizes" not in out and "argument_size_in_bytes" in out
+
+
+def test_diff_summary_first_sorted_by_bytes(capsys) -> None:
+    rows = json.loads(_run(capsys, "diff", SEED0, SEED3, "--json"))
+    whats = [r["what"] for r in rows]
+    first = {"module", "total", "peak", "category", "memory_space"}
+    n = sum(1 for w in whats if w in first)
+    assert set(whats[:n]) <= first and not set(whats[n:]) & first
+    deltas = [abs(r["delta"] or 0) for r in rows[n:]]
+    assert deltas == sorted(deltas, reverse=True)
+    out = _run(capsys, "diff", SEED0, SEED3)
+    assert out.splitlines()[0].startswith("000_d4ec204070c56195 -> 003_edd6dfbd09ed8e41: peak ")

@@ -15,8 +15,10 @@ def read(
     threads: int = 0,
     mmap: Optional[bool] = None,
     progress: Optional[Callable[[int, int], object]] = None,
+    dumps: Optional[Sequence[str]] = None,
 ) -> dict[str, pa.Table]:
     """Parse ``(path, shown_path, explicit)`` inputs into a dict of table name → pyarrow.Table.
+    ``dumps``: ``files.dump`` of each input (default: its shown path).
 
     With ``tables``, only files whose format can produce one of them are parsed (``files`` and
     ``errors`` always come back; naming ``errors`` parses every format)."""

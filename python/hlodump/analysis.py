@@ -54,7 +54,11 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = [
     "CATEGORIES",
+    "NoSuchModule",
     "load",
+    "match_modules",
+    "memory_analysis",
+    "peak_check",
     "modules",
     "allocations",
     "buffers",
@@ -186,8 +190,27 @@ class _Module:
     key: str
     name: str
     module_id: Optional[int]
+    dump: str = ""
+    base: str = ""  # the key within its dump (module_0000.jit_f, or a file stem)
     file_ids: list[int] = field(default_factory=list)
     hlo_file_ids: list[int] = field(default_factory=list)  # after-optimizations HLO text
+    kinds: set[str] = field(default_factory=set)
+    backends: set[str] = field(default_factory=set)
+
+
+class NoSuchModule(KeyError):
+    """``module=`` matched no module, or (``unique=True``) several. ``choices``: the module keys
+    to choose from (all modules when nothing matched, the matches when several did)."""
+
+    def __init__(self, wanted: Any, choices: list[str], several: bool = False) -> None:
+        self.wanted, self.choices, self.several = wanted, choices, several
+        super().__init__(wanted)
+
+    def __str__(self) -> str:
+        what = "several modules match" if self.several else "no module matches"
+        listed = ", ".join(self.choices[:40]) or "none"
+        more = f" … ({len(self.choices) - 40} more)" if len(self.choices) > 40 else ""
+        return f"{what} {self.wanted!r}; modules: {listed}{more}"
 
 
 def _stem(path: str) -> str:
@@ -195,46 +218,87 @@ def _stem(path: str) -> str:
     return base[:-4] if base.endswith(".txt") else base
 
 
+_MODULE_CACHE: "dict[int, tuple[Any, list[_Module]]]" = {}
+
+
 def _module_list(d: "Dump") -> list[_Module]:
-    files = d["files"].select(["file_id", "path", "kind", "module_id", "module_name", "stage"]).to_pylist()
-    by_key: dict[str, _Module] = {}
+    """The modules of a dump, identified by (dump, module id, module name): files of different
+    dumps (``files.dump``) never join, whatever their module numbers and names. A module's
+    ``key`` is ``module_NNNN.name`` (or the file stem of a file without that prefix); when the
+    ``Dump`` holds several dumps it is qualified as ``<dump>:module_NNNN.name``."""
+    ft = d["files"]
+    hit = _MODULE_CACHE.get(id(ft))
+    if hit is not None and hit[0] is ft:
+        return hit[1]
+    cols = ["file_id", "path", "kind", "module_id", "module_name", "stage", "backend"]
+    has_dump = "dump" in ft.column_names
+    files = ft.select(cols + (["dump"] if has_dump else [])).to_pylist()
+    by_key: dict[tuple[str, str], _Module] = {}
     for f in files:
         mid, mname = f["module_id"], f["module_name"]
+        dump = (f.get("dump") if has_dump else None) or ""
         if mid is not None:
-            key = f"module_{mid:04d}" + (f".{mname}" if mname else "")
-            name = mname or key
+            base = f"module_{mid:04d}" + (f".{mname}" if mname else "")
+            name = mname or base
         elif mname:
-            key = name = mname
+            base = name = mname
         else:
-            key = name = _stem(f["path"])
-        m = by_key.get(key)
+            base = name = _stem(f["path"])
+        m = by_key.get((dump, base))
         if m is None:
-            m = by_key[key] = _Module(key, name, mid)
+            m = by_key[(dump, base)] = _Module(base, name, mid, dump, base)
         m.file_ids.append(f["file_id"])
+        m.kinds.add(f["kind"])
+        if f["backend"]:
+            m.backends.add(f["backend"])
         if f["kind"] == "hlo_module" and f["stage"] == "after_optimizations":
             m.hlo_file_ids.append(f["file_id"])
     # keep modules that hold something to analyse
     used: set[int] = set()
-    for t in ("allocations", "values", "live_ranges", "peak", "instructions", "totals"):
+    for t in ("allocations", "values", "live_ranges", "peak", "instructions", "totals", "memory_report"):
         if t in d and d[t].num_rows:
             used.update(d[t].column("file_id").unique().to_pylist())
-    return [m for m in by_key.values() if used.intersection(m.file_ids)]
+    mods = [m for m in by_key.values() if used.intersection(m.file_ids)]
+    if len({m.dump for m in mods}) > 1:
+        for m in mods:
+            m.key = f"{m.dump}:{m.base}"
+    if len(_MODULE_CACHE) > 64:
+        _MODULE_CACHE.clear()
+    _MODULE_CACHE[id(ft)] = (ft, mods)
+    return mods
 
 
-def _select(mods: list[_Module], module: ModuleSel) -> list[_Module]:
+def match_modules(mods: list[_Module], wanted: Union[str, int]) -> list[_Module]:
+    """Modules matching one selector, best rule first: the key (``module_0002.jit_f``, or
+    ``<dump>:module_0002.jit_f``), the key within its dump, the module name, the module id
+    (``2`` / ``"2"`` / ``"0002"``), then a substring of the key (case-insensitive)."""
+    ws = str(wanted).strip()
+    rules = (
+        lambda m: ws == m.key,
+        lambda m: ws == m.base,
+        lambda m: ws == m.name,
+        lambda m: m.module_id is not None and ws.isdigit() and int(ws) == m.module_id,
+        lambda m: ws.lower() in m.key.lower(),
+    )
+    for rule in rules:
+        hit = [m for m in mods if rule(m)]
+        if hit:
+            return hit
+    return []
+
+
+def _select(mods: list[_Module], module: ModuleSel, unique: bool = False) -> list[_Module]:
     if module is None:
         return mods
     wanted = [module] if isinstance(module, (str, int)) else list(module)
-    out = []
-    for m in mods:
-        for w in wanted:
-            ws = str(w)
-            if ws in (m.key, m.name) or (m.module_id is not None and ws.isdigit() and int(ws) == m.module_id):
-                out.append(m)
-                break
-    if not out:
-        known = ", ".join(m.key for m in mods) or "none"
-        raise KeyError(f"no module matches {module!r} (modules: {known})")
+    out: list[_Module] = []
+    for w in wanted:
+        hit = match_modules(mods, w)
+        if not hit:
+            raise NoSuchModule(w, [m.key for m in mods])
+        if unique and len(hit) > 1:
+            raise NoSuchModule(w, [m.key for m in hit], several=True)
+        out.extend(m for m in hit if m not in out)
     return out
 
 
@@ -254,7 +318,12 @@ def _con(d: "Dump", mods: list[_Module], tables: Iterable[str]) -> "duckdb.DuckD
     con = duckdb.connect()
     con.register("modmap", _modmap(mods))
     for t in tables:
-        con.register(t, d[t])
+        if t in d:
+            con.register(t, d[t])
+        else:  # read with tables=[…] that left it out: an empty table of its schema
+            from .schema import schema
+
+            con.register(t, schema(t, False).empty_table())
     return con
 
 
@@ -278,14 +347,14 @@ def modules(dump: "Dump") -> pa.Table:
         def n(t: str, fids: list[int]) -> int:
             return sum(counts[t].get(f, 0) for f in fids)
         rows.append({
-            "module": m.key, "module_name": m.name, "module_id": m.module_id,
+            "module": m.key, "module_name": m.name, "module_id": m.module_id, "dump": m.dump,
             "file_ids": m.file_ids,
             "n_allocations": n("allocations", m.file_ids), "n_values": n("values", m.file_ids),
             "n_live_ranges": n("live_ranges", m.file_ids), "n_peak": n("peak", m.file_ids),
             "n_instructions": n("instructions", m.hlo_file_ids),
         })
     schema = pa.schema([("module", pa.string()), ("module_name", pa.string()), ("module_id", pa.int32()),
-                        ("file_ids", pa.list_(pa.int32())), ("n_allocations", pa.int64()),
+                        ("dump", pa.string()), ("file_ids", pa.list_(pa.int32())), ("n_allocations", pa.int64()),
                         ("n_values", pa.int64()), ("n_live_ranges", pa.int64()), ("n_peak", pa.int64()),
                         ("n_instructions", pa.int64())])
     return pa.Table.from_pylist(rows, schema=schema)
@@ -340,20 +409,57 @@ _INFO_KEYS = ("opcode", "shape", "op_name", "source_file", "source_line", "fusio
 _SOURCE_CACHE: dict[str, dict[str, Any]] = {}
 
 
+_DEF_HEAD_RE = re.compile(r"\s*(?:ROOT\s+)?%?[^\s=]+\s*=\s*")
+_DEF_OPCODE_RE = re.compile(r"\s*([a-z][a-z0-9\-]*)\(")
+_ATTR_RES = {
+    "op_name": re.compile(r'\bop_name="((?:[^"\\]|\\.)*)"'),
+    "source_file": re.compile(r'\bsource_file="((?:[^"\\]|\\.)*)"'),
+    "source_line": re.compile(r"\bsource_line=(\d+)"),
+    "fusion_kind": re.compile(r"\bkind=(k[A-Za-z]+)"),
+    "custom_call_target": re.compile(r'\bcustom_call_target="((?:[^"\\]|\\.)*)"'),
+}
+
+
+def _skip_shape(text: str, i: int) -> int:
+    """The index after the shape that starts at ``text[i]`` (a tuple in parentheses, or an
+    array ``f32[2,3]{1,0:T(8,128)}``)."""
+    depth = 0
+    n = len(text)
+    while i < n:
+        ch = text[i]
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+            if depth == 0 and ch == ")" and text.startswith("(", 0):
+                pass
+        elif ch == " " and depth == 0:
+            return i
+        i += 1
+    return i
+
+
 def _parse_defining(text: str) -> dict[str, Any]:
     """opcode, shape, op_name, source_file/line, fusion kind, custom-call target of a
-    ``from instruction:`` text (parsed with the reference HLO instruction parser; the
-    ``values.defining_*`` columns are not relied on)."""
+    ``from instruction:`` text (``%name = SHAPE opcode(operands), attributes``), read with a
+    few patterns: memory analysis needs only these keys."""
     hit = _SOURCE_CACHE.get(text)
     if hit is not None:
         return hit
-    from .reference.hlo import parse_instruction
-
-    try:
-        p = parse_instruction(text) or {}
-    except ValueError:
-        p = {}
-    r = {k: p.get(k) for k in _INFO_KEYS}
+    r: dict[str, Any] = {k: None for k in _INFO_KEYS}
+    m = _DEF_HEAD_RE.match(text or "")
+    if m is not None:
+        i = m.end()
+        j = _skip_shape(text, i)
+        r["shape"] = text[i:j] or None
+        om = _DEF_OPCODE_RE.match(text, j)
+        if om is not None:
+            r["opcode"] = om.group(1)
+        for k, rx in _ATTR_RES.items():
+            am = rx.search(text, j)
+            if am is not None:
+                v = am.group(1)
+                r[k] = int(v) if k == "source_line" else v.replace('\\"', '"')
     if len(_SOURCE_CACHE) < 100_000:
         _SOURCE_CACHE[text] = r
     return r
@@ -467,7 +573,7 @@ def _peak_one(dump: "Dump", m: Optional[_Module]) -> pa.Table:
                             null::varchar as shape_index, null::bigint as bytes,
                             null::bigint as cumulative_bytes, null::bigint as ord where false"""
         else:
-            t = int(tl[m.key]["logical"].argmax())
+            t = int(tl[m.key]["allocated"].argmax())
             src = f"""select file_id, module, module_name, {t} as time,
                              instruction || shape_index as buffer, instruction, shape_index,
                              logical_bytes as bytes,
@@ -498,63 +604,125 @@ def _peak_one(dump: "Dump", m: Optional[_Module]) -> pa.Table:
 
 # --------------------------------------------------------------------------------- timeline
 
+def _merge(iv: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Inclusive step intervals merged (sorted, disjoint, not adjacent-merged needlessly)."""
+    out: list[list[int]] = []
+    for s, e in sorted(iv):
+        if out and s <= out[-1][1] + 1:
+            if e > out[-1][1]:
+                out[-1][1] = e
+        else:
+            out.append([s, e])
+    return [(s, e) for s, e in out]
+
+
 def _timeline_arrays(dump: "Dump", mods: list[_Module]) -> dict[str, dict[str, Any]]:
-    """Per module key: numpy arrays of live bytes per step (allocated, logical) and per
-    (color, category)."""
+    """Per module key: numpy arrays of live bytes per step, counted by allocation slice.
+
+    A byte of an allocation is live at a step when some value assigned to a slice covering it
+    (``assignments``: allocation, offset, size) is live then (``live_ranges``, inclusive). Values
+    that share a slice (aliases: a while loop's state, a bitcast, a tuple element and the value it
+    forwards) count once; partly overlapping slices count their union. So at every step the live
+    bytes of an allocation are at most its size, and per memory space at most what it allocates.
+
+    ``allocated``/``logical`` totals, ``per[(color, category)] = (bytes, logical)``,
+    ``by_color[color]``, ``capacity[color]`` (allocated bytes of the color, thread-local
+    allocations excluded), ``n`` (last step). Logical bytes of a slice: the largest logical size
+    of the values sharing it (never more than the slice).
+    """
     import numpy as np
 
     b = _buffers(dump, mods)
-    con = _con(dump, mods, ["totals", "schedule"])
+    con = _con(dump, mods, ["totals", "schedule", "allocations"])
     mx = dict(con.sql("""select m.module, max(t.value) from totals t join modmap m using (file_id)
                          where t.section = 'live_range' and t.key = 'max' group by all""").fetchall())
     npos = dict(con.sql("""select m.module, max(s.position) + 1 from schedule s join modmap m using (file_id)
                            group by all""").fetchall())
-    cols = b.select(["module", "color", "category", "size", "logical_bytes", "start", "end"]).to_pydict()
-    out: dict[str, dict[str, Any]] = {}
+    cap: dict[str, dict[int, int]] = {}
+    for mod, color, size in con.sql("""select m.module, a.color, sum(a.size) from allocations a
+                                        join modmap m using (file_id) where not a.is_thread_local
+                                        group by all""").fetchall():
+        cap.setdefault(mod, {})[int(color or 0)] = int(size)
+    cols = b.select(["module", "allocation", "offset", "size", "color", "category", "logical_bytes",
+                     "start", "end"]).to_pydict()
+    # module -> allocation -> slice (offset, size) -> [intervals, logical, color, category]
+    per_mod: dict[str, dict[Any, dict[tuple[int, int], list[Any]]]] = {}
+    last: dict[str, int] = {}
     for i in range(b.num_rows):
         s, e = cols["start"][i], cols["end"][i]
         if s is None or e is None:
             continue
         key = cols["module"][i]
-        ent = out.get(key)
-        if ent is None:
-            n = int(max(mx.get(key) or 0, npos.get(key) or 0, 0))
-            ent = out[key] = {"n": n, "groups": {}}
-        n = ent["n"]
-        if e > n:
-            ent["n"] = n = int(e)
-        g = ent["groups"].setdefault((cols["color"][i] or 0, cols["category"][i] or "unknown"), [])
-        g.append((int(s), int(e), int(cols["size"][i] or 0), int(cols["logical_bytes"][i] or 0)))
-    for key, ent in out.items():
-        n = ent["n"]
+        alloc = cols["allocation"][i]
+        sl = (int(cols["offset"][i] or 0), int(cols["size"][i] or 0))
+        ent = per_mod.setdefault(key, {}).setdefault(alloc, {}).setdefault(
+            sl, [[], 0, int(cols["color"][i] or 0), cols["category"][i] or "unknown"])
+        ent[0].append((int(s), int(e)))
+        lg = cols["logical_bytes"][i]
+        ent[1] = max(ent[1], min(int(lg), sl[1]) if lg is not None else sl[1])
+        last[key] = max(last.get(key, 0), int(e))
+    out: dict[str, dict[str, Any]] = {}
+    for key, allocs in per_mod.items():
+        n = int(max(mx.get(key) or 0, npos.get(key) or 0, last.get(key, 0), 0))
+        diffs: dict[tuple[int, str], tuple[Any, Any]] = {}
+        for alloc, slices in allocs.items():
+            merged = {sl: _merge(v[0]) for sl, v in slices.items()}
+            # elementary address segments of this allocation, each with the slices covering it
+            bounds = sorted({x for off, size in slices for x in (off, off + size)})
+            order = sorted(slices, key=lambda sl: sl[0])
+            j = 0
+            active: list[tuple[int, int]] = []
+            for lo, hi in zip(bounds, bounds[1:]):
+                while j < len(order) and order[j][0] <= lo:
+                    active.append(order[j])
+                    j += 1
+                active = [sl for sl in active if sl[0] + sl[1] > lo]
+                cover = [sl for sl in active if sl[0] <= lo and sl[0] + sl[1] >= hi]
+                if not cover:
+                    continue
+                width = hi - lo
+                ivs = merged[cover[0]] if len(cover) == 1 else _merge([x for sl in cover for x in merged[sl]])
+                first = slices[cover[0]]
+                ratio = max((slices[sl][1] / sl[1]) if sl[1] else 0.0 for sl in cover)
+                gk = (first[2], first[3])
+                d = diffs.get(gk)
+                if d is None:
+                    d = diffs[gk] = (np.zeros(n + 2, np.int64), np.zeros(n + 2, np.float64))
+                lw = width * ratio
+                for s, e in ivs:
+                    s, e = max(s, 0), min(e, n)
+                    if s > e:
+                        continue
+                    d[0][s] += width
+                    d[0][e + 1] -= width
+                    d[1][s] += lw
+                    d[1][e + 1] -= lw
         total_a = np.zeros(n + 1, np.int64)
         total_l = np.zeros(n + 1, np.int64)
-        per = {}
-        for gk, items in ent["groups"].items():
-            da = np.zeros(n + 2, np.int64)
-            dl = np.zeros(n + 2, np.int64)
-            for s, e, a, lg in items:
-                da[s] += a
-                da[e + 1] -= a
-                dl[s] += lg
-                dl[e + 1] -= lg
-            ca, cl = np.cumsum(da)[: n + 1], np.cumsum(dl)[: n + 1]
+        per: dict[tuple[int, str], tuple[Any, Any]] = {}
+        by_color: dict[int, Any] = {}
+        for gk, (da, dl) in diffs.items():
+            ca = np.cumsum(da)[: n + 1]
+            cl = np.rint(np.cumsum(dl)[: n + 1]).astype(np.int64)
+            cl = np.minimum(cl, ca)
             per[gk] = (ca, cl)
             total_a += ca
             total_l += cl
-        ent["per"] = per
-        ent["allocated"] = total_a
-        ent["logical"] = total_l
+            by_color[gk[0]] = by_color.get(gk[0], np.zeros(n + 1, np.int64)) + ca
+        out[key] = {"n": n, "per": per, "allocated": total_a, "logical": total_l, "by_color": by_color,
+                    "capacity": cap.get(key, {})}
     return out
 
 
 def memory_timeline(dump: "Dump", module: ModuleSel = None) -> pa.Table:
     """Live bytes at every schedule step (0 … max), per module, memory space (color) and
-    category, from ``live_ranges`` × value sizes (``assignments``) × allocation flags.
+    category, from ``live_ranges`` × allocation slices (``assignments``) × allocation flags.
 
     Columns: module, module_name, step, instruction (scheduled at that step; null at ``max``),
-    color, category, bytes (allocated sizes of the live values), logical_bytes (their shapes'
-    sizes — the measure of XLA's peak list). Live ranges are inclusive. Modules without live
+    color, category, bytes (live bytes counted by allocation slice: values sharing a slice at
+    a step count once, so per color this never exceeds what the module allocates in that
+    color), logical_bytes (the unpadded size of those slices' contents: the largest logical
+    shape size of the values in each slice). Live ranges are inclusive. Modules without live
     ranges give no rows. Values of thread-local allocations (in called computations) have no
     live range in the dump and so never appear.
     """
@@ -638,17 +806,272 @@ def padding(dump: "Dump", module: ModuleSel = None) -> pa.Table:
     """))
 
 
+# --------------------------------------------------------------------------------- jax's figures
+
+HOST_MEMORY_SPACE = 5  # xla::Layout::kHostMemorySpace: allocations of this color count as host_*
+
+MEMORY_ANALYSIS_FIELDS: tuple[str, ...] = (
+    "argument_size_in_bytes", "output_size_in_bytes", "alias_size_in_bytes", "temp_size_in_bytes",
+    "host_argument_size_in_bytes", "host_output_size_in_bytes", "host_alias_size_in_bytes",
+    "host_temp_size_in_bytes",
+)
+
+
+def _memory_analysis_of(rows: list[dict[str, Any]], cpu: bool = False) -> Optional[dict[str, int]]:
+    """``CompiledMemoryStats`` figures from a module's allocations, as XLA computes them
+    (``CompiledMemoryStats::PopulateBufferStatsFromAllocations``): every allocation counts by
+    its flags — an entry parameter to ``argument``, and also to ``alias`` when it is live out
+    (a donated parameter whose buffer the output reuses); ``maybe-live-out`` to ``output``; a
+    preallocated temporary (neither parameter, nor live out, nor thread-local, nor constant)
+    to ``temp``. Allocations in the host memory space (color 5) count as ``host_*``.
+
+    On the CPU backend also ``peak_memory_in_bytes`` (jax >= 0.8 reports it): arguments +
+    outputs − aliased + constants; the preallocated temporary is not part of it there."""
+    if not rows:
+        return None
+    out = {k: 0 for k in MEMORY_ANALYSIS_FIELDS}
+    for r in rows:
+        pre = "host_" if r["color"] == HOST_MEMORY_SPACE else ""
+        size = int(r["size"])
+        param = r["parameter"] is not None
+        live_out = bool(r["is_maybe_live_out"])
+        if param:
+            out[pre + "argument_size_in_bytes"] += size
+            if live_out:
+                out[pre + "alias_size_in_bytes"] += size
+        if live_out:
+            out[pre + "output_size_in_bytes"] += size
+        if not param and not live_out and not r["is_thread_local"] and not r["is_constant"]:
+            out[pre + "temp_size_in_bytes"] += size
+    if cpu:
+        const = sum(int(r["size"]) for r in rows if r["is_constant"] and not r["is_thread_local"]
+                    and r["parameter"] is None and not r["is_maybe_live_out"])
+        out["peak_memory_in_bytes"] = (out["argument_size_in_bytes"] + out["output_size_in_bytes"]
+                                       - out["alias_size_in_bytes"] + const)
+    return out
+
+
+def _is_cpu(m: _Module) -> bool:
+    return bool(m.backends) and all(b == "cpu" for b in m.backends)
+
+
+def memory_analysis(dump: "Dump", module: ModuleSel = None) -> list[dict[str, Any]]:
+    """Per module, jax's ``Compiled.memory_analysis()`` figures with jax's field names
+    (``argument_size_in_bytes``, ``output_size_in_bytes``, ``alias_size_in_bytes``,
+    ``temp_size_in_bytes`` and their ``host_*`` twins), derived from the buffer assignment
+    alone; ``None`` for a module whose dump has no allocations. On the CPU backend also
+    ``peak_memory_in_bytes``. ``generated_code_size_in_bytes`` is not in the dump and is not
+    reported."""
+    mods = _select(_module_list(dump), module)
+    rows = allocations(dump, [m.key for m in mods]).to_pylist() if mods else []
+    out = []
+    for m in mods:
+        ma = _memory_analysis_of([r for r in rows if r["module"] == m.key], _is_cpu(m))
+        out.append({"module": m.key, "module_name": m.name, "module_id": m.module_id, "dump": m.dump,
+                    "memory_analysis": ma})
+    return out
+
+
+# --------------------------------------------------------------------------------- peak check
+
+def _fmt_slice(alloc: Any, off: Any, size: Any) -> str:
+    return f"allocation {alloc} [{off}, {int(off) + int(size)})" if off is not None and size is not None else f"allocation {alloc}"
+
+
+def _peak_check(m: _Module, ent: Optional[dict[str, Any]], listed: list[dict[str, Any]],
+                lr_rows: list[dict[str, Any]], buf_rows: list[dict[str, Any]],
+                instr_size: dict[str, Optional[int]], stated_t: Optional[int]) -> Optional[dict[str, Any]]:
+    """XLA's ``Live ranges at T (peak)`` list against the live ranges and the slice timeline.
+    Every difference is stated with the values involved."""
+    if not listed or ent is None:
+        return None
+    t = int(listed[0]["time"]) if stated_t is None else int(stated_t)
+
+    def norm(ix: Optional[str]) -> str:
+        return "{}" if not ix else ix
+
+    from collections import Counter
+
+    ranges: dict[tuple[str, str], tuple[int, int]] = {}
+    for r in lr_rows:
+        k = (r["instruction"], norm(r["shape_index"]))
+        s0, e0 = ranges.get(k, (r["start"], r["end"]))
+        ranges[k] = (min(s0, r["start"]), max(e0, r["end"]))
+    rset = {k for k, (s0, e0) in ranges.items() if s0 <= t <= e0}
+    # Older XLA prints each value of the list by its instruction's name only (no shape index):
+    # then the list and the live values are compared as counts per instruction.
+    by_name = all(not r["shape_index"] for r in listed) and any(k[1] != "{}" for k in rset)
+    if by_name:
+        lcount = Counter(r["instruction"] for r in listed)
+        rcount = Counter(k[0] for k in rset)
+        lset = {(r["instruction"], norm(r["shape_index"])) for r in listed}
+        diff_l = [(i, "{}") for i in sorted(lcount) if lcount[i] > rcount.get(i, 0)]
+        diff_r = [(i, "{}") for i in sorted(rcount) if rcount[i] > lcount.get(i, 0)]
+    else:
+        lset = {(r["instruction"], norm(r["shape_index"])) for r in listed}
+        lcount = rcount = Counter()
+        diff_l = sorted(lset - rset)
+        diff_r = sorted(rset - lset)
+    explanations: list[str] = []
+    only_listed = []
+    for k in diff_l:
+        if by_name:
+            why = (f"listed {lcount[k[0]]} times, but {rcount.get(k[0], 0)} of its values have a BufferLiveRange "
+                   f"covering step {t}")
+        else:
+            rng = ranges.get(k)
+            why = (f"its BufferLiveRange is {rng[0]}-{rng[1]}, which does not cover step {t}" if rng
+                   else "the dump has no BufferLiveRange for it")
+        only_listed.append({"buffer": k[0] + (k[1] if k[1] != "{}" else ""), "reason": why})
+    only_live = []
+    for k in diff_r:
+        if by_name:
+            why = (f"{rcount[k[0]]} of its values are live at step {t} but XLA lists it {lcount.get(k[0], 0)} times")
+        else:
+            rng = ranges[k]
+            why = f"live {rng[0]}-{rng[1]} but not printed in XLA's list"
+        only_live.append({"buffer": k[0] + (k[1] if k[1] != "{}" else ""), "reason": why})
+    for x in only_listed + only_live:
+        explanations.append(f"{x['buffer']}: {x['reason']}")
+    # XLA's measure: ByteSizeOf per live value — of the defining instruction's whole shape in
+    # older XLA, of the value's own shape in newer XLA (the list's sizes tell which) — a value
+    # that ended at step t-1 still counted at t (its end event sorts after the starts at t).
+    listed_bytes = {(r["instruction"], norm(r["shape_index"])): int(r["bytes"]) for r in listed}
+    value_size = {(r["instruction"], norm(r["shape_index"])): r["logical_bytes"] for r in buf_rows}
+    per_value = instr = 0
+    for k, v in listed_bytes.items():
+        if k[1] != "{}":
+            per_value += v == value_size.get(k) and v != instr_size.get(k[0])
+            instr += v == instr_size.get(k[0]) and v != value_size.get(k)
+    sizes_by_value = per_value > instr
+    n = ent["n"]
+    import numpy as np
+
+    xla = np.zeros(n + 3, np.int64)
+    plain = np.zeros(n + 3, np.int64)
+    known = True
+    for k, (s0, e0) in ranges.items():
+        size = listed_bytes.get(k)
+        if size is None:
+            size = value_size.get(k) if sizes_by_value else instr_size.get(k[0])
+        if size is None:
+            known = False
+            continue
+        s0, e1 = max(int(s0), 0), min(int(e0) + 1, n + 1)
+        xla[s0] += size
+        xla[e1 + 1] -= size
+        plain[s0] += size
+        plain[min(int(e0), n + 1) + 1] -= size
+    xla = np.cumsum(xla)[: n + 2]
+    plain = np.cumsum(plain)[: n + 2]
+    xla_t = int(np.argmax(xla)) if known and xla.size else None
+    ours = ent["allocated"]
+    s_max = int(ours.argmax())
+    bytes_t = int(ours[t]) if t <= n else 0
+    if bytes_t == int(ours[s_max]):
+        s_max = t  # a tie: XLA's step is a moment with the most live bytes too
+    # values listed at T that share one slice: XLA counts each, the timeline counts the slice once
+    by_value = {(r["instruction"], norm(r["shape_index"])): r for r in buf_rows}
+    shared: dict[tuple[Any, Any, Any], list[str]] = {}
+    resized = []
+    if by_name:  # each listed line is one value of that instruction: take the live values
+        lbytes = {r["instruction"]: int(r["bytes"]) for r in listed}
+        lvalues = [(k, lbytes[k[0]], k[0] + (k[1] if k[1] != "{}" else "")) for k in sorted(rset) if k[0] in lbytes]
+    else:
+        lvalues = [((r["instruction"], norm(r["shape_index"])), int(r["bytes"]), r["buffer"]) for r in listed]
+    for k, nbytes, bname in lvalues:
+        b = by_value.get(k)
+        if b is None or b["allocation"] is None:
+            continue
+        shared.setdefault((b["allocation"], b["offset"], b["size"]), []).append(bname)
+        if b["size"] is not None and nbytes != int(b["size"]):
+            resized.append(f"{bname} listed with {nbytes:,} bytes (ByteSizeOf its "
+                           f"{'shape' if sizes_by_value else 'instruction' + chr(39) + 's shape'}), "
+                           f"its slice holds {int(b['size']):,}")
+    dup = [(sl, names) for sl, names in shared.items() if len(names) > 1]
+    dup_bytes = sum(int(sl[2]) * (len(names) - 1) for sl, names in dup)
+    listed_total = sum(int(r["bytes"]) for r in listed)
+    def names_of(names: list[str]) -> str:
+        c = Counter(names)
+        return ", ".join(f"{n} ×{k}" if k > 1 else n for n, k in c.items())
+
+    if dup:
+        desc = "; ".join(f"{names_of(names)} share {_fmt_slice(*sl)}" for sl, names in dup[:8])
+        more = f" … ({len(dup) - 8} more slices)" if len(dup) > 8 else ""
+        explanations.append(f"at step {t} XLA lists {len(listed)} values, {sum(len(v) for _, v in dup)} of which share "
+                            f"{len(dup)} allocation slices ({dup_bytes:,} bytes counted more than once): {desc}{more}")
+    if resized:
+        explanations.append(f"{len(resized)} listed sizes differ from the value's slice: " + "; ".join(resized[:8])
+                            + (f" … ({len(resized) - 8} more)" if len(resized) > 8 else ""))
+    if s_max != t:
+        msg = (f"the most live bytes by allocation slice are at step {s_max} ({int(ours[s_max]):,} bytes), not at XLA's "
+               f"step {t} ({bytes_t:,} bytes)")
+        what = "its value's shape" if sizes_by_value else "its instruction's whole shape"
+        if known:
+            msg += (f"; XLA's sizes (ByteSizeOf {what}, every value counted even when values share a slice) sum to "
+                    f"{int(plain[t]):,} at step {t} and {int(plain[s_max]):,} at step {s_max}")
+        if xla_t is not None and xla_t == t:
+            msg += (f"; XLA's step is reproduced by its rule: the most of those sums, counting a value that ended "
+                    f"at the step before as still live ({int(xla[t]):,} at step {t})")
+        explanations.append(msg)
+    return {
+        "step": t,
+        "listed": len(listed),
+        "listed_by_name_only": by_name,
+        "listed_bytes": listed_total,
+        "live_at_step": len(rset),
+        "same_set": not only_listed and not only_live,
+        "only_listed": only_listed,
+        "only_live": only_live,
+        "slice_bytes_at_step": bytes_t,
+        "max_step": s_max,
+        "max_bytes": int(ours[s_max]),
+        "xla_rule_step": xla_t,
+        "xla_rule_reproduced": (xla_t == t) if xla_t is not None else None,
+        "xla_sizes": "value" if sizes_by_value else "instruction",
+        "explanations": explanations,
+    }
+
+
+def peak_check(dump: "Dump", module: ModuleSel = None) -> list[dict[str, Any]]:
+    """Per module with a ``Live ranges at T (peak)`` list: that list compared with the values
+    live at T by the dump's live ranges, and XLA's peak with the slice timeline's peak; where
+    they differ, ``explanations`` say why with the values involved (see ``summary``)."""
+    return [{"module": s["module"], **(s["peak_check"] or {})} for s in summary(dump, module, top=0)]
+
+
 # --------------------------------------------------------------------------------- summary
 
+def _what_it_has(m: _Module, has: dict[str, int]) -> list[str]:
+    """Notes on what a module's files can and cannot show."""
+    notes = []
+    if not has.get("allocations"):
+        if has.get("live_ranges") or has.get("peak"):
+            notes.append("live-range file only: XLA's peak list and live ranges are shown; allocation totals, "
+                         "memory_analysis and the by-slice timeline need the module's *-buffer-assignment.txt")
+        elif has.get("memory_report"):
+            notes.append("memory-usage report only: its totals per memory space are shown; the peak and timeline "
+                         "need the module's *-buffer-assignment.txt and live-range files")
+        elif has.get("instructions"):
+            notes.append(f"HLO text only ({has['instructions']:,} instructions): no memory figures; they need the "
+                         "module's *-buffer-assignment.txt (and live-range file) from the same dump")
+        else:
+            notes.append("no buffer assignment (allocations) in the dump for this module")
+    return notes
+
+
 def summary(dump: "Dump", module: ModuleSel = None, top: int = 10) -> list[dict[str, Any]]:
-    """A plain-data (JSON-ready) summary per module: totals by memory space and category, the
-    peak (as the dump states it and as the timeline shows it), the top buffers at the peak with
-    their source, padding overhead, and notes on what the dump lacks."""
+    """A plain-data (JSON-ready) summary per module: totals by memory space and category, jax's
+    ``memory_analysis`` figures, the peak (as the dump states it and as the by-slice timeline
+    shows it, compared in ``peak_check``), fragmentation and padding at the peak per memory
+    space, the top buffers at the peak with their source, and notes on what the dump lacks."""
     mods = _select(_module_list(dump), module)
-    allocs = allocations(dump, [m.key for m in mods]) if mods else None
-    pb = peak_buffers(dump, [m.key for m in mods]) if mods else None
+    keys = [m.key for m in mods]
+    allocs = allocations(dump, keys) if mods else None
+    pb = peak_buffers(dump, keys) if mods else None
     arrs = _timeline_arrays(dump, mods)
-    con = _con(dump, mods, ["totals", "errors", "schedule"])
+    con = _con(dump, mods, ["totals", "errors", "schedule", "live_ranges", "peak", "instructions",
+                            "memory_report"])
     totals: dict[str, dict[tuple[str, str, Any], int]] = {}
     for mod, sec, key, color, value in con.sql("""select m.module, t.section, t.key, t.color, t.value
                                                   from totals t join modmap m using (file_id)""").fetchall():
@@ -657,15 +1080,31 @@ def summary(dump: "Dump", module: ModuleSel = None, top: int = 10) -> list[dict[
     for mod, pos, ins in con.sql("""select m.module, s.position, any_value(s.instruction)
                                     from schedule s join modmap m using (file_id) group by all""").fetchall():
         sched[(mod, pos)] = ins
+    counts: dict[str, dict[str, int]] = {}
+    for t in ("live_ranges", "peak", "memory_report"):
+        for mod, c in con.sql(f"select m.module, count(*) from {t} x join modmap m using (file_id) group by all").fetchall():
+            counts.setdefault(mod, {})[t] = c
+    for mod, c in con.sql("select m.module, count(*) from instructions x join modmap m using (file_id) group by all").fetchall():
+        counts.setdefault(mod, {})["instructions"] = c
+    lr_all = _arrow(con.sql("""select m.module, l.instruction, l.shape_index, l.start, l."end"
+                              from live_ranges l join modmap m using (file_id)""")).to_pylist() if mods else []
+    peak_raw = _arrow(con.sql("""select m.module, p.time, p.buffer, p.instruction, p.shape_index, p.bytes
+                                 from peak p join modmap m using (file_id) order by p.line""")).to_pylist() if mods else []
+    bufs = _buffers(dump, mods).to_pylist() if mods else []
+    info = _instr_info(dump, mods).to_pylist() if mods else []
+    isize: dict[str, dict[str, Optional[int]]] = {}
+    for r in info:
+        isize.setdefault(r["module"], {}).setdefault(r["instruction"], logical_bytes(r["shape"]))
     out = []
     alloc_rows = allocs.to_pylist() if allocs is not None else []
     peak_rows = pb.to_pylist() if pb is not None else []
-    pad = padding(dump, [m.key for m in mods]).to_pylist() if mods else []
+    pad = padding(dump, keys).to_pylist() if mods else []
     for m in mods:
         tot = totals.get(m.key, {})
         ar = [r for r in alloc_rows if r["module"] == m.key]
         pr = [r for r in peak_rows if r["module"] == m.key]
-        notes: list[str] = []
+        has = dict(counts.get(m.key, {}), allocations=len(ar))
+        notes: list[str] = _what_it_has(m, has)
         spaces: dict[int, dict[str, Any]] = {}
         for r in ar:
             sp = spaces.setdefault(r["color"], {"color": r["color"], "allocated_bytes": 0, "allocations": 0,
@@ -675,9 +1114,7 @@ def summary(dump: "Dump", module: ModuleSel = None, top: int = 10) -> list[dict[
             sp["by_category"][r["category"]] += r["size"]
         total_alloc = sum(r["size"] for r in ar)
         stated_total = tot.get(("buffer_assignment", "total_bytes_used", None))
-        if not ar:
-            notes.append("no buffer assignment (allocations) in the dump for this module")
-        elif stated_total is not None and stated_total != total_alloc:
+        if ar and stated_total is not None and stated_total != total_alloc:
             notes.append(f"sum of allocation sizes {total_alloc} != 'Total bytes used' {stated_total}")
         peak: dict[str, Any] = {}
         if pr:
@@ -698,21 +1135,38 @@ def summary(dump: "Dump", module: ModuleSel = None, top: int = 10) -> list[dict[
         ent = arrs.get(m.key)
         timeline: dict[str, Any] = {}
         if ent is not None:
-            i = int(ent["logical"].argmax())
             j = int(ent["allocated"].argmax())
+            sp_rows = []
+            for color in sorted(set(ent["by_color"]) | set(ent["capacity"])):
+                series = ent["by_color"].get(color)
+                cap = int(ent["capacity"].get(color, 0))
+                if series is None:
+                    sp_rows.append({"color": color, "allocated_bytes": cap, "max_live_bytes": 0, "step": None,
+                                    "instruction": None, "free_bytes": cap, "fragmentation": 1.0 if cap else None,
+                                    "logical_bytes": 0, "padding_bytes": 0})
+                    continue
+                k = int(series.argmax())
+                live = int(series[k])
+                lg = int(sum(cl[k] for (c, _), (_, cl) in ent["per"].items() if c == color))
+                sp_rows.append({"color": color, "allocated_bytes": cap, "max_live_bytes": live, "step": k,
+                                "instruction": sched.get((m.key, k)),
+                                "free_bytes": cap - live if cap else None,
+                                "fragmentation": round((cap - live) / cap, 6) if cap else None,
+                                "logical_bytes": lg, "padding_bytes": live - lg})
             timeline = {"steps": ent["n"] + 1,
-                        "max_logical_bytes": int(ent["logical"][i]), "max_logical_step": i,
-                        "max_logical_instruction": sched.get((m.key, i)),
                         "max_allocated_bytes": int(ent["allocated"][j]), "max_allocated_step": j,
-                        "max_allocated_instruction": sched.get((m.key, j))}
-            if peak and i != peak["step"]:
-                notes.append(
-                    f"XLA's peak step {peak['step']} is not the step with the most live bytes "
-                    f"(step {i}: {int(ent['logical'][i])} logical bytes); XLA picks it with whole-"
-                    "instruction shape sizes")
+                        "max_allocated_instruction": sched.get((m.key, j)),
+                        "max_logical_bytes": int(ent["logical"][j]),
+                        "memory_spaces": sp_rows}
+        check = _peak_check(m, ent, [r for r in peak_raw if r["module"] == m.key],
+                            [r for r in lr_all if r["module"] == m.key],
+                            [r for r in bufs if r["module"] == m.key], isize.get(m.key, {}),
+                            tot.get(("live_range", "peak_time", None)))
+        if check is not None:
+            notes.extend(check["explanations"])
         if (("live_range", "not_available", None)) in tot:
             notes.append("HloLiveRange not available in this dump: no timeline, no peak list")
-        elif ent is None:
+        elif ent is None and ar:
             notes.append("no live ranges in the dump: totals and allocations only (no timeline, no peak)")
         if (("live_range", "peak_unbounded", None)) in tot:
             notes.append("XLA could not determine the peak (unbounded dynamic shape)")
@@ -722,15 +1176,18 @@ def summary(dump: "Dump", module: ModuleSel = None, top: int = 10) -> list[dict[
         top_rows = [{k: r[k] for k in ("rank", "buffer", "bytes", "allocated_bytes", "shape", "category",
                                         "allocation", "color", "opcode", "op_name", "source")}
                     for r in pr[:top]]
+        report_total = tot.get(("memory_report", "total_bytes", None))
         out.append({
-            "module": m.key, "module_name": m.name, "module_id": m.module_id,
-            "total_bytes": total_alloc if ar else stated_total,
+            "module": m.key, "module_name": m.name, "module_id": m.module_id, "dump": m.dump,
+            "total_bytes": total_alloc if ar else (stated_total if stated_total is not None else report_total),
             "total_bytes_stated": stated_total,
             "allocations": len(ar),
             "by_category": {c: sum(s["by_category"][c] for s in spaces.values()) for c in CATEGORIES},
+            "memory_analysis": _memory_analysis_of(ar, _is_cpu(m)),
             "memory_spaces": [spaces[k] for k in sorted(spaces)],
             "peak": peak or None,
             "timeline": timeline or None,
+            "peak_check": check,
             "top_buffers": top_rows,
             "padding": {"allocated_bytes": alloc_b, "logical_bytes": logical_b,
                         "padding_bytes": alloc_b - logical_b,
@@ -742,32 +1199,87 @@ def summary(dump: "Dump", module: ModuleSel = None, top: int = 10) -> list[dict[
 
 # --------------------------------------------------------------------------------- diff
 
+def _norm_name(name: str) -> str:
+    return re.sub(r"[_\W]+", "_", (name or "").lower()).strip("_")
+
+
+def _module_signature(d: "Dump", m: _Module) -> tuple[Any, ...]:
+    """Structure of a module for matching across compiles: entry parameter shapes (layouts
+    stripped) and the count of allocations."""
+    rows = allocations(d, m.key).to_pylist()
+    params = tuple(sorted(_strip_layout(r["parameter_shape"]) for r in rows if r["parameter"] is not None))
+    return params, len(rows)
+
+
 def _pair_modules(a: "Dump", b: "Dump") -> list[tuple[Optional[_Module], Optional[_Module]]]:
+    """Modules of ``a`` matched to modules of ``b``: one on each side are a pair; otherwise by
+    key within the dump, then by name, then by similar names (``jit__lambda_`` /
+    ``jit__lambda``, a renumbered module) — ties and near-ties broken by structure (parameter
+    shapes, allocation count)."""
+    import difflib
+
     ma, mb = _module_list(a), _module_list(b)
     if len(ma) == 1 and len(mb) == 1:
         return [(ma[0], mb[0])]
+    sig_cache: dict[int, tuple[Any, ...]] = {}
+
+    def sig(d: "Dump", m: _Module) -> tuple[Any, ...]:
+        k = id(m)
+        if k not in sig_cache:
+            sig_cache[k] = _module_signature(d, m)
+        return sig_cache[k]
+
+    cands: list[tuple[float, int, int]] = []
+    for i, x in enumerate(ma):
+        for j, y in enumerate(mb):
+            if x.base == y.base:
+                score = 3.0
+            elif x.name == y.name:
+                score = 2.0
+            else:
+                r = difflib.SequenceMatcher(None, _norm_name(x.name), _norm_name(y.name)).ratio()
+                if r < 0.75:
+                    continue
+                score = r
+            if score < 3.0:
+                same_sig = sig(a, x) == sig(b, y)
+                score += 0.5 if same_sig else 0.0
+                if x.module_id is not None and x.module_id == y.module_id:
+                    score += 0.1
+            cands.append((score, i, j))
+    cands.sort(key=lambda c: (-c[0], c[1], c[2]))
+    used_a: dict[int, int] = {}
+    used_b: set[int] = set()
+    for score, i, j in cands:
+        if i in used_a or j in used_b:
+            continue
+        used_a[i] = j
+        used_b.add(j)
     pairs: list[tuple[Optional[_Module], Optional[_Module]]] = []
-    left = list(mb)
-    for x in ma:
-        hit = next((y for y in left if y.key == x.key), None) or next((y for y in left if y.name == x.name), None)
-        if hit is not None:
-            left.remove(hit)
-        pairs.append((x, hit))
-    pairs.extend((None, y) for y in left)
+    for i, x in enumerate(ma):
+        pairs.append((x, mb[used_a[i]] if i in used_a else None))
+    pairs.extend((None, y) for j, y in enumerate(mb) if j not in used_b)
     return pairs
 
 
 def diff(a: "Dump", b: "Dump", module: ModuleSel = None) -> pa.Table:
     """What changed from compile ``a`` to compile ``b``, one row per change.
 
-    Modules are matched by key, then by name (a single module on each side is matched whatever
-    its name). Columns: module (b's key, else a's), module_a, module_b, what (``module``,
-    ``total``, ``peak``, ``category``, ``allocation``, ``buffer``, ``instruction``, ``fusion_kind``,
-    ``custom_call``), change (``added``, ``removed``, ``resized``, ``changed``), key, a, b (numbers
-    as int64, null when absent), delta (b − a), detail (text).
+    Modules are matched by key, then by name, then by similar name and structure
+    (``_pair_modules``; a single module on each side is matched whatever its name). Columns:
+    module (b's key, else a's), module_a, module_b, what (``module``, ``total``, ``peak``,
+    ``category``, ``memory_space``, ``allocation``, ``buffer``, ``instruction``, ``fusion_kind``,
+    ``custom_call``), change (``added``, ``removed``, ``resized``, ``changed``), key, a, b
+    (numbers as int64, null when absent), delta (b − a), detail (text).
 
-    Buffers (values) are matched by (op_name or instruction name, shape without layout) counting
-    duplicates; allocations by (category, parameter number, size-rank); instructions by name.
+    Rows: per module pair the summary rows first (module, total, peak, category,
+    memory_space), then the others by bytes changed (``|delta|``) descending.
+
+    Buffers (values) are matched by (op_name with ``jit(…)/`` prefixes dropped — or the
+    instruction name —, shape without layout) counting duplicates; what is left is matched by
+    the defining instruction's opcode and shape and its position among values of that shape
+    (op_names drift between releases); allocations by (category, parameter number, size-rank);
+    instructions as counts of (opcode, shape without layout).
     """
     rows: list[dict[str, Any]] = []
 
@@ -804,6 +1316,12 @@ def diff(a: "Dump", b: "Dump", module: ModuleSel = None) -> pa.Table:
             va, vb = sa["by_category"][c], sb["by_category"][c]
             if va != vb:
                 add(mod, ka, kb, "category", "changed", c, va, vb, "allocated bytes")
+        spa = {sp["color"]: sp["allocated_bytes"] for sp in sa["memory_spaces"]}
+        spb = {sp["color"]: sp["allocated_bytes"] for sp in sb["memory_spaces"]}
+        for c in sorted(set(spa) | set(spb)):
+            if spa.get(c) != spb.get(c):
+                add(mod, ka, kb, "memory_space", "changed", f"color {c}", spa.get(c), spb.get(c), "allocated bytes")
+        for c in CATEGORIES:
             qa, qb = (pa_.get("by_category") or {}).get(c), (pb_.get("by_category") or {}).get(c)
             if (qa or 0) != (qb or 0):
                 add(mod, ka, kb, "category", "changed", f"peak:{c}", qa, qb, "logical bytes at the peak")
@@ -813,6 +1331,10 @@ def diff(a: "Dump", b: "Dump", module: ModuleSel = None) -> pa.Table:
     schema = pa.schema([("module", pa.string()), ("module_a", pa.string()), ("module_b", pa.string()),
                         ("what", pa.string()), ("change", pa.string()), ("key", pa.string()),
                         ("a", pa.int64()), ("b", pa.int64()), ("delta", pa.int64()), ("detail", pa.string())])
+    first = {"module": 0, "peak": 1, "total": 2, "category": 3, "memory_space": 4}
+    order = {m: i for i, m in enumerate(dict.fromkeys(r["module"] for r in rows))}
+    rows.sort(key=lambda r: (order[r["module"]], first.get(r["what"], 9),
+                             -abs(r["delta"] or 0) if r["what"] not in first else 0))
     return pa.Table.from_pylist(rows, schema=schema)
 
 
@@ -837,32 +1359,80 @@ def _multiset_diff(ka: list[tuple[Any, ...]], kb: list[tuple[Any, ...]]) -> tupl
     return list((ca - cb).elements()), list((cb - ca).elements())
 
 
+_JIT_PREFIX_RE = re.compile(r"(?:^|/)(?:p?jit|xla_computation|jvp|transpose|vmap|remat\d*|checkpoint)\([^()/]*\)(?=/|$)")
+
+
+def _norm_op_name(op: Optional[str]) -> Optional[str]:
+    """op_name without the ``jit(main)/``, ``pjit(f)/`` … wrappers that drift between releases."""
+    if not op:
+        return op
+    prev = None
+    s = op
+    while prev != s:
+        prev = s
+        s = _JIT_PREFIX_RE.sub("", s).lstrip("/")
+    return s or op
+
+
 def _diff_buffers(a: "Dump", b: "Dump", x: _Module, y: _Module, add: Any) -> None:
     ba, bb = _buffers(a, [x]).to_pylist(), _buffers(b, [y]).to_pylist()
 
     def label(r: dict[str, Any]) -> str:
-        return r["op_name"] or r["instruction"]
+        return _norm_op_name(r["op_name"]) or r["instruction"]
 
-    # match by (label, logical shape); what is left over and shares a label is "resized"
-    ka = [(label(r), _strip_layout(r["shape"]), r["size"]) for r in ba]
-    kb = [(label(r), _strip_layout(r["shape"]), r["size"]) for r in bb]
-    rem, new = _multiset_diff([k[:2] for k in ka], [k[:2] for k in kb])
-    size_a = {}
-    for k in ka:
-        size_a.setdefault(k[:2], k[2])
-    size_b = {}
-    for k in kb:
-        size_b.setdefault(k[:2], k[2])
+    from collections import Counter
+
+    # 1. by (label, logical shape), counting duplicates
+    ka = Counter((label(r), _strip_layout(r["shape"])) for r in ba)
+    kb = Counter((label(r), _strip_layout(r["shape"])) for r in bb)
+    common = ka & kb
+    left_a, left_b = [], []
+    used_a: Counter = Counter()
+    used_b: Counter = Counter()
+    for r in sorted(ba, key=lambda r: r["value_id"]):
+        k = (label(r), _strip_layout(r["shape"]))
+        if used_a[k] < common[k]:
+            used_a[k] += 1
+        else:
+            left_a.append(r)
+    for r in sorted(bb, key=lambda r: r["value_id"]):
+        k = (label(r), _strip_layout(r["shape"]))
+        if used_b[k] < common[k]:
+            used_b[k] += 1
+        else:
+            left_b.append(r)
+    # 2. op_names drift: by the defining instruction's opcode and shape, in order of definition
+    def pos_key(r: dict[str, Any]) -> tuple[Any, ...]:
+        return (r["opcode"], _strip_layout(r["shape"]))
+
+    ga: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+    gb: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+    for r in left_a:
+        ga.setdefault(pos_key(r), []).append(r)
+    for r in left_b:
+        gb.setdefault(pos_key(r), []).append(r)
+    rem, new = [], []
+    for k in set(ga) | set(gb):
+        xa, xb = ga.get(k, []), gb.get(k, [])
+        n = min(len(xa), len(xb))
+        for ra, rb in zip(xa[:n], xb[:n]):
+            if ra["size"] != rb["size"]:
+                add("buffer", "resized", label(rb), ra["size"], rb["size"],
+                    f"{_strip_layout(ra['shape'])}; matched by {ra['opcode']} shape and position ({label(ra)})")
+        rem.extend(xa[n:])
+        new.extend(xb[n:])
+    # 3. what is left and shares a label is "resized"
     new_left = list(new)
-    for k in rem:
-        same = next((n for n in new_left if n[0] == k[0]), None)
+    for r in rem:
+        same = next((n for n in new_left if label(n) == label(r)), None)
         if same is not None:
             new_left.remove(same)
-            add("buffer", "resized", k[0], size_a[k], size_b[same], f"{k[1]} -> {same[1]}")
+            add("buffer", "resized", label(r), r["size"], same["size"],
+                f"{_strip_layout(r['shape'])} -> {_strip_layout(same['shape'])}")
         else:
-            add("buffer", "removed", k[0], size_a[k], None, k[1])
-    for k in new_left:
-        add("buffer", "added", k[0], None, size_b[k], k[1])
+            add("buffer", "removed", label(r), r["size"], None, _strip_layout(r["shape"]))
+    for r in new_left:
+        add("buffer", "added", label(r), None, r["size"], _strip_layout(r["shape"]))
 
 
 def _diff_allocations(a: "Dump", b: "Dump", x: _Module, y: _Module, add: Any) -> None:
@@ -900,17 +1470,15 @@ def _diff_instructions(a: "Dump", b: "Dump", x: _Module, y: _Module, add: Any) -
     src_a = {r["source_of_info"] for r in ia}
     src_b = {r["source_of_info"] for r in ib}
     note = "" if src_a == src_b == {"hlo"} else "from buffer-assignment values (instructions that define a value)"
-    na = {r["instruction"]: r for r in ia}
-    nb = {r["instruction"]: r for r in ib}
-    for n in sorted(set(na) - set(nb)):
-        add("instruction", "removed", n, None, None, f"{na[n]['opcode']} {na[n]['shape'] or ''}".strip())
-    for n in sorted(set(nb) - set(na)):
-        add("instruction", "added", n, None, None, f"{nb[n]['opcode']} {nb[n]['shape'] or ''}".strip())
-    for n in sorted(set(na) & set(nb)):
-        sa_, sb_ = _strip_layout(na[n]["shape"]), _strip_layout(nb[n]["shape"])
-        if na[n]["opcode"] != nb[n]["opcode"] or sa_ != sb_:
-            add("instruction", "changed", n, None, None,
-                f"{na[n]['opcode']} {sa_} -> {nb[n]['opcode']} {sb_}")
+    from collections import Counter
+
+    ca_ = Counter((r["opcode"], _strip_layout(r["shape"])) for r in ia)
+    cb_ = Counter((r["opcode"], _strip_layout(r["shape"])) for r in ib)
+    for k in sorted(set(ca_) | set(cb_), key=lambda k: (str(k[0]), str(k[1]))):
+        va, vb = ca_.get(k, 0), cb_.get(k, 0)
+        if va != vb:
+            change = "added" if va == 0 else "removed" if vb == 0 else "changed"
+            add("instruction", change, f"{k[0]} {k[1]}".strip(), va, vb, "instruction count" + (f"; {note}" if note else ""))
 
     def count(rows: list[dict[str, Any]], col: str, where: str) -> dict[str, int]:
         c: dict[str, int] = {}

@@ -25,7 +25,42 @@ def decode_body(backend_config: Union[str, Any, None]) -> Optional[bytes]:
     try:
         from ._core import decode_body as fast
     except ImportError:  # pure-Python fallback (no native module built)
-        from .reference.hlo import decode_body as slow
-
-        return slow(backend_config)
+        return _decode_body_py(backend_config)
     return fast(backend_config)
+
+
+def _find_body(obj: Any) -> Optional[str]:
+    if isinstance(obj, dict):
+        if isinstance(obj.get("body"), str):
+            return obj["body"]
+        children = obj.values()
+    elif isinstance(obj, list):
+        children = obj
+    else:
+        return None
+    for v in children:
+        hit = _find_body(v)
+        if hit is not None:
+            return hit
+    return None
+
+
+def _decode_body_py(backend_config: Optional[str]) -> Optional[bytes]:
+    import base64
+    import binascii
+    import json
+
+    if not backend_config:
+        return None
+    text = backend_config
+    if text.lstrip().startswith("{"):
+        try:
+            body = _find_body(json.loads(text))
+        except ValueError:
+            body = None
+        if body is not None:
+            text = body
+    try:
+        return base64.b64decode(text.strip(), validate=True)
+    except (binascii.Error, ValueError):
+        return None

@@ -9,6 +9,7 @@ from __future__ import annotations
 import glob
 import heapq
 import os
+import re
 import stat
 from typing import Any, Optional, Union
 
@@ -16,7 +17,7 @@ from .exceptions import HlodumpError
 
 PathLike = Union[str, "os.PathLike[str]"]
 
-__all__ = ["expand", "escape_name", "unescape_name", "WalkLimitError", "MAX_FILES"]
+__all__ = ["expand", "expand_with_dumps", "dump_roots", "escape_name", "unescape_name", "WalkLimitError", "MAX_FILES"]
 
 #: (path to open, path to show, named explicitly, error): ``error`` is the ``files.error`` text
 #: of an entry that is not to be read (None: read it).
@@ -26,6 +27,10 @@ Input = tuple[str, str, bool, Optional[str]]
 MAX_FILES = 1_000_000
 
 NOT_UTF8 = "OSError: file name is not valid UTF-8 (shown with \\xNN escapes, backslashes doubled); not read"
+
+# A file or directory of one XLA module: ``module_0001.jit_f.cpu_after_optimizations.txt``,
+# ``module_0001.jit_f/`` (per-module sub-folder of newer jax), ``module_0001`` …
+_MODULE_ENTRY = re.compile(r"^module_\d+(\.|$)")
 
 
 class WalkLimitError(HlodumpError):
@@ -57,14 +62,58 @@ def expand(path: Any, follow_links: bool = False, max_files: int = MAX_FILES) ->
     * A missing explicit file raises ``FileNotFoundError``; other problems with an explicit
       file (unreadable, not a regular file) are raised by the reader.
     """
+    return expand_with_dumps(path, follow_links, max_files)[0]
+
+
+def dump_roots(path: Any, follow_links: bool = False, max_files: int = MAX_FILES) -> list[str]:
+    """The dump (``files.dump``) of every input file of ``path``, in ``expand`` order."""
+    return expand_with_dumps(path, follow_links, max_files)[1]
+
+
+def expand_with_dumps(
+    path: Any, follow_links: bool = False, max_files: int = MAX_FILES
+) -> tuple[list[Input], list[str]]:
+    """``expand(path)`` and, for every input file, the dump it belongs to (``files.dump``).
+
+    The dump is the directory ``--xla_dump_to`` wrote, found from the file's location:
+
+    * A file found by walking a directory: the nearest ancestor directory (the file's own
+      directory included, the walked directory at most) that directly contains files or
+      folders of an XLA module (``module_NNNN.*``). A per-module folder
+      (``module_0001.jit_f/module.mlir``) belongs to the directory that holds it, even when it
+      holds ``module_NNNN.*`` files itself. So ``runs/a/…`` and ``runs/b/…``, ``rank0/…`` and
+      ``rank1/…`` are different dumps. A file with no such ancestor: the walked directory.
+    * A single named file: its own path. Several named files of one directory whose names
+      are ``module_NNNN.*``: that directory (they were written by one ``--xla_dump_to``).
+    * A file matched by a glob: its directory if its name is ``module_NNNN.*``, else itself.
+
+    Dumps are shown like ``files.path``: as named, ``/``-separated, no trailing ``/``.
+    """
     if isinstance(max_files, bool) or not isinstance(max_files, int) or max_files < 1:
         raise ValueError(f"max_files must be a positive integer (got {max_files!r})")
-    if isinstance(path, (list, tuple)):
-        out: list[Input] = []
-        for p in path:
-            out.extend(_expand_one(p, True, follow_links, max_files))
-        return out
-    return _expand_one(path, False, follow_links, max_files)
+    items = list(path) if isinstance(path, (list, tuple)) else [path]
+    prefix_dirs = isinstance(path, (list, tuple))
+    out: list[Input] = []
+    dumps: list[str] = []
+    named_files: list[int] = []
+    for p in items:
+        got, ds = _expand_one(p, prefix_dirs, follow_links, max_files)
+        if len(got) == 1 and got[0][2]:
+            named_files.append(len(out))
+        out.extend(got)
+        dumps.extend(ds)
+    # several named module files of one directory: one dump, that directory
+    by_dir: dict[str, list[int]] = {}
+    for i in named_files:
+        full, shown = out[i][0], out[i][1]
+        if _MODULE_ENTRY.match(os.path.basename(shown)):
+            by_dir.setdefault(os.path.dirname(os.path.abspath(full)), []).append(i)
+    for idxs in by_dir.values():
+        if len(idxs) > 1:
+            for i in idxs:
+                d = os.path.dirname(out[i][1].replace(os.sep, "/"))
+                dumps[i] = d or "."
+    return out, dumps
 
 
 def escape_name(name: str) -> tuple[str, Optional[str]]:
@@ -101,24 +150,78 @@ def _input(full: str, shown: str, explicit: bool, error: Optional[str] = None) -
     return (full, shown, explicit, error or bad)
 
 
-def _expand_one(path: Any, prefix_dirs: bool, follow_links: bool, max_files: int) -> list[Input]:
+def _root_name(p: str) -> str:
+    q = p.replace(os.sep, "/")
+    return q.rstrip("/") or ("/" if q.startswith("/") else ".")
+
+
+def _expand_one(
+    path: Any, prefix_dirs: bool, follow_links: bool, max_files: int
+) -> tuple[list[Input], list[str]]:
     p = os.fspath(path)
     if isinstance(p, bytes):
         p = os.fsdecode(p)
     if os.path.isdir(p):
-        return _walk(p, _shown_prefix(p) if prefix_dirs else "", follow_links, max_files)
+        got = _walk(p, _shown_prefix(p) if prefix_dirs else "", follow_links, max_files)
+        return got, _walk_dumps(got, _root_name(p), len(_shown_prefix(p)) if prefix_dirs else 0)
     if not os.path.lexists(p) and any(c in p for c in "*?["):
         out: list[Input] = []
+        dumps: list[str] = []
         for m in sorted(glob.glob(p, recursive=True)):
             if os.path.isdir(m):
-                out.extend(_walk(m, _shown_prefix(m), follow_links, max_files))
+                got = _walk(m, _shown_prefix(m), follow_links, max_files)
+                out.extend(got)
+                dumps.extend(_walk_dumps(got, _root_name(m), len(_shown_prefix(m))))
             else:
                 # readers open walked entries with O_NOFOLLOW: give them the link's target
                 out.append(_input(os.path.realpath(m) if os.path.islink(m) else m, m, False))
-        return out
+                mm = out[-1][1]
+                dumps.append((os.path.dirname(mm) or ".") if _MODULE_ENTRY.match(os.path.basename(mm)) else mm)
+        return out, dumps
     if not os.path.lexists(p):
         raise FileNotFoundError(2, "No such file or directory", p)
-    return [_input(p, p, True)]
+    one = _input(p, p, True)
+    return [one], [one[1].replace(os.sep, "/")]
+
+
+def _walk_dumps(found: list[Input], root: str, strip: int) -> list[str]:
+    """The dump of each file found by walking ``root`` (shown paths minus ``strip`` chars are
+    relative to it)."""
+    rels = [f[1][strip:] for f in found]
+    marked: set[str] = set()  # relative directories ("" = root) holding module_NNNN.* entries
+    for r in rels:
+        parts = r.split("/")
+        for i, part in enumerate(parts):
+            if _MODULE_ENTRY.match(part):
+                marked.add("/".join(parts[:i]))
+    cache: dict[str, str] = {}
+
+    def dump_of(d: str) -> str:
+        hit = cache.get(d)
+        if hit is not None:
+            return hit
+        cur = d
+        res = ""
+        while True:
+            if cur in marked:
+                parent = cur.rsplit("/", 1)[0] if "/" in cur else ""
+                base = cur.rsplit("/", 1)[-1]
+                # a per-module folder belongs to the dump that holds it
+                if not (cur and _MODULE_ENTRY.match(base) and parent in marked):
+                    res = cur
+                    break
+            if not cur:
+                res = ""
+                break
+            cur = cur.rsplit("/", 1)[0] if "/" in cur else ""
+        cache[d] = res
+        return res
+
+    out = []
+    for r in rels:
+        d = dump_of(r.rsplit("/", 1)[0] if "/" in r else "")
+        out.append(root if not d else (root + "/" + d if root != "/" else "/" + d))
+    return out
 
 
 def _shown_prefix(d: str) -> str:

@@ -24,15 +24,16 @@ COLORS = {"parameter": "#4C72B0", "output": "#55A868", "constant": "#8172B2",
 
 
 def figure_data(dump: "Dump", module: str, top: int = 5) -> dict[str, Any]:
-    """Series for one module: steps, instructions, logical bytes per category (all colors
-    summed), the peak (step, bytes, top buffers)."""
+    """Series for one module: steps, instructions, live bytes per category (all colors summed;
+    each allocation slice counted once, as ``memory_timeline`` counts), the peak (step, bytes,
+    top buffers)."""
     tl = A.memory_timeline(dump, module).to_pylist()
     steps = sorted({r["step"] for r in tl})
     instr = {r["step"]: r["instruction"] for r in tl}
     cats = [c for c in A.CATEGORIES + ("unknown",) if any(r["category"] == c for r in tl)]
     series = {c: [0] * len(steps) for c in cats}
     for r in tl:
-        series[r["category"]][r["step"]] += r["logical_bytes"]
+        series[r["category"]][r["step"]] += r["bytes"]
     s = A.summary(dump, module, top=top)[0]
     return {"module": s["module"], "steps": steps, "instructions": [instr.get(i) for i in steps],
             "series": series, "peak": s["peak"], "top": s["top_buffers"], "summary": s}
@@ -56,10 +57,11 @@ def plot_png(dump: "Dump", module: str, out: str, top: int = 5) -> str:
         pk = f["peak"]
         if pk:
             ax.axvline(pk["step"], color="crimson", lw=1.5, ls="--")
-            lines = [f"peak {A.format_bytes(pk['bytes'])} at step {pk['step']} ({pk['instruction']})"]
+            lines = [f"XLA's peak list: {A.format_bytes(pk['bytes'])} at step {pk['step']} ({pk['instruction']})"]
             for r in f["top"]:
                 lines.append(f"{A.format_bytes(r['bytes'])}  {r['buffer']}" + (f"  {r['source'].rsplit('/', 1)[-1]}" if r["source"] else ""))
-            ax.annotate("\n".join(lines), xy=(pk["step"], pk["bytes"]), xytext=(0.02, 0.97),
+            at = sum(f["series"][c][pk["step"]] for c in f["series"]) if pk["step"] < len(f["steps"]) else 0
+            ax.annotate("\n".join(lines), xy=(pk["step"], at), xytext=(0.02, 0.97),
                         textcoords="axes fraction", va="top", fontsize=8, family="monospace",
                         bbox=dict(boxstyle="round", fc="white", ec="crimson", alpha=0.9),
                         arrowprops=dict(arrowstyle="->", color="crimson"))
@@ -67,7 +69,7 @@ def plot_png(dump: "Dump", module: str, out: str, top: int = 5) -> str:
     else:
         ax.text(0.5, 0.5, "no live ranges in this dump", ha="center", va="center", transform=ax.transAxes)
     ax.set_xlabel("schedule step")
-    ax.set_ylabel("live bytes (logical)")
+    ax.set_ylabel("live bytes (each allocation slice once)")
     ax.set_title(f"{f['module']}: memory in use")
     ax.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: A.format_bytes(v)))
     fig.tight_layout()

@@ -9,7 +9,8 @@ from typing import Any, Optional
 import pyarrow as pa
 
 from .dump import Dump
-from .paths import MAX_FILES, expand
+from .exceptions import ParseError
+from .paths import MAX_FILES, expand_with_dumps
 from .schema import SCHEMAS, schema
 
 __all__ = ["read_arrow"]
@@ -79,12 +80,17 @@ def read_arrow(
         if unknown:
             raise ValueError(f"unknown tables: {sorted(unknown)}")
     nthreads = check_threads(threads)
-    inputs = expand(path, follow_links=follow_links, max_files=max_files)
+    inputs, dumps = expand_with_dumps(path, follow_links=follow_links, max_files=max_files)
     bar = _progress_bar(inputs, progress)
     try:
         raw = _core.read(
-            inputs, tables, on_error, nthreads, mmap, bar.update if bar is not None else None
+            inputs, tables, on_error, nthreads, mmap, bar.update if bar is not None else None, dumps
         )
+    except ParseError as e:
+        if len(inputs) > 1 and hasattr(e, "add_note"):  # a directory / several files: say how to go on
+            e.add_note('to read the rest and get every problem as a row of `errors`: '
+                       'read_arrow(..., on_error="collect") (command line: --keep-going)')
+        raise
     finally:
         if bar is not None:
             bar.close()

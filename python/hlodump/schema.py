@@ -57,7 +57,10 @@ SCHEMAS: dict[str, pa.Schema] = {
     # after_pass, before_pass; form 2 (``NNNN.<pass>.<substep>.txt``) fills pass_index,
     # after_pass=<pass>, substep=<substep>. content_kind: what the first non-empty line says
     # (same vocabulary as kind, or "unknown" / "empty"); ``parsed`` is true when the file was
-    # parsed into tables. error: why a file could not be read (null if fine).
+    # parsed into tables. error: why a file could not be read (null if fine). dump: the dump the
+    # file belongs to — the directory ``--xla_dump_to`` wrote, found from the file's location,
+    # or the path a single file was named by (rules: ``hlodump.paths.expand_with_dumps``).
+    # Modules are identified by (dump, module_id, module_name).
     # Decisions (name rules in full: reference/files.py docstring = src/files.rs module doc):
     # - content_kind also takes "stdout_capture" (first line "*** Begin "); it is never "other".
     # - Name parts are filled for every kind, "other" included, whenever the suffix is known:
@@ -86,6 +89,7 @@ SCHEMAS: dict[str, pa.Schema] = {
         _f("backend", T, True), _f("pass_index", I32, True), _f("pipeline", T, True),
         _f("after_pass", T, True), _f("before_pass", T, True), _f("substep", T, True),
         _f("size_bytes", I64), _f("parsed", B), _f("error", T, True),
+        _f("dump", T),
     ]),
     # ---------------------------------------------------------------- buffer assignment (§2)
     # One row per ``allocation N: size S<flags>:`` line. flags = the raw text between the size and

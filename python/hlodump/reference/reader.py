@@ -18,7 +18,7 @@ import pyarrow as pa
 from ..dump import Dump
 from ..exceptions import ParseError
 from ..schema import SCHEMAS, schema
-from ..paths import MAX_FILES, expand
+from ..paths import MAX_FILES, expand_with_dumps
 from . import files as file_names
 from .formats import FORMATS, format_by_name, format_of, formats_for_tables
 
@@ -133,8 +133,10 @@ def read_arrow(
             raise ValueError(f"unknown tables: {sorted(unknown)}")
     sink = Sink(on_error)
     parse = parsed_kinds(tables)
-    for file_id, (full, shown, explicit, preset) in enumerate(expand(path, follow_links, max_files)):
+    inputs, dumps = expand_with_dumps(path, follow_links, max_files)
+    for file_id, ((full, shown, explicit, preset), dump) in enumerate(zip(inputs, dumps)):
         _read_one(file_id, full, shown, explicit, sink, parse, preset)
+        sink.rows["files"][-1]["dump"] = dump
     out = {}
     for name in SCHEMAS:
         if tables is not None and name not in tables and name not in ("files", "errors"):

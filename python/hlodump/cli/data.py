@@ -1,35 +1,26 @@
-"""The ``hlodump`` command line.
-
-    hlodump tables PATH                 row counts of every table
-    hlodump query PATH "SQL"            SQL (DuckDB) over all tables (no file access unless
-                                        --allow-file-access; see ``hlodump.cli_safety``)
-    hlodump convert PATH OUT            one Parquet file per table (zstd)
-    hlodump summary|plot|diff …         memory analysis (see ``hlodump.memory_cli``)
-"""
+"""``hlodump tables | query | convert``: the tables on the command line."""
 
 from __future__ import annotations
 
 import argparse
 import sys
-from typing import IO, TYPE_CHECKING, Any, Optional, Sequence
+from typing import IO, Any, Sequence
 
-if TYPE_CHECKING:  # pragma: no cover
-    from .dump import Dump
+from .common import add_common, read
 
-from . import __version__, cli_safety
+from .. import cli_safety
 
-__all__ = ["main"]
-
-
-def _read(path: str, args: argparse.Namespace) -> "Dump":
-    from . import read_arrow
-
-    return read_arrow(path, on_error="collect" if getattr(args, "keep_going", False) else "raise",
-                      threads=getattr(args, "threads", None))
+__all__ = ["register"]
 
 
 def _cmd_tables(args: argparse.Namespace) -> int:
-    d = _read(args.path, args)
+    d = read(args.paths, args)
+    if getattr(args, "json", False):
+        import json
+
+        json.dump({name: t.num_rows for name, t in d.items()}, sys.stdout, indent=1)
+        sys.stdout.write("\n")
+        return 0
     width = max(len(n) for n in d)
     for name, t in d.items():
         print(f"{name:<{width}}  {t.num_rows:>10,}")
@@ -39,7 +30,7 @@ def _cmd_tables(args: argparse.Namespace) -> int:
 def _cmd_query(args: argparse.Namespace) -> int:
     import duckdb
 
-    d = _read(args.path, args)
+    d = read(args.paths, args)
     con = d.to_duckdb(cli_safety.connect(getattr(args, "allow_file_access", False)))  # see cli_safety
     try:
         rel = con.sql(args.sql)
@@ -99,28 +90,20 @@ def _print_table(columns: Sequence[str], rows: list[Any], out: IO[str]) -> None:
 
 
 def _cmd_convert(args: argparse.Namespace) -> int:
-    d = _read(args.path, args)
+    d = read(args.paths, args)
     for p in d.write_parquet(args.out):
         print(p)
     return 0
 
 
-def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="hlodump", description="XLA compiler dumps as Arrow tables.")
-    p.add_argument("--version", action="version", version=f"hlodump {__version__}")
-    sub = p.add_subparsers(dest="command", required=True)
-
-    def common(sp: argparse.ArgumentParser) -> None:
-        sp.add_argument("path", help="a dump file or directory")
-        sp.add_argument("--threads", type=int, default=None, help="worker threads (default: all cores)")
-        sp.add_argument("--keep-going", action="store_true", help="report malformed lines instead of stopping")
-
+def register(sub: Any) -> None:
+    """Add ``tables``, ``query`` and ``convert`` to the ``hlodump`` sub-command parser."""
     sp = sub.add_parser("tables", help="row counts of every table")
-    common(sp)
+    add_common(sp, module=False)
     sp.set_defaults(func=_cmd_tables)
 
     sp = sub.add_parser("query", help="run SQL (DuckDB) over all tables")
-    common(sp)
+    add_common(sp, module=False, json=False)
     sp.add_argument("sql", help='e.g. "select kind, count(*) from files group by kind"')
     sp.add_argument("--format", choices=["table", "csv", "json", "parquet"], default="table")
     sp.add_argument("-o", "--output", help="write to this file instead of stdout")
@@ -128,38 +111,6 @@ def build_parser() -> argparse.ArgumentParser:
     sp.set_defaults(func=_cmd_query)
 
     sp = sub.add_parser("convert", help="write one Parquet file per table (zstd)")
-    common(sp)
+    add_common(sp, module=False, json=False)
     sp.add_argument("out", help="output directory")
     sp.set_defaults(func=_cmd_convert)
-
-    try:  # memory analysis commands live in their own module
-        from . import memory_cli
-    except ImportError:  # pragma: no cover - optional during development
-        memory_cli = None  # type: ignore[assignment]
-    if memory_cli is not None:
-        memory_cli.register(sub)
-    return p
-
-
-def main(argv: Optional[Sequence[str]] = None) -> int:
-    from .exceptions import HlodumpError, ParseError
-
-    args = build_parser().parse_args(argv)
-    try:
-        return int(args.func(args) or 0)
-    except BrokenPipeError:  # `hlodump query … | head`: the reader left; not an error
-        sys.stderr.close()
-        return 0
-    except (ParseError, OSError, HlodumpError, ValueError) as e:
-        print(f"hlodump: {cli_safety.escape_controls(str(e))}", file=sys.stderr)
-        return 1
-    except MemoryError as e:
-        print(f"hlodump: out of memory: {e}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        print("hlodump: interrupted", file=sys.stderr)
-        return 130
-
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())

@@ -1,8 +1,8 @@
 """``hlodump summary | plot | diff``: memory analysis on the command line.
 
-    hlodump summary PATH [--top N] [--json] [--module NAME]
-    hlodump plot PATH -o out.png|out.html [--module NAME]
-    hlodump diff A B [--json] [--module NAME]
+    hlodump summary PATH… [--top N] [--json] [--module M]
+    hlodump plot PATH… -o out.png|out.html [--module M]
+    hlodump diff A B [--json] [--module M] [--limit N]
 """
 
 from __future__ import annotations
@@ -13,13 +13,10 @@ import os
 import sys
 from typing import Any, Optional
 
-from . import analysis as A
+from .. import analysis as A
+from .common import UsageError, add_common, read, select_module
 
 __all__ = ["register"]
-
-
-def _load(path: str) -> Any:
-    return A.load(path)
 
 
 def _print(text: str = "") -> None:
@@ -35,9 +32,20 @@ def _console() -> Any:
         return None
 
 
+def _modules(d: Any, args: argparse.Namespace) -> list[Any]:
+    mods = A._module_list(d)
+    if not mods:
+        kinds = sorted({k for k in d["files"].column("kind").to_pylist()})
+        raise UsageError("nothing to analyse: no module with HLO text, buffer assignment, live ranges or a "
+                         f"memory-usage report in {' '.join(map(str, args.paths)) if hasattr(args, 'paths') else ''} "
+                         f"(file kinds: {', '.join(kinds) or 'none'})")
+    return select_module(mods, getattr(args, "module", None))
+
+
 def _cmd_summary(args: argparse.Namespace) -> int:
-    d = _load(args.path)
-    s = A.summary(d, args.module, top=args.top)
+    d = read(args.paths, args)
+    mods = _modules(d, args)
+    s = A.summary(d, [m.key for m in mods], top=args.top)
     if args.json:
         json.dump(s, sys.stdout, indent=1, default=str)
         sys.stdout.write("\n")
@@ -53,16 +61,33 @@ def _cmd_summary(args: argparse.Namespace) -> int:
 
 def _render_summary(m: dict[str, Any], con: Any) -> None:
     fb = A.format_bytes
-    head = f"{m['module']}: total allocated {m['total_bytes']:,} bytes ({fb(m['total_bytes'])}) in {m['allocations']} allocations"
+    if m["total_bytes"] is not None:
+        head = (f"{m['module']}: total allocated {m['total_bytes']:,} bytes ({fb(m['total_bytes'])}) in "
+                f"{m['allocations']} allocations")
+    else:
+        head = f"{m['module']}: no allocation totals in this input"
     pk = m["peak"]
     lines = [head]
+    if m.get("dump"):
+        lines.append(f"dump: {m['dump']}")
+    ma = m.get("memory_analysis")
+    if ma:
+        lines.append("memory_analysis: " + ", ".join(f"{k} {v:,}" for k, v in ma.items()
+                                                     if v or not k.startswith("host_")))
     if pk:
-        lines.append(f"peak live {pk['bytes']:,} bytes ({fb(pk['bytes'])}) at step {pk['step']} ({pk['instruction']})"
+        lines.append(f"XLA's peak: {pk['bytes']:,} bytes ({fb(pk['bytes'])}) listed at step {pk['step']} ({pk['instruction']})"
                      + (f"; stack-trace total {pk['stack_trace_total']:,}" if pk.get("stack_trace_total") is not None else ""))
     tl = m["timeline"]
     if tl:
-        lines.append(f"timeline: {tl['steps']} steps, most live {tl['max_logical_bytes']:,} logical bytes at step "
-                     f"{tl['max_logical_step']} ({tl['max_logical_instruction']})")
+        lines.append(f"timeline: {tl['steps']} steps, most live {tl['max_allocated_bytes']:,} bytes "
+                     f"({fb(tl['max_allocated_bytes'])}, each allocation slice counted once) at step "
+                     f"{tl['max_allocated_step']} ({tl['max_allocated_instruction']})")
+        for sp in tl["memory_spaces"]:
+            if sp["allocated_bytes"]:
+                lines.append(f"  memory space {sp['color']}: {sp['max_live_bytes']:,} of {sp['allocated_bytes']:,} allocated "
+                             f"bytes live at step {sp['step']}; free inside allocations {fb(sp['free_bytes'])} "
+                             f"(fragmentation {100 * (sp['fragmentation'] or 0):.1f}%); padding {fb(sp['padding_bytes'])} "
+                             f"({fb(sp['logical_bytes'])} logical)")
     pad = m["padding"]
     if pad["allocated_bytes"]:
         lines.append(f"padding: values take {fb(pad['allocated_bytes'])} allocated for {fb(pad['logical_bytes'])} logical "
@@ -117,22 +142,19 @@ def _short(s: Optional[str], n: int = 60, keep_tail: bool = False) -> str:
 
 
 def _cmd_plot(args: argparse.Namespace) -> int:
-    from . import plot
+    from .. import plot
 
-    d = _load(args.path)
-    mods = A.modules(d).to_pylist()
-    if args.module:
-        keys = [m.key for m in A._select(A._module_list(d), args.module)]
-    else:
-        keys = [m["module"] for m in mods if m["n_live_ranges"] or m["n_allocations"]]
-    if not keys:
-        print("hlodump: no modules to plot", file=sys.stderr)
-        return 1
     base, ext = os.path.splitext(args.output)
     ext = ext.lower()
     if ext not in (".png", ".html", ".htm"):
-        print("hlodump: -o must end in .png or .html", file=sys.stderr)
-        return 2
+        raise UsageError("-o must end in .png or .html")
+    d = read(args.paths, args)
+    sel = _modules(d, args)
+    info = {m["module"]: m for m in A.modules(d).to_pylist()}
+    keys = [m.key for m in sel if info[m.key]["n_live_ranges"] or info[m.key]["n_allocations"]]
+    if not keys:
+        notes = "; ".join(n for s in A.summary(d, [m.key for m in sel], top=0) for n in s["notes"][:1])
+        raise UsageError(f"nothing to plot: {notes or 'no live ranges or allocations'}")
     for k in keys:
         out = args.output if len(keys) == 1 else f"{base}.{k}{ext}"
         if ext == ".png":
@@ -144,7 +166,15 @@ def _cmd_plot(args: argparse.Namespace) -> int:
 
 
 def _cmd_diff(args: argparse.Namespace) -> int:
-    a, b = _load(args.a), _load(args.b)
+    a, b = read(args.a, args), read(args.b, args)
+    for d, p in ((a, args.a), (b, args.b)):
+        if not A._module_list(d):
+            raise UsageError(f"{p}: nothing to compare (no module with HLO text or buffer assignment)")
+    if args.module is not None:
+        hits = [A.match_modules(A._module_list(d), args.module) for d in (a, b)]
+        if not hits[0] and not hits[1]:
+            raise UsageError(str(A.NoSuchModule(args.module, [m.key for m in A._module_list(a)]
+                                                + [m.key for m in A._module_list(b)])))
     t = A.diff(a, b, args.module)
     rows = t.to_pylist()
     if args.json:
@@ -158,19 +188,37 @@ def _cmd_diff(args: argparse.Namespace) -> int:
         return 0
     from rich.table import Table
 
+    def change(va: Any, vb: Any) -> str:
+        d = (vb or 0) - (va or 0)
+        return f"{fb(va)} -> {fb(vb)} ({'+' if d >= 0 else '-'}{fb(abs(d))})"
+
     for mod in dict.fromkeys(r["module"] for r in rows):
         mr = [r for r in rows if r["module"] == mod]
         first = mr[0]
-        con.print(f"{first['module_a']} -> {first['module_b']}", markup=False)
+        parts = []
         for r in mr:
-            if r["what"] in ("total", "peak"):
-                con.print(f"  {r['what']}: {fb(r['a'])} -> {fb(r['b'])} ({'+' if (r['delta'] or 0) >= 0 else ''}{fb(r['delta'])}) {r['detail']}",
-                          markup=False)
-        for what in ("category", "allocation", "buffer", "instruction", "fusion_kind", "custom_call"):
+            if r["what"] == "module":
+                parts.append(f"module {r['change']}")
+            elif r["what"] == "peak":
+                parts.append(f"peak {change(r['a'], r['b'])}")
+            elif r["what"] == "total":
+                parts.append(f"total {change(r['a'], r['b'])}")
+        cats = [f"{r['key']} {change(r['a'], r['b'])}" for r in mr if r["what"] == "category" and ":" not in r["key"]]
+        spaces = [f"{r['key']} {change(r['a'], r['b'])}" for r in mr if r["what"] == "memory_space"]
+        line = f"{first['module_a']} -> {first['module_b']}: " + (", ".join(parts) or "same peak and total")
+        if cats:
+            line += "; by category: " + ", ".join(cats)
+        if spaces:
+            line += "; by memory space: " + ", ".join(spaces)
+        con.print(line, markup=False, soft_wrap=True)
+        for r in mr:
+            if r["what"] == "peak" and r["detail"]:
+                con.print(f"  peak: {r['detail']}", markup=False)
+        for what in ("buffer", "allocation", "instruction", "fusion_kind", "custom_call", "category"):
             sub = [r for r in mr if r["what"] == what]
             if not sub:
                 continue
-            t2 = Table(title=f"{what} changes ({len(sub)})", title_justify="left")
+            t2 = Table(title=f"{what} changes ({len(sub)}, largest first)", title_justify="left")
             for col in ("change", "key", "a", "b", "delta", "detail"):
                 t2.add_column(col, overflow="fold", justify="right" if col in ("a", "b", "delta") else "left")
             limit = args.limit if what in ("buffer", "instruction") else len(sub)
@@ -186,24 +234,20 @@ def _cmd_diff(args: argparse.Namespace) -> int:
 
 def register(sub: Any) -> None:
     """Add ``summary``, ``plot`` and ``diff`` to the ``hlodump`` sub-command parser."""
-    sp = sub.add_parser("summary", help="memory summary: totals, peak, top buffers with source lines")
-    sp.add_argument("path", help="a dump file or directory")
+    sp = sub.add_parser("summary", help="memory summary: jax's memory_analysis figures, peak, timeline, top buffers")
+    add_common(sp)
     sp.add_argument("--top", type=int, default=10, help="buffers at the peak to show (default 10)")
-    sp.add_argument("--json", action="store_true", help="machine-readable output")
-    sp.add_argument("--module", help="only this module (key, name or id)")
     sp.set_defaults(func=_cmd_summary)
 
     sp = sub.add_parser("plot", help="memory in use vs program order (PNG or interactive HTML)")
-    sp.add_argument("path", help="a dump file or directory")
+    add_common(sp, json=False)
     sp.add_argument("-o", "--output", required=True, help="out.png or out.html (one per module: suffixed)")
-    sp.add_argument("--module", help="only this module (key, name or id)")
     sp.add_argument("--top", type=int, default=5, help="peak buffers to label (default 5)")
     sp.set_defaults(func=_cmd_plot)
 
     sp = sub.add_parser("diff", help="what changed in memory between two compiles")
     sp.add_argument("a", help="the old dump (file or directory)")
     sp.add_argument("b", help="the new dump (file or directory)")
-    sp.add_argument("--json", action="store_true", help="machine-readable output")
-    sp.add_argument("--module", help="only this module (key, name or id)")
+    add_common(sp, paths=None)
     sp.add_argument("--limit", type=int, default=30, help="rows per buffer/instruction table (default 30)")
     sp.set_defaults(func=_cmd_diff)

@@ -1,0 +1,7 @@
+"""``python -m hlodump.cli`` = ``hlodump``."""
+
+import sys
+
+from . import main
+
+sys.exit(main())

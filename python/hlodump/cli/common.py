@@ -1,0 +1,113 @@
+"""What every ``hlodump`` command shares: paths, ``--keep-going``, ``--errors-ok``,
+``--threads``, ``--module``, ``--json``; reading with a one-line error report; user mistakes
+as a message and exit status 2, never a traceback."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import TYPE_CHECKING, Any, Optional, Sequence
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..dump import Dump
+
+__all__ = ["UsageError", "add_common", "read", "finish", "select_module"]
+
+
+class UsageError(Exception):
+    """A mistake in what the user asked for: printed as ``hlodump: <message>``, exit status 2."""
+
+
+def add_common(sp: argparse.ArgumentParser, paths: str = "+", module: bool = True, json: bool = True) -> None:
+    """The options every command takes. ``paths``: argparse ``nargs`` of the PATH argument
+    (``None``: the command declares its own paths)."""
+    if paths is not None:
+        sp.add_argument("paths", nargs=paths, metavar="PATH",
+                        help="a dump file of any kind, a dump directory (recursive), a glob; several allowed")
+    sp.add_argument("--threads", type=int, default=None, help="worker threads (default: all cores)")
+    sp.add_argument("--keep-going", action="store_true",
+                    help="report malformed lines and unreadable files instead of stopping (one line on stderr at "
+                         "the end; exit status 1 unless --errors-ok)")
+    sp.add_argument("--errors-ok", action="store_true", help="with --keep-going: exit 0 even if there were errors")
+    if module:
+        sp.add_argument("--module", help="one module: its key, name, id (0 / 0002) or a unique substring")
+    if json:
+        sp.add_argument("--json", action="store_true", help="machine-readable output")
+
+
+def _arg_paths(paths: Any) -> Any:
+    if isinstance(paths, (list, tuple)):
+        return paths[0] if len(paths) == 1 else list(paths)
+    return paths
+
+
+def read(paths: Any, args: argparse.Namespace, tables: Optional[Sequence[str]] = None) -> "Dump":
+    """Read ``paths`` as the options say; remember the dump for the error report."""
+    from .. import read_arrow
+
+    threads = getattr(args, "threads", None)
+    if threads is not None and threads < 0:
+        raise UsageError(f"--threads must be 0 or more, not {threads}")
+    p = _arg_paths(paths)
+    for one in (p if isinstance(p, list) else [p]):
+        s = os.fspath(one)
+        if not os.path.lexists(s) and not any(c in s for c in "*?["):
+            raise UsageError(f"{s}: No such file or directory")
+    d = read_arrow(p, tables=tables, on_error="collect" if getattr(args, "keep_going", False) else "raise",
+                   threads=threads)
+    seen = getattr(args, "_dumps_read", None)
+    if seen is None:
+        seen = args._dumps_read = []
+    seen.append(d)
+    return d
+
+
+def error_report(args: argparse.Namespace) -> Optional[str]:
+    """With ``--keep-going``: one line — how many errors in how many files, the first few."""
+    dumps = getattr(args, "_dumps_read", None) or []
+    n_err, files, first = 0, set(), []
+    for d in dumps:
+        paths = dict(zip(d["files"].column("file_id").to_pylist(), d["files"].column("path").to_pylist()))
+        for fid, err in zip(d["files"].column("file_id").to_pylist(), d["files"].column("error").to_pylist()):
+            if err is not None:
+                n_err += 1
+                files.add((id(d), fid))
+                if len(first) < 3:
+                    first.append(f"{paths.get(fid)}: {err}")
+        e = d["errors"]
+        if e.num_rows:
+            for r in e.select(["file_id", "line", "column", "message"]).to_pylist():
+                n_err += 1
+                files.add((id(d), r["file_id"]))
+                if len(first) < 3:
+                    first.append(f"{paths.get(r['file_id'])}:{r['line']}:{r['column']}: {r['message']}")
+    if not n_err:
+        return None
+    more = "; …" if n_err > len(first) else ""
+    return (f"hlodump: {n_err:,} error{'s' if n_err != 1 else ''} in {len(files):,} file{'s' if len(files) != 1 else ''}: "
+            + "; ".join(first) + more)
+
+
+def finish(args: argparse.Namespace, status: int) -> int:
+    """Print the ``--keep-going`` report; make the status non-zero if there were errors."""
+    if not getattr(args, "keep_going", False):
+        return status
+    line = error_report(args)
+    if line is None:
+        return status
+    ok = getattr(args, "errors_ok", False)
+    print(line + ("" if ok else " (exit status 1; --errors-ok to exit 0)"), file=sys.stderr)
+    return status if ok or status else 1
+
+
+def select_module(mods: list[Any], wanted: Optional[str]) -> list[Any]:
+    """``--module``: exactly one module, or a UsageError that lists the choices."""
+    from .. import analysis as A
+
+    if wanted is None:
+        return mods
+    try:
+        return A._select(mods, wanted, unique=True)
+    except A.NoSuchModule as e:
+        raise UsageError(str(e)) from None
