@@ -78,6 +78,10 @@ pub fn parse<'c>(data: &'c [u8], ctx: FileCtx<'c>, t: &mut Tables) -> Result<()>
 }
 
 impl<'c> LineGrammar<'c> for Parser<'_, 'c> {
+    fn tables(&mut self) -> &mut Tables {
+        self.t
+    }
+
     fn line(&mut self, no: u64, text: &'c [u8]) -> R<()> {
         if let Layout::Proto { depth, .. } = self.layout {
             if depth > 0 {

@@ -206,6 +206,10 @@ fn tpu_token(c: &[u8], p: usize) -> Option<usize> {
 }
 
 impl<'c> LineGrammar<'c> for Parser<'_, 'c> {
+    fn tables(&mut self) -> &mut Tables {
+        self.t
+    }
+
     fn line(&mut self, no: u64, text: &'c [u8]) -> R<()> {
         let start = content_start(text);
         let c = trim_end(&text[start..]);
