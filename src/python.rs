@@ -315,7 +315,8 @@ fn scan_inputs(
     };
     let inputs = make_inputs(inputs, dumps)?;
     let mut opts = Options { collect, threads, map, ..Options::default() }.for_tables(&[table]);
-    let mut masks = vec![None; TABLE_NAMES.len()];
+    // the other tables are not handed out (errors aside): build none of their text
+    let mut masks: Vec<Option<u64>> = TABLE_NAMES.iter().map(|&n| if n == "errors" { None } else { Some(0) }).collect();
     masks[idx] = mask;
     opts.projection = Some(masks);
     let spec = crate::stream::StreamSpec { table: idx, mask, batch_rows: batch_size as usize };

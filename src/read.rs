@@ -354,7 +354,7 @@ fn file(t: &mut Tables, file_id: usize, input: &Input, bytes: std::io::Result<(&
     f.size_bytes.push(size as i64);
     f.parsed.push(parser.is_some());
     f.error.push_opt(None::<String>);
-    let ctx = FileCtx { file_id: file_id as i32, path: &input.shown, collect: opts.collect, src };
+    let ctx = FileCtx { file_id: file_id as i32, path: &input.shown, collect: opts.collect, src, proj: opts.projection.as_deref() };
     if format.is_none() && sniffed == ContentKind::Unknown && (input.explicit || name.kind != FileKind::Other) {
         // Never zero rows in silence: a file the user named, or whose name says it is a dump,
         // that is none of our formats.

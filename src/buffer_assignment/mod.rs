@@ -1035,6 +1035,7 @@ mod tests {
                     path: "t",
                     collect,
                     src: crate::source::SourceRef::none(),
+                    proj: None,
                 };
                 let mut t = Tables::default();
                 let _ = parse(data, ctx, &mut t);

@@ -493,7 +493,7 @@ mod tests {
     use super::*;
 
     fn run(data: &[u8]) -> (Tables, Result<()>) {
-        let ctx = FileCtx { file_id: 0, path: "t", collect: true, src: crate::source::SourceRef::none() };
+        let ctx = FileCtx { file_id: 0, path: "t", collect: true, src: crate::source::SourceRef::none(), proj: None };
         let mut t = Tables::default();
         let r = parse(data, ctx, &mut t);
         (t, r)
@@ -523,7 +523,7 @@ mod tests {
         ];
         for data in cases {
             for collect in [true, false] {
-                let ctx = FileCtx { file_id: 0, path: "t", collect, src: crate::source::SourceRef::none() };
+                let ctx = FileCtx { file_id: 0, path: "t", collect, src: crate::source::SourceRef::none(), proj: None };
                 let mut t = Tables::default();
                 let _ = parse(data, ctx, &mut t);
                 let _ = t.finish();

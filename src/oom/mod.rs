@@ -805,7 +805,7 @@ mod tests {
     use super::*;
 
     fn run(data: &[u8], collect: bool) -> (Tables, Result<()>) {
-        let ctx = FileCtx { file_id: 0, path: "t", collect, src: crate::source::SourceRef::none() };
+        let ctx = FileCtx { file_id: 0, path: "t", collect, src: crate::source::SourceRef::none(), proj: None };
         let mut t = Tables::default();
         let r = parse(data, ctx, &mut t);
         (t, r)
