@@ -174,11 +174,20 @@ class Dump(Mapping[str, pa.Table]):
         raise TypeError("a Dump holds several tables: pick one, e.g. dump['allocations']")
 
     @staticmethod
-    def _complete(tables: Mapping[str, pa.Table], wanted: "list[str] | None", string_view: bool) -> "Dump":
-        """Fill in empty tables with their full schema, in the canonical table order."""
+    def _complete(
+        tables: Mapping[str, pa.Table],
+        wanted: "list[str] | None",
+        string_view: bool,
+        columns: "Mapping[str, list[str]] | None" = None,
+    ) -> "Dump":
+        """Fill in empty tables with their (projected) schema, in the canonical table order."""
         names = [n for n in SCHEMAS if wanted is None or n in wanted or n in ("files", "errors")]
         out = {}
         for n in names:
             t = tables.get(n)
-            out[n] = t if t is not None else empty_table(n, string_view)
+            if t is None:
+                t = empty_table(n, string_view)
+                if columns and n in columns:
+                    t = t.select([c for c in t.schema.names if c in columns[n]])
+            out[n] = t
         return Dump(out)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Optional
 
 import pyarrow as pa
@@ -11,7 +11,7 @@ import pyarrow as pa
 from .dump import Dump
 from .exceptions import ParseError
 from .paths import MAX_FILES, expand_with_dumps
-from .schema import SCHEMAS, schema
+from .schema import SCHEMAS, schema, to_large_string_schema
 
 __all__ = ["read_arrow"]
 
@@ -27,6 +27,7 @@ def read_arrow(
     progress: Optional[bool] = None,
     follow_links: bool = False,
     max_files: int = MAX_FILES,
+    columns: Optional[Mapping[str, Sequence[str]]] = None,
 ) -> Dump:
     """Parse XLA dump files into Arrow tables.
 
@@ -57,6 +58,10 @@ def read_arrow(
         follow_links: follow symlinks that lead out of the directory read (default: such a
             link is a ``files`` row with an ``error``). Every (device, inode) is read once.
         max_files: stop walking (``hlodump.paths.WalkLimitError``) after this many entries.
+        columns: ``{table: [column, …]}``: those tables hold only the columns named (in schema
+            order); their other text columns are never built (numbers and flags are built and
+            dropped: they cost little). Tables not named keep every column. With ``tables``
+            unset, naming a table here does not restrict which tables are read.
 
     Ctrl-C stops a read at any point (``KeyboardInterrupt``, within ~10 ms plus the time a
     worker needs to reach its next check: a few thousand lines).
@@ -79,12 +84,14 @@ def read_arrow(
         unknown = set(tables) - set(SCHEMAS)
         if unknown:
             raise ValueError(f"unknown tables: {sorted(unknown)}")
+    projection = check_columns(columns)
     nthreads = check_threads(threads)
     inputs, dumps = expand_with_dumps(path, follow_links=follow_links, max_files=max_files)
     bar = _progress_bar(inputs, progress)
     try:
         raw = _core.read(
-            inputs, tables, on_error, nthreads, mmap, bar.update if bar is not None else None, dumps
+            inputs, tables, on_error, nthreads, mmap, bar.update if bar is not None else None, dumps,
+            projection,
         )
     except ParseError as e:
         if len(inputs) > 1 and hasattr(e, "add_note"):  # a directory / several files: say how to go on
@@ -97,9 +104,29 @@ def read_arrow(
     out = {}
     for name, t in raw.items():
         if not string_view:
-            t = t.cast(schema(name, False))
+            t = t.cast(to_large_string_schema(t.schema))
         out[name] = t
-    return Dump._complete(out, tables, string_view)
+    return Dump._complete(out, tables, string_view, projection)
+
+
+def check_columns(columns: Optional[Mapping[str, Sequence[str]]]) -> Optional[dict[str, list[str]]]:
+    """``columns=`` checked against the schemas (``ValueError`` naming what exists)."""
+    if columns is None:
+        return None
+    if not isinstance(columns, Mapping):
+        raise TypeError("columns must be a mapping {table: [column, ...]}")
+    out: dict[str, list[str]] = {}
+    for table, cols in columns.items():
+        if table not in SCHEMAS:
+            raise ValueError(f"unknown table {table!r} in columns (tables: {', '.join(SCHEMAS)})")
+        if isinstance(cols, str):
+            raise TypeError(f"columns[{table!r}] must be a list of column names, not a string")
+        names = SCHEMAS[table].names
+        for c in cols:
+            if c not in names:
+                raise ValueError(f"table {table!r} has no column {c!r} (columns: {', '.join(names)})")
+        out[table] = list(cols)
+    return out
 
 
 def check_threads(threads: Any) -> int:
