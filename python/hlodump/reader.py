@@ -21,7 +21,7 @@ def read_arrow(
     tables: Optional[Sequence[str]] = None,
     *,
     on_error: str = "raise",
-    string_view: bool = True,
+    string_view: Optional[bool] = None,
     threads: Optional[int] = None,
     mmap: Optional[bool] = None,
     progress: Optional[bool] = None,
@@ -96,7 +96,7 @@ def read_arrow(
             bar.close()
     out = {}
     for name, t in raw.items():
-        if not string_view:
+        if string_view is False:
             t = t.cast(schema(name, False))
         out[name] = t
     return Dump._complete(out, tables, string_view)
