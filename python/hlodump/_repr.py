@@ -240,7 +240,7 @@ _STYLE = (
     "<style>"
     ".hlodump-dump table{border-collapse:collapse;margin:4px 0}"
     ".hlodump-dump th,.hlodump-dump td{padding:2px 8px;text-align:right;border-bottom:1px solid #ddd}"
-    ".hlodump-dump th:first-child,.hlodump-dump td:first-child,.hlodump-dump td.hint{text-align:left}"
+    ".hlodump-dump th:first-child,.hlodump-dump td:first-child,.hlodump-dump th:last-child,.hlodump-dump td.hint{text-align:left}"
     ".hlodump-dump tr.empty td{color:#999}"
     ".hlodump-dump ul{margin:2px 0 2px 1.2em;padding:0}"
     ".hlodump-dump .err{color:#b00}"
