@@ -21,7 +21,7 @@ def read_arrow(
     tables: Optional[Sequence[str]] = None,
     *,
     on_error: str = "raise",
-    string_view: bool = True,
+    string_view: Optional[bool] = None,
     threads: Optional[int] = None,
     mmap: Optional[bool] = None,
     progress: Optional[bool] = None,
@@ -44,8 +44,30 @@ def read_arrow(
             ``errors`` itself parses every format; ``tables=[]`` or ``["files"]`` parses none.
         on_error: ``"raise"`` (default) raises ``hlodump.ParseError`` at the first malformed
             line; ``"collect"`` keeps going and reports each problem as a row of ``errors``.
-        string_view: text columns as zero-copy ``string_view`` (default) or as ``large_string``
-            copies, for pyarrow kernels that lack string_view (take, filter, sort …).
+        string_view: how text columns reach you. Text is always read as zero-copy
+            ``string_view`` arrays into the mapped files, but pyarrow (26) has no string_view
+            kernels for ``filter``, ``take``, ``sort_by``/``sort_indices``, ``is_in``,
+            ``equal``, ``starts_with``, ``utf8_length``, ``match_substring`` … (nor joins on
+            such keys).
+
+            * ``None`` (default): ``d.instructions`` / ``d["instructions"]`` is a
+              ``pyarrow.Table`` with ``large_string`` text, cast from the views the first time
+              that table is asked for and kept (tables never asked for cost nothing), so those
+              kernels work. ``d.views.<table>`` is the view table; ``to_polars``,
+              ``to_duckdb``, ``write_parquet``, ``compact``, pickling, ``hlodump.analysis``
+              and the CLI use the views, no copy. (``pl.from_arrow(d.instructions)`` copies
+              twice; use ``d.to_polars()`` or ``pl.from_arrow(d.views.instructions)``.)
+            * ``True``: the tables are the ``string_view`` views themselves.
+            * ``False``: every table cast to ``large_string`` while reading.
+
+            Measured (``benches/string_view_options.py``; anonymous memory, mapped input not
+            counted): a 216 MB HLO file reads into 474 MB of views in 1.2 s; asking for
+            ``d.instructions`` copies 288 MB of text (997 MB in all, cast 1.7 s); asking for
+            every table 1027 MB; ``string_view=False`` 1025 MB and 3.2 s (it keeps the views
+            alive too). A 222 MB buffer assignment: 210 MB of views; ``d.assignments`` +36 MB;
+            every table 501 MB; ``string_view=False`` 499 MB. ``tests/data/corpus`` (11 MB):
+            35 / 80 (``d.instructions``) / 89 / 87 MB. ``to_polars()`` of the 216 MB HLO dump
+            adds 45 MB from the views and 425 MB from large_string tables.
         threads: worker threads, 1 … ``hlodump.MAX_THREADS`` (default: all cores). Each read
             starts its own threads and ends them (a forked child reads like its parent).
         mmap: ``None`` (default) memory-maps files of 4 MiB and more (zero-copy; works for
@@ -67,7 +89,8 @@ def read_arrow(
     worker needs to reach its next check: a few thousand lines).
 
     Returns:
-        a ``Dump``: a mapping of table name → ``pyarrow.Table``.
+        a ``Dump``: a mapping of table name → ``pyarrow.Table`` (see ``string_view``);
+        ``repr(d)`` / Jupyter show the files read, every table's size and the first errors.
 
     Raises:
         FileNotFoundError / PermissionError: a named file cannot be read.
@@ -103,7 +126,7 @@ def read_arrow(
             bar.close()
     out = {}
     for name, t in raw.items():
-        if not string_view:
+        if string_view is False:
             t = t.cast(to_large_string_schema(t.schema))
         out[name] = t
     return Dump._complete(out, tables, string_view, projection)
