@@ -25,7 +25,7 @@ TABLES = list(SCHEMAS)
 
 
 def _full(src: str) -> hlodump.Dump:
-    return hlodump.read_arrow(os.path.join(DATA, src), on_error="collect")
+    return hlodump.read_arrow(os.path.join(DATA, src), on_error="collect", string_view=True)
 
 
 _cache: dict[str, hlodump.Dump] = {}
@@ -38,7 +38,7 @@ def full(src: str) -> hlodump.Dump:
 
 
 def files_only(src: str) -> pa.Table:
-    return hlodump.read_arrow(os.path.join(DATA, src), tables=["files"]).files
+    return hlodump.read_arrow(os.path.join(DATA, src), tables=["files"], string_view=True).files
 
 
 def scanned(src: str, table: str, **kw) -> pa.Table:
@@ -93,7 +93,7 @@ def test_projection(table: str) -> None:
         want = full(src)[table].select([c for c in cols if c in pick])
         want_scan = want if table != "files" else files_only(src).select(want.schema.names)
         assert scanned(src, table, columns=pick).equals(want_scan), pick
-        d = hlodump.read_arrow(os.path.join(DATA, src), on_error="collect", columns={table: pick})
+        d = hlodump.read_arrow(os.path.join(DATA, src), on_error="collect", columns={table: pick}, string_view=True)
         assert d[table].equals(want), pick
         # the other tables are whole
         other = "files" if table != "files" else "errors"
@@ -103,7 +103,7 @@ def test_projection(table: str) -> None:
 def test_projection_of_every_table_in_read_arrow() -> None:
     src = "corpus"
     cols = {t: SCHEMAS[t].names[::2] for t in TABLES}
-    d = hlodump.read_arrow(os.path.join(DATA, src), on_error="collect", columns=cols)
+    d = hlodump.read_arrow(os.path.join(DATA, src), on_error="collect", columns=cols, string_view=True)
     for t in TABLES:
         assert d[t].equals(full(src)[t].select(cols[t])), t
 
