@@ -234,6 +234,30 @@ mod tests {
         }
     }
 
+    /// The parser state ends with its section: chunks may start in a second copy after the
+    /// first one's peak list (its running total is gone with it), but not after a tree line
+    /// (tree rows are numbered across the file; a chunk counts from 0).
+    #[test]
+    fn buffer_assignment_chunks_after_a_peak_list_not_after_a_tree() {
+        let copy = |tree: bool| {
+            let mut s = ba_text(30, false);
+            if tree {
+                s.extend_from_slice(b"  Stack trace breakdown for peak usage: 64 bytes\n    p0 (100.0%, total: 64 bytes, current: 64 bytes, remaining: 0 bytes)\n");
+            }
+            s
+        };
+        for tree in [false, true] {
+            let data = [copy(tree), b"\n".to_vec(), copy(false)].concat();
+            let (serial, chunks) = both(&data, false, 1);
+            assert!(serial.iter().all(|(n, b)| *n != "errors" || b.num_rows() == 0));
+            if tree {
+                assert!(chunks.is_none());
+            } else {
+                assert!(assert_same(&serial, &chunks.expect("split")) > 2);
+            }
+        }
+    }
+
     #[test]
     fn cuts_are_increasing_line_starts_accepted() {
         let data = ba_text(50, false);

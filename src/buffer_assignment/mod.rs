@@ -9,6 +9,12 @@
 //! at the same line and byte column, in the same order, and keep the same rows in collect mode.
 //! Differences from the reference are bugs (tests/test_fuzz_differential.py looks for them).
 //!
+//! Parser state is `State`: the section we are in, carrying what that section needs (the
+//! current allocation, the open value block, the live-range list with its running peak total
+//! or tree stack), so nothing outlives its section. Whether a chunk of a big file may start in
+//! a state is therefore a question the state answers (`State::chunk_start`), not a list of
+//! fields kept by hand. The one thing counted across sections is the tree-row number.
+//!
 //! Robustness: no recursion (the protobuf-text reader is two fixed levels deep), every index is
 //! checked, every number is range-checked into its column type (an error, never an overflow),
 //! and the work per line is linear in its length.
@@ -84,34 +90,69 @@ enum Expecting {
     NotInitialized,
 }
 
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-enum Section {
-    Allocations,
-    Values,
-    LiveRange,
+/// Where the parser is, carrying what that section needs: a section header or an empty line
+/// replaces the whole state, so nothing outlives its section.
+enum State<'c> {
+    /// Before the first section, after an empty line, or after a one-line section
+    /// (`Total bytes used: …`, `HloLiveRange not available …`): only a header may follow.
+    Idle,
+    /// `BufferAssignment:` (§2.2, §2.3): the allocation the next ` value:` lines belong to;
+    /// `broken` when its line was unreadable (its values are still read, but give no rows).
+    /// Neither: no allocation line yet, so a value line is an error.
+    Allocations { current: Option<i64>, broken: bool },
+    /// `Used values:` (§2.5): the value block being read, until its ` from instruction:`.
+    Values { block: Option<Block<'c>> },
+    /// `HloLiveRange (max N):` (§2.6), in one of its lists.
+    LiveRange(Live),
 }
 
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-enum LiveSub {
+/// The lists of an `HloLiveRange` section. Only the peak list and the tree carry running
+/// state; chunks of a big file never start inside them.
+enum Live {
+    /// After the section header, before any list header.
+    Start,
+    /// `  InstructionSequence:`
     Schedule,
+    /// `  BufferLiveRange:`
     Buffers,
-    Peak,
+    /// `  Live ranges at T (peak):`: T, and the running byte total of the entries so far
+    /// (entries that do not print their cumulative total get this one).
+    Peak { time: i32, running: i128 },
+    /// After `  Peak memory could not be determined …`: no entries follow.
     AfterPeak,
-    Tree,
+    /// `  Stack trace breakdown for peak usage: …`: the row of the last line at each depth
+    /// (a line's parent is the last line one level up).
+    Tree { stack: Vec<i32> },
+}
+
+impl State<'_> {
+    /// The kind of chunk start whose state (`ChunkStart::state`) this is, so that a chunk of
+    /// that kind may begin here; None when this state holds something a chunk parsed on its own
+    /// would not start with. Every variant and field is named, so that a new one must be
+    /// decided on here.
+    fn chunk_start(&self) -> Option<ChunkStart> {
+        match self {
+            // The allocation line that starts such a chunk sets both before anything reads them.
+            State::Allocations { current: _, broken: _ } => Some(ChunkStart::Allocation),
+            State::Values { block: None } => Some(ChunkStart::ValueHeader),
+            State::Values { block: Some(_) } => None,
+            State::LiveRange(Live::Schedule) => Some(ChunkStart::Scheduled),
+            State::LiveRange(Live::Buffers) => Some(ChunkStart::LiveRange),
+            State::LiveRange(Live::Start | Live::AfterPeak) => None,
+            State::LiveRange(Live::Peak { time: _, running: _ } | Live::Tree { stack: _ }) => None,
+            State::Idle => None,
+        }
+    }
 }
 
 struct Parser<'t, 'c> {
     ctx: FileCtx<'c>,
     t: &'t mut Tables,
-    section: Option<Section>,
-    allocation: Option<i64>,
-    allocation_broken: bool,
-    block: Option<Block<'c>>,
-    live_sub: Option<LiveSub>,
-    peak_time: i32,
-    peak_running: i128,
-    tree_row: i32,
-    tree_stack: Vec<i32>,
+    state: State<'c>,
+    /// The `peak_breakdown.row` of the next tree line: rows are numbered across the file, not
+    /// per tree, so this outlives sections (and a chunk, which counts from 0, may not start
+    /// after a tree line).
+    tree_rows: i32,
 }
 
 /// Parse one buffer-assignment-family file (`data` is the whole file).
@@ -138,16 +179,17 @@ pub enum ChunkStart {
     LiveRange,
 }
 
-/// The parser state between two lines, reduced to what a chunk start can differ in: the
-/// section and live-range list, and whether everything else is as a fresh parser has it
-/// (no open value block or protobuf message, no peak / tree / report state). The current
-/// allocation is left out: only value lines of the BufferAssignment section read it, and an
-/// `allocation` line (the only chunk start there) sets it.
+/// The parser state at the end of a chunk, as far as the next chunk cares: the kind of chunk
+/// start whose state it is (`State::chunk_start`), if any.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub struct ChunkState {
-    section: Option<Section>,
-    live_sub: Option<LiveSub>,
-    rest_fresh: bool,
+pub struct ChunkState(Option<ChunkStart>);
+
+impl ChunkState {
+    /// Whether a chunk starting with a `next` line, parsed from `next.state()`, continues
+    /// the serial parse exactly from here.
+    pub fn admits(self, next: Option<ChunkStart>) -> bool {
+        next.is_some() && next == self.0
+    }
 }
 
 impl ChunkStart {
@@ -170,16 +212,16 @@ impl ChunkStart {
         (is_name_start(rest[0]) && ends_in_digit && memchr::memmem::find(rest, b"}:").is_some()).then_some(ChunkStart::LiveRange)
     }
 
-    /// The state the serial parse must be in right before such a line for a chunk starting
-    /// there to give the same rows.
-    pub fn state(self) -> ChunkState {
-        let (section, live_sub) = match self {
-            ChunkStart::Allocation => (Section::Allocations, None),
-            ChunkStart::ValueHeader => (Section::Values, None),
-            ChunkStart::Scheduled => (Section::LiveRange, Some(LiveSub::Schedule)),
-            ChunkStart::LiveRange => (Section::LiveRange, Some(LiveSub::Buffers)),
-        };
-        ChunkState { section: Some(section), live_sub, rest_fresh: true }
+    /// The state a chunk starting with such a line is parsed from: the serial parse must be
+    /// in it right before the line for the chunk to give the same rows (`State::chunk_start`
+    /// is the way back).
+    fn state<'c>(self) -> State<'c> {
+        match self {
+            ChunkStart::Allocation => State::Allocations { current: None, broken: false },
+            ChunkStart::ValueHeader => State::Values { block: None },
+            ChunkStart::Scheduled => State::LiveRange(Live::Schedule),
+            ChunkStart::LiveRange => State::LiveRange(Live::Buffers),
+        }
     }
 }
 
@@ -197,9 +239,7 @@ pub fn parse_chunk<'c>(data: &'c [u8], start: usize, end: usize, kind: Option<Ch
     }
     let mut p = Parser::new(ctx, t);
     if let Some(k) = kind {
-        let s = k.state();
-        p.section = s.section;
-        p.live_sub = s.live_sub;
+        p.state = k.state();
     }
     let last = feed(&mut p, lines)?;
     let state = p.chunk_state();
@@ -226,45 +266,28 @@ impl<'c> LineGrammar<'c> for Parser<'_, 'c> {
         if text[0] != b' ' && text[0] != b'<' && self.section_header(no, text)? {
             return Ok(());
         }
-        match self.section {
-            None => bad(0, "expected a section header (BufferAssignment:, Total bytes used: …, Used values:, HloLiveRange …) or an empty line"),
-            Some(Section::Allocations) => self.allocations_line(no, text),
-            Some(Section::Values) => self.values_line(no, text),
-            Some(Section::LiveRange) => self.live_range_line(no, text),
+        match self.state {
+            State::Idle => bad(0, "expected a section header (BufferAssignment:, Total bytes used: …, Used values:, HloLiveRange …) or an empty line"),
+            State::Allocations { .. } => self.allocations_line(no, text),
+            State::Values { .. } => self.values_line(no, text),
+            State::LiveRange(_) => self.live_range_line(no, text),
         }
     }
 }
 
 impl<'t, 'c> Parser<'t, 'c> {
     fn new(ctx: FileCtx<'c>, t: &'t mut Tables) -> Parser<'t, 'c> {
-        Parser {
-            ctx,
-            t,
-            section: None,
-            allocation: None,
-            allocation_broken: false,
-            block: None,
-            live_sub: None,
-            peak_time: 0,
-            peak_running: 0,
-            tree_row: 0,
-            tree_stack: Vec::new(),
-        }
+        Parser { ctx, t, state: State::Idle, tree_rows: 0 }
     }
 
-    /// See `ChunkState`. (A field added to `Parser` belongs in `rest_fresh`.)
+    /// See `ChunkState`. A chunk numbers tree rows from 0, so none may start after a tree line.
     fn chunk_state(&self) -> ChunkState {
-        let rest_fresh = self.block.is_none()
-            && self.peak_time == 0
-            && self.peak_running == 0
-            && self.tree_row == 0
-            && self.tree_stack.is_empty();
-        ChunkState { section: self.section, live_sub: self.live_sub, rest_fresh }
+        ChunkState(self.state.chunk_start().filter(|_| self.tree_rows == 0))
     }
 
     fn blank(&mut self, no: u64) -> R<()> {
         self.close_block(no, "an empty line", b"")?;
-        self.section = None;
+        self.state = State::Idle;
         Ok(())
     }
 
@@ -274,16 +297,14 @@ impl<'t, 'c> Parser<'t, 'c> {
 
     fn section_header(&mut self, no: u64, text: &'c [u8]) -> R<bool> {
         if text == b"BufferAssignment:" {
-            self.enter(Some(Section::Allocations), no, text)?;
-            self.allocation = None;
-            self.allocation_broken = false;
+            self.enter(State::Allocations { current: None, broken: false }, no, text)?;
         } else if text.starts_with(b"Total bytes used: ") {
-            self.enter(None, no, text)?;
+            self.enter(State::Idle, no, text)?;
             self.total_line(no, text)?;
         } else if text == b"Used values:" {
-            self.enter(Some(Section::Values), no, text)?;
+            self.enter(State::Values { block: None }, no, text)?;
         } else if text.starts_with(b"HloLiveRange") {
-            self.enter(None, no, text)?;
+            self.enter(State::Idle, no, text)?;
             self.live_range_header(no, text)?;
         } else {
             return Ok(false);
@@ -291,9 +312,10 @@ impl<'t, 'c> Parser<'t, 'c> {
         Ok(true)
     }
 
-    fn enter(&mut self, section: Option<Section>, no: u64, text: &[u8]) -> R<()> {
+    /// A section header ends the section before it (and an open value block, an error).
+    fn enter(&mut self, state: State<'c>, no: u64, text: &[u8]) -> R<()> {
         self.close_block(no, "a new section", text)?;
-        self.section = section;
+        self.state = state;
         Ok(())
     }
 
@@ -320,8 +342,8 @@ impl<'t, 'c> Parser<'t, 'c> {
     }
 
     fn allocation_line(&mut self, no: u64, text: &'c [u8]) -> R<()> {
-        self.allocation = None;
-        self.allocation_broken = true;
+        // Until the line has been read, the value lines after it belong to a broken allocation.
+        self.state = State::Allocations { current: None, broken: true };
         let AllocationLine { index, size, flags: f, flags_text } = allocation_line(text, 0, SizeForm::Bytes)?;
         let src = self.ctx.src;
         let a = &mut self.t.allocations;
@@ -341,13 +363,13 @@ impl<'t, 'c> Parser<'t, 'c> {
         a.output_shape.push_opt(&src, f.output_shape);
         a.flags.push(&src, flags_text);
         a.line.push(no as i64);
-        self.allocation = Some(index);
-        self.allocation_broken = false;
+        self.state = State::Allocations { current: Some(index), broken: false };
         Ok(())
     }
 
     fn value_line(&mut self, no: u64, text: &'c [u8]) -> R<()> {
-        if self.allocation.is_none() && !self.allocation_broken {
+        let State::Allocations { current, broken } = self.state else { unreachable!("a value line outside BufferAssignment") };
+        if current.is_none() && !broken {
             return bad(
                 0,
                 "value line outside an allocation (expected 'allocation N: …' first)",
@@ -364,7 +386,7 @@ impl<'t, 'c> Parser<'t, 'c> {
         if cur.at_end() {
             return bad(cur.pos, "expected the value's shape");
         }
-        let Some(allocation) = self.allocation else {
+        let Some(allocation) = current else {
             return Ok(()); // under an unreadable allocation line (already reported)
         };
         let shape = cur.rest();
@@ -401,7 +423,8 @@ impl<'t, 'c> Parser<'t, 'c> {
             self.close_block(no, "the next value header", text)?;
             return self.open_block(no, text, 0);
         }
-        let Some(block) = self.block.as_mut() else {
+        // Only the Used values section gets here: no block means no value header yet.
+        let State::Values { block: Some(block) } = &mut self.state else {
             return bad(
                 0,
                 "expected a value header '<ID NAME …>' in the Used values section",
@@ -447,11 +470,12 @@ impl<'t, 'c> Parser<'t, 'c> {
         let header = match parsed {
             Ok(r) => Some(r),
             Err(e) => {
-                self.block = Some(Block::new(no, None));
+                self.state = State::Values { block: Some(Block::new(no, None)) };
                 return Err(e);
             }
         };
-        self.block = Some(Block::new(no, header));
+        // Only in the Used values section, whose block was just closed: the block is all its state.
+        self.state = State::Values { block: Some(Block::new(no, header)) };
         Ok(())
     }
 
@@ -468,7 +492,8 @@ impl<'t, 'c> Parser<'t, 'c> {
             }
         }
         let instruction = &text[start..end];
-        let block = self.block.take().expect("a value block is open here");
+        let State::Values { block } = &mut self.state else { unreachable!("a defining line outside Used values") };
+        let block = block.take().expect("a value block is open here");
         if let Some(r) = block.header {
             let src = self.ctx.src;
             let v = &mut self.t.values;
@@ -509,7 +534,10 @@ impl<'t, 'c> Parser<'t, 'c> {
 
     /// A value block cut short (no ` from instruction:`) is an error; its row is dropped.
     fn close_block(&mut self, no: u64, reason: &str, text: &[u8]) -> Result<()> {
-        let Some(block) = self.block.take() else {
+        let State::Values { block } = &mut self.state else {
+            return Ok(()); // only the Used values section has blocks
+        };
+        let Some(block) = block.take() else {
             return Ok(());
         };
         let Some(r) = block.header else { return Ok(()) };
@@ -530,8 +558,7 @@ impl<'t, 'c> Parser<'t, 'c> {
             self.total("live_range", "not_available", None, 0, no);
             return Ok(());
         }
-        self.section = Some(Section::LiveRange);
-        self.live_sub = None;
+        self.state = State::LiveRange(Live::Start); // even when the rest of the header is broken
         let mut cur = Cur::new(text, 0);
         cur.expect("HloLiveRange (max ", "or 'HloLiveRange not available …'")?;
         let max = cur.uint("the schedule length", I64_MAX)? as i64;
@@ -545,41 +572,51 @@ impl<'t, 'c> Parser<'t, 'c> {
         const UNBOUNDED: &[u8] =
             b"  Peak memory could not be determined due to unbounded dynamic shape.";
         const STACK: &[u8] = b"  Stack trace breakdown for peak usage: ";
+        const EXPECTED: &str = "expected a live-range line: '  InstructionSequence:', '  BufferLiveRange:', '  Live ranges at T (peak):', '  Stack trace breakdown …' or a 4-space-indented entry under one";
         if text == b"  InstructionSequence:" {
-            self.live_sub = Some(LiveSub::Schedule);
+            self.state = State::LiveRange(Live::Schedule);
         } else if text == b"  BufferLiveRange:" {
-            self.live_sub = Some(LiveSub::Buffers);
+            self.state = State::LiveRange(Live::Buffers);
         } else if text.starts_with(b"  Live ranges at ") {
-            let mut cur = Cur::new(text, b"  Live ranges at ".len());
-            self.peak_time = cur.uint("the peak time", I32_MAX)? as i32;
-            cur.expect(" (peak):", "")?;
-            cur.end("the peak header")?;
-            self.total("live_range", "peak_time", None, self.peak_time as i64, no);
-            self.peak_running = 0;
-            self.live_sub = Some(LiveSub::Peak);
+            return self.peak_header(no, text);
         } else if text == UNBOUNDED {
             self.total("live_range", "peak_unbounded", None, 0, no);
-            self.live_sub = Some(LiveSub::AfterPeak);
+            self.state = State::LiveRange(Live::AfterPeak);
         } else if text.starts_with(STACK) {
             let mut cur = Cur::new(text, STACK.len());
             let total = cur.grouped("the peak total")?;
             cur.expect(" bytes", "")?;
             cur.end("the stack-trace header")?;
             self.total("peak_breakdown", "total", None, total, no);
-            self.tree_stack.clear();
-            self.live_sub = Some(LiveSub::Tree);
-        } else if text.starts_with(b"    ")
-            && !matches!(self.live_sub, None | Some(LiveSub::AfterPeak))
-        {
-            return match self.live_sub {
-                Some(LiveSub::Schedule) => self.schedule_line(no, text),
-                Some(LiveSub::Buffers) => self.buffer_line(no, text),
-                Some(LiveSub::Peak) => self.peak_line(no, text),
-                _ => self.tree_line(no, text),
+            self.state = State::LiveRange(Live::Tree { stack: Vec::new() });
+        } else if text.starts_with(b"    ") {
+            let State::LiveRange(live) = &self.state else { unreachable!("a live-range line outside HloLiveRange") };
+            return match live {
+                Live::Schedule => self.schedule_line(no, text),
+                Live::Buffers => self.buffer_line(no, text),
+                Live::Peak { .. } => self.peak_line(no, text),
+                Live::Tree { .. } => self.tree_line(no, text),
+                Live::Start | Live::AfterPeak => bad(0, EXPECTED), // no list to be an entry of
             };
         } else {
-            return bad(0, "expected a live-range line: '  InstructionSequence:', '  BufferLiveRange:', '  Live ranges at T (peak):', '  Stack trace breakdown …' or a 4-space-indented entry under one");
+            return bad(0, EXPECTED);
         }
+        Ok(())
+    }
+
+    /// `  Live ranges at T (peak):` starts the peak list at time T, running total 0.
+    fn peak_header(&mut self, no: u64, text: &[u8]) -> R<()> {
+        let mut cur = Cur::new(text, b"  Live ranges at ".len());
+        let time = cur.uint("the peak time", I32_MAX)? as i32;
+        // As in the reference, a header broken after its time still sets the time of the
+        // peak list it interrupts (elsewhere the time is unread until a good header).
+        if let State::LiveRange(Live::Peak { time: t, .. }) = &mut self.state {
+            *t = time;
+        }
+        cur.expect(" (peak):", "")?;
+        cur.end("the peak header")?;
+        self.total("live_range", "peak_time", None, time as i64, no);
+        self.state = State::LiveRange(Live::Peak { time, running: 0 });
         Ok(())
     }
 
@@ -635,8 +672,9 @@ impl<'t, 'c> Parser<'t, 'c> {
         let size_at = cur.pos;
         let size = cur.uint("the byte count", I64_MAX)? as i64;
         cur.expect(" bytes", "")?;
-        self.peak_running += size as i128;
-        let (mut cumulative, mut printed) = (self.peak_running, false);
+        let State::LiveRange(Live::Peak { time, running }) = &mut self.state else { unreachable!("a peak line outside the peak list") };
+        *running += size as i128; // even when the rest of the line is broken, as the reference does
+        let (time, mut cumulative, mut printed) = (*time, *running, false);
         if cur.at_end() && cumulative > I64_MAX as i128 {
             return bad(
                 size_at,
@@ -653,7 +691,7 @@ impl<'t, 'c> Parser<'t, 'c> {
         let src = self.ctx.src;
         let t = &mut self.t.peak;
         t.file_id.push(self.ctx.file_id);
-        t.time.push(self.peak_time);
+        t.time.push(time);
         t.buffer.push(&src, buffer);
         t.instruction.push(&src, name);
         t.shape_index.push(&src, index.unwrap_or(&[]));
@@ -678,7 +716,7 @@ impl<'t, 'c> Parser<'t, 'c> {
         if label.is_empty() {
             return bad(label_start, "expected a label before ' (P%, total: …)'");
         }
-        if depth > self.tree_stack.len() {
+        if depth > self.tree_stack().len() {
             return bad(
                 label_start,
                 format!(
@@ -707,17 +745,15 @@ impl<'t, 'c> Parser<'t, 'c> {
             .ok()
             .and_then(|s| s.parse().ok())
             .unwrap_or(f64::NAN);
-        let parent = if depth > 0 {
-            Some(self.tree_stack[depth - 1])
-        } else {
-            None
-        };
-        self.tree_stack.truncate(depth);
-        self.tree_stack.push(self.tree_row);
+        let row = self.tree_rows;
+        let stack = self.tree_stack();
+        let parent = if depth > 0 { Some(stack[depth - 1]) } else { None };
+        stack.truncate(depth);
+        stack.push(row);
         let src = self.ctx.src;
         let t = &mut self.t.peak_breakdown;
         t.file_id.push(self.ctx.file_id);
-        t.row.push(self.tree_row);
+        t.row.push(row);
         t.parent_row.push(parent);
         t.depth.push(depth as i32);
         t.label.push(&src, label);
@@ -726,10 +762,15 @@ impl<'t, 'c> Parser<'t, 'c> {
         t.current_bytes.push(figures[1]);
         t.remaining_bytes.push(figures[2]);
         t.line.push(no as i64);
-        self.tree_row = self.tree_row.wrapping_add(1);
+        self.tree_rows = self.tree_rows.wrapping_add(1);
         Ok(())
     }
 
+    /// The open tree's stack (only tree lines ask, and they come only in the tree).
+    fn tree_stack(&mut self) -> &mut Vec<i32> {
+        let State::LiveRange(Live::Tree { stack }) = &mut self.state else { unreachable!("a tree line outside the tree") };
+        stack
+    }
 }
 
 impl<'a> Block<'a> {
@@ -1012,6 +1053,16 @@ mod tests {
             (d, &l.as_bytes()[s..m.start]),
             (2, &b"while.5_computation"[..])
         );
+    }
+
+    /// `ChunkStart::state` and `State::chunk_start` are each other's inverse.
+    #[test]
+    fn chunk_start_states_round_trip() {
+        for k in [ChunkStart::Allocation, ChunkStart::ValueHeader, ChunkStart::Scheduled, ChunkStart::LiveRange] {
+            assert_eq!(k.state().chunk_start(), Some(k));
+            assert!(ChunkState(Some(k)).admits(Some(k)) && !ChunkState(None).admits(Some(k)));
+        }
+        assert!(!ChunkState(None).admits(None));
     }
 
     /// Inputs that would panic or overflow in a careless port (regressions of review/fuzzing).

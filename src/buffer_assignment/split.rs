@@ -29,7 +29,7 @@ pub fn parse(data: &[u8], source: &Source, ctx: FileCtx<'_>, n: usize, min_chunk
     let Some(parts) = parts.into_iter().collect::<Option<Vec<_>>>() else { return Ok(None) };
     // Each chunk must start in the state the one before it ended in.
     for w in parts.windows(2) {
-        if w[1].1.map(ChunkStart::state) != Some(w[0].2) {
+        if !w[0].2.admits(w[1].1) {
             return Ok(None);
         }
     }
