@@ -38,6 +38,9 @@ pub struct Input {
     /// The dump the file belongs to (`files.dump`): the directory `--xla_dump_to` wrote, or the
     /// path a single file was named by. Planned by the caller (`python/hlodump/paths.py`).
     pub dump: String,
+    /// The file's bytes, already in memory (a buffer the caller passed, an object fetched from
+    /// a store): read from here, not from `path`, and shared, not copied (views point into it).
+    pub data: Option<Source>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -99,8 +102,14 @@ struct Group {
 
 /// Read and parse `inputs`; `progress(files, bytes)` is called as groups finish.
 pub fn read(inputs: &[Input], opts: &Options, progress: &(dyn Fn(u64, u64) + Sync)) -> Result<Batches> {
-    let sizes: Vec<Option<u64>> =
-        inputs.iter().map(|i| if i.error.is_some() { None } else { regular_file_size(&i.path) }).collect();
+    let sizes: Vec<Option<u64>> = inputs
+        .iter()
+        .map(|i| match (&i.error, &i.data) {
+            (Some(_), _) => None,
+            (None, Some(d)) => Some(d.len() as u64),
+            (None, None) => regular_file_size(&i.path),
+        })
+        .collect();
     let run = || -> Vec<Result<Vec<Finished>>> {
         let groups = plan(&sizes, opts.map, rayon::current_num_threads());
         groups
@@ -193,6 +202,7 @@ fn read_group(inputs: &[Input], sizes: &[Option<u64>], g: &Group, opts: &Options
             crate::runtime::check();
             let start = arena.len();
             let r = match sizes[i] {
+                Some(s) if inputs[i].data.is_some() => Ok(s), // in memory already: not copied
                 Some(_) => append_file(&inputs[i], &mut arena, opts),
                 None => Err(not_regular(&inputs[i])),
             };
@@ -202,14 +212,24 @@ fn read_group(inputs: &[Input], sizes: &[Option<u64>], g: &Group, opts: &Options
             arena.shrink_to_fit(); // files that are not parsed were read only in part
         }
         let source = Source::from_vec(arena);
-        let mut src = t.add_source(&source);
+        // a group of in-memory inputs only has no arena block
+        let add_arena = |t: &mut Tables| if source.is_empty() { crate::source::SourceRef::none() } else { t.add_source(&source) };
+        let mut src = add_arena(&mut t);
         for (i, (start, end, r)) in range.zip(spans) {
-            let bytes = &source.bytes()[start..end];
-            let chunks = file(&mut t, i, &inputs[i], r.map(|size| (bytes, size, &source)), src, opts)?;
+            let chunks = match (&inputs[i].data, r) {
+                (Some(data), Ok(size)) => {
+                    let own = t.add_source(data);
+                    file(&mut t, i, &inputs[i], Ok((data.bytes(), size, data)), own, opts)?
+                }
+                (_, r) => {
+                    let bytes = &source.bytes()[start..end];
+                    file(&mut t, i, &inputs[i], r.map(|size| (bytes, size, &source)), src, opts)?
+                }
+            };
             if !chunks.is_empty() {
                 done.push(std::mem::take(&mut t).finish());
                 done.extend(chunks);
-                src = t.add_source(&source);
+                src = add_arena(&mut t);
             }
         }
     } else {
@@ -217,6 +237,7 @@ fn read_group(inputs: &[Input], sizes: &[Option<u64>], g: &Group, opts: &Options
         crate::runtime::check();
         let loaded = match sizes[i] {
             None => Err(not_regular(&inputs[i])),
+            Some(size) if inputs[i].data.is_some() => Ok((inputs[i].data.clone().expect("checked"), size)),
             Some(_) if opts.map == MapPolicy::Never => {
                 let mut v = Vec::new();
                 append_file(&inputs[i], &mut v, opts).map(|size| (Source::from_vec(v), size))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Optional
 
 import pyarrow as pa
@@ -27,11 +27,18 @@ def read_arrow(
     progress: Optional[bool] = None,
     follow_links: bool = False,
     max_files: int = MAX_FILES,
+    storage_options: Optional[Mapping[str, Any]] = None,
 ) -> Dump:
     """Parse XLA dump files into Arrow tables.
 
     Args:
-        path: a dump file, a dump directory (read recursively), a glob, or a list of these.
+        path: a dump file, a dump directory (read recursively), a glob, or a list of these;
+            also object-store URLs (``s3://bucket/prefix``, ``gs://…``, ``az://…``,
+            ``memory://…``, any fsspec URL, ``file://…``; a prefix is listed recursively like
+            a directory) and in-memory files: ``{name: bytes_like}`` or a list of
+            ``(name, bytes_like)`` pairs (bytes, memoryview, bytearray, numpy, obstore
+            ``Bytes``, ``pyarrow.Buffer``: the tables point into them, no copy; do not change
+            a mutable buffer while its tables are in use). See ``hlodump.stores``.
         tables: only these tables (``files`` and ``errors`` always come along). Default: all.
             Work is skipped too: a file is parsed only if its format can produce a requested
             table (HLO text: modules, computations, instructions, stack_frames, custom_calls;
@@ -57,6 +64,8 @@ def read_arrow(
         follow_links: follow symlinks that lead out of the directory read (default: such a
             link is a ``files`` row with an ``error``). Every (device, inode) is read once.
         max_files: stop walking (``hlodump.paths.WalkLimitError``) after this many entries.
+        storage_options: options of the object store or fsspec filesystem of URL inputs
+            (credentials, endpoint …; default: the usual environment variables).
 
     Ctrl-C stops a read at any point (``KeyboardInterrupt``, within ~10 ms plus the time a
     worker needs to reach its next check: a few thousand lines).
@@ -65,7 +74,10 @@ def read_arrow(
         a ``Dump``: a mapping of table name → ``pyarrow.Table``.
 
     Raises:
-        FileNotFoundError / PermissionError: a named file cannot be read.
+        FileNotFoundError / PermissionError: a named file cannot be read (a missing object,
+            prefix or bucket too: the message names the URL).
+        hlodump.stores.StoreError: an object store cannot be reached or used (network,
+            credentials, configuration).
         hlodump.ParseError: malformed input (with ``on_error="raise"``).
         MemoryError: the tables do not fit in memory (nothing is returned; the process goes on).
         ValueError: bad arguments (``threads`` out of range …).
@@ -80,11 +92,21 @@ def read_arrow(
         if unknown:
             raise ValueError(f"unknown tables: {sorted(unknown)}")
     nthreads = check_threads(threads)
-    inputs, dumps = expand_with_dumps(path, follow_links=follow_links, max_files=max_files)
-    bar = _progress_bar(inputs, progress)
+    from . import stores
+
+    buffers = None
+    sizes = None
+    if stores.needs_stores(path):
+        plan = stores.plan(path, follow_links=follow_links, max_files=max_files, storage_options=storage_options)
+        buffers = plan.load(progress=progress if len(plan.inputs) > 1 or progress else False)
+        inputs, dumps = plan.inputs, plan.dumps
+        sizes = plan.sizes()
+    else:
+        inputs, dumps = expand_with_dumps(path, follow_links=follow_links, max_files=max_files)
+    bar = _progress_bar(inputs, progress, sizes)
     try:
         raw = _core.read(
-            inputs, tables, on_error, nthreads, mmap, bar.update if bar is not None else None, dumps
+            inputs, tables, on_error, nthreads, mmap, bar.update if bar is not None else None, dumps, buffers
         )
     except ParseError as e:
         if len(inputs) > 1 and hasattr(e, "add_note"):  # a directory / several files: say how to go on
@@ -115,18 +137,22 @@ def check_threads(threads: Any) -> int:
     return threads
 
 
-def _progress_bar(inputs: list[tuple[str, str, bool, Optional[str]]], progress: Optional[bool]) -> Any:
+def _progress_bar(inputs: list[tuple[str, str, bool, Optional[str]]], progress: Optional[bool],
+                  sizes: Optional[list[int]] = None) -> Any:
     if progress is False or (progress is None and len(inputs) < 2):
         return None
     from .progress import ProgressBar
 
     total = 0
-    for full, _, _, err in inputs:
-        if err is not None:
-            continue
-        try:
-            total += os.stat(full).st_size
-        except OSError:
-            pass
+    if sizes is not None:
+        total = sum(sizes)
+    else:
+        for full, _, _, err in inputs:
+            if err is not None:
+                continue
+            try:
+                total += os.stat(full).st_size
+            except OSError:
+                pass
     bar = ProgressBar(len(inputs), total, force=bool(progress))
     return bar if bar.enabled else None
