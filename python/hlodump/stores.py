@@ -128,12 +128,16 @@ def _short(e: BaseException) -> str:
     msg = re.search(r"<Message>([^<]*)</Message>", text)
     if code:
         return code.group(1) + (f": {msg.group(1)}" if msg else "")
-    text = text.split("\n\nDebug source:")[0].strip()
-    for cause in ("Connection refused", "dns error", "timed out", "connection closed", "certificate"):
-        if cause in text:
-            tail = text[text.index(cause):].splitlines()[0]
-            return f"network error: {tail.rstrip(')')}"
-    first = text.splitlines()[0] if text else type(e).__name__
+    head = text.split("\n\nDebug source:")[0].strip()
+    first = head.splitlines()[0] if head else type(e).__name__
+    os_error = re.search(r'Os \{[^}]*?message: "([^"]*)"', text, re.S)
+    if os_error or "HTTP error" in first or "kind: Connect" in text or "dns error" in text:
+        host = re.search(r"https?://([^/\s?]+)", text)
+        cause = os_error.group(1) if os_error else (
+            "dns error" if "dns error" in text else first.split("HTTP error:", 1)[-1].strip())
+        if "kind: Timeout" in text or "timed out" in text:
+            cause = "timed out"
+        return f"network error: {cause}" + (f" ({host.group(1)})" if host else "")
     return first if len(first) <= 300 else first[:300] + "…"
 
 
@@ -313,7 +317,7 @@ class ObstoreBackend(Backend):
         import obstore
 
         try:
-            obstore.put(self.store, key, data)
+            obstore.put(self.store, key, memoryview(data).cast("B"))  # no copy (pyarrow Buffers included)
         except Exception as e:
             raise _error(e, self.url(key), "write") from None
 
@@ -362,7 +366,7 @@ class FsspecBackend(Backend):
             parent = posixpath.dirname(key)
             if parent:
                 self.fs.makedirs(parent, exist_ok=True)
-            self.fs.pipe_file(key, bytes(data) if not isinstance(data, bytes) else data)
+            self.fs.pipe_file(key, data if isinstance(data, bytes) else memoryview(data).cast("B").tobytes())
         except Exception as e:
             raise _error(e, self.url(key), "write") from None
 
