@@ -82,31 +82,43 @@ def read_arrow(
         MemoryError: the tables do not fit in memory (nothing is returned; the process goes on).
         ValueError: bad arguments (``threads`` out of range …).
     """
-    from . import _core
-
     if on_error not in ("raise", "collect"):
         raise ValueError("on_error must be 'raise' or 'collect'")
-    if tables is not None:
-        tables = list(tables)
-        unknown = set(tables) - set(SCHEMAS)
-        if unknown:
-            raise ValueError(f"unknown tables: {sorted(unknown)}")
+    tables = _check_tables(tables)
     nthreads = check_threads(threads)
     from . import stores
 
-    buffers = None
-    sizes = None
     if stores.needs_stores(path):
         plan = stores.plan(path, follow_links=follow_links, max_files=max_files, storage_options=storage_options)
-        buffers = plan.load(progress=progress if len(plan.inputs) > 1 or progress else False)
-        inputs, dumps = plan.inputs, plan.dumps
-        sizes = plan.sizes()
     else:
-        inputs, dumps = expand_with_dumps(path, follow_links=follow_links, max_files=max_files)
-    bar = _progress_bar(inputs, progress, sizes)
+        plan = stores.Plan(*expand_with_dumps(path, follow_links=follow_links, max_files=max_files))
+        plan.origins = [None] * len(plan.inputs)
+    return read_plan(plan, tables, on_error=on_error, string_view=string_view, threads=nthreads, mmap=mmap,
+                     progress=progress)
+
+
+def _check_tables(tables: Optional[Sequence[str]]) -> Optional[list[str]]:
+    if tables is None:
+        return None
+    tables = list(tables)
+    unknown = set(tables) - set(SCHEMAS)
+    if unknown:
+        raise ValueError(f"unknown tables: {sorted(unknown)}")
+    return tables
+
+
+def read_plan(plan: Any, tables: Optional[list[str]], *, on_error: str = "raise", string_view: bool = True,
+              threads: int = 0, mmap: Optional[bool] = None, progress: Optional[bool] = None) -> Dump:
+    """Read what ``plan`` (a ``hlodump.stores.Plan``) lists: fetch its remote objects, then
+    parse (``read_arrow`` after expanding its argument; ``hlodump.ray`` per task)."""
+    from . import _core
+
+    buffers = plan.load(progress=progress if len(plan.inputs) > 1 or progress else False)
+    inputs, dumps = plan.inputs, plan.dumps
+    bar = _progress_bar(inputs, progress, plan.sizes() if buffers is not None else None)
     try:
         raw = _core.read(
-            inputs, tables, on_error, nthreads, mmap, bar.update if bar is not None else None, dumps, buffers
+            inputs, tables, on_error, threads, mmap, bar.update if bar is not None else None, dumps, buffers
         )
     except ParseError as e:
         if len(inputs) > 1 and hasattr(e, "add_note"):  # a directory / several files: say how to go on
