@@ -184,7 +184,7 @@ def _datasource_class() -> Any:
             sch = table_schema(self.table, self.columns)
             for t in self.tasks:
                 meta = BlockMetadata(num_rows=None, size_bytes=t.size, exec_stats=None,
-                                     input_files=[inp[1] for inp in t.plan.inputs])
+                                     input_files=tuple(inp[1] for inp in t.plan.inputs))
                 out.append(ReadTask(_reader(t, self.table, self.columns, self.on_error), meta, schema=sch))
             return out
 

@@ -37,7 +37,6 @@ unreadable file of a local directory.
 
 from __future__ import annotations
 
-import asyncio
 import os
 import posixpath
 import re
@@ -65,8 +64,8 @@ _GLOB = re.compile(r"[*?\[]")
 #: Objects at least this large are fetched as concurrent ranges (then joined: one copy).
 RANGE_THRESHOLD = 64 << 20
 RANGE_STEP = 16 << 20
-#: Requests in flight at once.
-CONCURRENCY = 64
+#: Requests in flight at once (threads; obstore's calls release the GIL).
+CONCURRENCY = 32
 
 
 class StoreError(HlodumpError, OSError):
@@ -192,7 +191,7 @@ def _obstore_options(scheme: str, storage_options: Optional[Mapping[str, Any]]) 
             client.update(v)
         elif lk == "client_kwargs" and isinstance(v, Mapping):  # s3fs style
             for ck, cv in v.items():
-                config[_S3FS_KEYS.get(ck, ck)] = cv
+                config[_S3FS_KEYS.get(str(ck), str(ck))] = cv
         elif lk == "anon":
             config["skip_signature"] = bool(v)
         elif lk in _CLIENT_KEYS:
@@ -281,7 +280,7 @@ class ObstoreBackend(Backend):
     def list(self, prefix: str) -> list[tuple[str, int]]:
         import obstore
 
-        out = []
+        out: list[tuple[str, int]] = []
         try:
             for batch in obstore.list(self.store, prefix.strip("/") or None, chunk_size=1000):
                 out.extend((m["path"], int(m["size"])) for m in batch)
@@ -302,16 +301,18 @@ class ObstoreBackend(Backend):
                 return None
             raise err from None
 
-    async def get(self, key: str, size: int) -> Any:
+    def get_sync(self, key: str, size: int = 0) -> Any:
+        """The object's bytes: an ``obstore.Bytes`` the tables point into (no copy); a big one
+        in concurrent ranges, then joined (the parser needs a file contiguous: one copy).
+        (obstore's blocking calls release the GIL and beat its asyncio ones here: collecting
+        a 100 MB body with ``bytes_async`` took 3 s where ``bytes()`` took 0.4 s.)"""
         import obstore
 
         if size >= RANGE_THRESHOLD:
             starts = list(range(0, size, RANGE_STEP))
             lengths = [min(RANGE_STEP, size - s) for s in starts]
-            parts = await obstore.get_ranges_async(self.store, key, starts=starts, lengths=lengths)
-            return b"".join(parts)  # the parser needs the file contiguous: one copy of a big object
-        r = await obstore.get_async(self.store, key)
-        return await r.bytes_async()  # obstore.Bytes: the tables point into it
+            return b"".join(obstore.get_ranges(self.store, key, starts=starts, lengths=lengths))
+        return obstore.get(self.store, key).bytes()
 
     def put(self, key: str, data: Any) -> None:
         import obstore
@@ -358,7 +359,7 @@ class FsspecBackend(Backend):
             return None
         return int(info.get("size") or 0)
 
-    def get_sync(self, key: str) -> Any:
+    def get_sync(self, key: str, size: int = 0) -> Any:
         return self.fs.cat_file(key)
 
     def put(self, key: str, data: Any) -> None:
@@ -494,70 +495,33 @@ def _fetch(plan: Plan, jobs: list[int], progress: Optional[bool]) -> dict[int, A
     if progress is not False:
         from .progress import ProgressBar
 
-        b = ProgressBar(len(jobs), sum(plan.origins[i].size for i in jobs), force=bool(progress),  # type: ignore[union-attr]
-                        label="fetching")
+        total = sum(o.size for o in (plan.origins[i] for i in jobs) if isinstance(o, Remote))
+        b = ProgressBar(len(jobs), total, force=bool(progress), label="fetching")
         bar = b if b.enabled else None
     tick: Callable[[int, int], None] = bar.update if bar is not None else (lambda f, n: None)
-    try:
-        obs = [i for i in jobs if isinstance(plan.origins[i].backend, ObstoreBackend)]  # type: ignore[union-attr]
-        fss = [i for i in jobs if not isinstance(plan.origins[i].backend, ObstoreBackend)]  # type: ignore[union-attr]
-        if obs:
-            out.update(_run(_fetch_async(plan, obs, tick)))
-        if fss:
-            def one(i: int) -> tuple[int, Any]:
-                r: Remote = plan.origins[i]  # type: ignore[assignment]
-                try:
-                    got: Any = r.backend.get_sync(r.key)  # type: ignore[attr-defined]
-                except Exception as e:  # noqa: BLE001 - reported per object
-                    got = e
-                tick(1, r.size)
-                return i, got
+    lock = threading.Lock()
 
-            with ThreadPoolExecutor(min(16, len(fss))) as ex:
-                out.update(ex.map(one, fss))
+    def one(i: int) -> tuple[int, Any]:
+        r: Remote = plan.origins[i]  # type: ignore[assignment]
+        try:
+            got: Any = r.backend.get_sync(r.key, r.size)  # type: ignore[attr-defined]
+        except Exception as e:  # noqa: BLE001 - reported per object
+            got = e
+        with lock:
+            tick(1, r.size)
+        return i, got
+
+    ex = ThreadPoolExecutor(min(CONCURRENCY, len(jobs)), thread_name_prefix="hlodump-fetch")
+    try:
+        out.update(ex.map(one, jobs))
+    except BaseException:  # Ctrl-C: do not wait for the objects not fetched yet
+        ex.shutdown(wait=False, cancel_futures=True)
+        raise
     finally:
+        ex.shutdown(wait=True)
         if bar is not None:
             bar.close()
     return out
-
-
-async def _fetch_async(plan: Plan, jobs: list[int], tick: Callable[[int, int], None]) -> list[tuple[int, Any]]:
-    sem = asyncio.Semaphore(CONCURRENCY)
-
-    async def one(i: int) -> tuple[int, Any]:
-        r: Remote = plan.origins[i]  # type: ignore[assignment]
-        async with sem:
-            try:
-                got: Any = await r.backend.get(r.key, r.size)  # type: ignore[attr-defined]
-            except Exception as e:  # noqa: BLE001 - reported per object
-                got = e
-        tick(1, r.size)
-        return i, got
-
-    return list(await asyncio.gather(*(one(i) for i in jobs)))
-
-
-def _run(coro: Any) -> Any:
-    """Run ``coro`` to its end: here, or on a thread of its own when this thread already runs
-    an event loop (Jupyter)."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(coro)
-    box: list[Any] = []
-
-    def target() -> None:
-        try:
-            box.append(asyncio.run(coro))
-        except BaseException as e:  # noqa: BLE001 - re-raised below
-            box.append(e)
-
-    t = threading.Thread(target=target, name="hlodump-fetch")
-    t.start()
-    t.join()
-    if isinstance(box[0], BaseException):
-        raise box[0]
-    return box[0]
 
 
 def plan(path: Any, follow_links: bool = False, max_files: int = MAX_FILES,
