@@ -20,7 +20,7 @@ On a multi-node cluster, give URLs (``s3://`` …) or paths of a file system eve
 each task opens its files where it runs. ``memory://`` is per process: not for Ray.
 
 ``convert(src, dst)`` (``hlodump convert SRC DST --engine ray``) reads every dump once, in Ray
-tasks, and writes every table as Parquet partitioned by table and dump:
+tasks (small dumps packed together: about four Ray tasks per CPU of the cluster), and writes every table as Parquet partitioned by table and dump:
 ``DST/<table>/dump=<dump, percent-encoded>/part-<task>.parquet`` (Hive layout: readers
 restore the ``dump`` column from the directory name), DST a local path or an object-store URL.
 """
@@ -54,24 +54,24 @@ class Task:
     """One read task: a part of the plan (whole files; one dump, or some of its modules) and
     each file's ``file_id`` in the whole read."""
 
-    def __init__(self, plan: Plan, file_ids: list[int]) -> None:
+    def __init__(self, plan: Plan, file_ids: list[int], size: Optional[int] = None) -> None:
         self.plan = plan
         self.file_ids = file_ids
-
-    @property
-    def size(self) -> int:
-        return sum(self.plan.sizes())
+        #: bytes of its files (listed sizes, file sizes)
+        self.size = sum(plan.sizes()) if size is None else size
 
     @property
     def dump(self) -> str:
         return self.plan.dumps[0] if self.plan.dumps else ""
 
-    def read(self, tables: Optional[list[str]], on_error: str, threads: int = 1) -> dict[str, pa.Table]:
-        """Read the task's files; each table with ``large_string`` text, the read's file ids and
-        ``dump`` first (``files`` keeps its own)."""
+    def read(self, tables: Optional[list[str]], on_error: str, threads: int = 1,
+             string_view: bool = False) -> dict[str, pa.Table]:
+        """Read the task's files; each table with ``large_string`` text (or views, to write
+        here), the read's file ids and ``dump`` first (``files`` keeps its own)."""
         from .reader import read_plan
 
-        d = read_plan(self.plan, tables, on_error=on_error, string_view=False, threads=threads, progress=False)
+        d = read_plan(self.plan, tables, on_error=on_error, string_view=string_view, threads=threads,
+                      progress=False)
         files = d["files"]
         local = files.column("file_id").to_pylist()
         if local != list(range(len(local))):  # pragma: no cover - the core numbers files in order
@@ -85,7 +85,7 @@ class Task:
             t = t.set_column(i, t.schema.field(i), pc.take(ids, fid))
             if name != "files":
                 t = t.add_column(0, pa.field("dump", pa.large_string(), nullable=False),
-                                 pc.take(dumps, fid).cast(pa.large_string()))
+                                 pc.take(dumps.cast(pa.large_string()), fid))
             out[name] = t
         return out
 
@@ -125,13 +125,13 @@ def plan_tasks(uri: Any, *, storage_options: Optional[Mapping[str, Any]] = None,
             m = _MODULE.search(plan.inputs[i][1])
             module = m.group(1) if m else None
             if cur and cur_bytes >= target_bytes and module != last_module:
-                tasks.append(Task(plan.subset(cur), cur))
+                tasks.append(Task(plan.subset(cur), cur, cur_bytes))
                 cur, cur_bytes = [], 0
             cur.append(i)
             cur_bytes += sizes[i]
             last_module = module
         if cur:
-            tasks.append(Task(plan.subset(cur), cur))
+            tasks.append(Task(plan.subset(cur), cur, cur_bytes))
     return tasks
 
 
@@ -242,24 +242,44 @@ def _partition_dir(dst: str, table: str, dump: str) -> str:
     return stores.join(dst, table, "dump=" + quote(dump, safe=""))
 
 
-def _convert_task(task: Task, index: int, dst: str, storage_options: Optional[dict[str, Any]], on_error: str,
-                  all_tables: bool) -> list[tuple[str, str, int]]:
-    """Read one task's files and write every table: (table, path, rows) of each file written.
-    ``all_tables``: also write tables without rows (so that every table has a schema)."""
+def _convert_tasks(tasks: list[tuple[int, Task]], dst: str, storage_options: Optional[dict[str, Any]],
+                   on_error: str) -> list[tuple[str, str, int]]:
+    """Read each task's files and write every table: (table, path, rows) of each file written.
+    Task 0 also writes the tables without rows (so that every table has a schema)."""
     from . import stores
     import pyarrow.parquet as pq
 
     written = []
-    for name, t in task.read(None, on_error).items():
-        if t.num_rows == 0 and not all_tables:
-            continue
-        t = t.drop_columns(["dump"])  # in the directory name (Hive partitioning)
-        path = stores.join(_partition_dir(dst, name, task.dump), f"part-{index:05d}.parquet")
-        sink = pa.BufferOutputStream()
-        pq.write_table(t, sink, compression="zstd")
-        stores.put_bytes(path, sink.getvalue(), storage_options)
-        written.append((name, path, t.num_rows))
+    for index, task in tasks:
+        for name, t in task.read(None, on_error, string_view=True).items():
+            if t.num_rows == 0 and index != 0:
+                continue
+            t = t.drop_columns(["dump"])  # in the directory name (Hive partitioning)
+            path = stores.join(_partition_dir(dst, name, task.dump), f"part-{index:05d}.parquet")
+            sink = pa.BufferOutputStream()
+            pq.write_table(t, sink, compression="zstd")
+            stores.put_bytes(path, sink.getvalue(), storage_options)
+            written.append((name, path, t.num_rows))
     return written
+
+
+def _batches(tasks: list[Task], workers: int, min_bytes: int = 32 << 20) -> list[list[tuple[int, Task]]]:
+    """Consecutive tasks packed into Ray tasks of about total / (4 × workers) bytes (at least
+    ``min_bytes``): hundreds of small dumps do not cost hundreds of Ray task round trips."""
+    total = sum(t.size for t in tasks)
+    target = max(total // (4 * max(workers, 1)), min_bytes)
+    out: list[list[tuple[int, Task]]] = []
+    cur: list[tuple[int, Task]] = []
+    cur_bytes = 0
+    for i, t in enumerate(tasks):
+        if cur and cur_bytes + t.size > target:
+            out.append(cur)
+            cur, cur_bytes = [], 0
+        cur.append((i, t))
+        cur_bytes += t.size
+    if cur:
+        out.append(cur)
+    return out
 
 
 def convert(src: Any, dst: str, *, storage_options: Optional[Mapping[str, Any]] = None, on_error: str = "raise",
@@ -278,9 +298,10 @@ def convert(src: Any, dst: str, *, storage_options: Optional[Mapping[str, Any]] 
                        target_bytes=target_bytes)
     if not ray.is_initialized():
         ray.init(address=address, log_to_driver=False, include_dashboard=False)
-    run = ray.remote(num_cpus=1)(_convert_task)
+    run = ray.remote(num_cpus=1)(_convert_tasks)
     opts = dict(storage_options or {})
-    refs = [run.remote(t, i, dst, opts, on_error, i == 0) for i, t in enumerate(tasks)]
+    workers = int(ray.cluster_resources().get("CPU", 1))
+    refs = [run.remote(b, dst, opts, on_error) for b in _batches(tasks, workers)]
     try:
         results = ray.get(refs)
     except ray.exceptions.RayTaskError as e:  # the task's own exception (ParseError, OSError …)
