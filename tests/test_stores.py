@@ -99,15 +99,17 @@ def test_s3_single_object_is_named_explicitly(s3_env):
 def test_s3_globs_match_keys_like_paths(s3_env):
     url = f"s3://{S3_BUCKET}/runs/*/module_0002*"
     d = hlodump.read_arrow(url, tables=["files"])
-    local = hlodump.read_arrow(os.path.join(DATA, "corpus/jax-0.10.2/control_flow/module_0002*"), tables=["files"])
-    spmd = hlodump.read_arrow(os.path.join(DATA, "corpus/jax-0.4.26/spmd/module_0002*"), tables=["files"])
-    got = [p.rsplit("/", 1)[-1] for p in d["files"].column("path").to_pylist()]
-    want = sorted([p for p in local["files"].column("path").to_pylist()], key=lambda p: p.replace(CF, ""))
-    assert len(got) == local["files"].num_rows + spmd["files"].num_rows
-    # the per-module folder matched by the glob is walked (its files shown under it)
-    assert any(p.startswith(f"s3://{S3_BUCKET}/runs/control_flow/module_0002.jit_rnn_loss/")
-               for p in d["files"].column("path").to_pylist())
-    assert want
+    paths = d["files"].column("path").to_pylist()
+    local = []
+    for run_dir, prefix in ((CF, "control_flow"), (os.path.join(DATA, "corpus/jax-0.4.26/spmd"), "spmd")):
+        got = hlodump.read_arrow(os.path.join(run_dir, "module_0002*"), tables=["files"])
+        local += [f"s3://{S3_BUCKET}/runs/{prefix}/" + p[len(run_dir) + 1:] for p in got["files"].column("path").to_pylist()]
+    # the same files as the local glob, in the same order; a matched per-module folder is walked
+    assert paths == local
+    assert any(p.startswith(f"s3://{S3_BUCKET}/runs/control_flow/module_0002.jit_rnn_loss/") for p in paths)
+    # module files matched by a glob belong to their directory
+    assert {dm for p, dm in zip(paths, d["files"].column("dump").to_pylist()) if "/module_0002.jit_rnn_loss." in p} \
+        == {f"s3://{S3_BUCKET}/runs/control_flow"}
     # ** is recursive
     d = hlodump.read_arrow(f"s3://{S3_BUCKET}/**/*-memory-usage-report.txt", tables=["files"])
     n_local = len(glob.glob(os.path.join(DATA, "corpus/jax-0.10.2/control_flow/**/*-memory-usage-report.txt"), recursive=True)) \
@@ -330,3 +332,18 @@ def test_buffer_mistakes():
         hlodump.read_arrow({"x.txt": np.zeros((4, 4), np.uint8)[:, ::2]})
     with pytest.raises(hlodump.ParseError, match="not an XLA dump file"):
         hlodump.read_arrow({"notes.txt": b"hello\n"})
+
+
+def test_a_list_mixes_paths_urls_and_buffers(s3_env):
+    data = open(os.path.join(CF, BA), "rb").read()
+    url = f"s3://{S3_BUCKET}/oom"
+    d = hlodump.read_arrow([os.path.join(CF, BA), ("mem/" + BA, data), url], tables=["files", "allocations"],
+                           on_error="collect")
+    paths = d["files"].column("path").to_pylist()
+    assert paths[0] == os.path.join(CF, BA) and paths[1] == "mem/" + BA
+    assert all(p.startswith(url + "/") for p in paths[2:]) and len(paths) == 2 + len(os.listdir(os.path.join(DATA, "oom")))
+    ids = d["allocations"].column("file_id").to_pylist()
+    assert ids.count(0) == ids.count(1) > 0
+    # the buffer's dump is its name; the local file's its path; the prefix's files: the prefix
+    dumps = d["files"].column("dump").to_pylist()
+    assert dumps[:3] == [os.path.join(CF, BA), "mem/" + BA, url]
