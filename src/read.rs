@@ -448,6 +448,38 @@ mod tests {
     }
 
     #[test]
+    fn in_memory_inputs_are_parsed_in_place() {
+        use arrow_array::cast::AsArray;
+        let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/data/corpus/jax-0.10.2/control_flow/module_0002.jit_rnn_loss.cpu_after_optimizations-buffer-assignment.txt");
+        let input = |data: Option<Source>| Input {
+            path: if data.is_some() { PathBuf::new() } else { path.clone() },
+            shown: "module_0002.jit_rnn_loss.cpu_after_optimizations-buffer-assignment.txt".into(),
+            explicit: true,
+            error: None,
+            dump: "d".into(),
+            data,
+        };
+        let data = Source::from_vec(std::fs::read(&path).unwrap());
+        let rows = |b: &Batches| -> Vec<(&str, usize)> {
+            b.iter().map(|(n, v)| (*n, v.iter().map(|x| x.num_rows()).sum())).collect()
+        };
+        let opts = Options { threads: 1, ..Options::default() };
+        let from_file = read(&[input(None)], &opts, &|_, _| {}).unwrap();
+        // alone (a group of its own) and with a file in the same arena group
+        let alone = read(&[input(Some(data.clone()))], &opts, &|_, _| {}).unwrap();
+        assert_eq!(rows(&alone), rows(&from_file));
+        let mixed = read(&[input(None), input(Some(data.clone()))], &opts, &|_, _| {}).unwrap();
+        let alloc = |b: &Batches| rows(b).into_iter().find(|(n, _)| *n == "allocations").unwrap().1;
+        assert_eq!(alloc(&mixed), 2 * alloc(&from_file));
+        // the text columns point into the caller's bytes: no copy
+        let (_, batches) = alone.iter().find(|(n, _)| *n == "assignments").unwrap();
+        let col = batches[0].column_by_name("instruction").unwrap().as_string_view();
+        let base = data.bytes().as_ptr();
+        assert!(col.data_buffers().iter().any(|b| b.as_ptr() == base && b.len() == data.len()));
+    }
+
+    #[test]
     fn plan_splits_small_files_for_parallelism_and_caps_arenas() {
         let kb = 1u64 << 10;
         // 40 MiB of 4 KiB files, 4 workers: arenas of ~2.5 MiB, 16 groups
