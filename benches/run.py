@@ -127,9 +127,9 @@ def child(spec: dict) -> dict:
         d = hlodump.read_arrow(paths if len(paths) > 1 else paths[0], threads=spec["threads"], progress=False)
         dt = time.perf_counter() - t0
         st = status()
-        rows = {k: d[k].num_rows for k in d.keys()}
+        rows = {k: d.views[k].num_rows for k in d.keys()}  # the views: no large_string cast
         res = {"seconds": dt, "rows": sum(rows.values()), "errors": rows.get("errors", 0), "table_rows": rows,
-               "base_anon": base["RssAnon"], **st, **arrow_bytes(d, spec.get("files", paths))}
+               "base_anon": base["RssAnon"], **st, **arrow_bytes(d.views, spec.get("files", paths))}
         return res
     if kind == "reference":
         import hlodump.reference as ref
@@ -137,7 +137,7 @@ def child(spec: dict) -> dict:
         t0 = time.perf_counter()
         d = ref.read_arrow(paths if len(paths) > 1 else paths[0])
         dt = time.perf_counter() - t0
-        return {"seconds": dt, "rows": sum(d[k].num_rows for k in d.keys()), **status()}
+        return {"seconds": dt, "rows": sum(d.views[k].num_rows for k in d.keys()), **status()}
     if kind == "xla":
         from jaxlib import _hlo
 

@@ -31,6 +31,15 @@ pub trait Column: Default {
     /// Room for `additional` more rows (a hint: columns that cannot reserve ignore it).
     fn reserve(&mut self, _additional: usize) {}
     fn finish(self, blocks: &[Buffer]) -> ArrayRef;
+    /// Items pushed for a row that is not closed yet (list columns between their items and
+    /// `end_row`): the table cannot be flushed now.
+    fn pending(&self) -> bool {
+        false
+    }
+    /// Projection (`read_arrow(columns=...)`, `scan(columns=...)`): a column nobody asked for
+    /// is told so before parsing and may stop building (it only counts rows). Columns whose
+    /// rows cost little (numbers, flags) keep building and are dropped when finished.
+    fn set_built(&mut self, _built: bool) {}
 }
 
 // ------------------------------------------------------------------------------ text (views)
@@ -119,6 +128,8 @@ pub struct ViewCol {
     owned: Vec<u8>,
     /// (address, length) of strings of the input that no window holds whole.
     far: Vec<(usize, usize)>,
+    /// Not projected: rows are counted here, nothing is built (see `Column::set_built`).
+    skipped: Option<usize>,
 }
 
 impl ViewCol {
@@ -165,6 +176,10 @@ impl ViewCol {
     /// Append a slice of the input (copied only if it is not inside the input).
     #[inline(always)]
     pub fn push(&mut self, src: &SourceRef, s: &[u8]) {
+        if let Some(n) = &mut self.skipped {
+            *n += 1;
+            return;
+        }
         let v = self.view(src, s);
         crate::runtime::push(&mut self.views, v);
     }
@@ -184,21 +199,39 @@ impl ViewCol {
 
     #[inline]
     pub fn push_null(&mut self) {
+        if let Some(n) = &mut self.skipped {
+            *n += 1;
+            return;
+        }
         self.nulls.set(self.views.len());
         crate::runtime::push(&mut self.views, 0);
     }
 
     pub fn len(&self) -> usize {
-        self.views.len()
+        self.views.len() + self.skipped.unwrap_or(0)
     }
 
     /// Keep the first `n` rows (used to drop the items of an unfinished record).
     pub fn truncate(&mut self, n: usize) {
         assert!(self.nulls.count() == 0, "truncate is for columns without nulls");
-        self.views.truncate(n);
+        match &mut self.skipped {
+            Some(k) => *k = (*k).min(n),
+            None => self.views.truncate(n),
+        }
     }
 
+    /// See `Column::set_built`; only before the first row.
+    pub fn set_built(&mut self, built: bool) {
+        debug_assert_eq!(self.len(), 0, "projection is decided before parsing");
+        self.skipped = if built { None } else { Some(0) };
+    }
+
+
     pub fn finish_array(mut self, blocks: &[Buffer]) -> StringViewArray {
+        if let Some(n) = self.skipped {
+            // not projected (callers drop it): empty strings, not a copy of anything
+            return StringViewArray::new(ScalarBuffer::from(vec![0u128; n]), vec![], None);
+        }
         let mut buffers: Vec<Buffer> = blocks.to_vec();
         if !self.far.is_empty() {
             let first = buffers.len() as u32;
@@ -258,13 +291,18 @@ impl Column for ViewCol {
         true
     }
     fn len(&self) -> usize {
-        self.views.len()
+        ViewCol::len(self)
     }
     fn reserve(&mut self, additional: usize) {
-        ViewCol::reserve(self, additional)
+        if self.skipped.is_none() {
+            ViewCol::reserve(self, additional)
+        }
     }
     fn finish(self, blocks: &[Buffer]) -> ArrayRef {
         Arc::new(self.finish_array(blocks))
+    }
+    fn set_built(&mut self, built: bool) {
+        ViewCol::set_built(self, built)
     }
 }
 
@@ -293,10 +331,13 @@ impl Column for Str {
         self.0.len()
     }
     fn reserve(&mut self, additional: usize) {
-        self.0.reserve(additional)
+        Column::reserve(&mut self.0, additional)
     }
     fn finish(self, blocks: &[Buffer]) -> ArrayRef {
         Arc::new(self.0.finish_array(blocks))
+    }
+    fn set_built(&mut self, built: bool) {
+        self.0.set_built(built)
     }
 }
 
@@ -541,7 +582,13 @@ impl Column for StrList {
     /// Room for `additional` rows and (a guess) twice as many items.
     fn reserve(&mut self, additional: usize) {
         crate::runtime::reserve(&mut self.offsets, additional + 1);
-        self.items.reserve(2 * additional);
+        Column::reserve(&mut self.items, 2 * additional);
+    }
+    fn pending(&self) -> bool {
+        self.items.len() as i32 > self.offsets.last().copied().unwrap_or(0)
+    }
+    fn set_built(&mut self, built: bool) {
+        self.items.set_built(built)
     }
     fn finish(mut self, blocks: &[Buffer]) -> ArrayRef {
         if self.offsets.is_empty() {
@@ -593,6 +640,9 @@ impl<C: StructItems> Column for StructList<C> {
     }
     fn len(&self) -> usize {
         self.len
+    }
+    fn pending(&self) -> bool {
+        self.items.count() as i32 > self.offsets.last().copied().unwrap_or(0)
     }
     fn finish(self, blocks: &[Buffer]) -> ArrayRef {
         let arrays = self.items.finish(blocks);

@@ -47,6 +47,9 @@ pub struct FileCtx<'a> {
     pub collect: bool,
     /// Where the file's bytes sit among the table set's blocks.
     pub src: SourceRef,
+    /// The read's projection (`Options::projection`): fresh table sets (chunks of a split
+    /// file) are made in it too.
+    pub proj: Option<&'a [Option<u64>]>,
 }
 
 impl<'a> FileCtx<'a> {

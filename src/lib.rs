@@ -21,6 +21,7 @@ pub mod runtime;
 pub mod sigbus;
 pub mod source;
 pub mod split;
+pub mod stream;
 pub mod tables;
 pub mod thunks;
 

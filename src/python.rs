@@ -17,7 +17,7 @@ use pyo3_arrow::PyTable;
 use crate::error::Error;
 use crate::read::{Input, MapPolicy, Options};
 use crate::runtime;
-use crate::tables::Tables;
+use crate::tables::{Tables, TABLE_NAMES};
 
 /// Raise `hlodump.exceptions.<name>(*args)`: one exception hierarchy, defined in Python, shared
 /// with the reference parser.
@@ -69,7 +69,7 @@ const STOP_GRACE: Duration = Duration::from_millis(10);
 /// without the GIL and every `SIGNAL_POLL` runs Python's signal handlers: Ctrl-C stops the
 /// workers (`Abort::cancel`) and raises `KeyboardInterrupt` here at once.
 #[pyfunction(name = "read")]
-#[pyo3(signature = (inputs, tables=None, on_error="raise", threads=0, mmap=None, progress=None, dumps=None, buffers=None))]
+#[pyo3(signature = (inputs, tables=None, on_error="raise", threads=0, mmap=None, progress=None, dumps=None, columns=None, buffers=None))]
 fn read_inputs<'py>(
     py: Python<'py>,
     inputs: Vec<(PathBuf, String, bool, Option<String>)>,
@@ -79,6 +79,7 @@ fn read_inputs<'py>(
     mmap: Option<bool>,
     progress: Option<Py<PyAny>>,
     dumps: Option<Vec<String>>,
+    columns: Option<std::collections::HashMap<String, Vec<String>>>,
     buffers: Option<Vec<Option<pyo3_arrow::PyArray>>>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let collect = match on_error {
@@ -95,31 +96,17 @@ fn read_inputs<'py>(
         Some(true) => MapPolicy::Always,
         Some(false) => MapPolicy::Never,
     };
-    if let Some(d) = &dumps {
-        if d.len() != inputs.len() {
-            return Err(PyValueError::new_err("dumps must have one entry per input"));
-        }
-    }
-    if let Some(b) = &buffers {
-        if b.len() != inputs.len() {
-            return Err(PyValueError::new_err("buffers must have one entry per input"));
-        }
-    }
-    let mut dumps = dumps.map(|d| d.into_iter());
-    let mut buffers = buffers.map(|b| b.into_iter());
-    let inputs: Vec<Input> = inputs
-        .into_iter()
-        .map(|(path, shown, explicit, error)| {
-            let dump = dumps.as_mut().and_then(|d| d.next()).unwrap_or_else(|| shown.clone());
-            let data = buffers.as_mut().and_then(|b| b.next()).flatten().map(|a| in_memory(&shown, a)).transpose()?;
-            Ok(Input { path, shown, explicit, error, dump, data })
-        })
-        .collect::<PyResult<_>>()?;
+    let inputs = make_inputs(inputs, dumps, buffers)?;
     let mut opts = Options { collect, threads, map, ..Options::default() };
     if let Some(wanted) = &tables {
         // parse only the formats that can produce a requested table
         opts = opts.for_tables(wanted);
     }
+    let masks = match &columns {
+        Some(c) => Some(projection_masks(c)?),
+        None => None,
+    };
+    opts.projection = masks.clone();
     let abort = runtime::Abort::new();
     let stop = abort.clone();
     let report = move |files: u64, bytes: u64| {
@@ -178,7 +165,11 @@ fn read_inputs<'py>(
                 continue;
             }
         }
-        let schema = Tables::schema_of(name).expect("known table");
+        let idx = TABLE_NAMES.iter().position(|n| *n == name).expect("known table");
+        let mask = masks.as_ref().and_then(|m| m[idx]);
+        let schema = Tables::schema_projected(name, mask).expect("known table");
+        // chunks of a split file were parsed unprojected: select by name (zero-copy)
+        let batches = batches.into_iter().map(|b| select(b, &schema)).collect::<PyResult<Vec<_>>>()?;
         let table = PyTable::try_new(batches, schema)?;
         out.set_item(name, table.into_pyarrow(py)?)?;
     }
@@ -198,6 +189,189 @@ fn in_memory(shown: &str, array: pyo3_arrow::PyArray) -> PyResult<crate::source:
     }
     let values = array.as_primitive::<arrow_array::types::UInt8Type>().values().inner().clone();
     Ok(crate::source::Source::from_buffer(values))
+}
+
+/// `columns` ({table: [column, …]}) as one bit mask per table, in `TABLE_NAMES` order.
+fn projection_masks(columns: &std::collections::HashMap<String, Vec<String>>) -> PyResult<Vec<Option<u64>>> {
+    let mut masks = vec![None; TABLE_NAMES.len()];
+    for (table, cols) in columns {
+        let idx = TABLE_NAMES
+            .iter()
+            .position(|n| n == table)
+            .ok_or_else(|| PyValueError::new_err(format!("unknown table {table:?}")))?;
+        masks[idx] = Some(column_mask(table, cols)?);
+    }
+    Ok(masks)
+}
+
+fn column_mask(table: &str, cols: &[String]) -> PyResult<u64> {
+    let names = Tables::columns_of(table).expect("known table");
+    let mut mask = 0u64;
+    for c in cols {
+        let i = names.iter().position(|n| n == c).ok_or_else(|| {
+            PyValueError::new_err(format!("table {table:?} has no column {c:?} (columns: {})", names.join(", ")))
+        })?;
+        mask |= 1 << i;
+    }
+    Ok(mask)
+}
+
+/// `batch` with the columns of `schema`, by name (a no-op when it has exactly those).
+fn select(batch: RecordBatch, schema: &arrow_schema::SchemaRef) -> PyResult<RecordBatch> {
+    if batch.schema().fields() == schema.fields() {
+        return Ok(batch);
+    }
+    let idx: Vec<usize> = schema
+        .fields()
+        .iter()
+        .map(|f| batch.schema().index_of(f.name()).expect("a projected column of the table"))
+        .collect();
+    let cols = idx.iter().map(|&i| batch.column(i).clone()).collect();
+    let opts = arrow_array::RecordBatchOptions::new().with_row_count(Some(batch.num_rows()));
+    RecordBatch::try_new_with_options(schema.clone(), cols, &opts).map_err(|e| PyValueError::new_err(e.to_string()))
+}
+
+/// A streaming read of one table (`hlodump.scan`): an iterator of pyarrow record batches.
+#[pyclass(name = "BatchStream", module = "hlodump._core")]
+struct PyBatchStream {
+    inner: std::sync::Mutex<crate::stream::BatchStream>,
+    schema: arrow_schema::SchemaRef,
+}
+
+#[pymethods]
+impl PyBatchStream {
+    fn __iter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
+        slf
+    }
+
+    /// The next batch (waiting without the GIL; Ctrl-C stops the workers).
+    fn __next__<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        use crate::stream::{Failure, Poll};
+        loop {
+            let got = py.detach(|| self.inner.lock().unwrap_or_else(|e| e.into_inner()).poll(SIGNAL_POLL));
+            match got {
+                Poll::Batch(b) => {
+                    let b = select(b, &self.schema)?;
+                    return Ok(Some(pyo3_arrow::PyRecordBatch::new(b).into_pyarrow(py)?));
+                }
+                Poll::End => return Ok(None),
+                Poll::Pending => {
+                    if let Err(e) = py.check_signals() {
+                        self.inner.lock().unwrap_or_else(|e| e.into_inner()).cancel();
+                        return Err(e);
+                    }
+                }
+                Poll::Failed(Failure::Error(e)) => return Err(to_pyerr(py, e)),
+                Poll::Failed(Failure::Stop(runtime::Stop::Cancelled)) => {
+                    return Err(pyo3::exceptions::PyKeyboardInterrupt::new_err(()))
+                }
+                Poll::Failed(Failure::Stop(runtime::Stop::OutOfMemory(bytes))) => {
+                    return Err(PyMemoryError::new_err(format!(
+                        "hlodump: out of memory while reading (could not reserve {bytes} bytes)"
+                    )))
+                }
+                Poll::Failed(Failure::Panic(what)) => return Err(internal(py, what)),
+            }
+        }
+    }
+
+    /// The projected schema (pyarrow).
+    #[getter]
+    fn schema<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        pyo3_arrow::PySchema::new(self.schema.clone()).into_pyarrow(py)
+    }
+
+    /// The `errors` rows met so far (collect mode), as a pyarrow table.
+    fn errors<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let batches = self.inner.lock().unwrap_or_else(|e| e.into_inner()).errors().to_vec();
+        let schema = Tables::schema_of("errors").expect("errors table");
+        PyTable::try_new(batches, schema)?.into_pyarrow(py)
+    }
+
+    /// Stop reading (the workers stop at their next check).
+    fn close(&self) {
+        self.inner.lock().unwrap_or_else(|e| e.into_inner()).cancel();
+    }
+}
+
+/// Stream `table` of `inputs` (see `read`) in batches of at most `batch_size` rows.
+#[pyfunction(name = "scan")]
+#[pyo3(signature = (inputs, table, columns=None, batch_size=65536, on_error="raise", threads=0, mmap=None, dumps=None, buffers=None))]
+#[allow(clippy::too_many_arguments)]
+fn scan_inputs(
+    inputs: Vec<(PathBuf, String, bool, Option<String>)>,
+    table: &str,
+    columns: Option<Vec<String>>,
+    batch_size: i64,
+    on_error: &str,
+    threads: i64,
+    mmap: Option<bool>,
+    dumps: Option<Vec<String>>,
+    buffers: Option<Vec<Option<pyo3_arrow::PyArray>>>,
+) -> PyResult<PyBatchStream> {
+    let collect = match on_error {
+        "raise" => false,
+        "collect" => true,
+        _ => return Err(PyValueError::new_err("on_error must be 'raise' or 'collect'")),
+    };
+    let idx = TABLE_NAMES
+        .iter()
+        .position(|n| *n == table)
+        .ok_or_else(|| PyValueError::new_err(format!("unknown table {table:?} (tables: {})", TABLE_NAMES.join(", "))))?;
+    if batch_size < 1 {
+        return Err(PyValueError::new_err(format!("batch_size must be at least 1 (got {batch_size})")));
+    }
+    let threads = usize::try_from(threads)
+        .ok()
+        .filter(|&t| runtime::validate_threads(t).is_ok())
+        .ok_or_else(|| PyValueError::new_err(format!("threads must be between 1 and {} (got {threads})", runtime::MAX_THREADS)))?;
+    let mask = match &columns {
+        Some(c) => Some(column_mask(table, c)?),
+        None => None,
+    };
+    let map = match mmap {
+        None => MapPolicy::Auto,
+        Some(true) => MapPolicy::Always,
+        Some(false) => MapPolicy::Never,
+    };
+    let inputs = make_inputs(inputs, dumps, buffers)?;
+    let mut opts = Options { collect, threads, map, ..Options::default() }.for_tables(&[table]);
+    // the other tables are not handed out (errors aside): build none of their text
+    let mut masks: Vec<Option<u64>> = TABLE_NAMES.iter().map(|&n| if n == "errors" { None } else { Some(0) }).collect();
+    masks[idx] = mask;
+    opts.projection = Some(masks);
+    let spec = crate::stream::StreamSpec { table: idx, mask, batch_rows: batch_size as usize };
+    let s = crate::stream::stream(inputs, opts, spec, runtime::Abort::new()).map_err(|e| Python::attach(|py| to_pyerr(py, e)))?;
+    Ok(PyBatchStream { inner: std::sync::Mutex::new(s), schema: Tables::schema_projected(table, mask).expect("known table") })
+}
+
+/// The core's inputs from Python's (path, shown, explicit, error) tuples, their dumps and their
+/// in-memory bytes (`in_memory`), if any.
+fn make_inputs(
+    inputs: Vec<(PathBuf, String, bool, Option<String>)>,
+    dumps: Option<Vec<String>>,
+    buffers: Option<Vec<Option<pyo3_arrow::PyArray>>>,
+) -> PyResult<Vec<Input>> {
+    if let Some(d) = &dumps {
+        if d.len() != inputs.len() {
+            return Err(PyValueError::new_err("dumps must have one entry per input"));
+        }
+    }
+    if let Some(b) = &buffers {
+        if b.len() != inputs.len() {
+            return Err(PyValueError::new_err("buffers must have one entry per input"));
+        }
+    }
+    let mut dumps = dumps.map(|d| d.into_iter());
+    let mut buffers = buffers.map(|b| b.into_iter());
+    inputs
+        .into_iter()
+        .map(|(path, shown, explicit, error)| {
+            let dump = dumps.as_mut().and_then(|d| d.next()).unwrap_or_else(|| shown.clone());
+            let data = buffers.as_mut().and_then(|b| b.next()).flatten().map(|a| in_memory(&shown, a)).transpose()?;
+            Ok(Input { path, shown, explicit, error, dump, data })
+        })
+        .collect()
 }
 
 fn internal(py: Python<'_>, what: String) -> PyErr {
@@ -300,6 +474,8 @@ fn mapped_pages_lost() -> usize {
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(read_inputs, m)?)?;
+    m.add_function(wrap_pyfunction!(scan_inputs, m)?)?;
+    m.add_class::<PyBatchStream>()?;
     m.add_function(wrap_pyfunction!(classify_name, m)?)?;
     m.add_function(wrap_pyfunction!(sniff, m)?)?;
     m.add_function(wrap_pyfunction!(mapped_pages_lost, m)?)?;

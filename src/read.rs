@@ -66,11 +66,16 @@ pub struct Options {
     /// The formats parsed (`read_arrow(tables=...)` parses only those that can produce a
     /// requested table; see `FormatSet::for_tables`).
     pub formats: FormatSet,
+    /// Per table (`TABLE_NAMES` order) the projected columns as a bit mask (None: all); a
+    /// column outside it is not built where that saves work (`Column::set_built`).
+    pub projection: Option<Vec<Option<u64>>>,
+    /// Cut big files into chunks parsed in parallel (`split.rs`); a streaming read does not.
+    pub split: bool,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { collect: false, threads: 0, map: MapPolicy::Auto, formats: FormatSet::ALL }
+        Options { collect: false, threads: 0, map: MapPolicy::Auto, formats: FormatSet::ALL, projection: None, split: true }
     }
 }
 
@@ -83,6 +88,15 @@ impl Options {
         self
     }
 
+    /// A fresh table set in this read's projection.
+    pub fn tables(&self) -> Tables {
+        let mut t = Tables::default();
+        if let Some(p) = &self.projection {
+            t.project(p);
+        }
+        t
+    }
+
     /// The format that parses a file with this content, if this read parses it.
     pub fn parser_for(&self, content: ContentKind) -> Option<Format> {
         Format::of(content).filter(|&f| self.formats.contains(f))
@@ -93,7 +107,7 @@ impl Options {
 pub type Batches = Vec<(&'static str, Vec<RecordBatch>)>;
 
 /// A planned unit of work: consecutive files parsed by one thread into one `Tables`.
-struct Group {
+pub(crate) struct Group {
     first: usize,
     count: usize,
     /// Pack into an arena (small files) rather than load one by one.
@@ -102,20 +116,13 @@ struct Group {
 
 /// Read and parse `inputs`; `progress(files, bytes)` is called as groups finish.
 pub fn read(inputs: &[Input], opts: &Options, progress: &(dyn Fn(u64, u64) + Sync)) -> Result<Batches> {
-    let sizes: Vec<Option<u64>> = inputs
-        .iter()
-        .map(|i| match (&i.error, &i.data) {
-            (Some(_), _) => None,
-            (None, Some(d)) => Some(d.len() as u64),
-            (None, None) => regular_file_size(&i.path),
-        })
-        .collect();
+    let sizes = input_sizes(inputs);
     let run = || -> Vec<Result<Vec<Finished>>> {
         let groups = plan(&sizes, opts.map, rayon::current_num_threads());
         groups
             .par_iter()
             .map(|g| {
-                let t = read_group(inputs, &sizes, g, opts);
+                let t = read_group(inputs, &sizes, g, opts, opts.tables());
                 let bytes: u64 = sizes[g.first..g.first + g.count].iter().map(|s| s.unwrap_or(0)).sum();
                 progress(g.count as u64, bytes);
                 t
@@ -145,9 +152,22 @@ fn run_on_own_pool<T: Send>(threads: usize, run: impl FnOnce() -> T + Send) -> R
     Ok(pool.install(run))
 }
 
+/// Each input's size: its in-memory bytes, or its file's (`regular_file_size`); None for an
+/// input not to be read (`Input::error`) or not a regular file.
+pub(crate) fn input_sizes(inputs: &[Input]) -> Vec<Option<u64>> {
+    inputs
+        .iter()
+        .map(|i| match (&i.error, &i.data) {
+            (Some(_), _) => None,
+            (None, Some(d)) => Some(d.len() as u64),
+            (None, None) => regular_file_size(&i.path),
+        })
+        .collect()
+}
+
 /// Size of a regular file, or None (missing, not a regular file: FIFOs and sockets are never
 /// opened, since opening a FIFO blocks).
-fn regular_file_size(p: &std::path::Path) -> Option<u64> {
+pub(crate) fn regular_file_size(p: &std::path::Path) -> Option<u64> {
     std::fs::metadata(p).ok().filter(|m| m.is_file()).map(|m| m.len())
 }
 
@@ -157,7 +177,7 @@ const MIN_ARENA_BYTES: u64 = 1 << 20;
 /// Split `sizes` into groups. Small files go into arenas of up to `ARENA_BYTES`, but smaller
 /// (down to `MIN_ARENA_BYTES`) when that is needed to give each of `workers` threads about four
 /// groups: a 10 MB directory of small files must not be parsed by one thread.
-fn plan(sizes: &[Option<u64>], map: MapPolicy, workers: usize) -> Vec<Group> {
+pub(crate) fn plan(sizes: &[Option<u64>], map: MapPolicy, workers: usize) -> Vec<Group> {
     let small = |s: u64| match map {
         MapPolicy::Always => false,
         MapPolicy::Never | MapPolicy::Auto => s < MAP_THRESHOLD,
@@ -188,8 +208,8 @@ fn plan(sizes: &[Option<u64>], map: MapPolicy, workers: usize) -> Vec<Group> {
 
 /// The group's table sets, finished, in order: one, or more when a big file was parsed in
 /// chunks (`split.rs`; the files after it then start a new set).
-fn read_group(inputs: &[Input], sizes: &[Option<u64>], g: &Group, opts: &Options) -> Result<Vec<Finished>> {
-    let mut t = Tables::default();
+/// `t` is the table set the group starts with (a streaming read's carries its `Stream`).
+pub(crate) fn read_group(inputs: &[Input], sizes: &[Option<u64>], g: &Group, opts: &Options, mut t: Tables) -> Result<Vec<Finished>> {
     let mut done: Vec<Finished> = Vec::new();
     let range = g.first..g.first + g.count;
     if g.arena {
@@ -219,15 +239,16 @@ fn read_group(inputs: &[Input], sizes: &[Option<u64>], g: &Group, opts: &Options
             let chunks = match (&inputs[i].data, r) {
                 (Some(data), Ok(size)) => {
                     let own = t.add_source(data);
-                    file(&mut t, i, &inputs[i], Ok((data.bytes(), size, data)), own, opts)?
+                    file(&mut t, i, &inputs[i], Ok((data.bytes(), size, data)), own, opts)
                 }
                 (_, r) => {
                     let bytes = &source.bytes()[start..end];
-                    file(&mut t, i, &inputs[i], r.map(|size| (bytes, size, &source)), src, opts)?
+                    file(&mut t, i, &inputs[i], r.map(|size| (bytes, size, &source)), src, opts)
                 }
-            };
+            }
+            .inspect_err(|_| t.end_stream_on_error())?;
             if !chunks.is_empty() {
-                done.push(std::mem::take(&mut t).finish());
+                done.push(std::mem::replace(&mut t, opts.tables()).finish());
                 done.extend(chunks);
                 src = add_arena(&mut t);
             }
@@ -250,17 +271,18 @@ fn read_group(inputs: &[Input], sizes: &[Option<u64>], g: &Group, opts: &Options
         match loaded {
             Ok((source, size)) => {
                 let src = t.add_source(&source);
-                let chunks = file(&mut t, i, &inputs[i], Ok((source.bytes(), size, &source)), src, opts)?;
+                let chunks = file(&mut t, i, &inputs[i], Ok((source.bytes(), size, &source)), src, opts).inspect_err(|_| t.end_stream_on_error())?;
                 if !chunks.is_empty() {
-                    done.push(std::mem::take(&mut t).finish());
+                    done.push(std::mem::replace(&mut t, opts.tables()).finish());
                     done.extend(chunks);
                 }
             }
             Err(e) => {
-                file(&mut t, i, &inputs[i], Err(e), crate::source::SourceRef::none(), opts)?;
+                file(&mut t, i, &inputs[i], Err(e), crate::source::SourceRef::none(), opts).inspect_err(|_| t.end_stream_on_error())?;
             }
         }
     }
+    t.end_stream()?;
     if done.is_empty() || t.files.len() > 0 {
         done.push(t.finish());
     }
@@ -360,7 +382,7 @@ fn file(t: &mut Tables, file_id: usize, input: &Input, bytes: std::io::Result<(&
     f.size_bytes.push(size as i64);
     f.parsed.push(parser.is_some());
     f.error.push_opt(None::<String>);
-    let ctx = FileCtx { file_id: file_id as i32, path: &input.shown, collect: opts.collect, src };
+    let ctx = FileCtx { file_id: file_id as i32, path: &input.shown, collect: opts.collect, src, proj: opts.projection.as_deref() };
     if format.is_none() && sniffed == ContentKind::Unknown && (input.explicit || name.kind != FileKind::Other) {
         // Never zero rows in silence: a file the user named, or whose name says it is a dump,
         // that is none of our formats.
@@ -372,8 +394,10 @@ fn file(t: &mut Tables, file_id: usize, input: &Input, bytes: std::io::Result<(&
     };
     // XLA never writes a byte-order mark; an editor may have added one.
     let bytes = &bytes[text_start(bytes)..];
-    if let Some(chunks) = crate::split::parse(format, bytes, source, ctx)? {
-        return Ok(chunks);
+    if opts.split {
+        if let Some(chunks) = crate::split::parse(format, bytes, source, ctx)? {
+            return Ok(chunks);
+        }
     }
     (format.spec().parse)(bytes, ctx, t)?;
     Ok(Vec::new())

@@ -61,6 +61,9 @@ pub fn parse(format: Format, data: &[u8], source: &Source, ctx: FileCtx<'_>) -> 
 /// A fresh table set reading `source`, and a collecting context pointing into it.
 pub fn tables_for<'c>(source: &Source, ctx: FileCtx<'c>) -> (Tables, FileCtx<'c>) {
     let mut t = Tables::default();
+    if let Some(p) = ctx.proj {
+        t.project(p);
+    }
     let src = t.add_source(source);
     (t, FileCtx { src, collect: true, ..ctx })
 }
@@ -120,7 +123,7 @@ mod tests {
         let data = source.bytes();
         let mut t = Tables::default();
         let src = t.add_source(&source);
-        let ctx = FileCtx { file_id: 3, path: "x", collect: true, src };
+        let ctx = FileCtx { file_id: 3, path: "x", collect: true, src, proj: None };
         if hlo {
             crate::hlo::parse(data, ctx, &mut t).unwrap();
         } else {

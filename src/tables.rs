@@ -17,15 +17,55 @@ macro_rules! tables {
     ($( $field:ident : $tname:ident { $($col:ident : $ty:ty),* $(,)? } )*) => {
         $(
             #[derive(Default)]
-            pub struct $tname { $(pub $col: $ty,)* }
+            pub struct $tname {
+                $(pub $col: $ty,)*
+                /// The projected columns (bit i: column i), None: all (`project`).
+                proj: Option<u64>,
+            }
 
             impl $tname {
                 pub const NAME: &'static str = stringify!($field);
+                /// Column names in schema order.
+                pub const COLUMNS: &'static [&'static str] = &[$(stringify!($col)),*];
 
                 pub fn schema() -> SchemaRef {
-                    Arc::new(Schema::new(vec![
-                        $(Field::new(stringify!($col), <$ty as Column>::data_type(), <$ty as Column>::nullable())),*
-                    ]))
+                    Self::schema_projected(None)
+                }
+
+                /// The schema of the columns in `mask` (None: all), in schema order.
+                pub fn schema_projected(mask: Option<u64>) -> SchemaRef {
+                    let all = [$(Field::new(stringify!($col), <$ty as Column>::data_type(), <$ty as Column>::nullable())),*];
+                    Arc::new(Schema::new(all.into_iter().enumerate().filter(|(i, _)| projected(mask, *i)).map(|(_, f)| f).collect::<Vec<_>>()))
+                }
+
+                /// Build only the columns in `mask` from now on (the others count rows, or are
+                /// built and dropped where that is cheaper; `Column::set_built`).
+                pub fn project(&mut self, mask: u64) {
+                    self.proj = Some(mask);
+                    let mut i = 0usize;
+                    $(
+                        Column::set_built(&mut self.$col, projected(Some(mask), i));
+                        i += 1;
+                    )*
+                    let _ = i;
+                }
+
+                /// Every row complete: all columns equally long, no list holding items of an
+                /// unclosed row. Only then can the table be flushed.
+                pub fn is_complete(&self) -> bool {
+                    let n = self.len();
+                    true $(&& Column::len(&self.$col) == n && !Column::pending(&self.$col))*
+                }
+
+                /// The rows so far as a record batch (projected); the builder goes on empty,
+                /// with the same projection.
+                pub fn flush(&mut self, blocks: &[Buffer]) -> RecordBatch {
+                    let proj = self.proj;
+                    let done = std::mem::take(self);
+                    if let Some(m) = proj {
+                        self.project(m);
+                    }
+                    done.finish(blocks)
                 }
 
                 /// Number of rows (all columns have the same length once a row is complete).
@@ -42,10 +82,24 @@ macro_rules! tables {
                     $(Column::reserve(&mut self.$col, additional);)*
                 }
 
+                /// The record batch of the projected columns (the others are never finished).
                 pub fn finish(self, blocks: &[Buffer]) -> RecordBatch {
-                    let arrays: Vec<ArrayRef> = vec![$(Column::finish(self.$col, blocks)),*];
+                    let mask = self.proj;
+                    let rows = self.len();
+                    let mut arrays: Vec<ArrayRef> = Vec::new();
+                    let mut i = 0usize;
+                    $(
+                        if projected(mask, i) {
+                            arrays.push(Column::finish(self.$col, blocks));
+                        }
+                        i += 1;
+                    )*
+                    let _ = i;
                     check_lengths(Self::NAME, &arrays);
-                    RecordBatch::try_new(Self::schema(), arrays).expect("columns match their schema")
+                    // a projection may keep no column at all: the row count still holds
+                    let opts = arrow_array::RecordBatchOptions::new().with_row_count(Some(rows));
+                    RecordBatch::try_new_with_options(Self::schema_projected(mask), arrays, &opts)
+                        .expect("columns match their schema")
                 }
             }
         )*
@@ -55,6 +109,8 @@ macro_rules! tables {
         pub struct Tables {
             $(pub $field: $tname,)*
             blocks: Vec<Buffer>,
+            /// A streaming read (`scan`): where full batches of its table go.
+            stream: Option<Box<Stream>>,
         }
 
         /// Every table name, in the canonical order of `schema.py`.
@@ -63,8 +119,21 @@ macro_rules! tables {
         impl Tables {
             /// The schema of table `name`.
             pub fn schema_of(name: &str) -> Option<SchemaRef> {
+                Self::schema_projected(name, None)
+            }
+
+            /// The schema of table `name` projected to `mask` (None: all columns).
+            pub fn schema_projected(name: &str, mask: Option<u64>) -> Option<SchemaRef> {
                 match name {
-                    $(stringify!($field) => Some($tname::schema()),)*
+                    $(stringify!($field) => Some($tname::schema_projected(mask)),)*
+                    _ => None,
+                }
+            }
+
+            /// The column names of table `name`, in schema order.
+            pub fn columns_of(name: &str) -> Option<&'static [&'static str]> {
+                match name {
+                    $(stringify!($field) => Some($tname::COLUMNS),)*
                     _ => None,
                 }
             }
@@ -87,6 +156,40 @@ macro_rules! tables {
             pub fn finish(self) -> Vec<(&'static str, RecordBatch)> {
                 let blocks = self.blocks;
                 vec![$((stringify!($field), self.$field.finish(&blocks))),*]
+            }
+
+            /// Project every table: `masks[i]` for table `TABLE_NAMES[i]` (None: all columns).
+            pub fn project(&mut self, masks: &[Option<u64>]) {
+                let mut i = 0usize;
+                $(
+                    if let Some(Some(m)) = masks.get(i) {
+                        self.$field.project(*m);
+                    }
+                    i += 1;
+                )*
+                let _ = i;
+            }
+
+            fn table_len(&self, idx: usize) -> usize {
+                match TABLE_NAMES[idx] {
+                    $(stringify!($field) => self.$field.len(),)*
+                    _ => unreachable!(),
+                }
+            }
+
+            fn table_complete(&self, idx: usize) -> bool {
+                match TABLE_NAMES[idx] {
+                    $(stringify!($field) => self.$field.is_complete(),)*
+                    _ => unreachable!(),
+                }
+            }
+
+            /// Flush table `idx` (see the table's `flush`).
+            pub fn flush_table(&mut self, idx: usize) -> RecordBatch {
+                match TABLE_NAMES[idx] {
+                    $(stringify!($field) => self.$field.flush(&self.blocks),)*
+                    _ => unreachable!(),
+                }
             }
         }
     };
@@ -177,6 +280,70 @@ tables! {
         entry_parameter_subshape: OptStr, line: I64,
     }
     errors: Errors { file_id: I32, line: I64, column: I64, message: Text, text: Text }
+}
+
+/// Whether column `i` is in `mask` (None: every column is).
+#[inline]
+fn projected(mask: Option<u64>, i: usize) -> bool {
+    mask.is_none_or(|m| i < 64 && (m >> i) & 1 == 1)
+}
+
+/// Where a streaming read sends the batches of its one table (`Tables::line_end`).
+pub struct Stream {
+    /// Index into `TABLE_NAMES`.
+    pub table: usize,
+    /// Hand out a batch once the table holds this many rows.
+    pub batch_rows: usize,
+    /// Takes each batch (blocking while the reader is behind: that is the backpressure).
+    pub sink: Box<dyn FnMut(RecordBatch) -> crate::error::Result<()> + Send>,
+}
+
+impl Tables {
+    /// Stream table `stream.table` out in batches while parsing (`line_end`, `end_stream`).
+    pub fn set_stream(&mut self, stream: Stream) {
+        self.stream = Some(Box::new(stream));
+    }
+
+    /// Called by the format drivers between lines: a streaming read flushes its table here
+    /// once it holds `batch_rows` complete rows. Costs one branch otherwise.
+    #[inline]
+    pub fn line_end(&mut self) -> crate::error::Result<()> {
+        match &self.stream {
+            Some(s) if self.table_len(s.table) >= s.batch_rows => self.send(false),
+            _ => Ok(()),
+        }
+    }
+
+    /// The end of the input: the streamed table's last rows, whatever their number.
+    pub fn end_stream(&mut self) -> crate::error::Result<()> {
+        if self.stream.is_some() {
+            self.send(true)
+        } else {
+            Ok(())
+        }
+    }
+
+    /// A strict read stops at an error: a stream first hands out the rows before it (the
+    /// consumer then gets the error, in file order).
+    #[cold]
+    pub fn end_stream_on_error(&mut self) {
+        let _ = self.end_stream();
+    }
+
+    #[cold]
+    fn send(&mut self, last: bool) -> crate::error::Result<()> {
+        let idx = self.stream.as_ref().expect("a stream").table;
+        if self.table_len(idx) == 0 || !(last || self.table_complete(idx)) {
+            return Ok(());
+        }
+        let batch = self.flush_table(idx);
+        (self.stream.as_mut().expect("a stream").sink)(batch)
+    }
+
+    /// Take the stream off (what finishing a streamed table set does first).
+    pub fn take_stream(&mut self) -> Option<Box<Stream>> {
+        self.stream.take()
+    }
 }
 
 /// Columns a line shift applies to: only `I64` columns named `line` are ever shifted (see

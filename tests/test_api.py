@@ -13,7 +13,7 @@ import pytest
 
 import hlodump
 import hlodump.reference
-from hlodump.schema import SCHEMAS, TABLE_NAMES
+from hlodump.schema import SCHEMAS, TABLE_NAMES, schema
 
 DATA = Path(__file__).parent / "data"
 SEED0 = DATA / "seeds" / "000_d4ec204070c56195.txt"
@@ -24,8 +24,12 @@ def test_every_table_present_with_full_schema_even_when_empty() -> None:
     d = hlodump.read_arrow(SEED0)
     assert list(d) == list(TABLE_NAMES)
     for name in TABLE_NAMES:
-        assert d[name].schema == SCHEMAS[name], name
-    assert d.instructions.num_rows == 0 and d.instructions.schema == SCHEMAS["instructions"]
+        assert d.views[name].schema == SCHEMAS[name], name  # as read: string_view text
+        assert d[name].schema == schema(name, False), name  # as handed to pyarrow: large_string
+    assert d.instructions.num_rows == 0 and d.views.instructions.schema == SCHEMAS["instructions"]
+    v = hlodump.read_arrow(SEED0, string_view=True)
+    for name in TABLE_NAMES:
+        assert v[name].schema == SCHEMAS[name], name
 
 
 def test_dump_is_a_mapping_with_attribute_access() -> None:

@@ -301,11 +301,11 @@ def test_pickle_and_ipc_carry_only_what_rows_reference(dump: Path) -> None:
 
     d = hlodump.read_arrow(str(dump), progress=False)
     size = _size(dump)
-    raw = ipc_size(d.tables())  # IPC writes every buffer of every column whole: whole files
+    raw = ipc_size(d.views.tables())  # IPC writes every buffer of every view column whole: whole files
     whole = pickle.dumps(d, protocol=5)  # a Dump pickles compacted
-    tables = sum(len(pickle.dumps(t, protocol=5)) for t in d.tables())  # so does a bare table
+    tables = sum(len(pickle.dumps(t, protocol=5)) for t in d.views.tables())  # so does a bare table
     c = d.compact()
-    ipc = ipc_size(c.tables())
+    ipc = ipc_size(c.views.tables())
     print(f"\n{dump.name}: input {size / 1e6:.2f} MB; IPC of the tables as read {raw / 1e6:.1f} MB; "
           f"pickle(Dump) {len(whole) / 1e6:.2f} MB ({len(whole) / size:.1f}x input); "
           f"pickle of each table {tables / 1e6:.2f} MB; IPC of compact() {ipc / 1e6:.2f} MB")
@@ -313,7 +313,7 @@ def test_pickle_and_ipc_carry_only_what_rows_reference(dump: Path) -> None:
     assert tables <= 4 * size + (1 << 20)
     assert ipc <= 4 * size + (1 << 20)
     assert raw > 5 * len(whole)
-    col = d.instructions.column("name")
+    col = d.views.instructions.column("name")
     assert len(pickle.dumps(col)) <= 4 * size + (1 << 20)  # a ChunkedArray too
     assert pickle.loads(pickle.dumps(col)).equals(col)
     back = pickle.loads(whole)
@@ -328,7 +328,7 @@ FAULTHANDLER = """
 import faulthandler, sys, hlodump
 path, mode = sys.argv[1], sys.argv[2]
 d = hlodump.read_arrow(path)
-col = d["assignments"].column("shape")
+col = d.views["assignments"].column("shape")  # views into the mapped file
 before = col.to_pylist()
 faulthandler.enable()          # installs its own SIGBUS handler, in front of ours
 if mode == "read-again":

@@ -65,7 +65,7 @@ def test_every_directory_agrees(path: Path) -> None:
 
 def test_string_view_and_large_string_hold_the_same_values() -> None:
     p = DATA / "seeds" / "003_edd6dfbd09ed8e41.txt"
-    views = hlodump.read_arrow(p)
+    views = hlodump.read_arrow(p, string_view=True)
     large = hlodump.read_arrow(p, string_view=False)
     assert views["values"].schema.field("defining_instruction").type == pa.string_view()
     assert large["values"].schema.field("defining_instruction").type == pa.large_string()

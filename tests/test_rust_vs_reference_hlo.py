@@ -178,9 +178,9 @@ def test_huge_custom_call_body_is_a_view_into_the_mapping(tmp_path):
         f.write("\n}\n")
     del body
     d = hlodump.read_arrow(str(path), mmap=True)
-    arr = d.instructions.column("backend_config").chunk(0)
+    arr = d.views.instructions.column("backend_config").chunk(0)
     assert arr.type == pa.string_view()
-    row = d.instructions.column("name").to_pylist().index("k")
+    row = d.views.instructions.column("name").to_pylist().index("k")
     # The view's data buffer: a string_view array has [validity, views, data buffers...].
     views = arr.buffers()[1]
     import struct

@@ -311,7 +311,7 @@ def test_every_buffer_type_and_no_copy():
         assert d["assignments"].to_pylist() == want, type(obj)
     # zero copy: the text columns' data buffers are the caller's memory
     buf = pa.py_buffer(data)
-    d = hlodump.read_arrow({BA: buf})
+    d = hlodump.read_arrow({BA: buf}, string_view=True)
     col = d["assignments"].column("instruction").chunk(0)
     assert any(b.address == buf.address and b.size == buf.size for b in col.buffers()[2:] if b is not None)
     # the tables keep the memory alive
@@ -347,3 +347,13 @@ def test_a_list_mixes_paths_urls_and_buffers(s3_env):
     # the buffer's dump is its name; the local file's its path; the prefix's files: the prefix
     dumps = d["files"].column("dump").to_pylist()
     assert dumps[:3] == [os.path.join(CF, BA), "mem/" + BA, url]
+
+
+def test_scan_takes_urls_and_buffers(s3_env):
+    url = f"s3://{S3_BUCKET}/runs/control_flow"
+    want = hlodump.read_arrow(CF, string_view=True)["instructions"]
+    got = pa.Table.from_batches(list(hlodump.scan(url, "instructions", columns=["name", "opcode"])))
+    assert got.to_pylist() == want.select(["name", "opcode"]).to_pylist()
+    data = open(os.path.join(CF, BA), "rb").read()
+    got = pa.Table.from_batches(list(hlodump.scan({BA: data}, "allocations")))
+    assert got.to_pylist() == hlodump.read_arrow(os.path.join(CF, BA), string_view=True)["allocations"].to_pylist()

@@ -14,6 +14,7 @@ from .bodies import decode_body
 from .dump import Dump, compact
 from .exceptions import HlodumpError, ParseError
 from .reader import read_arrow
+from .scan import Scan, ScanWarning, scan
 from .schema import SCHEMAS, TABLE_NAMES
 
 __version__ = "0.1.0"
@@ -37,4 +38,4 @@ def _max_threads() -> int:
 #: Most worker threads ``read_arrow(threads=...)`` accepts.
 MAX_THREADS = _max_threads()
 
-__all__ = ["read_arrow", "compact", "MAX_THREADS", "decode_body", "mapped_pages_lost", "Dump", "ParseError", "HlodumpError", "SCHEMAS", "TABLE_NAMES", "__version__"]
+__all__ = ["read_arrow", "scan", "Scan", "ScanWarning", "compact", "MAX_THREADS", "decode_body", "mapped_pages_lost", "Dump", "ParseError", "HlodumpError", "SCHEMAS", "TABLE_NAMES", "__version__"]

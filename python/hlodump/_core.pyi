@@ -2,20 +2,21 @@
 
 from collections.abc import Callable, Sequence
 from os import PathLike
-from typing import Optional, Union
+from typing import Mapping, Optional, Union, final
 
 import pyarrow as pa
 
 __version__: str
 
 def read(
-    inputs: Sequence[tuple[Union[str, PathLike[str]], str, bool]],
+    inputs: Sequence[tuple[Union[str, PathLike[str]], str, bool, Optional[str]]],
     tables: Optional[Sequence[str]] = None,
     on_error: str = "raise",
     threads: int = 0,
     mmap: Optional[bool] = None,
     progress: Optional[Callable[[int, int], object]] = None,
     dumps: Optional[Sequence[str]] = None,
+    columns: Optional[Mapping[str, Sequence[str]]] = None,
     buffers: Optional[Sequence[Optional[pa.Array]]] = None,
 ) -> dict[str, pa.Table]:
     """Parse ``(path, shown_path, explicit)`` inputs into a dict of table name → pyarrow.Table.
@@ -39,3 +40,31 @@ def decode_body(backend_config: Optional[str]) -> Optional[bytes]:
 
 def mapped_pages_lost() -> int:
     """Pages of mapped files that shrank while in use and now read as zeros."""
+
+
+@final
+class BatchStream:
+    """A streaming read of one table: an iterator of ``pyarrow.RecordBatch`` (``scan``)."""
+
+    @property
+    def schema(self) -> pa.Schema: ...
+    def __iter__(self) -> "BatchStream": ...
+    def __next__(self) -> pa.RecordBatch: ...
+    def errors(self) -> pa.Table:
+        """The ``errors`` rows met so far (``on_error="collect"``)."""
+    def close(self) -> None:
+        """Stop reading (the workers stop at their next check)."""
+
+def scan(
+    inputs: Sequence[tuple[Union[str, PathLike[str]], str, bool, Optional[str]]],
+    table: str,
+    columns: Optional[Sequence[str]] = None,
+    batch_size: int = 65536,
+    on_error: str = "raise",
+    threads: int = 0,
+    mmap: Optional[bool] = None,
+    dumps: Optional[Sequence[str]] = None,
+    buffers: Optional[Sequence[Optional[pa.Array]]] = None,
+) -> BatchStream:
+    """Stream ``table`` of ``inputs`` (as ``read``, ``buffers`` too) in batches of about
+    ``batch_size`` rows."""

@@ -221,11 +221,18 @@ def _stem(path: str) -> str:
 _MODULE_CACHE: "dict[int, tuple[Any, list[_Module]]]" = {}
 
 
+def _views(d: Any) -> Any:
+    """The tables of ``d`` as read (zero-copy ``string_view``): the analysis runs in DuckDB and
+    never needs the ``large_string`` copies that ``d.<table>`` makes for pyarrow's kernels."""
+    return getattr(d, "views", d)
+
+
 def _module_list(d: "Dump") -> list[_Module]:
     """The modules of a dump, identified by (dump, module id, module name): files of different
     dumps (``files.dump``) never join, whatever their module numbers and names. A module's
     ``key`` is ``module_NNNN.name`` (or the file stem of a file without that prefix); when the
     ``Dump`` holds several dumps it is qualified as ``<dump>:module_NNNN.name``."""
+    d = _views(d)
     ft = d["files"]
     hit = _MODULE_CACHE.get(id(ft))
     if hit is not None and hit[0] is ft:
@@ -317,6 +324,7 @@ def _con(d: "Dump", mods: list[_Module], tables: Iterable[str]) -> "duckdb.DuckD
 
     con = duckdb.connect()
     con.register("modmap", _modmap(mods))
+    d = _views(d)
     for t in tables:
         if t in d:
             con.register(t, d[t])
@@ -337,7 +345,7 @@ def modules(dump: "Dump") -> pa.Table:
     mods = _module_list(dump)
     counts = {}
     for t in ("allocations", "values", "live_ranges", "peak", "instructions"):
-        fids = dump[t].column("file_id").to_pylist() if t in dump else []
+        fids = _views(dump)[t].column("file_id").to_pylist() if t in dump else []
         c: dict[int, int] = {}
         for f in fids:
             c[f] = c.get(f, 0) + 1

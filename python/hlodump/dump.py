@@ -4,18 +4,27 @@ from __future__ import annotations
 
 import copyreg
 import os
+import threading
 from collections.abc import Iterator, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Optional
 
 import pyarrow as pa
 
-from .schema import SCHEMAS, empty_table
+from .schema import SCHEMAS, empty_table, to_large_string_schema
 
 if TYPE_CHECKING:  # pragma: no cover
     import duckdb
     import polars
 
-__all__ = ["Dump", "compact"]
+__all__ = ["Dump", "compact", "to_large_strings"]
+
+
+def to_large_strings(table: pa.Table) -> pa.Table:
+    """``table`` with every text column (``string_view`` / ``string``, also inside lists and
+    structs) cast to ``large_string``: what pyarrow's compute kernels take. The text bytes are
+    copied; a table without text columns comes back as it is."""
+    target = to_large_string_schema(table.schema)
+    return table if target == table.schema else table.cast(target)
 
 
 def compact(table: pa.Table) -> pa.Table:
@@ -80,17 +89,47 @@ class Dump(Mapping[str, pa.Table]):
 
     Every table of ``hlodump.schema.SCHEMAS`` is present (with no rows if the input had none),
     unless ``read_arrow(..., tables=[...])`` asked for fewer (``files`` and ``errors`` are always
-    there). Text columns are zero-copy ``string_view`` arrays into the mapped files unless the
-    dump was read with ``string_view=False``.
+    there).
+
+    Text columns are read as zero-copy ``string_view`` arrays into the mapped files. What
+    ``d.instructions`` / ``d["instructions"]`` gives depends on ``string_view`` (of
+    ``read_arrow``, or here):
+
+    * ``None`` (``read_arrow``'s default): each table is cast to ``large_string`` text the
+      first time it is asked for, and kept — pyarrow's own kernels (``filter``, ``take``,
+      ``sort_by``, ``pc.is_in``, ``pc.starts_with`` …, which pyarrow lacks for string_view)
+      work, and only the tables you touch are copied. ``to_polars``, ``to_duckdb``,
+      ``write_parquet``, ``compact``, pickling and ``d.views`` use the zero-copy views.
+    * ``True``: the tables are the ``string_view`` tables themselves (what ``d.views`` gives).
+    * ``False``: the tables were cast to ``large_string`` when read (``read_arrow``) and no
+      views are kept.
     """
 
-    def __init__(self, tables: Mapping[str, pa.Table]) -> None:
+    def __init__(self, tables: Mapping[str, pa.Table], string_view: Optional[bool] = True) -> None:
+        if string_view not in (None, True, False):
+            raise TypeError(f"string_view must be None, True or False (got {string_view!r})")
         self._tables: dict[str, pa.Table] = dict(tables)
+        self._string_view = string_view
+        self._cast: dict[str, pa.Table] = {}
+        self._lock = threading.Lock()
+        self._views: Optional[Dump] = None
+
+    def _get(self, name: str) -> pa.Table:
+        t = self._tables[name]
+        if self._string_view is not None:
+            return t
+        c = self._cast.get(name)
+        if c is None:
+            with self._lock:  # two threads asking at once make one copy
+                c = self._cast.get(name)
+                if c is None:
+                    c = self._cast[name] = to_large_strings(t)
+        return c
 
     # -- Mapping ---------------------------------------------------------------------------
     def __getitem__(self, name: str) -> pa.Table:
         _rearm_sigbus()
-        return self._tables[name]
+        return self._get(name)
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._tables)
@@ -98,11 +137,14 @@ class Dump(Mapping[str, pa.Table]):
     def __len__(self) -> int:
         return len(self._tables)
 
+    def __contains__(self, name: object) -> bool:  # without casting (Mapping's would)
+        return name in self._tables
+
     def __getattr__(self, name: str) -> pa.Table:
         tables = self.__dict__.get("_tables")
         if tables is not None and name in tables:
             _rearm_sigbus()
-            return tables[name]
+            return self._get(name)
         if name in SCHEMAS:  # a table that was not asked for: say so rather than AttributeError
             raise KeyError(f"table {name!r} was not read (see read_arrow(tables=...))")
         raise AttributeError(name)
@@ -116,14 +158,39 @@ class Dump(Mapping[str, pa.Table]):
 
     def tables(self) -> list[pa.Table]:
         """The tables, in table-name order (what ``Mapping.values()`` would give)."""
-        return list(self._tables.values())
+        return [self[name] for name in self._tables]
+
+    @property
+    def views(self) -> "Dump":
+        """The same tables with their text as zero-copy ``string_view`` arrays into the files
+        read (a ``Dump`` whose tables are the views themselves; nothing is copied). For
+        consumers that take ``string_view`` (Polars, DuckDB, Parquet, Arrow C stream / PyCapsule
+        consumers, ``pa.ipc``); pyarrow's filter/take/sort/is_in kernels do not. A dump read
+        with ``string_view=False`` has no views: ``views`` is the dump itself."""
+        if self._string_view is not None:
+            return self
+        if self._views is None:
+            self._views = Dump(self._tables, True)
+        return self._views
+
+    @property
+    def string_view(self) -> Optional[bool]:
+        """``None``: tables cast to large_string on first access (views kept for hand-over);
+        ``True``: the tables are string_view; ``False``: the tables were cast when read."""
+        return self._string_view
 
     def __dir__(self) -> list[str]:
         return sorted(set(super().__dir__()) | set(self._tables))
 
     def __repr__(self) -> str:
-        rows = ", ".join(f"{k}={t.num_rows}" for k, t in self._tables.items() if t.num_rows)
-        return f"<hlodump.Dump {rows or 'empty'}>"
+        from ._repr import text_repr
+
+        return text_repr(self)
+
+    def _repr_html_(self) -> str:
+        from ._repr import html_repr
+
+        return html_repr(self)
 
     # -- hand-over -------------------------------------------------------------------------
     def compact(self) -> "Dump":
@@ -138,19 +205,23 @@ class Dump(Mapping[str, pa.Table]):
         table sent elsewhere costs about what its rows hold. Pickling a ``Dump`` compacts by
         itself; pickle ``d.compact()["instructions"]`` rather than ``d["instructions"]``.
         """
-        return Dump({name: compact(t) for name, t in self._tables.items()})
+        return Dump({name: compact(t) for name, t in self._tables.items()}, self._string_view)
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (Dump, (self.compact()._tables,))
+        return (Dump, (self.compact()._tables, self._string_view))
 
     def to_polars(self) -> dict[str, "polars.DataFrame"]:
-        """Every table as a ``polars.DataFrame`` (Arrow memory is shared, not copied)."""
+        """Every table as a ``polars.DataFrame``. Polars takes the ``string_view`` text as it is
+        (its own string layout): nothing is copied. (``pl.from_arrow(d.instructions)`` copies
+        twice — the large_string cast, then Polars' conversion —, ``pl.from_arrow(
+        d.views.instructions)`` not at all.)"""
         import polars as pl
 
         return {name: pl.from_arrow(t) for name, t in self._tables.items()}  # type: ignore[misc]
 
     def to_duckdb(self, con: "duckdb.DuckDBPyConnection | None" = None) -> "duckdb.DuckDBPyConnection":
-        """Register every table as a DuckDB view named after it; return the connection."""
+        """Register every table as a DuckDB view named after it; return the connection. DuckDB
+        scans the zero-copy ``string_view`` tables (``d.views``)."""
         import duckdb
 
         con = duckdb.connect() if con is None else con
@@ -160,7 +231,8 @@ class Dump(Mapping[str, pa.Table]):
 
     def write_parquet(self, out_dir: str | os.PathLike[str], compression: str = "zstd",
                       storage_options: "Mapping[str, Any] | None" = None) -> list[str]:
-        """Write one Parquet file per table into ``out_dir`` (created); return the paths.
+        """Write one Parquet file per table into ``out_dir`` (created); return the paths. The
+        writer encodes the zero-copy ``string_view`` tables directly (no large_string copy).
         ``out_dir`` may be an object-store or fsspec URL (``s3://bucket/prefix`` …; see
         ``hlodump.stores``), written with ``storage_options``."""
         import pyarrow.parquet as pq
@@ -185,14 +257,24 @@ class Dump(Mapping[str, pa.Table]):
         return paths
 
     def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:  # pragma: no cover
-        raise TypeError("a Dump holds several tables: pick one, e.g. dump['allocations']")
+        raise TypeError("a Dump holds several tables: pick one, e.g. dump.views['allocations'] "
+                        "(zero-copy string_view) or dump['allocations']")
 
     @staticmethod
-    def _complete(tables: Mapping[str, pa.Table], wanted: "list[str] | None", string_view: bool) -> "Dump":
-        """Fill in empty tables with their full schema, in the canonical table order."""
+    def _complete(
+        tables: Mapping[str, pa.Table],
+        wanted: "list[str] | None",
+        string_view: Optional[bool],
+        columns: "Mapping[str, list[str]] | None" = None,
+    ) -> "Dump":
+        """Fill in empty tables with their (projected) schema, in the canonical table order."""
         names = [n for n in SCHEMAS if wanted is None or n in wanted or n in ("files", "errors")]
         out = {}
         for n in names:
             t = tables.get(n)
-            out[n] = t if t is not None else empty_table(n, string_view)
-        return Dump(out)
+            if t is None:
+                t = empty_table(n, string_view is not False)
+                if columns and n in columns:
+                    t = t.select([c for c in t.schema.names if c in columns[n]])
+            out[n] = t
+        return Dump(out, string_view)

@@ -11,7 +11,7 @@ import pyarrow as pa
 from .dump import Dump
 from .exceptions import ParseError
 from .paths import MAX_FILES, expand_with_dumps
-from .schema import SCHEMAS, schema
+from .schema import SCHEMAS, schema, to_large_string_schema
 
 __all__ = ["read_arrow"]
 
@@ -21,12 +21,13 @@ def read_arrow(
     tables: Optional[Sequence[str]] = None,
     *,
     on_error: str = "raise",
-    string_view: bool = True,
+    string_view: Optional[bool] = None,
     threads: Optional[int] = None,
     mmap: Optional[bool] = None,
     progress: Optional[bool] = None,
     follow_links: bool = False,
     max_files: int = MAX_FILES,
+    columns: Optional[Mapping[str, Sequence[str]]] = None,
     storage_options: Optional[Mapping[str, Any]] = None,
 ) -> Dump:
     """Parse XLA dump files into Arrow tables.
@@ -50,8 +51,30 @@ def read_arrow(
             ``errors`` itself parses every format; ``tables=[]`` or ``["files"]`` parses none.
         on_error: ``"raise"`` (default) raises ``hlodump.ParseError`` at the first malformed
             line; ``"collect"`` keeps going and reports each problem as a row of ``errors``.
-        string_view: text columns as zero-copy ``string_view`` (default) or as ``large_string``
-            copies, for pyarrow kernels that lack string_view (take, filter, sort …).
+        string_view: how text columns reach you. Text is always read as zero-copy
+            ``string_view`` arrays into the mapped files, but pyarrow (26) has no string_view
+            kernels for ``filter``, ``take``, ``sort_by``/``sort_indices``, ``is_in``,
+            ``equal``, ``starts_with``, ``utf8_length``, ``match_substring`` … (nor joins on
+            such keys).
+
+            * ``None`` (default): ``d.instructions`` / ``d["instructions"]`` is a
+              ``pyarrow.Table`` with ``large_string`` text, cast from the views the first time
+              that table is asked for and kept (tables never asked for cost nothing), so those
+              kernels work. ``d.views.<table>`` is the view table; ``to_polars``,
+              ``to_duckdb``, ``write_parquet``, ``compact``, pickling, ``hlodump.analysis``
+              and the CLI use the views, no copy. (``pl.from_arrow(d.instructions)`` copies
+              twice; use ``d.to_polars()`` or ``pl.from_arrow(d.views.instructions)``.)
+            * ``True``: the tables are the ``string_view`` views themselves.
+            * ``False``: every table cast to ``large_string`` while reading.
+
+            Measured (``benches/string_view_options.py``; anonymous memory, mapped input not
+            counted): a 216 MB HLO file reads into 474 MB of views in 1.2 s; asking for
+            ``d.instructions`` copies 288 MB of text (997 MB in all, cast 1.7 s); asking for
+            every table 1027 MB; ``string_view=False`` 1025 MB and 3.2 s (it keeps the views
+            alive too). A 222 MB buffer assignment: 210 MB of views; ``d.assignments`` +36 MB;
+            every table 501 MB; ``string_view=False`` 499 MB. ``tests/data/corpus`` (11 MB):
+            35 / 80 (``d.instructions``) / 89 / 87 MB. ``to_polars()`` of the 216 MB HLO dump
+            adds 45 MB from the views and 425 MB from large_string tables.
         threads: worker threads, 1 … ``hlodump.MAX_THREADS`` (default: all cores). Each read
             starts its own threads and ends them (a forked child reads like its parent).
         mmap: ``None`` (default) memory-maps files of 4 MiB and more (zero-copy; works for
@@ -64,6 +87,10 @@ def read_arrow(
         follow_links: follow symlinks that lead out of the directory read (default: such a
             link is a ``files`` row with an ``error``). Every (device, inode) is read once.
         max_files: stop walking (``hlodump.paths.WalkLimitError``) after this many entries.
+        columns: ``{table: [column, …]}``: those tables hold only the columns named (in schema
+            order); their other text columns are never built (numbers and flags are built and
+            dropped: they cost little). Tables not named keep every column. With ``tables``
+            unset, naming a table here does not restrict which tables are read.
         storage_options: options of the object store or fsspec filesystem of URL inputs
             (credentials, endpoint …; default: the usual environment variables).
 
@@ -71,7 +98,8 @@ def read_arrow(
     worker needs to reach its next check: a few thousand lines).
 
     Returns:
-        a ``Dump``: a mapping of table name → ``pyarrow.Table``.
+        a ``Dump``: a mapping of table name → ``pyarrow.Table`` (see ``string_view``);
+        ``repr(d)`` / Jupyter show the files read, every table's size and the first errors.
 
     Raises:
         FileNotFoundError / PermissionError: a named file cannot be read (a missing object,
@@ -85,6 +113,7 @@ def read_arrow(
     if on_error not in ("raise", "collect"):
         raise ValueError("on_error must be 'raise' or 'collect'")
     tables = _check_tables(tables)
+    projection = check_columns(columns)
     nthreads = check_threads(threads)
     from . import stores
 
@@ -94,7 +123,7 @@ def read_arrow(
         plan = stores.Plan(*expand_with_dumps(path, follow_links=follow_links, max_files=max_files))
         plan.origins = [None] * len(plan.inputs)
     return read_plan(plan, tables, on_error=on_error, string_view=string_view, threads=nthreads, mmap=mmap,
-                     progress=progress)
+                     progress=progress, projection=projection)
 
 
 def _check_tables(tables: Optional[Sequence[str]]) -> Optional[list[str]]:
@@ -107,8 +136,9 @@ def _check_tables(tables: Optional[Sequence[str]]) -> Optional[list[str]]:
     return tables
 
 
-def read_plan(plan: Any, tables: Optional[list[str]], *, on_error: str = "raise", string_view: bool = True,
-              threads: int = 0, mmap: Optional[bool] = None, progress: Optional[bool] = None) -> Dump:
+def read_plan(plan: Any, tables: Optional[list[str]], *, on_error: str = "raise",
+              string_view: Optional[bool] = None, threads: int = 0, mmap: Optional[bool] = None,
+              progress: Optional[bool] = None, projection: Optional[dict[str, list[str]]] = None) -> Dump:
     """Read what ``plan`` (a ``hlodump.stores.Plan``) lists: fetch its remote objects, then
     parse (``read_arrow`` after expanding its argument; ``hlodump.ray`` per task)."""
     from . import _core
@@ -118,7 +148,8 @@ def read_plan(plan: Any, tables: Optional[list[str]], *, on_error: str = "raise"
     bar = _progress_bar(inputs, progress, plan.sizes() if buffers is not None else None)
     try:
         raw = _core.read(
-            inputs, tables, on_error, threads, mmap, bar.update if bar is not None else None, dumps, buffers
+            inputs, tables, on_error, threads, mmap, bar.update if bar is not None else None, dumps,
+            projection, buffers,
         )
     except ParseError as e:
         if len(inputs) > 1 and hasattr(e, "add_note"):  # a directory / several files: say how to go on
@@ -130,10 +161,30 @@ def read_plan(plan: Any, tables: Optional[list[str]], *, on_error: str = "raise"
             bar.close()
     out = {}
     for name, t in raw.items():
-        if not string_view:
-            t = t.cast(schema(name, False))
+        if string_view is False:
+            t = t.cast(to_large_string_schema(t.schema))
         out[name] = t
-    return Dump._complete(out, tables, string_view)
+    return Dump._complete(out, tables, string_view, projection)
+
+
+def check_columns(columns: Optional[Mapping[str, Sequence[str]]]) -> Optional[dict[str, list[str]]]:
+    """``columns=`` checked against the schemas (``ValueError`` naming what exists)."""
+    if columns is None:
+        return None
+    if not isinstance(columns, Mapping):
+        raise TypeError("columns must be a mapping {table: [column, ...]}")
+    out: dict[str, list[str]] = {}
+    for table, cols in columns.items():
+        if table not in SCHEMAS:
+            raise ValueError(f"unknown table {table!r} in columns (tables: {', '.join(SCHEMAS)})")
+        if isinstance(cols, str):
+            raise TypeError(f"columns[{table!r}] must be a list of column names, not a string")
+        names = SCHEMAS[table].names
+        for c in cols:
+            if c not in names:
+                raise ValueError(f"table {table!r} has no column {c!r} (columns: {', '.join(names)})")
+        out[table] = list(cols)
+    return out
 
 
 def check_threads(threads: Any) -> int:

@@ -17,9 +17,11 @@ General conventions (apply to every table unless a column says otherwise)
   ``FileNames``/``FunctionNames`` entries) are C-unescaped, and quotes are removed.
 * A trailing ``\\r`` at the end of a line is ignored (CRLF files parse like LF files).
 * Files must be UTF-8. A line containing invalid UTF-8 is a parse error at the first bad byte.
-* ``str`` columns coming from the file are ``string_view`` (``large_string`` with
-  ``read_arrow(..., string_view=False)``). Columns built by us (paths, kinds, messages) are
-  ``string`` in ``files``/``errors`` and are cast the same way.
+* ``str`` columns coming from the file are ``string_view`` as read (``Dump.views``; the tables of
+  ``read_arrow(..., string_view=True)``). ``read_arrow``'s default hands each table to pyarrow
+  with every text column cast to ``large_string`` (on first access), as
+  ``read_arrow(..., string_view=False)`` does when reading. Columns built by us (paths, kinds,
+  messages) are ``string`` in ``files``/``errors`` and are cast the same way.
 * Shape indices are printed ``{}`` / ``{1}`` / ``{0,2}``; a ``shape_index`` column holds that text,
   or ``""`` (empty, not null) where the file did not print an index.
 * Human-readable sizes (``4.00MiB``, ``51.1KiB``, ``576B``) convert to bytes as

@@ -210,6 +210,10 @@ pub fn parse_chunk<'c>(data: &'c [u8], start: usize, end: usize, kind: Option<Ch
 }
 
 impl<'c> LineGrammar<'c> for Parser<'_, 'c> {
+    fn tables(&mut self) -> &mut Tables {
+        self.t
+    }
+
     fn report(&mut self, line: u64, column: u64, msg: String, text: &[u8]) -> Result<()> {
         self.ctx
             .error_at(&mut self.t.errors, line, column, msg, text)
@@ -1031,6 +1035,7 @@ mod tests {
                     path: "t",
                     collect,
                     src: crate::source::SourceRef::none(),
+                    proj: None,
                 };
                 let mut t = Tables::default();
                 let _ = parse(data, ctx, &mut t);

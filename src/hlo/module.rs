@@ -231,6 +231,7 @@ impl<'t, 'c> Parser<'t, 'c> {
 
     fn run(&mut self) -> Result<()> {
         loop {
+            self.t.line_end()?; // a streaming read hands out a batch here when one is full
             let line = match self.pending.take() {
                 Some(l) => l,
                 None => match self.next_line() {

@@ -351,6 +351,8 @@ pub trait LineGrammar<'c> {
     fn line(&mut self, no: u64, text: &'c [u8]) -> R<()>;
     /// Report a problem (an `Err` in strict mode, an `errors` row in collect mode).
     fn report(&mut self, line: u64, column: u64, msg: String, text: &[u8]) -> crate::error::Result<()>;
+    /// The table set being filled (the driver offers it a flush between lines).
+    fn tables(&mut self) -> &mut crate::tables::Tables;
 }
 
 /// Feed every decodable line to `g` (lines that are not UTF-8 were reported up front by
@@ -361,6 +363,7 @@ pub fn feed<'c, G: LineGrammar<'c>>(g: &mut G, lines: crate::lines::Lines<'c>) -
         if line.bad.is_some() {
             continue;
         }
+        g.tables().line_end()?; // a streaming read hands out a batch here when one is full
         last = line.no;
         match g.line(line.no, line.text) {
             Ok(()) => {}

@@ -78,6 +78,10 @@ pub fn parse<'c>(data: &'c [u8], ctx: FileCtx<'c>, t: &mut Tables) -> Result<()>
 }
 
 impl<'c> LineGrammar<'c> for Parser<'_, 'c> {
+    fn tables(&mut self) -> &mut Tables {
+        self.t
+    }
+
     fn line(&mut self, no: u64, text: &'c [u8]) -> R<()> {
         if let Layout::Proto { depth, .. } = self.layout {
             if depth > 0 {
@@ -489,7 +493,7 @@ mod tests {
     use super::*;
 
     fn run(data: &[u8]) -> (Tables, Result<()>) {
-        let ctx = FileCtx { file_id: 0, path: "t", collect: true, src: crate::source::SourceRef::none() };
+        let ctx = FileCtx { file_id: 0, path: "t", collect: true, src: crate::source::SourceRef::none(), proj: None };
         let mut t = Tables::default();
         let r = parse(data, ctx, &mut t);
         (t, r)
@@ -519,7 +523,7 @@ mod tests {
         ];
         for data in cases {
             for collect in [true, false] {
-                let ctx = FileCtx { file_id: 0, path: "t", collect, src: crate::source::SourceRef::none() };
+                let ctx = FileCtx { file_id: 0, path: "t", collect, src: crate::source::SourceRef::none(), proj: None };
                 let mut t = Tables::default();
                 let _ = parse(data, ctx, &mut t);
                 let _ = t.finish();

@@ -206,6 +206,10 @@ fn tpu_token(c: &[u8], p: usize) -> Option<usize> {
 }
 
 impl<'c> LineGrammar<'c> for Parser<'_, 'c> {
+    fn tables(&mut self) -> &mut Tables {
+        self.t
+    }
+
     fn line(&mut self, no: u64, text: &'c [u8]) -> R<()> {
         let start = content_start(text);
         let c = trim_end(&text[start..]);
@@ -801,7 +805,7 @@ mod tests {
     use super::*;
 
     fn run(data: &[u8], collect: bool) -> (Tables, Result<()>) {
-        let ctx = FileCtx { file_id: 0, path: "t", collect, src: crate::source::SourceRef::none() };
+        let ctx = FileCtx { file_id: 0, path: "t", collect, src: crate::source::SourceRef::none(), proj: None };
         let mut t = Tables::default();
         let r = parse(data, ctx, &mut t);
         (t, r)

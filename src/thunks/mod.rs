@@ -86,6 +86,10 @@ fn label(body: &[u8]) -> Option<&[u8]> {
 }
 
 impl<'c> LineGrammar<'c> for Parser<'_, 'c> {
+    fn tables(&mut self) -> &mut Tables {
+        self.t
+    }
+
     fn line(&mut self, no: u64, text: &'c [u8]) -> R<()> {
         let indent = text.iter().take_while(|&&b| b == b' ').count();
         let body = &text[indent..];

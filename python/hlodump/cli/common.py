@@ -60,8 +60,10 @@ def read(paths: Any, args: argparse.Namespace, tables: Optional[Sequence[str]] =
         s = os.fspath(one)
         if not os.path.lexists(s) and not any(c in s for c in "*?[") and not is_url(s):
             raise UsageError(f"{s}: No such file or directory")
+    # string_view=True: the commands hand the tables to DuckDB, Parquet and the analysis, which
+    # take the zero-copy views; no large_string copy is ever made.
     d = read_arrow(p, tables=tables, on_error="collect" if getattr(args, "keep_going", False) else "raise",
-                   threads=threads, storage_options=storage_options(args))
+                   threads=threads, string_view=True, storage_options=storage_options(args))
     seen = getattr(args, "_dumps_read", None)
     if seen is None:
         seen = args._dumps_read = []

@@ -113,7 +113,7 @@ def read_arrow(
     path: Any,
     tables: Sequence[str] | None = None,
     on_error: str = "raise",
-    string_view: bool = True,
+    string_view: bool | None = None,
     follow_links: bool = False,
     max_files: int = MAX_FILES,
 ) -> Dump:
@@ -141,7 +141,7 @@ def read_arrow(
     for name in SCHEMAS:
         if tables is not None and name not in tables and name not in ("files", "errors"):
             continue
-        out[name] = pa.Table.from_pylist(sink.rows[name], schema=schema(name, string_view))
+        out[name] = pa.Table.from_pylist(sink.rows[name], schema=schema(name, string_view is not False))
     return Dump._complete(out, list(tables) if tables is not None else None, string_view)
 
 

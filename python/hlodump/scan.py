@@ -1,0 +1,238 @@
+"""``hlodump.scan``: one table as a stream of record batches, in memory that does not grow with
+the input.
+
+A ``Scan`` reads nothing until it is consumed; each consumption (``to_reader``, an Arrow C
+stream, a Polars or DuckDB query) starts a fresh read, so one ``Scan`` can be read many times.
+Batches come out in file order while later files parse; at most ``batch_size`` rows each.
+How the core streams (and why it stays bounded): ``src/stream.rs``.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Iterator, Sequence
+from typing import Any, Optional
+
+import pyarrow as pa
+
+from .paths import MAX_FILES, expand_with_dumps
+from .schema import SCHEMAS, to_large_string_schema
+
+__all__ = ["scan", "Scan", "ScanWarning"]
+
+
+class ScanWarning(UserWarning):
+    """A stream with ``on_error="collect"`` met malformed input (see ``Scan.errors``)."""
+
+
+def scan(
+    source: Any,
+    table: str,
+    *,
+    columns: Optional[Sequence[str]] = None,
+    batch_size: int = 65536,
+    on_error: str = "raise",
+    string_view: bool = True,
+    storage_options: Optional[dict[str, Any]] = None,
+    threads: Optional[int] = None,
+    mmap: Optional[bool] = None,
+    follow_links: bool = False,
+    max_files: int = MAX_FILES,
+) -> "Scan":
+    """Stream one table of a dump (see ``read_arrow`` for ``source`` and the options).
+
+    Args:
+        source: a dump file, directory, glob, or a list of these.
+        table: the table to stream (``hlodump.schema.SCHEMAS`` has them all).
+        columns: only these columns, in schema order (the others are never built where that
+            saves work). Default: all.
+        batch_size: at most this many rows per batch.
+        on_error: ``"raise"``: the stream raises ``hlodump.ParseError`` (path, line, column) at
+            the first malformed line, after the batches of the files before it. ``"collect"``:
+            the stream goes on; the problems are ``Scan.errors`` once it ends, and a
+            ``ScanWarning`` says how many there were.
+        string_view: text columns as zero-copy ``string_view`` (default) or ``large_string``.
+        storage_options: options for object-store URLs (see ``read_arrow``).
+
+    Returns:
+        a ``Scan`` (nothing is read until it is consumed).
+    """
+    from .reader import check_threads
+
+    if table not in SCHEMAS:
+        raise ValueError(f"unknown table {table!r} (tables: {', '.join(SCHEMAS)})")
+    if on_error not in ("raise", "collect"):
+        raise ValueError("on_error must be 'raise' or 'collect'")
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+        raise ValueError(f"batch_size must be a positive integer (got {batch_size!r})")
+    names = SCHEMAS[table].names
+    if columns is not None:
+        if isinstance(columns, str):
+            raise TypeError("columns must be a list of column names, not a string")
+        for c in columns:
+            if c not in names:
+                raise ValueError(f"table {table!r} has no column {c!r} (columns: {', '.join(names)})")
+        columns = [c for c in names if c in set(columns)]
+    return Scan(
+        source,
+        table,
+        columns=None if columns is None else list(columns),
+        batch_size=batch_size,
+        on_error=on_error,
+        string_view=string_view,
+        storage_options=storage_options,
+        threads=check_threads(threads),
+        mmap=mmap,
+        follow_links=follow_links,
+        max_files=max_files,
+    )
+
+
+class Scan:
+    """A lazily read table of a dump: ``schema``, Arrow C stream, ``to_reader``, ``to_polars``.
+
+    DuckDB reads it directly (``duckdb.sql("select … from s")`` with ``s`` a ``Scan``), as does
+    anything that takes an Arrow C stream (``pyarrow.table(s)``, ``polars.from_arrow``…).
+    """
+
+    def __init__(
+        self,
+        source: Any,
+        table: str,
+        *,
+        columns: Optional[list[str]],
+        batch_size: int,
+        on_error: str,
+        string_view: bool,
+        storage_options: Optional[dict[str, Any]],
+        threads: int,
+        mmap: Optional[bool],
+        follow_links: bool,
+        max_files: int,
+    ) -> None:
+        self.source = source
+        self.table = table
+        self.columns = columns
+        self.batch_size = batch_size
+        self.on_error = on_error
+        self.string_view = string_view
+        self.storage_options = storage_options
+        self._threads = threads
+        self._mmap = mmap
+        self._follow_links = follow_links
+        self._max_files = max_files
+        #: ``errors`` rows of the last stream that ended (``on_error="collect"``).
+        self.errors: pa.Table = (
+            SCHEMAS["errors"].empty_table() if string_view else to_large_string_schema(SCHEMAS["errors"]).empty_table()
+        )
+
+    def __repr__(self) -> str:
+        cols = "all columns" if self.columns is None else ", ".join(self.columns)
+        return f"<hlodump.Scan {self.table} ({cols}) of {self.source!r}>"
+
+    @property
+    def schema(self) -> pa.Schema:
+        """The schema of the batches (projected; nothing is read)."""
+        s = SCHEMAS[self.table]
+        if self.columns is not None:
+            s = pa.schema([s.field(c) for c in self.columns])
+        return s if self.string_view else to_large_string_schema(s)
+
+    def _inputs(self) -> tuple[list[Any], list[str], Optional[list[Any]]]:
+        """(inputs, dumps, buffers) for the core: local paths, or URLs / buffers planned and
+        fetched by ``hlodump.stores`` (objects are fetched whole before the stream starts)."""
+        from . import stores
+
+        if stores.needs_stores(self.source):
+            plan = stores.plan(self.source, follow_links=self._follow_links, max_files=self._max_files,
+                               storage_options=self.storage_options)
+            buffers = plan.load(progress=False)
+            return plan.inputs, plan.dumps, buffers
+        inputs, dumps = expand_with_dumps(self.source, self._follow_links, self._max_files)
+        return inputs, dumps, None
+
+    def batches(self, columns: Optional[Sequence[str]] = None) -> Iterator[pa.RecordBatch]:
+        """A fresh read: the batches, in file order (``columns`` narrows the projection)."""
+        from . import _core
+
+        cols = self.columns if columns is None else [c for c in self.schema.names if c in set(columns)]
+        inputs, dumps, buffers = self._inputs()
+        stream = _core.scan(
+            inputs, self.table, cols, self.batch_size, self.on_error, self._threads, self._mmap, dumps, buffers
+        )
+        target = None if self.string_view else to_large_string_schema(stream.schema)
+        try:
+            for b in stream:
+                if target is not None:
+                    b = b.cast(target)
+                # a format hands out a batch between lines: it may run over by a line's rows
+                for at in range(0, b.num_rows, self.batch_size):
+                    yield b.slice(at, self.batch_size) if b.num_rows > self.batch_size else b
+        finally:
+            stream.close()
+        errors = stream.errors()
+        if target is not None:
+            errors = errors.cast(to_large_string_schema(errors.schema))
+        self.errors = errors
+        if errors.num_rows:
+            files = len(set(errors.column("file_id").to_pylist()))
+            warnings.warn(
+                f"hlodump.scan: {errors.num_rows} problem(s) in {files} file(s) were skipped; "
+                "see Scan.errors",
+                ScanWarning,
+                stacklevel=2,
+            )
+
+    def __iter__(self) -> Iterator[pa.RecordBatch]:
+        return self.batches()
+
+    def to_reader(self) -> pa.RecordBatchReader:
+        """A ``pyarrow.RecordBatchReader`` over a fresh read."""
+        return pa.RecordBatchReader.from_batches(self.schema, self.batches())
+
+    def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
+        """The Arrow PyCapsule stream interface: a fresh read per call."""
+        return self.to_reader().__arrow_c_stream__(requested_schema)
+
+    def to_table(self) -> pa.Table:
+        """Everything, as one ``pyarrow.Table``."""
+        return self.to_reader().read_all()
+
+    def to_polars(self) -> Any:
+        """A ``polars.LazyFrame`` (Polars IO plugin): projection, ``n_rows`` (stops the read
+        early) and predicates (applied to each batch) are pushed into the scan."""
+        import polars as pl
+        from polars.io.plugins import register_io_source
+
+        def source(
+            with_columns: Optional[list[str]], predicate: Any, n_rows: Optional[int], batch_size: Optional[int]
+        ) -> Iterator[Any]:
+            cols = None if with_columns is None else list(with_columns)
+            if predicate is not None and cols is not None:
+                # the predicate's columns must be read too; projected away below
+                need = set(predicate.meta.root_names())
+                read_cols = [c for c in self.schema.names if c in set(cols) | need]
+            else:
+                read_cols = cols
+            left = n_rows
+            gen = self.batches(read_cols)
+            try:
+                for b in gen:
+                    df = pl.from_arrow(b)
+                    assert isinstance(df, pl.DataFrame)
+                    if predicate is not None:
+                        df = df.filter(predicate)
+                    if cols is not None:
+                        df = df.select(cols)
+                    if left is not None:
+                        df = df.head(left)
+                        left -= df.height
+                    yield df
+                    if left is not None and left <= 0:
+                        return
+            finally:
+                gen.close()
+
+        schema = pl.from_arrow(self.schema.empty_table()).schema  # type: ignore[union-attr]
+        return register_io_source(source, schema=schema, explain_name="hlodump.scan", explain_detail=self.table)
+
