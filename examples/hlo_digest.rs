@@ -36,7 +36,7 @@ fn hash_array(a: &dyn Array, h: &mut impl Hasher) {
 fn main() {
     let inputs: Vec<hlodump::Input> = std::env::args()
         .skip(1)
-        .map(|p| hlodump::Input { path: p.clone().into(), shown: p.clone(), explicit: true, error: None, dump: p })
+        .map(|p| hlodump::Input { path: p.clone().into(), shown: p.clone(), explicit: true, error: None, dump: p, data: None })
         .collect();
     let opts = hlodump::Options { threads: 1, collect: true, ..Default::default() };
     let out = hlodump::read(&inputs, &opts, &|_, _| {}).unwrap();

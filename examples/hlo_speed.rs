@@ -11,7 +11,7 @@ fn main() {
     let path = args.get(1).expect("usage: hlo_speed FILE [RUNS]");
     let runs: usize = args.get(2).map_or(3, |r| r.parse().unwrap());
     let size = std::fs::metadata(path).unwrap().len() as f64;
-    let input = Input { path: path.into(), shown: path.clone(), explicit: true, error: None, dump: path.clone() };
+    let input = Input { path: path.into(), shown: path.clone(), explicit: true, error: None, dump: path.clone(), data: None };
     let threads: usize = args.get(3).map_or(1, |t| t.parse().unwrap());
     let opts = Options { threads, ..Default::default() };
     let mut best = f64::MAX;

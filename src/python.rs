@@ -59,13 +59,17 @@ const STOP_GRACE: Duration = Duration::from_millis(10);
 
 /// Parse `inputs` — a list of (path, shown_path, explicit, error) — into a dict of pyarrow
 /// tables. `error` (or None): the `files.error` text of an entry the walk decided not to read.
-/// `dumps` (one per input, `files.dump`) defaults to each input's shown path.
+/// `dumps` (one per input, `files.dump`) defaults to each input's shown path. `buffers` (one per
+/// input, or None): an input's bytes already in memory, as a pyarrow `uint8` array (anything with
+/// `__arrow_c_array__`; `pa.Array.from_buffers(pa.uint8(), n, [None, pa.py_buffer(obj)])` wraps
+/// any buffer-protocol object without a copy). Its views point into that memory, kept alive by
+/// the Arrow release callback; `path` is not opened.
 ///
 /// The read runs on a thread of its own with a pool of its own (`runtime`); this thread waits
 /// without the GIL and every `SIGNAL_POLL` runs Python's signal handlers: Ctrl-C stops the
 /// workers (`Abort::cancel`) and raises `KeyboardInterrupt` here at once.
 #[pyfunction(name = "read")]
-#[pyo3(signature = (inputs, tables=None, on_error="raise", threads=0, mmap=None, progress=None, dumps=None, columns=None))]
+#[pyo3(signature = (inputs, tables=None, on_error="raise", threads=0, mmap=None, progress=None, dumps=None, columns=None, buffers=None))]
 fn read_inputs<'py>(
     py: Python<'py>,
     inputs: Vec<(PathBuf, String, bool, Option<String>)>,
@@ -76,6 +80,7 @@ fn read_inputs<'py>(
     progress: Option<Py<PyAny>>,
     dumps: Option<Vec<String>>,
     columns: Option<std::collections::HashMap<String, Vec<String>>>,
+    buffers: Option<Vec<Option<pyo3_arrow::PyArray>>>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let collect = match on_error {
         "raise" => false,
@@ -91,7 +96,7 @@ fn read_inputs<'py>(
         Some(true) => MapPolicy::Always,
         Some(false) => MapPolicy::Never,
     };
-    let inputs = make_inputs(inputs, dumps)?;
+    let inputs = make_inputs(inputs, dumps, buffers)?;
     let mut opts = Options { collect, threads, map, ..Options::default() };
     if let Some(wanted) = &tables {
         // parse only the formats that can produce a requested table
@@ -169,6 +174,21 @@ fn read_inputs<'py>(
         out.set_item(name, table.into_pyarrow(py)?)?;
     }
     Ok(out)
+}
+
+/// The bytes of an in-memory input: the values buffer of a `uint8` array without nulls (shared
+/// with its owner through the C data interface, not copied).
+fn in_memory(shown: &str, array: pyo3_arrow::PyArray) -> PyResult<crate::source::Source> {
+    use arrow_array::cast::AsArray;
+    let (array, _) = array.into_inner();
+    if array.data_type() != &DataType::UInt8 || array.null_count() > 0 {
+        return Err(pyo3::exceptions::PyTypeError::new_err(format!(
+            "{shown}: an in-memory input must be a uint8 array without nulls (got {})",
+            array.data_type()
+        )));
+    }
+    let values = array.as_primitive::<arrow_array::types::UInt8Type>().values().inner().clone();
+    Ok(crate::source::Source::from_buffer(values))
 }
 
 /// `columns` ({table: [column, …]}) as one bit mask per table, in `TABLE_NAMES` order.
@@ -276,7 +296,7 @@ impl PyBatchStream {
 
 /// Stream `table` of `inputs` (see `read`) in batches of at most `batch_size` rows.
 #[pyfunction(name = "scan")]
-#[pyo3(signature = (inputs, table, columns=None, batch_size=65536, on_error="raise", threads=0, mmap=None, dumps=None))]
+#[pyo3(signature = (inputs, table, columns=None, batch_size=65536, on_error="raise", threads=0, mmap=None, dumps=None, buffers=None))]
 #[allow(clippy::too_many_arguments)]
 fn scan_inputs(
     inputs: Vec<(PathBuf, String, bool, Option<String>)>,
@@ -287,6 +307,7 @@ fn scan_inputs(
     threads: i64,
     mmap: Option<bool>,
     dumps: Option<Vec<String>>,
+    buffers: Option<Vec<Option<pyo3_arrow::PyArray>>>,
 ) -> PyResult<PyBatchStream> {
     let collect = match on_error {
         "raise" => false,
@@ -313,7 +334,7 @@ fn scan_inputs(
         Some(true) => MapPolicy::Always,
         Some(false) => MapPolicy::Never,
     };
-    let inputs = make_inputs(inputs, dumps)?;
+    let inputs = make_inputs(inputs, dumps, buffers)?;
     let mut opts = Options { collect, threads, map, ..Options::default() }.for_tables(&[table]);
     // the other tables are not handed out (errors aside): build none of their text
     let mut masks: Vec<Option<u64>> = TABLE_NAMES.iter().map(|&n| if n == "errors" { None } else { Some(0) }).collect();
@@ -324,21 +345,33 @@ fn scan_inputs(
     Ok(PyBatchStream { inner: std::sync::Mutex::new(s), schema: Tables::schema_projected(table, mask).expect("known table") })
 }
 
-/// The core's inputs from Python's (path, shown, explicit, error) tuples and their dumps.
-fn make_inputs(inputs: Vec<(PathBuf, String, bool, Option<String>)>, dumps: Option<Vec<String>>) -> PyResult<Vec<Input>> {
+/// The core's inputs from Python's (path, shown, explicit, error) tuples, their dumps and their
+/// in-memory bytes (`in_memory`), if any.
+fn make_inputs(
+    inputs: Vec<(PathBuf, String, bool, Option<String>)>,
+    dumps: Option<Vec<String>>,
+    buffers: Option<Vec<Option<pyo3_arrow::PyArray>>>,
+) -> PyResult<Vec<Input>> {
     if let Some(d) = &dumps {
         if d.len() != inputs.len() {
             return Err(PyValueError::new_err("dumps must have one entry per input"));
         }
     }
+    if let Some(b) = &buffers {
+        if b.len() != inputs.len() {
+            return Err(PyValueError::new_err("buffers must have one entry per input"));
+        }
+    }
     let mut dumps = dumps.map(|d| d.into_iter());
-    Ok(inputs
+    let mut buffers = buffers.map(|b| b.into_iter());
+    inputs
         .into_iter()
         .map(|(path, shown, explicit, error)| {
             let dump = dumps.as_mut().and_then(|d| d.next()).unwrap_or_else(|| shown.clone());
-            Input { path, shown, explicit, error, dump }
+            let data = buffers.as_mut().and_then(|b| b.next()).flatten().map(|a| in_memory(&shown, a)).transpose()?;
+            Ok(Input { path, shown, explicit, error, dump, data })
         })
-        .collect())
+        .collect()
 }
 
 fn internal(py: Python<'_>, what: String) -> PyErr {

@@ -38,6 +38,9 @@ pub struct Input {
     /// The dump the file belongs to (`files.dump`): the directory `--xla_dump_to` wrote, or the
     /// path a single file was named by. Planned by the caller (`python/hlodump/paths.py`).
     pub dump: String,
+    /// The file's bytes, already in memory (a buffer the caller passed, an object fetched from
+    /// a store): read from here, not from `path`, and shared, not copied (views point into it).
+    pub data: Option<Source>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -113,8 +116,7 @@ pub(crate) struct Group {
 
 /// Read and parse `inputs`; `progress(files, bytes)` is called as groups finish.
 pub fn read(inputs: &[Input], opts: &Options, progress: &(dyn Fn(u64, u64) + Sync)) -> Result<Batches> {
-    let sizes: Vec<Option<u64>> =
-        inputs.iter().map(|i| if i.error.is_some() { None } else { regular_file_size(&i.path) }).collect();
+    let sizes = input_sizes(inputs);
     let run = || -> Vec<Result<Vec<Finished>>> {
         let groups = plan(&sizes, opts.map, rayon::current_num_threads());
         groups
@@ -148,6 +150,19 @@ fn run_on_own_pool<T: Send>(threads: usize, run: impl FnOnce() -> T + Send) -> R
     let abort = crate::runtime::current().unwrap_or_else(crate::runtime::Abort::new);
     let pool = crate::runtime::pool(threads, &abort).map_err(|source| Error::Io { path: String::new(), source })?;
     Ok(pool.install(run))
+}
+
+/// Each input's size: its in-memory bytes, or its file's (`regular_file_size`); None for an
+/// input not to be read (`Input::error`) or not a regular file.
+pub(crate) fn input_sizes(inputs: &[Input]) -> Vec<Option<u64>> {
+    inputs
+        .iter()
+        .map(|i| match (&i.error, &i.data) {
+            (Some(_), _) => None,
+            (None, Some(d)) => Some(d.len() as u64),
+            (None, None) => regular_file_size(&i.path),
+        })
+        .collect()
 }
 
 /// Size of a regular file, or None (missing, not a regular file: FIFOs and sockets are never
@@ -207,6 +222,7 @@ pub(crate) fn read_group(inputs: &[Input], sizes: &[Option<u64>], g: &Group, opt
             crate::runtime::check();
             let start = arena.len();
             let r = match sizes[i] {
+                Some(s) if inputs[i].data.is_some() => Ok(s), // in memory already: not copied
                 Some(_) => append_file(&inputs[i], &mut arena, opts),
                 None => Err(not_regular(&inputs[i])),
             };
@@ -216,14 +232,25 @@ pub(crate) fn read_group(inputs: &[Input], sizes: &[Option<u64>], g: &Group, opt
             arena.shrink_to_fit(); // files that are not parsed were read only in part
         }
         let source = Source::from_vec(arena);
-        let mut src = t.add_source(&source);
+        // a group of in-memory inputs only has no arena block
+        let add_arena = |t: &mut Tables| if source.is_empty() { crate::source::SourceRef::none() } else { t.add_source(&source) };
+        let mut src = add_arena(&mut t);
         for (i, (start, end, r)) in range.zip(spans) {
-            let bytes = &source.bytes()[start..end];
-            let chunks = file(&mut t, i, &inputs[i], r.map(|size| (bytes, size, &source)), src, opts).inspect_err(|_| t.end_stream_on_error())?;
+            let chunks = match (&inputs[i].data, r) {
+                (Some(data), Ok(size)) => {
+                    let own = t.add_source(data);
+                    file(&mut t, i, &inputs[i], Ok((data.bytes(), size, data)), own, opts)
+                }
+                (_, r) => {
+                    let bytes = &source.bytes()[start..end];
+                    file(&mut t, i, &inputs[i], r.map(|size| (bytes, size, &source)), src, opts)
+                }
+            }
+            .inspect_err(|_| t.end_stream_on_error())?;
             if !chunks.is_empty() {
                 done.push(std::mem::replace(&mut t, opts.tables()).finish());
                 done.extend(chunks);
-                src = t.add_source(&source);
+                src = add_arena(&mut t);
             }
         }
     } else {
@@ -231,6 +258,7 @@ pub(crate) fn read_group(inputs: &[Input], sizes: &[Option<u64>], g: &Group, opt
         crate::runtime::check();
         let loaded = match sizes[i] {
             None => Err(not_regular(&inputs[i])),
+            Some(size) if inputs[i].data.is_some() => Ok((inputs[i].data.clone().expect("checked"), size)),
             Some(_) if opts.map == MapPolicy::Never => {
                 let mut v = Vec::new();
                 append_file(&inputs[i], &mut v, opts).map(|size| (Source::from_vec(v), size))
@@ -441,6 +469,38 @@ mod tests {
         assert_eq!(covered, (0..sizes.len()).collect::<Vec<_>>());
         // mmap=True: every file on its own
         assert!(plan(&sizes, MapPolicy::Always, 1).iter().all(|g| g.count == 1 && !g.arena));
+    }
+
+    #[test]
+    fn in_memory_inputs_are_parsed_in_place() {
+        use arrow_array::cast::AsArray;
+        let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/data/corpus/jax-0.10.2/control_flow/module_0002.jit_rnn_loss.cpu_after_optimizations-buffer-assignment.txt");
+        let input = |data: Option<Source>| Input {
+            path: if data.is_some() { PathBuf::new() } else { path.clone() },
+            shown: "module_0002.jit_rnn_loss.cpu_after_optimizations-buffer-assignment.txt".into(),
+            explicit: true,
+            error: None,
+            dump: "d".into(),
+            data,
+        };
+        let data = Source::from_vec(std::fs::read(&path).unwrap());
+        let rows = |b: &Batches| -> Vec<(&str, usize)> {
+            b.iter().map(|(n, v)| (*n, v.iter().map(|x| x.num_rows()).sum())).collect()
+        };
+        let opts = Options { threads: 1, ..Options::default() };
+        let from_file = read(&[input(None)], &opts, &|_, _| {}).unwrap();
+        // alone (a group of its own) and with a file in the same arena group
+        let alone = read(&[input(Some(data.clone()))], &opts, &|_, _| {}).unwrap();
+        assert_eq!(rows(&alone), rows(&from_file));
+        let mixed = read(&[input(None), input(Some(data.clone()))], &opts, &|_, _| {}).unwrap();
+        let alloc = |b: &Batches| rows(b).into_iter().find(|(n, _)| *n == "allocations").unwrap().1;
+        assert_eq!(alloc(&mixed), 2 * alloc(&from_file));
+        // the text columns point into the caller's bytes: no copy
+        let (_, batches) = alone.iter().find(|(n, _)| *n == "assignments").unwrap();
+        let col = batches[0].column_by_name("instruction").unwrap().as_string_view();
+        let base = data.bytes().as_ptr();
+        assert!(col.data_buffers().iter().any(|b| b.as_ptr() == base && b.len() == data.len()));
     }
 
     #[test]

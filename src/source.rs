@@ -104,6 +104,12 @@ impl Source {
         Source { buffer }
     }
 
+    /// Bytes that are in memory already (a caller's buffer imported through the Arrow C data
+    /// interface, which keeps its owner alive): shared, not copied.
+    pub fn from_buffer(buffer: Buffer) -> Source {
+        Source { buffer }
+    }
+
     pub fn from_vec(v: Vec<u8>) -> Source {
         Source { buffer: Buffer::from_vec(v) }
     }

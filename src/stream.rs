@@ -27,7 +27,7 @@ use std::time::Duration;
 use arrow_array::RecordBatch;
 
 use crate::error::{Error, Result};
-use crate::read::{plan, read_group, regular_file_size, Input, Options};
+use crate::read::{input_sizes, plan, read_group, Input, Options};
 use crate::runtime::{self, Abort, Stop};
 use crate::tables::{Stream, TABLE_NAMES};
 
@@ -86,8 +86,7 @@ pub struct BatchStream {
 pub fn stream(inputs: Vec<Input>, opts: Options, spec: StreamSpec, abort: Arc<Abort>) -> Result<BatchStream> {
     let workers = runtime::validate_threads(opts.threads)
         .map_err(|m| Error::Io { path: String::new(), source: std::io::Error::new(std::io::ErrorKind::InvalidInput, m) })?;
-    let sizes: Vec<Option<u64>> =
-        inputs.iter().map(|i| if i.error.is_some() { None } else { regular_file_size(&i.path) }).collect();
+    let sizes = input_sizes(&inputs);
     let groups = plan(&sizes, opts.map, workers);
     let (senders, receivers): (Vec<SyncSender<Msg>>, Vec<Receiver<Msg>>) =
         groups.iter().map(|_| sync_channel(CHANNEL_BATCHES)).unzip();

@@ -50,3 +50,60 @@ def reader(request: pytest.FixtureRequest) -> Callable:
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--hlo-corpus", default=None,
                      help="a directory of real dumps: test_hlo_grammar compares our HLO parse with XLA's on it")
+
+
+# ------------------------------------------------------------------ an S3-compatible server
+
+#: Dump directories of tests/data uploaded to the test bucket, as (local dir, key prefix).
+S3_BUCKET = "hlodump-test"
+S3_DIRS = [
+    ("corpus/jax-0.10.2/control_flow", "runs/control_flow"),
+    ("corpus/jax-0.4.26/spmd", "runs/spmd"),
+    ("memory_report", "reports/memory_report"),
+    ("oom", "oom"),
+]
+
+
+@pytest.fixture(scope="session")
+def moto_s3():
+    """A real S3-compatible server (moto's, threaded, on 127.0.0.1 and a free port) with
+    ``S3_DIRS`` uploaded into ``S3_BUCKET``. Yields the endpoint URL; credentials are any."""
+    pytest.importorskip("obstore")
+    boto3 = pytest.importorskip("boto3")
+    server_mod = pytest.importorskip("moto.server")
+    import logging
+
+    logging.getLogger("werkzeug").setLevel(logging.WARNING)  # one line per request otherwise
+    server = server_mod.ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    try:
+        host, port = server.get_host_and_port()
+        endpoint = f"http://{host}:{port}"
+        c = boto3.client("s3", endpoint_url=endpoint, aws_access_key_id="testing",
+                         aws_secret_access_key="testing", region_name="us-east-1")
+        c.create_bucket(Bucket=S3_BUCKET)
+        for local, prefix in S3_DIRS:
+            root = os.path.join(DATA, local)
+            for d, _, files in os.walk(root):
+                for f in files:
+                    full = os.path.join(d, f)
+                    rel = os.path.relpath(full, root).replace(os.sep, "/")
+                    with open(full, "rb") as fh:
+                        c.put_object(Bucket=S3_BUCKET, Key=f"{prefix}/{rel}", Body=fh.read())
+        yield endpoint
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def s3_env(moto_s3, monkeypatch):
+    """The standard AWS environment variables pointing at the test server."""
+    for k in list(os.environ):
+        if k.startswith("AWS_"):
+            monkeypatch.delenv(k)
+    monkeypatch.setenv("AWS_ENDPOINT_URL", moto_s3)
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    monkeypatch.setenv("AWS_REGION", "us-east-1")
+    monkeypatch.setenv("AWS_ALLOW_HTTP", "true")
+    return moto_s3

@@ -16,7 +16,7 @@ fuzz_target!(|data: &[u8]| {
     let _ = std::fs::create_dir_all(&dir);
     let path = dir.join(NAMES[k as usize % NAMES.len()]);
     std::fs::write(&path, content).unwrap();
-    let input = hlodump::Input { path: path.clone(), shown: "f".into(), explicit: true, error: None, dump: "f".into() };
+    let input = hlodump::Input { path: path.clone(), shown: "f".into(), explicit: true, error: None, dump: "f".into(), data: None };
     for collect in [true, false] {
         let map = if k & 0x80 != 0 { hlodump::MapPolicy::Always } else { hlodump::MapPolicy::Auto };
         let opts = hlodump::Options { collect, threads: 0, map, ..Default::default() };

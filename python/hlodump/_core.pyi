@@ -17,9 +17,12 @@ def read(
     progress: Optional[Callable[[int, int], object]] = None,
     dumps: Optional[Sequence[str]] = None,
     columns: Optional[Mapping[str, Sequence[str]]] = None,
+    buffers: Optional[Sequence[Optional[pa.Array]]] = None,
 ) -> dict[str, pa.Table]:
     """Parse ``(path, shown_path, explicit)`` inputs into a dict of table name → pyarrow.Table.
-    ``dumps``: ``files.dump`` of each input (default: its shown path).
+    ``dumps``: ``files.dump`` of each input (default: its shown path). ``buffers``: per input,
+    its bytes already in memory as a ``uint8`` array (read instead of ``path``; the tables'
+    views point into it, no copy), or None.
 
     With ``tables``, only files whose format can produce one of them are parsed (``files`` and
     ``errors`` always come back; naming ``errors`` parses every format)."""
@@ -61,5 +64,7 @@ def scan(
     threads: int = 0,
     mmap: Optional[bool] = None,
     dumps: Optional[Sequence[str]] = None,
+    buffers: Optional[Sequence[Optional[pa.Array]]] = None,
 ) -> BatchStream:
-    """Stream ``table`` of ``inputs`` (as ``read``) in batches of about ``batch_size`` rows."""
+    """Stream ``table`` of ``inputs`` (as ``read``, ``buffers`` too) in batches of about
+    ``batch_size`` rows."""

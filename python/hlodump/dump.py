@@ -229,11 +229,25 @@ class Dump(Mapping[str, pa.Table]):
             con.register(name, t)
         return con
 
-    def write_parquet(self, out_dir: str | os.PathLike[str], compression: str = "zstd") -> list[str]:
+    def write_parquet(self, out_dir: str | os.PathLike[str], compression: str = "zstd",
+                      storage_options: "Mapping[str, Any] | None" = None) -> list[str]:
         """Write one Parquet file per table into ``out_dir`` (created); return the paths. The
-        writer encodes the zero-copy ``string_view`` tables directly (no large_string copy)."""
+        writer encodes the zero-copy ``string_view`` tables directly (no large_string copy).
+        ``out_dir`` may be an object-store or fsspec URL (``s3://bucket/prefix`` …; see
+        ``hlodump.stores``), written with ``storage_options``."""
         import pyarrow.parquet as pq
 
+        from . import stores
+
+        if stores.is_url(os.fspath(out_dir)):
+            paths = []
+            for name, t in self._tables.items():
+                sink = pa.BufferOutputStream()
+                pq.write_table(t, sink, compression=compression)
+                url = stores.join(os.fspath(out_dir), f"{name}.parquet")
+                stores.put_bytes(url, sink.getvalue(), storage_options)
+                paths.append(url)
+            return paths
         os.makedirs(out_dir, exist_ok=True)
         paths = []
         for name, t in self._tables.items():

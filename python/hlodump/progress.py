@@ -13,7 +13,9 @@ __all__ = ["ProgressBar"]
 
 
 class ProgressBar:
-    def __init__(self, files: int, total_bytes: int, force: bool = False, stream: Optional[TextIO] = None) -> None:
+    def __init__(self, files: int, total_bytes: int, force: bool = False, stream: Optional[TextIO] = None,
+                 label: str = "") -> None:
+        self.label = label + " " if label else ""
         self.stream = stream if stream is not None else sys.stderr
         self.enabled = force or bool(getattr(self.stream, "isatty", lambda: False)())
         self.files, self.total = files, max(total_bytes, 1)
@@ -38,7 +40,7 @@ class ProgressBar:
         filled = int(frac * width)
         bar = "█" * filled + "·" * (width - filled)
         self.stream.write(
-            f"\rhlodump {bar} {self.done_files}/{self.files} files "
+            f"\rhlodump {self.label}{bar} {self.done_files}/{self.files} files "
             f"{self.done_bytes / 1e6:,.1f}/{self.total / 1e6:,.1f} MB {rate:,.0f} MB/s ETA {eta:,.0f}s"
         )
         self.stream.flush()

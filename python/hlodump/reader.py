@@ -28,11 +28,18 @@ def read_arrow(
     follow_links: bool = False,
     max_files: int = MAX_FILES,
     columns: Optional[Mapping[str, Sequence[str]]] = None,
+    storage_options: Optional[Mapping[str, Any]] = None,
 ) -> Dump:
     """Parse XLA dump files into Arrow tables.
 
     Args:
-        path: a dump file, a dump directory (read recursively), a glob, or a list of these.
+        path: a dump file, a dump directory (read recursively), a glob, or a list of these;
+            also object-store URLs (``s3://bucket/prefix``, ``gs://…``, ``az://…``,
+            ``memory://…``, any fsspec URL, ``file://…``; a prefix is listed recursively like
+            a directory) and in-memory files: ``{name: bytes_like}`` or a list of
+            ``(name, bytes_like)`` pairs (bytes, memoryview, bytearray, numpy, obstore
+            ``Bytes``, ``pyarrow.Buffer``: the tables point into them, no copy; do not change
+            a mutable buffer while its tables are in use). See ``hlodump.stores``.
         tables: only these tables (``files`` and ``errors`` always come along). Default: all.
             Work is skipped too: a file is parsed only if its format can produce a requested
             table (HLO text: modules, computations, instructions, stack_frames, custom_calls;
@@ -84,6 +91,8 @@ def read_arrow(
             order); their other text columns are never built (numbers and flags are built and
             dropped: they cost little). Tables not named keep every column. With ``tables``
             unset, naming a table here does not restrict which tables are read.
+        storage_options: options of the object store or fsspec filesystem of URL inputs
+            (credentials, endpoint …; default: the usual environment variables).
 
     Ctrl-C stops a read at any point (``KeyboardInterrupt``, within ~10 ms plus the time a
     worker needs to reach its next check: a few thousand lines).
@@ -93,28 +102,54 @@ def read_arrow(
         ``repr(d)`` / Jupyter show the files read, every table's size and the first errors.
 
     Raises:
-        FileNotFoundError / PermissionError: a named file cannot be read.
+        FileNotFoundError / PermissionError: a named file cannot be read (a missing object,
+            prefix or bucket too: the message names the URL).
+        hlodump.stores.StoreError: an object store cannot be reached or used (network,
+            credentials, configuration).
         hlodump.ParseError: malformed input (with ``on_error="raise"``).
         MemoryError: the tables do not fit in memory (nothing is returned; the process goes on).
         ValueError: bad arguments (``threads`` out of range …).
     """
-    from . import _core
-
     if on_error not in ("raise", "collect"):
         raise ValueError("on_error must be 'raise' or 'collect'")
-    if tables is not None:
-        tables = list(tables)
-        unknown = set(tables) - set(SCHEMAS)
-        if unknown:
-            raise ValueError(f"unknown tables: {sorted(unknown)}")
+    tables = _check_tables(tables)
     projection = check_columns(columns)
     nthreads = check_threads(threads)
-    inputs, dumps = expand_with_dumps(path, follow_links=follow_links, max_files=max_files)
-    bar = _progress_bar(inputs, progress)
+    from . import stores
+
+    if stores.needs_stores(path):
+        plan = stores.plan(path, follow_links=follow_links, max_files=max_files, storage_options=storage_options)
+    else:
+        plan = stores.Plan(*expand_with_dumps(path, follow_links=follow_links, max_files=max_files))
+        plan.origins = [None] * len(plan.inputs)
+    return read_plan(plan, tables, on_error=on_error, string_view=string_view, threads=nthreads, mmap=mmap,
+                     progress=progress, projection=projection)
+
+
+def _check_tables(tables: Optional[Sequence[str]]) -> Optional[list[str]]:
+    if tables is None:
+        return None
+    tables = list(tables)
+    unknown = set(tables) - set(SCHEMAS)
+    if unknown:
+        raise ValueError(f"unknown tables: {sorted(unknown)}")
+    return tables
+
+
+def read_plan(plan: Any, tables: Optional[list[str]], *, on_error: str = "raise",
+              string_view: Optional[bool] = None, threads: int = 0, mmap: Optional[bool] = None,
+              progress: Optional[bool] = None, projection: Optional[dict[str, list[str]]] = None) -> Dump:
+    """Read what ``plan`` (a ``hlodump.stores.Plan``) lists: fetch its remote objects, then
+    parse (``read_arrow`` after expanding its argument; ``hlodump.ray`` per task)."""
+    from . import _core
+
+    buffers = plan.load(progress=progress if len(plan.inputs) > 1 or progress else False)
+    inputs, dumps = plan.inputs, plan.dumps
+    bar = _progress_bar(inputs, progress, plan.sizes() if buffers is not None else None)
     try:
         raw = _core.read(
-            inputs, tables, on_error, nthreads, mmap, bar.update if bar is not None else None, dumps,
-            projection,
+            inputs, tables, on_error, threads, mmap, bar.update if bar is not None else None, dumps,
+            projection, buffers,
         )
     except ParseError as e:
         if len(inputs) > 1 and hasattr(e, "add_note"):  # a directory / several files: say how to go on
@@ -165,18 +200,22 @@ def check_threads(threads: Any) -> int:
     return threads
 
 
-def _progress_bar(inputs: list[tuple[str, str, bool, Optional[str]]], progress: Optional[bool]) -> Any:
+def _progress_bar(inputs: list[tuple[str, str, bool, Optional[str]]], progress: Optional[bool],
+                  sizes: Optional[list[int]] = None) -> Any:
     if progress is False or (progress is None and len(inputs) < 2):
         return None
     from .progress import ProgressBar
 
     total = 0
-    for full, _, _, err in inputs:
-        if err is not None:
-            continue
-        try:
-            total += os.stat(full).st_size
-        except OSError:
-            pass
+    if sizes is not None:
+        total = sum(sizes)
+    else:
+        for full, _, _, err in inputs:
+            if err is not None:
+                continue
+            try:
+                total += os.stat(full).st_size
+            except OSError:
+                pass
     bar = ProgressBar(len(inputs), total, force=bool(progress))
     return bar if bar.enabled else None

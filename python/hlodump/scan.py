@@ -15,7 +15,6 @@ from typing import Any, Optional
 
 import pyarrow as pa
 
-from .exceptions import HlodumpError
 from .paths import MAX_FILES, expand_with_dumps
 from .schema import SCHEMAS, to_large_string_schema
 
@@ -139,22 +138,27 @@ class Scan:
             s = pa.schema([s.field(c) for c in self.columns])
         return s if self.string_view else to_large_string_schema(s)
 
-    def _inputs(self) -> tuple[list[Any], list[str]]:
-        if self.storage_options is not None or _is_url(self.source):
-            raise HlodumpError(
-                "hlodump.scan reads local paths in this build; object-store URLs and "
-                "storage_options: use read_arrow"
-            )
-        return expand_with_dumps(self.source, self._follow_links, self._max_files)
+    def _inputs(self) -> tuple[list[Any], list[str], Optional[list[Any]]]:
+        """(inputs, dumps, buffers) for the core: local paths, or URLs / buffers planned and
+        fetched by ``hlodump.stores`` (objects are fetched whole before the stream starts)."""
+        from . import stores
+
+        if stores.needs_stores(self.source):
+            plan = stores.plan(self.source, follow_links=self._follow_links, max_files=self._max_files,
+                               storage_options=self.storage_options)
+            buffers = plan.load(progress=False)
+            return plan.inputs, plan.dumps, buffers
+        inputs, dumps = expand_with_dumps(self.source, self._follow_links, self._max_files)
+        return inputs, dumps, None
 
     def batches(self, columns: Optional[Sequence[str]] = None) -> Iterator[pa.RecordBatch]:
         """A fresh read: the batches, in file order (``columns`` narrows the projection)."""
         from . import _core
 
         cols = self.columns if columns is None else [c for c in self.schema.names if c in set(columns)]
-        inputs, dumps = self._inputs()
+        inputs, dumps, buffers = self._inputs()
         stream = _core.scan(
-            inputs, self.table, cols, self.batch_size, self.on_error, self._threads, self._mmap, dumps
+            inputs, self.table, cols, self.batch_size, self.on_error, self._threads, self._mmap, dumps, buffers
         )
         target = None if self.string_view else to_large_string_schema(stream.schema)
         try:
@@ -232,7 +236,3 @@ class Scan:
         schema = pl.from_arrow(self.schema.empty_table()).schema  # type: ignore[union-attr]
         return register_io_source(source, schema=schema, explain_name="hlodump.scan", explain_detail=self.table)
 
-
-def _is_url(p: Any) -> bool:
-    items = p if isinstance(p, (list, tuple)) else [p]
-    return any(isinstance(i, str) and "://" in i for i in items)

@@ -36,7 +36,7 @@ fn main() {
             let threads: usize = args.remove(0).parse().expect("THREADS");
             let inputs: Vec<Input> = args
                 .iter()
-                .map(|p| Input { path: PathBuf::from(p), shown: p.clone(), explicit: true, error: None, dump: p.clone() })
+                .map(|p| Input { path: PathBuf::from(p), shown: p.clone(), explicit: true, error: None, dump: p.clone(), data: None })
                 .collect();
             let opts = Options { collect: false, threads, map: MapPolicy::Auto, ..Default::default() };
             let mut best = f64::MAX;

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Optional, Sequence
 if TYPE_CHECKING:  # pragma: no cover
     from ..dump import Dump
 
-__all__ = ["UsageError", "add_common", "read", "finish", "select_module"]
+__all__ = ["UsageError", "add_common", "read", "finish", "select_module", "storage_options"]
 
 
 class UsageError(Exception):
@@ -26,6 +26,10 @@ def add_common(sp: argparse.ArgumentParser, paths: str = "+", module: bool = Tru
         sp.add_argument("paths", nargs=paths, metavar="PATH",
                         help="a dump file of any kind, a dump directory (recursive), a glob; several allowed")
     sp.add_argument("--threads", type=int, default=None, help="worker threads (default: all cores)")
+    sp.add_argument("--storage-option", action="append", default=[], metavar="KEY=VALUE", dest="storage_option",
+                    help="an option of the object store of URL paths (s3://, gs://, az://, memory:// …), e.g. "
+                         "aws_endpoint=http://127.0.0.1:9000; several allowed (default: the usual environment "
+                         "variables, AWS_ENDPOINT_URL …)")
     sp.add_argument("--keep-going", action="store_true",
                     help="report malformed lines and unreadable files instead of stopping (one line on stderr at "
                          "the end; exit status 1 unless --errors-ok)")
@@ -49,20 +53,33 @@ def read(paths: Any, args: argparse.Namespace, tables: Optional[Sequence[str]] =
     threads = getattr(args, "threads", None)
     if threads is not None and threads < 0:
         raise UsageError(f"--threads must be 0 or more, not {threads}")
+    from ..stores import is_url
+
     p = _arg_paths(paths)
     for one in (p if isinstance(p, list) else [p]):
         s = os.fspath(one)
-        if not os.path.lexists(s) and not any(c in s for c in "*?["):
+        if not os.path.lexists(s) and not any(c in s for c in "*?[") and not is_url(s):
             raise UsageError(f"{s}: No such file or directory")
     # string_view=True: the commands hand the tables to DuckDB, Parquet and the analysis, which
     # take the zero-copy views; no large_string copy is ever made.
     d = read_arrow(p, tables=tables, on_error="collect" if getattr(args, "keep_going", False) else "raise",
-                   threads=threads, string_view=True)
+                   threads=threads, string_view=True, storage_options=storage_options(args))
     seen = getattr(args, "_dumps_read", None)
     if seen is None:
         seen = args._dumps_read = []
     seen.append(d)
     return d
+
+
+def storage_options(args: argparse.Namespace) -> Optional[dict[str, str]]:
+    """``--storage-option KEY=VALUE`` (repeated) as ``read_arrow(storage_options=...)``."""
+    opts: dict[str, str] = {}
+    for kv in getattr(args, "storage_option", None) or []:
+        k, eq, v = kv.partition("=")
+        if not eq or not k:
+            raise UsageError(f"--storage-option takes KEY=VALUE, not {kv!r}")
+        opts[k.strip()] = v
+    return opts or None
 
 
 def error_report(args: argparse.Namespace) -> Optional[str]:

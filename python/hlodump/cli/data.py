@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import IO, Any, Sequence
 
-from .common import add_common, read
+from .common import add_common, read, storage_options
 
 from .. import cli_safety
 
@@ -90,10 +90,22 @@ def _print_table(columns: Sequence[str], rows: list[Any], out: IO[str]) -> None:
 
 
 def _cmd_convert(args: argparse.Namespace) -> int:
+    if getattr(args, "engine", "local") == "ray":
+        from ..ray import convert
+
+        written = convert(_paths(args.paths), args.out, storage_options=storage_options(args),
+                          on_error="collect" if args.keep_going else "raise", address=args.ray_address)
+        for p in written:
+            print(p)
+        return 0
     d = read(args.paths, args)
-    for p in d.write_parquet(args.out):
+    for p in d.write_parquet(args.out, storage_options=storage_options(args)):
         print(p)
     return 0
+
+
+def _paths(paths: Sequence[str]) -> Any:
+    return paths[0] if len(paths) == 1 else list(paths)
 
 
 def register(sub: Any) -> None:
@@ -112,5 +124,10 @@ def register(sub: Any) -> None:
 
     sp = sub.add_parser("convert", help="write one Parquet file per table (zstd)")
     add_common(sp, module=False, json=False)
-    sp.add_argument("out", help="output directory")
+    sp.add_argument("out", help="output directory (a local path or an object-store URL)")
+    sp.add_argument("--engine", choices=["local", "ray"], default="local",
+                    help="local (default): one Parquet file per table; ray: read on a Ray cluster, Parquet "
+                         "partitioned by table and dump (OUT/<table>/dump=<dump>/part-N.parquet)")
+    sp.add_argument("--ray-address", default=None,
+                    help="with --engine ray: the cluster to use (default: RAY_ADDRESS, or a local Ray)")
     sp.set_defaults(func=_cmd_convert)
