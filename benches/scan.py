@@ -29,12 +29,7 @@ HERE = Path(__file__).resolve().parent
 MB = 1_000_000
 
 
-def rss_anon() -> int:
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith("RssAnon:"):
-                return int(line.split()[1]) * 1024
-    return 0
+from procstatus import rss_anon  # noqa: E402 (benches run as scripts)
 
 
 def child(mode: str, path: str, threads: int) -> dict:
