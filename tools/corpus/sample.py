@@ -13,16 +13,17 @@ VERSION  releases to copy (default: every release of SAMPLE whose DUMPS/jax-<V> 
            default: tools/corpus/generators next to this script
 
 What is copied (SAMPLE below), per release and program:
-  * every file of every module, except
+  * every file of the modules chosen (all modules unless `modules=` says otherwise), except
   * per-kernel MLIR (`module_NNNN.<name>.<kernel>-{pre-optimization,post-optimization,
-    post-lowering}.mlir`, jax 0.6.2-0.9.2): per release only one kernel of each of the three name
-    forms (`<fusion>_kernel_module`, `wrapped_<op>_kernel_module`, `wrapped_<op>` without
-    `_kernel_module`), all three stages: the first (file-name order) of the first program (name
-    order) that has that form;
+    post-lowering}.mlir`, jax 0.6.2-0.9.2): per release only one kernel of each name form
+    (`<fusion>_kernel_module`, `wrapped_<op>_kernel_module`, `wrapped_<op>`,
+    `__compute_module_wrapped_<op>`), all three stages: in the first program (name order) that has
+    per-kernel MLIR, the first kernel of each form (file-name order), if its module is chosen;
   * per-pass dumps (`module_NNNN.<name>.NNNN.<...>.txt`): per module, KEEP_PASSES files spread
     evenly over the pass order (first and last included), after the corpus's own
     `trim_passes.py -8` step (so the same files are chosen from a full or an already trimmed dump);
-  * `modules=`: only the modules with these names (and their per-module folders);
+  * `modules=`: only the modules with these names (and their per-module folders), `last_module`:
+    and the program's last module (by number);
     `first_kernel_module`: only the first module (number order) that wrote per-kernel MLIR.
   LLVM IR (`*.ll`) and object files (`*.o`) are never copied.
 
@@ -44,8 +45,16 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
-# release -> [(program, options)]; options: modules=[names], first_kernel_module=True
-BASIC = [("control_flow", {}), ("spmd", {})]
+# release -> [(program, options)]; options: modules=[names] (every module of these names),
+# last_module=True (also the program's last module, whatever its name), first_kernel_module=True
+# control_flow: lax.scan RNN and its gradient (while loops, reverse scan), a data-dependent
+#   while_loop, cond and switch (and their vmap: select), fori > scan > cond nesting;
+# spmd: sharded MLP (all-reduce), shard_map collectives (all-gather, psum, reduce-scatter,
+#   partition-id), ppermute / all_to_all, a ppermute ring in a fori_loop, and the pmap module
+#   (replica_count=8; pmap__lambda_, later jit_call_wrapped / jit__fun).
+CONTROL_FLOW = ("control_flow", {"modules": ["jit_rnn", "jit_rnn_loss", "jit_newton_sqrt", "jit_branches", "jit_nested"]})
+SPMD = ("spmd", {"modules": ["jit_mlp_loss", "jit_sm_collectives", "jit_sm_permute", "jit_ring"], "last_module": True})
+BASIC = [CONTROL_FLOW, SPMD]
 SAMPLE: dict[str, list[tuple[str, dict]]] = {
     "0.4.13": BASIC,
     "0.4.20": BASIC,
@@ -101,8 +110,10 @@ def spread(items: list, k: int) -> list:
 
 
 def _kernel_form(kernel: str) -> str:
+    if kernel.startswith("__compute_module_"):
+        return "compute-module"  # jax 0.9.2: __compute_module_wrapped_<op>
     if not kernel.endswith("_kernel_module"):
-        return "wrapped-op"
+        return "wrapped-op"  # wrapped_scatter (0.6.2 …)
     return "wrapped-kernel" if kernel.startswith("wrapped_") else "fusion-kernel"
 
 
@@ -119,7 +130,8 @@ def choose(src: str, opts: dict) -> list[str]:
         if m := _MODULE.match(n):
             modules.setdefault(m[1], m[2])
     if "modules" in opts:
-        modules = {i: name for i, name in modules.items() if name in opts["modules"]}
+        last = max(modules) if opts.get("last_module") else None
+        modules = {i: name for i, name in modules.items() if name in opts["modules"] or i == last}
     if opts.get("first_kernel_module"):
         with_kernels = sorted(_MODULE.match(n)[1] for n in files if _KERNEL.match(n))
         modules = {i: name for i, name in modules.items() if with_kernels and i == with_kernels[0]}
@@ -154,17 +166,20 @@ def choose(src: str, opts: dict) -> list[str]:
     return sorted(keep)
 
 
-def kernel_owners(chosen: dict[str, list[str]]) -> set[tuple[str, str]]:
-    """(program, kernel stem) of the per-kernel MLIR kept for a release: for each of the three
-    kernel name forms, the first kernel (file-name order) of the first program (name order) that
-    has one. (The full corpus, trimmed by generators/trim_kernel_mlir.py, kept the first kernel of
-    each kind in the same order, so a full and a trimmed dump give the same choice.)"""
-    owners: dict[str, tuple[str, str]] = {}
-    for program in sorted(chosen):
-        for rel in chosen[program]:
-            if m := _KERNEL.match(rel):
-                owners.setdefault(_kernel_form(m[1]), (program, _stem(rel)))
-    return set(owners.values())
+def kernel_owners(dirs: dict[str, str]) -> set[str]:
+    """Stems (`module_NNNN.<name>.<kernel>`) of the per-kernel MLIR kept for a release: in the first
+    program (name order) whose directory has per-kernel MLIR, the first kernel (file-name order,
+    over all its modules) of each name form. The full corpus was thinned by
+    generators/trim_kernel_mlir.py, which keeps the first kernel of each kind in the same order, so
+    these files are in a trimmed dump exactly when they are in a fresh one."""
+    for program in sorted(dirs):
+        kernels = [n for n in sorted(os.listdir(dirs[program])) if _KERNEL.match(n)]
+        if kernels:
+            owners: dict[str, str] = {}
+            for n in kernels:
+                owners.setdefault(_kernel_form(_KERNEL.match(n)[1]), _stem(n))
+            return set(owners.values())
+    return set()
 
 
 def _stem(kernel_file: str) -> str:
@@ -240,9 +255,9 @@ def main(argv: list[str] | None = None) -> int:
             if not os.path.isdir(src):
                 raise SystemExit(f"missing {src} (run regenerate.sh for jax {v})")
             chosen[program] = choose(src, opts)
-        owners = kernel_owners(chosen)
+        owners = kernel_owners({p: os.path.join(dumps, f"jax-{v}", p) for p in chosen})
         for program, files in chosen.items():
-            files = [f for f in files if not _KERNEL.match(f) or (program, _stem(f)) in owners]
+            files = [f for f in files if not _KERNEL.match(f) or _stem(f) in owners]
             src = os.path.join(dumps, f"jax-{v}", program)
             n, size = copy_program(src, os.path.join(a.out, f"jax-{v}", program), files, replacements, a.dry_run)
             print(f"jax-{v}/{program}: {n} files, {size} bytes")
