@@ -29,9 +29,6 @@ from typing import Any
 
 import pytest
 
-import hlodump
-import hlodump.reference
-
 from conftest import DATA
 
 CORPUS = os.path.join(DATA, "corpus")
@@ -45,11 +42,12 @@ def _v(release: str) -> tuple[int, ...]:
 RELEASES = sorted({d.split("/")[0] for d in DIRS}, key=_v)
 
 
-@functools.lru_cache(maxsize=None)
 def read(impl: str, sub: str) -> Any:
-    """Strict read of one program directory (large_string text)."""
-    fn = hlodump.read_arrow if impl == "rust" else hlodump.reference.read_arrow
-    return fn(os.path.join(CORPUS, sub), on_error="raise", string_view=False)
+    """Strict read (on_error="raise", the default) of one program directory, large_string text;
+    test_directories' cache, so that each directory is parsed once per reader and session."""
+    import test_directories
+
+    return test_directories.read(impl, os.path.join(CORPUS, sub))
 
 
 def walked(root: str) -> list[str]:
