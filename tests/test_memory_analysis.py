@@ -1,6 +1,6 @@
 """``memory_analysis`` against jax's own ``Compiled.memory_analysis()``.
 
-Offline: the programs of ``tests/data/memory_analysis/gen_memory.py`` (donated arguments,
+Offline: the programs of ``tools/corpus/generators/gen_memory.py`` (donated arguments,
 while/scan/cond/switch, sorting, gather/scatter, linear algebra, convolution, reductions, tuple
 outputs, pass-through aliases, SPMD over 8 host devices) as recorded under six jax releases.
 Live: the same programs compiled now with the installed jax, and with two more releases
@@ -23,7 +23,7 @@ from conftest import DATA
 from hlodump import analysis as A
 
 MA = os.path.join(DATA, "memory_analysis")
-GEN = os.path.join(MA, "gen_memory.py")
+GEN = os.path.join(os.path.dirname(__file__), os.pardir, "tools", "corpus", "generators", "gen_memory.py")
 VERSIONS = sorted(d for d in os.listdir(MA) if d.startswith("jax-"))
 FIELDS = A.MEMORY_ANALYSIS_FIELDS + ("peak_memory_in_bytes",)
 
