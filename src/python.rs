@@ -82,22 +82,8 @@ fn read_inputs<'py>(
     columns: Option<std::collections::HashMap<String, Vec<String>>>,
     buffers: Option<Vec<Option<pyo3_arrow::PyArray>>>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let collect = match on_error {
-        "raise" => false,
-        "collect" => true,
-        _ => return Err(PyValueError::new_err("on_error must be 'raise' or 'collect'")),
-    };
-    let threads = usize::try_from(threads)
-        .map_err(|_| ())
-        .and_then(|t| runtime::validate_threads(t).map(|_| t).map_err(|_| ()))
-        .map_err(|_| PyValueError::new_err(format!("threads must be between 1 and {} (got {threads})", runtime::MAX_THREADS)))?;
-    let map = match mmap {
-        None => MapPolicy::Auto,
-        Some(true) => MapPolicy::Always,
-        Some(false) => MapPolicy::Never,
-    };
+    let mut opts = base_options(on_error, threads, mmap)?;
     let inputs = make_inputs(inputs, dumps, buffers)?;
-    let mut opts = Options { collect, threads, map, ..Options::default() };
     if let Some(wanted) = &tables {
         // parse only the formats that can produce a requested table
         opts = opts.for_tables(wanted);
@@ -142,19 +128,8 @@ fn read_inputs<'py>(
         Ok(Err(e)) => return Err(to_pyerr(py, e)),
         Err(payload) => {
             return Err(match runtime::stop_of(&*payload, Some(&abort)) {
-                Some(runtime::Stop::Cancelled) => pyo3::exceptions::PyKeyboardInterrupt::new_err(()),
-                Some(runtime::Stop::OutOfMemory(bytes)) => PyMemoryError::new_err(format!(
-                    "hlodump: out of memory while reading (could not reserve {bytes} bytes); \
-                     read fewer files at a time, or fewer tables (tables=[...])"
-                )),
-                None => {
-                    let what = payload
-                        .downcast_ref::<String>()
-                        .map(String::as_str)
-                        .or_else(|| payload.downcast_ref::<&str>().copied())
-                        .unwrap_or("unknown panic");
-                    internal(py, what.to_string())
-                }
+                Some(stop) => stop_to_pyerr(stop),
+                None => internal(py, runtime::panic_text(&*payload)),
             });
         }
     };
@@ -262,14 +237,7 @@ impl PyBatchStream {
                     }
                 }
                 Poll::Failed(Failure::Error(e)) => return Err(to_pyerr(py, e)),
-                Poll::Failed(Failure::Stop(runtime::Stop::Cancelled)) => {
-                    return Err(pyo3::exceptions::PyKeyboardInterrupt::new_err(()))
-                }
-                Poll::Failed(Failure::Stop(runtime::Stop::OutOfMemory(bytes))) => {
-                    return Err(PyMemoryError::new_err(format!(
-                        "hlodump: out of memory while reading (could not reserve {bytes} bytes)"
-                    )))
-                }
+                Poll::Failed(Failure::Stop(stop)) => return Err(stop_to_pyerr(stop)),
                 Poll::Failed(Failure::Panic(what)) => return Err(internal(py, what)),
             }
         }
@@ -309,11 +277,7 @@ fn scan_inputs(
     dumps: Option<Vec<String>>,
     buffers: Option<Vec<Option<pyo3_arrow::PyArray>>>,
 ) -> PyResult<PyBatchStream> {
-    let collect = match on_error {
-        "raise" => false,
-        "collect" => true,
-        _ => return Err(PyValueError::new_err("on_error must be 'raise' or 'collect'")),
-    };
+    let opts = base_options(on_error, threads, mmap)?;
     let idx = TABLE_NAMES
         .iter()
         .position(|n| *n == table)
@@ -321,26 +285,17 @@ fn scan_inputs(
     if batch_size < 1 {
         return Err(PyValueError::new_err(format!("batch_size must be at least 1 (got {batch_size})")));
     }
-    let threads = usize::try_from(threads)
-        .ok()
-        .filter(|&t| runtime::validate_threads(t).is_ok())
-        .ok_or_else(|| PyValueError::new_err(format!("threads must be between 1 and {} (got {threads})", runtime::MAX_THREADS)))?;
     let mask = match &columns {
         Some(c) => Some(column_mask(table, c)?),
         None => None,
     };
-    let map = match mmap {
-        None => MapPolicy::Auto,
-        Some(true) => MapPolicy::Always,
-        Some(false) => MapPolicy::Never,
-    };
     let inputs = make_inputs(inputs, dumps, buffers)?;
-    let mut opts = Options { collect, threads, map, ..Options::default() }.for_tables(&[table]);
+    let mut opts = opts.for_tables(&[table]);
     // the other tables are not handed out (errors aside): build none of their text
     let mut masks: Vec<Option<u64>> = TABLE_NAMES.iter().map(|&n| if n == "errors" { None } else { Some(0) }).collect();
     masks[idx] = mask;
     opts.projection = Some(masks);
-    let spec = crate::stream::StreamSpec { table: idx, mask, batch_rows: batch_size as usize };
+    let spec = crate::stream::StreamSpec { table: idx, batch_rows: batch_size as usize };
     let s = crate::stream::stream(inputs, opts, spec, runtime::Abort::new()).map_err(|e| Python::attach(|py| to_pyerr(py, e)))?;
     Ok(PyBatchStream { inner: std::sync::Mutex::new(s), schema: Tables::schema_projected(table, mask).expect("known table") })
 }
@@ -372,6 +327,36 @@ fn make_inputs(
             Ok(Input { path, shown, explicit, error, dump, data })
         })
         .collect()
+}
+
+/// `on_error`, `threads` and `mmap` as every entry point takes them.
+fn base_options(on_error: &str, threads: i64, mmap: Option<bool>) -> PyResult<Options> {
+    let collect = match on_error {
+        "raise" => false,
+        "collect" => true,
+        _ => return Err(PyValueError::new_err("on_error must be 'raise' or 'collect'")),
+    };
+    let threads = usize::try_from(threads)
+        .ok()
+        .filter(|&t| runtime::validate_threads(t).is_ok())
+        .ok_or_else(|| PyValueError::new_err(format!("threads must be between 1 and {} (got {threads})", runtime::MAX_THREADS)))?;
+    let map = match mmap {
+        None => MapPolicy::Auto,
+        Some(true) => MapPolicy::Always,
+        Some(false) => MapPolicy::Never,
+    };
+    Ok(Options { collect, threads, map, ..Options::default() })
+}
+
+/// A read that was stopped: Ctrl-C or a failed reservation.
+fn stop_to_pyerr(stop: runtime::Stop) -> PyErr {
+    match stop {
+        runtime::Stop::Cancelled => pyo3::exceptions::PyKeyboardInterrupt::new_err(()),
+        runtime::Stop::OutOfMemory(bytes) => PyMemoryError::new_err(format!(
+            "hlodump: out of memory while reading (could not reserve {bytes} bytes); \
+             read fewer files at a time, or fewer tables or columns"
+        )),
+    }
 }
 
 fn internal(py: Python<'_>, what: String) -> PyErr {

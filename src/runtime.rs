@@ -176,6 +176,15 @@ pub fn spawn<T: Send + 'static>(
     Ok(rx)
 }
 
+/// The message of a panic payload (a bug: shown as an internal error).
+pub fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_else(|| "unknown panic".into())
+}
+
 /// What an unwind payload of a read means: `Some(stop)` for a stop (the flag's reason wins
 /// over the payload: another thread may have unwound with `Cancelled` because of it).
 pub fn stop_of(payload: &(dyn std::any::Any + Send), abort: Option<&Abort>) -> Option<Stop> {

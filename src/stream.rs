@@ -34,13 +34,11 @@ use crate::tables::{Stream, TABLE_NAMES};
 /// Batches a group may have parsed ahead of the consumer.
 const CHANNEL_BATCHES: usize = 2;
 
-/// What to stream: one table, its projected columns, the batch size.
+/// What to stream: one table and the batch size (its projection is `Options::projection`).
 #[derive(Clone, Debug)]
 pub struct StreamSpec {
     /// Index into `TABLE_NAMES`.
     pub table: usize,
-    /// Projected columns (bit i: column i); None: all.
-    pub mask: Option<u64>,
     /// Rows per batch (at most; a batch may end early at the end of a group of files).
     pub batch_rows: usize,
 }
@@ -134,7 +132,7 @@ fn worker(shared: &Shared, abort: Arc<Abort>) {
             Ok(Err(e)) => Msg::Failed(Failure::Error(e)),
             Err(payload) => match runtime::stop_of(&*payload, Some(&abort)) {
                 Some(stop) => Msg::Failed(Failure::Stop(stop)),
-                None => Msg::Failed(Failure::Panic(panic_text(&*payload))),
+                None => Msg::Failed(Failure::Panic(runtime::panic_text(&*payload))),
             },
         };
         if tx.send(msg).is_err() {
@@ -142,14 +140,6 @@ fn worker(shared: &Shared, abort: Arc<Abort>) {
         }
     }
     runtime::set_current(None);
-}
-
-fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
-    payload
-        .downcast_ref::<String>()
-        .cloned()
-        .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
-        .unwrap_or_else(|| "unknown panic".into())
 }
 
 /// Parse group `g`, sending its batches (and its `errors` rows) to `tx`.
