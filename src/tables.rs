@@ -170,11 +170,19 @@ macro_rules! tables {
                 let _ = i;
             }
 
+            /// Rows of table `idx`. On the streaming hot path (`line_end`, every line): integer
+            /// compares, not a match on the table's name.
+            #[inline]
             fn table_len(&self, idx: usize) -> usize {
-                match TABLE_NAMES[idx] {
-                    $(stringify!($field) => self.$field.len(),)*
-                    _ => unreachable!(),
-                }
+                let mut i = 0usize;
+                $(
+                    if idx == i {
+                        return self.$field.len();
+                    }
+                    i += 1;
+                )*
+                let _ = i;
+                unreachable!("table index {idx} out of range")
             }
 
             fn table_complete(&self, idx: usize) -> bool {
