@@ -18,7 +18,9 @@
 //!      module_name `<name>`.
 //!   2. no-stage suffixes: `.debug_options` (DebugOptions), `.config.pbtxt`,
 //!      `.metadata.textproto`, `.thunk_sequence_after_thunk_passes.txt`, `.thunk_sequence.txt`,
-//!      `._fusion.html`, `._fusion.pyz`, `.mlir` (Other).
+//!      `._fusion.html`, `._fusion.pyz`, `.mlir` (Other). A per-kernel MLIR head
+//!      `module_ID.NAME.KERNEL-{pre-optimization,post-optimization,post-lowering}` has module
+//!      name NAME (KERNEL may contain dots; `kernel_mlir_module`).
 //!   3. stage suffixes: `-buffer-assignment-values.txt`, `-buffer-assignment.txt`,
 //!      `-live-range.txt`, `-memory-usage-report.txt` (their kinds), `-memory-usage-report.pb.gz`,
 //!      `-memory-usage-report.pb`, `.hlo.pb.gz`, `.hlo.pb`, `.top_level.html`, `.html`, `.dot`,
@@ -386,6 +388,22 @@ fn parse_stage(core: &str, out: &mut FileName) -> bool {
     false
 }
 
+/// Stages of XLA:CPU's per-kernel MLIR dumps (FORMATS.md §1.3).
+const KERNEL_MLIR_STAGES: [&str; 3] = ["-pre-optimization", "-post-optimization", "-post-lowering"];
+
+/// The module name of a per-kernel MLIR dump head `module_ID.NAME.KERNEL-STAGE` (jax 0.6–0.9,
+/// XLA:CPU fusion emitters: `DumpToFileInDirOrStdout(module, "", KERNEL + "-STAGE.mlir")`):
+/// NAME, the segment after the module token up to the next `.`. KERNEL may itself hold dots
+/// (`fusion.265`, a disambiguator) and hyphens (`wrapped_reduce-window_kernel_module`), so only
+/// the first segment is the module's. None for any other head.
+fn kernel_mlir_module(head: &str) -> Option<&str> {
+    let head = KERNEL_MLIR_STAGES.iter().find_map(|stage| head.strip_suffix(stage))?;
+    let (_, end, _) = module_token(head)?;
+    let rest = head.get(end + 1..)?;
+    let (name, kernel) = rest.split_once('.')?;
+    (!name.is_empty() && !kernel.is_empty()).then_some(name)
+}
+
 fn id_only(kind: FileKind, name: &str) -> FileName {
     let mut out = FileName::new(kind);
     out.module_id = module_token(name).map(|t| t.2);
@@ -424,6 +442,11 @@ pub fn classify(basename: &str) -> FileName {
         if let Some(head) = name.strip_suffix(suffix) {
             let mut out = FileName::new(kind);
             out.set_head(head);
+            if suffix == ".mlir" {
+                if let Some(module) = kernel_mlir_module(head) {
+                    out.module_name = Some(module.to_string());
+                }
+            }
             return out;
         }
     }
@@ -691,6 +714,12 @@ mod tests {
         ("fused_computation.1.module_0001.jit_f._fusion.html", "other", Some(1), Some("jit_f"), None, None, None, None, None, None, None),
         ("main.5.module_0001.jit_f._fusion.pyz", "other", Some(1), Some("jit_f"), None, None, None, None, None, None, None),
         ("lmhlo.module_0001.jit_f.mlir", "other", Some(1), Some("jit_f"), None, None, None, None, None, None, None),
+        ("module_0001.jit_rnn.add_tanh_fusion_kernel_module-pre-optimization.mlir", "other", Some(1), Some("jit_rnn"), None, None, None, None, None, None, None),
+        ("module_0000.jit__f_scan.__compute_module_add_bitcast_fusion.265-post-lowering.mlir", "other", Some(0), Some("jit__f_scan"), None, None, None, None, None, None, None),
+        ("module_0002.jit_scatter.wrapped_reduce-window_kernel_module-post-optimization.mlir", "other", Some(2), Some("jit_scatter"), None, None, None, None, None, None, None),
+        ("module_0002.jit_f-pre-optimization.mlir", "other", Some(2), Some("jit_f-pre-optimization"), None, None, None, None, None, None, None),
+        ("x.module_0003.jit_g.k-post-lowering.mlir", "other", Some(3), Some("jit_g"), None, None, None, None, None, None, None),
+        ("module_0001.a.module_0002.b.k-pre-optimization.mlir", "other", Some(1), Some("a"), None, None, None, None, None, None, None),
         ("module_0001.jit_f.cl_123.before_optimizations.txt", "hlo_module", Some(1), Some("jit_f"), Some("before_optimizations"), None, None, None, None, None, None),
         ("module_0001.jit_f.cl_123.tpu_after_optimizations-buffer-assignment.txt", "buffer_assignment", Some(1), Some("jit_f"), Some("after_optimizations"), Some("tpu"), None, None, None, None, None),
         ("module_0001.cl_123.before_optimizations.txt", "hlo_module", Some(1), None, Some("before_optimizations"), None, None, None, None, None, None),

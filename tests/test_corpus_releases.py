@@ -104,15 +104,14 @@ def test_strict_read_and_every_file_classified(impl: str, sub: str) -> None:
         assert f["error"] is None, f["path"]
         assert f["kind"] == kind, f["path"]
         assert f["module_id"] == mid, f["path"]
-        if not _KERNEL.match(f["path"]):  # (module name of per-kernel MLIR: see the xfail below)
-            assert f["module_name"] == mname, f["path"]
+        assert f["module_name"] == mname, f["path"]
         assert f["parsed"] == (kind in PARSED), f["path"]
         # the content says the same, except for MLIR and protobuf files (not our formats)
         assert f["content_kind"] == (kind if kind != "other" else "unknown"), f["path"]
     # every file of a module goes with an HLO module file of the same module
     hlo = {(f["module_id"], f["module_name"]) for f in files if f["kind"] == "hlo_module"}
     for f in files:
-        if f["module_id"] is not None and not _KERNEL.match(f["path"]):
+        if f["module_id"] is not None:
             assert (f["module_id"], f["module_name"]) in hlo, f["path"]
         if m := _FOLDER_OLD.match(f["path"]):
             assert m[1] in {name for _, name in hlo}, f["path"]
@@ -121,16 +120,15 @@ def test_strict_read_and_every_file_classified(impl: str, sub: str) -> None:
 KERNEL_DIRS = [s for s in DIRS if any(_KERNEL.match(p) for p in walked(os.path.join(CORPUS, s)))]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "bug: files.module_name of per-kernel MLIR dumps (module_NNNN.<name>.<kernel>-{pre-optimization,"
-    "post-optimization,post-lowering}.mlir, jax 0.6.2-0.9.2) is '<name>.<kernel>-<stage>' (e.g. "
-    "'jit_rnn.add_tanh_fusion_kernel_module-pre-optimization') instead of the module name "
-    "'jit_rnn': the classifier (src/files.rs, reference/files.py) does not know the suffix"))
 @pytest.mark.parametrize("sub", KERNEL_DIRS)
-def test_per_kernel_mlir_names_its_module(sub: str) -> None:
-    for f in read("rust", sub).files.to_pylist():
+@pytest.mark.parametrize("impl", ["rust", "reference"])
+def test_per_kernel_mlir_names_its_module(impl: str, sub: str) -> None:
+    seen = 0
+    for f in read(impl, sub).files.to_pylist():
         if m := _KERNEL.match(f["path"]):
             assert (f["module_id"], f["module_name"]) == (int(m[1]), m[2]), f["path"]
+            seen += 1
+    assert seen > 0
 
 
 # ------------------------------------------------------------- what each release writes

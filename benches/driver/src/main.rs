@@ -1,6 +1,7 @@
 //! `hlodump-bench count FILE...`      memchr `\n` count over a memory map (the floor), one thread
 //! `hlodump-bench read THREADS FILE...` `hlodump::read` (mapped, on_error=raise), prints rows
 //! `hlodump-bench read THREADS FILE... --repeat N` run N times (for profilers)
+//! `... --columns TABLE:COL,COL` builds only those columns of TABLE (`Options::projection`)
 //! Prints one JSON line: {"seconds": …, "bytes": …, …}.
 
 use std::path::PathBuf;
@@ -14,6 +15,17 @@ fn main() {
     if let Some(i) = args.iter().position(|a| a == "--repeat") {
         repeat = args[i + 1].parse().expect("--repeat N");
         args.drain(i..i + 2);
+    }
+    let mut projection: Option<Vec<Option<u64>>> = None;
+    if let Some(i) = args.iter().position(|a| a == "--columns") {
+        let spec = args[i + 1].clone();
+        args.drain(i..i + 2);
+        let (table, cols) = spec.split_once(':').expect("--columns TABLE:COL,COL");
+        let names = hlodump::Tables::columns_of(table).expect("known table");
+        let mask = cols.split(',').map(|c| 1u64 << names.iter().position(|n| *n == c).expect("known column")).fold(0, |a, b| a | b);
+        let mut masks = vec![None; hlodump::TABLE_NAMES.len()];
+        masks[hlodump::TABLE_NAMES.iter().position(|n| *n == table).unwrap()] = Some(mask);
+        projection = Some(masks);
     }
     let mode = args.remove(0);
     match mode.as_str() {
@@ -38,7 +50,7 @@ fn main() {
                 .iter()
                 .map(|p| Input { path: PathBuf::from(p), shown: p.clone(), explicit: true, error: None, dump: p.clone(), data: None })
                 .collect();
-            let opts = Options { collect: false, threads, map: MapPolicy::Auto, ..Default::default() };
+            let opts = Options { collect: false, threads, map: MapPolicy::Auto, projection: projection.clone(), ..Default::default() };
             let mut best = f64::MAX;
             let mut rows = 0usize;
             for _ in 0..repeat {

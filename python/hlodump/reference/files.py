@@ -21,7 +21,8 @@ from the right: first the suffix is recognised, then the *stage* in front of it,
      the rest of the head.
   2. head suffixes (no stage): ``.debug_options`` (kind debug_options), ``.config.pbtxt``,
      ``.metadata.textproto``, ``.thunk_sequence_after_thunk_passes.txt``,
-     ``.thunk_sequence.txt``, ``._fusion.html``, ``._fusion.pyz``, ``.mlir`` (kind other).
+     ``.thunk_sequence.txt``, ``._fusion.html``, ``._fusion.pyz``, ``.mlir`` (kind other); a per-kernel
+     MLIR head ``module_ID.NAME.KERNEL-STAGE`` has module name NAME (KERNEL may contain dots).
   3. stage suffixes: ``-buffer-assignment-values.txt``, ``-buffer-assignment.txt``,
      ``-live-range.txt``, ``-memory-usage-report.txt`` (their kinds), ``-memory-usage-report.pb.gz``,
      ``-memory-usage-report.pb``, ``.hlo.pb.gz``, ``.hlo.pb``, ``.top_level.html``, ``.html``,
@@ -243,6 +244,21 @@ def _parse_stage(core: str, out: dict) -> bool:
     return False
 
 
+# XLA:CPU per-kernel MLIR dumps, `module_ID.NAME.KERNEL-STAGE.mlir` (jax 0.6-0.9): the module
+# name is the dot-free NAME after the module token; KERNEL may hold dots and hyphens.
+_KERNEL_MLIR_STAGE = re.compile(r"-(?:pre-optimization|post-optimization|post-lowering)$")
+
+
+def _kernel_mlir_module(head: str) -> str | None:
+    """NAME of a per-kernel MLIR head ``module_ID.NAME.KERNEL-STAGE``, else None."""
+    m = _KERNEL_MLIR_STAGE.search(head)
+    tok = _module_token(head[:m.start()]) if m else None
+    if tok is None:
+        return None
+    name, dot, kernel = head[:m.start()][tok[1] + 1:].partition(".")
+    return name if name and dot and kernel else None
+
+
 def classify(basename: str) -> dict:
     """Split an XLA dump file name into kind and name parts (FORMATS.md §1; rules above).
 
@@ -268,6 +284,8 @@ def classify(basename: str) -> dict:
         if name.endswith(suffix):
             out = _empty(kind)
             out["module_id"], out["module_name"] = _parse_head(name[:-len(suffix)])
+            if suffix == ".mlir" and (module := _kernel_mlir_module(name[:-len(suffix)])):
+                out["module_name"] = module
             return out
     # 3. suffixes with a stage in front
     for suffix, kind in _STAGE_SUFFIXES:
