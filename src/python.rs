@@ -88,10 +88,19 @@ fn read_inputs<'py>(
         // parse only the formats that can produce a requested table
         opts = opts.for_tables(wanted);
     }
-    let masks = match &columns {
+    let mut masks = match &columns {
         Some(c) => Some(projection_masks(c)?),
         None => None,
     };
+    if let Some(wanted) = &tables {
+        // a table not asked for is dropped by the caller: build none of it
+        let m = masks.get_or_insert_with(|| vec![None; TABLE_NAMES.len()]);
+        for (i, name) in TABLE_NAMES.iter().enumerate() {
+            if !matches!(*name, "files" | "errors") && !wanted.iter().any(|w| w == name) {
+                m[i] = Some(0);
+            }
+        }
+    }
     opts.projection = masks.clone();
     let abort = runtime::Abort::new();
     let stop = abort.clone();

@@ -50,6 +50,13 @@ macro_rules! tables {
                     let _ = i;
                 }
 
+                /// False when the read's projection keeps no column of this table (`tables=`
+                /// without it, or a `scan` of another table): the formats may then skip the work
+                /// of rows nobody will see (e.g. decoding custom-call bodies).
+                pub fn is_wanted(&self) -> bool {
+                    self.proj != Some(0)
+                }
+
                 /// Every row complete: all columns equally long, no list holding items of an
                 /// unclosed row. Only then can the table be flushed.
                 pub fn is_complete(&self) -> bool {

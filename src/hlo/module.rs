@@ -678,7 +678,8 @@ impl<'t, 'c> Parser<'t, 'c> {
         r.line.push(line.no as i64);
         r.offset.push(line.start as i64);
 
-        if ins.opcode == b"custom-call" {
+        // (the body's base64 check costs a pass over what can be megabytes: only when wanted)
+        if ins.opcode == b"custom-call" && self.t.custom_calls.is_wanted() {
             let info = custom_call_info(ins.backend_config.as_deref());
             let c = &mut self.t.custom_calls;
             c.file_id.push(self.ctx.file_id);
