@@ -3,11 +3,15 @@
 //! Every function mirrors one helper of `reference/hlo.py` exactly (same failure cases), because
 //! the tables must agree cell for cell, error rows included. They work on bytes: the structural
 //! characters are ASCII, and a multi-byte UTF-8 character never contains an ASCII byte, so byte
-//! scanning finds the same positions as the reference's character scanning. The scans walk the
-//! structural index of their text (`lex::index`, built by the SIMD classifier of
-//! `lex::classify` for the byte sets of `HLO`): each step jumps to the next bracket, quote,
-//! comma or '/' (a string's end, a shape's stop), so multi-MB lines (base64 kernel bodies) are
-//! skipped at memory speed.
+//! scanning finds the same positions as the reference's character scanning.
+//!
+//! The scans are written once, generic over `lex::index::Walk`, and step from one byte of the
+//! sets of `HLO` to the next (a bracket, quote, comma or '/'; a string's end; a shape's stop)
+//! with one walker (`step`). A line of `INDEX_FROM` bytes or more is walked through its
+//! structural index (`lex::index`, built by the SIMD classifier of `lex::classify`), so
+//! multi-MB lines (base64 kernel bodies, tuples of thousands of operands) are skipped at
+//! memory speed; a shorter line a byte at a time (`plain`), which is faster for the ~100-byte
+//! lines of real dumps than building their index.
 
 use std::borrow::Cow;
 
@@ -258,12 +262,20 @@ pub fn match_close_commas<W: Walk>(t: &W, mut i: usize, commas: &mut Vec<usize>)
 
 /// Split `text` at ',' lying at depth 0 outside strings and comments; calls `f(start, end)`
 /// for every piece (also the last, possibly empty, one).
-pub fn split_top(text: &[u8], mut f: impl FnMut(usize, usize)) -> ScanResult<()> {
-    let t = plain(text);
+pub fn split_top(text: &[u8], f: impl FnMut(usize, usize)) -> ScanResult<()> {
+    if text.len() < INDEX_FROM {
+        return split_top_walk(&plain(text), f);
+    }
+    let mut ix = HloIndex::default();
+    split_top_walk(&ix.build(&HLO, text), f)
+}
+
+fn split_top_walk<W: Walk>(t: &W, mut f: impl FnMut(usize, usize)) -> ScanResult<()> {
+    let text: &[u8] = t;
     let mut depth: i64 = 0;
     let mut start = 0;
     let mut i = 0;
-    while let Some(s) = step(&t, &mut i) {
+    while let Some(s) = step(t, &mut i) {
         match s? {
             (p, Step::Comma) if depth == 0 => {
                 f(start, p);
@@ -582,6 +594,9 @@ mod tests {
                 let mut ix = HloIndex::new(level);
                 let t = ix.build(&HLO, &text);
                 let (mut c1, mut c2, mut a1, mut a2) = (vec![], vec![], vec![], vec![]);
+                let r1 = split_top_walk(&p, |a, b| c1.push(a * 1000 + b));
+                let r2 = split_top_walk(&t, |a, b| c2.push(a * 1000 + b));
+                assert_eq!((r1, &c1), (r2, &c2));
                 for i in 0..text.len() {
                     if is_open(text[i]) {
                         assert_eq!(match_close(&p, i), match_close(&t, i));

@@ -163,6 +163,8 @@ pub struct Classes<const N: usize> {
     sets: [ByteSet; N],
     /// Portable path: bit `k` of `table[b]` is `sets[k].contains(b)`.
     table: [u8; 256],
+    /// `sets[k].contains(b)` as one table a set (`find_near`'s byte loop: one load a byte).
+    member: [[bool; 256]; N],
     /// Sets of one or two ASCII bytes: those bytes (`find_near` compares them 16 at a time).
     pairs: [Option<(u8, u8)>; N],
 }
@@ -171,6 +173,7 @@ impl<const N: usize> Classes<N> {
     pub const fn new(sets: [ByteSet; N]) -> Classes<N> {
         assert!(N >= 1 && N <= 8);
         let mut table = [0u8; 256];
+        let mut member = [[false; 256]; N];
         let mut members = [[0u8; 3]; N];
         let mut count = [0usize; N];
         let mut b = 0;
@@ -179,6 +182,7 @@ impl<const N: usize> Classes<N> {
             while k < N {
                 if sets[k].contains(b as u8) {
                     table[b] |= 1 << k;
+                    member[k][b] = true;
                     if count[k] < 3 {
                         members[k][count[k]] = b as u8;
                     }
@@ -198,7 +202,7 @@ impl<const N: usize> Classes<N> {
             }
             k += 1;
         }
-        Classes { sets, table, pairs }
+        Classes { sets, table, member, pairs }
     }
 
     /// Per set: all ones when it holds the bytes ≥ 0x80 (the SIMD paths add their sign bits).
@@ -253,7 +257,7 @@ impl<const N: usize> Classes<N> {
         let from = from.min(s.len());
         match self.pairs[k] {
             Some((a, b)) => find2(a, b, &s[from..]).map(|p| p + from),
-            None => s[from..].iter().position(|&x| self.table[x as usize] >> k & 1 != 0).map(|p| p + from),
+            None => s[from..].iter().position(|&x| self.member[k][x as usize]).map(|p| p + from),
         }
     }
 
