@@ -3,4 +3,6 @@ use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     hlodump_fuzz::check(hlodump::hlo::parse, data);
+    // the SIMD levels against the portable one, the indexed scans against the byte loops
+    hlodump_fuzz::check_walks(data);
 });

@@ -15,8 +15,9 @@ pub struct Attr {
 /// `KEY=`, or at the end of the text — so `calls=%a, %b` keeps `%a, %b` as one value.
 /// `ScanError::Irregular` for what only the general grammar reads (`irregular_comma`, a `//`
 /// comment, an empty value or one that starts with a blank).
-pub fn split_attributes(text: &[u8], from: usize, out: &mut Vec<Attr>) -> ScanResult<()> {
+pub fn split_attributes<W: Walk>(t: &W, from: usize, out: &mut Vec<Attr>) -> ScanResult<()> {
     out.clear();
+    let text: &[u8] = t;
     let n = text.len();
     if from >= n {
         return Ok(());
@@ -31,42 +32,25 @@ pub fn split_attributes(text: &[u8], from: usize, out: &mut Vec<Attr>) -> ScanRe
         let mut i = vstart;
         let mut depth: i64 = 0;
         let mut end = n;
-        while let Some(p) = next_special(text, i, &SPECIAL_COMMA) {
-            i = p;
-            match text[i] {
-                b'(' | b'[' | b'{' => {
-                    depth += 1;
-                    i += 1;
-                }
-                b')' | b']' | b'}' => {
-                    depth -= 1;
-                    i += 1;
-                }
-                b'"' => i = skip_string(text, i)?,
-                b'/' => {
-                    if text[i + 1..].starts_with(b"*") {
-                        i = skip_comment(text, i)?;
-                    } else if text[i + 1..].starts_with(b"/") {
+        while let Some(s) = step(t, &mut i) {
+            let (p, what) = s?;
+            match what {
+                Step::Open => depth += 1,
+                Step::Close => depth -= 1,
+                Step::Other if text[p] == b'/' && text[p + 1..].starts_with(b"/") => return Err(ScanError::Irregular),
+                Step::Comma if depth == 0 => {
+                    if p > 0 && matches!(text[p - 1], b' ' | b'\t') {
                         return Err(ScanError::Irregular);
-                    } else {
-                        i += 1;
+                    }
+                    if text[p + 1..].starts_with(b" ") && key_eq_at(text, p + 2).is_some() {
+                        end = p;
+                        break;
+                    }
+                    if irregular_comma(text, p) {
+                        return Err(ScanError::Irregular);
                     }
                 }
-                _ => {
-                    if depth == 0 {
-                        if i > 0 && matches!(text[i - 1], b' ' | b'\t') {
-                            return Err(ScanError::Irregular);
-                        }
-                        if text[i + 1..].starts_with(b" ") && key_eq_at(text, i + 2).is_some() {
-                            end = i;
-                            break;
-                        }
-                        if irregular_comma(text, i) {
-                            return Err(ScanError::Irregular);
-                        }
-                    }
-                    i += 1;
-                }
+                _ => {}
             }
         }
         if depth != 0 {
@@ -78,6 +62,11 @@ pub fn split_attributes(text: &[u8], from: usize, out: &mut Vec<Attr>) -> ScanRe
         }
         pos = end + 2;
     }
+}
+
+/// `split_attributes` of a text that no caller indexed.
+pub fn split_attributes_in(text: &[u8], from: usize, out: &mut Vec<Attr>) -> ScanResult<()> {
+    split_attributes(&plain(text), from, out)
 }
 
 /// A depth-0 ',' at `i` that is not the printer's ", KEY=" but that the general grammar takes
@@ -116,12 +105,18 @@ pub struct Metadata<'a> {
 /// `{op_name="…" source_line=3 …}` (§3.9). Every item is checked even if unused, because a bad
 /// item makes the whole instruction unreadable in the reference.
 pub fn parse_metadata(value: &[u8]) -> ScanResult<Metadata<'_>> {
+    metadata_items(value, &plain(value))
+}
+
+/// `parse_metadata` of `value`, indexed as `t`.
+fn metadata_items<'a, W: Walk>(value: &'a [u8], t: &W) -> ScanResult<Metadata<'a>> {
     let mut md = Metadata::default();
-    let (a, b) = py_strip(value);
-    let mut v = &value[a..b];
-    if v.len() >= 2 && v[0] == b'{' && v[v.len() - 1] == b'}' {
-        v = &v[1..v.len() - 1];
+    let (mut a, mut b) = py_strip(value);
+    if b - a >= 2 && value[a] == b'{' && value[b - 1] == b'}' {
+        a += 1;
+        b -= 1;
     }
+    let (v, vt) = (&value[a..b], t.sub(a, b));
     let n = v.len();
     let mut pos = 0;
     while pos < n {
@@ -136,11 +131,11 @@ pub fn parse_metadata(value: &[u8]) -> ScanResult<Metadata<'_>> {
         let i = eq + 1;
         let mut plain = false;
         let j = if i < n && v[i] == b'"' {
-            let (j, escaped) = skip_string_esc(v, i)?;
+            let (j, escaped) = skip_string_esc(&vt, i)?;
             plain = !escaped;
             j
         } else if i < n && is_open(v[i]) {
-            match_close(v, i)?
+            match_close(&vt, i)?
         } else {
             v[i..].iter().position(|&b| b == b' ').map_or(n, |p| p + i)
         };
@@ -173,7 +168,7 @@ mod tests {
 
     fn split(s: &str) -> Vec<(String, String)> {
         let mut out = vec![];
-        split_attributes(s.as_bytes(), 0, &mut out).unwrap();
+        split_attributes_in(s.as_bytes(), 0, &mut out).unwrap();
         out.iter().map(|a| (s[a.key.0..a.key.1].to_string(), s[a.value.0..a.value.1].to_string())).collect()
     }
 
@@ -191,14 +186,14 @@ mod tests {
         // what only the general grammar reads (general.rs): empty values, odd blanks, `//`
         for t in ["a=, b=1", "a=1, b=", "a= 1", "a=1 , b=2", "a=1,b=2", "a=1,  b=2", "a=1 // c"] {
             let mut out = vec![];
-            assert_eq!(split_attributes(t.as_bytes(), 0, &mut out), Err(ScanError::Irregular), "{t}");
+            assert_eq!(split_attributes_in(t.as_bytes(), 0, &mut out), Err(ScanError::Irregular), "{t}");
         }
         assert_eq!(split("frontend_attributes={a.b=\"x, y=1\",c={d = e}}").len(), 1);
         let mut out = vec![];
-        assert_eq!(split_attributes(b"a=1, %b", 0, &mut out).map(|_| out.len()), Ok(1));
-        assert_eq!(split_attributes(b"=1", 0, &mut out), Err(ScanError::ExpectedKey(0)));
-        assert_eq!(split_attributes(b"a={", 0, &mut out), Err(ScanError::UnbalancedAttribute));
-        assert_eq!(split_attributes(b"a=\"", 0, &mut out), Err(ScanError::UnterminatedString));
+        assert_eq!(split_attributes_in(b"a=1, %b", 0, &mut out).map(|_| out.len()), Ok(1));
+        assert_eq!(split_attributes_in(b"=1", 0, &mut out), Err(ScanError::ExpectedKey(0)));
+        assert_eq!(split_attributes_in(b"a={", 0, &mut out), Err(ScanError::UnbalancedAttribute));
+        assert_eq!(split_attributes_in(b"a=\"", 0, &mut out), Err(ScanError::UnterminatedString));
     }
 
     #[test]

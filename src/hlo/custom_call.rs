@@ -36,44 +36,31 @@ impl<'a> JStr<'a> {
         if !self.escaped {
             return Cow::Borrowed(self.raw);
         }
-        let s = self.raw;
-        let mut out = Vec::new();
-        crate::runtime::reserve_exact(&mut out, s.len()); // fallible: a huge body must not abort
-        let mut i = 0;
-        while i < s.len() {
-            if s[i] != b'\\' {
-                out.push(s[i]);
-                i += 1;
-                continue;
-            }
-            let e = s[i + 1];
-            i += 2;
-            let ch = match e {
-                b'n' => '\n',
-                b'r' => '\r',
-                b't' => '\t',
-                b'b' => '\u{8}',
-                b'f' => '\u{c}',
+        // the string was checked when it was read: every backslash starts a whole escape
+        Cow::Owned(crate::lex::unescape(self.raw, |r, out| {
+            let (ch, n) = match r[1] {
+                b'n' => ('\n', 2),
+                b'r' => ('\r', 2),
+                b't' => ('\t', 2),
+                b'b' => ('\u{8}', 2),
+                b'f' => ('\u{c}', 2),
                 b'u' => {
-                    let hi = hex4(&s[i..i + 4]).unwrap_or(0xFFFD);
-                    i += 4;
-                    if (0xD800..0xDC00).contains(&hi) && s[i..].starts_with(b"\\u") {
-                        if let Some(lo) = s.get(i + 2..i + 6).and_then(hex4).filter(|lo| (0xDC00..0xE000).contains(lo)) {
-                            i += 6;
-                            char::from_u32(0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00)).unwrap_or('\u{FFFD}')
-                        } else {
-                            '\u{FFFD}'
+                    let hi = hex4(&r[2..6]).unwrap_or(0xFFFD);
+                    if (0xD800..0xDC00).contains(&hi) && r[6..].starts_with(b"\\u") {
+                        match r.get(8..12).and_then(hex4).filter(|lo| (0xDC00..0xE000).contains(lo)) {
+                            Some(lo) => (char::from_u32(0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00)).unwrap_or('\u{FFFD}'), 12),
+                            None => ('\u{FFFD}', 6),
                         }
                     } else {
-                        char::from_u32(hi).unwrap_or('\u{FFFD}')
+                        (char::from_u32(hi).unwrap_or('\u{FFFD}'), 6)
                     }
                 }
-                other => other as char, // \" \\ \/
+                other => (other as char, 2), // \" \\ \/
             };
             let mut buf = [0u8; 4];
             out.extend_from_slice(ch.encode_utf8(&mut buf).as_bytes());
-        }
-        Cow::Owned(out)
+            n
+        }))
     }
 
     fn is(&self, key: &[u8]) -> bool {

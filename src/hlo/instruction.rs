@@ -41,6 +41,8 @@ pub struct Scratch {
     commas: Vec<usize>,
     stripped: Vec<u8>,
     segs: Vec<(usize, usize, usize)>,
+    /// The structural index of the (long) line being parsed.
+    ix: HloIndex,
 }
 
 impl Scratch {
@@ -112,7 +114,7 @@ fn opcode_end(text: &[u8], i: usize) -> Option<usize> {
 /// the opcode's '(' over every parenthesis, until the count first returns to zero).
 pub fn needs_continuation(text: &[u8]) -> bool {
     let Some((_, _, i)) = instr_start(text) else { return false };
-    let Ok(j) = scan_shape(text, i) else { return false };
+    let Ok(j) = scan_shape_in(text, i) else { return false };
     let Some(oe) = opcode_end(text, j + 1) else { return false };
     if &text[j + 1..oe] != b"constant" || text.get(oe) != Some(&b'(') {
         return false;
@@ -166,7 +168,7 @@ struct Unsure;
 #[inline]
 fn summary_fast(text: &[u8]) -> Result<(&[u8], Option<&[u8]>), Unsure> {
     let (_, _, i) = instr_start(text).ok_or(Unsure)?;
-    let j = scan_shape(text, i).map_err(|_| Unsure)?;
+    let j = scan_shape_in(text, i).map_err(|_| Unsure)?;
     if j == i {
         return Err(Unsure);
     }
@@ -354,7 +356,18 @@ pub fn parse_instruction<'a>(text: &'a [u8], sc: &mut Scratch) -> Option<Instr<'
 #[inline(always)]
 fn parse<'a>(text: &'a [u8], sc: &mut Scratch) -> ScanResult<Option<Instr<'a>>> {
     let Some((is_root, (na, nb), i)) = instr_start(text) else { return Ok(None) };
-    let j = scan_shape(text, i)?;
+    if text.len() < INDEX_FROM {
+        return parse_walk(text, &plain(text), sc, is_root, (na, nb), i);
+    }
+    let mut ix = std::mem::take(&mut sc.ix);
+    let r = parse_walk(text, &ix.build(&HLO, text), sc, is_root, (na, nb), i);
+    sc.ix = ix;
+    r
+}
+
+#[inline(always)]
+fn parse_walk<'a, W: Walk>(text: &'a [u8], t: &W, sc: &mut Scratch, is_root: bool, (na, nb): (usize, usize), i: usize) -> ScanResult<Option<Instr<'a>>> {
+    let j = scan_shape(t, i)?;
     if j == i {
         return Ok(None);
     }
@@ -362,10 +375,7 @@ fn parse<'a>(text: &'a [u8], sc: &mut Scratch) -> ScanResult<Option<Instr<'a>>> 
     if oe >= text.len() || text[oe] != b'(' {
         return Ok(None);
     }
-    let mut commas = std::mem::take(&mut sc.commas);
-    let closed = match_close_commas(text, oe, &mut commas);
-    sc.commas = commas;
-    let (close, plain_operands) = closed?;
+    let (close, plain_operands) = match_close_commas(t, oe, &mut sc.commas)?;
     if text[close - 1] != b')' {
         return Err(ScanError::Irregular); // `(…]`: the general grammar reports it
     }
@@ -376,7 +386,7 @@ fn parse<'a>(text: &'a [u8], sc: &mut Scratch) -> ScanResult<Option<Instr<'a>>> 
     } else {
         return Ok(None);
     };
-    split_attributes(text, attr_from, &mut sc.attrs)?;
+    split_attributes(t, attr_from, &mut sc.attrs)?;
     finish(text, sc, Parts { is_root, name: (na, nb), shape: (i, j), opcode: (j + 1, oe), operands: (oe + 1, close - 1), plain_operands, attributes: (attr_from, text.len()) })
 }
 

@@ -6,7 +6,7 @@
 
 use std::borrow::Cow;
 
-use super::attributes::{get, split_attributes};
+use super::attributes::{get, split_attributes_in};
 use super::custom_call::custom_call_info;
 use super::general::{general_instruction, skip_trivia, skip_trivia_in_line};
 use super::instruction::{needs_continuation, parse_instruction, Instr, Scratch};
@@ -27,6 +27,32 @@ struct OpenComp<'c> {
     has_root: bool,
 }
 
+/// What one parse covers, and whether it may go on (the HLO side of chunking a big file).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Mode {
+    /// The whole file, or the prefix before its first computation: every line is ours.
+    Serial,
+    /// One chunk of a big file (`parse_chunk`): the stack-frame tables the prefix read are
+    /// read-only, and lines that need the whole file's positions are not ours.
+    Chunk,
+    /// A chunk met such a line (a stack-frame table line, a comment at the start of a line, an
+    /// instruction for the general grammar): it stops, and the file is parsed serially.
+    Bailed,
+}
+
+impl Mode {
+    /// At a line only the serial parse may read: true (and `Bailed`) when this is a chunk.
+    fn bail(&mut self) -> bool {
+        match self {
+            Mode::Serial => false,
+            Mode::Chunk | Mode::Bailed => {
+                *self = Mode::Bailed;
+                true
+            }
+        }
+    }
+}
+
 struct Parser<'t, 'c> {
     ctx: FileCtx<'c>,
     t: &'t mut Tables,
@@ -41,10 +67,7 @@ struct Parser<'t, 'c> {
     comp: Option<OpenComp<'c>>,
     have_header: bool,
     table: Option<Table>,
-    /// Parsing one chunk of a big file (`parse_chunk`): stack-frame tables are read-only here.
-    chunk: bool,
-    /// A chunk met a line that changes state shared with later chunks: it cannot be parsed alone.
-    bailed: bool,
+    mode: Mode,
     /// The rest of a line after an instruction or `}` that ended inside it, or the text after
     /// leading comments: dispatched like a line of its own.
     pending: Option<Line<'c>>,
@@ -79,8 +102,7 @@ pub fn parse<'c>(data: &'c [u8], ctx: FileCtx<'c>, t: &mut Tables) -> Result<()>
         comp: None,
         have_header: false,
         table: None,
-        chunk: false,
-        bailed: false,
+        mode: Mode::Serial,
         pending: None,
         starts: Vec::new(),
     };
@@ -88,39 +110,9 @@ pub fn parse<'c>(data: &'c [u8], ctx: FileCtx<'c>, t: &mut Tables) -> Result<()>
 }
 
 /// Number of lines starting with two spaces (≈ instruction lines; multi-line constants add a
-/// few): one pass, 16 bytes at a time where SSE2 is there.
+/// few): one pass of the classifier.
 fn count_indented_lines(data: &[u8]) -> usize {
-    let mut n = data.starts_with(b"  ") as usize;
-    let mut i = 0;
-    #[cfg(target_arch = "x86_64")]
-    {
-        use std::arch::x86_64::*;
-        // SAFETY: SSE2 is part of x86_64; every load reads data[i..i + 18] with i + 18 <= len.
-        unsafe {
-            let (nl, sp) = (_mm_set1_epi8(b'\n' as i8), _mm_set1_epi8(b' ' as i8));
-            let p = data.as_ptr();
-            while i + 18 <= data.len() {
-                // Per-byte hit counters (0xFF per hit subtracted = +1), summed every 255 rounds.
-                let mut acc = _mm_setzero_si128();
-                let mut rounds = 0;
-                while rounds < 255 && i + 18 <= data.len() {
-                    let a = _mm_cmpeq_epi8(_mm_loadu_si128(p.add(i) as *const __m128i), nl);
-                    let b = _mm_cmpeq_epi8(_mm_loadu_si128(p.add(i + 1) as *const __m128i), sp);
-                    let c = _mm_cmpeq_epi8(_mm_loadu_si128(p.add(i + 2) as *const __m128i), sp);
-                    acc = _mm_sub_epi8(acc, _mm_and_si128(_mm_and_si128(a, b), c));
-                    i += 16;
-                    rounds += 1;
-                }
-                let sums = _mm_sad_epu8(acc, _mm_setzero_si128());
-                n += (_mm_cvtsi128_si64(sums) + _mm_cvtsi128_si64(_mm_unpackhi_epi64(sums, sums))) as usize;
-            }
-        }
-    }
-    while i + 2 < data.len() {
-        n += (data[i] == b'\n' && data[i + 1] == b' ' && data[i + 2] == b' ') as usize;
-        i += 1;
-    }
-    n
+    crate::lex::classify::count_indented_lines(crate::lex::classify::Level::current(), data)
 }
 
 /// `[ENTRY ]%name (sig) -> result {` or the short form `[ENTRY ]name {`:
@@ -146,7 +138,7 @@ fn comp_header(s: &[u8]) -> Option<(&[u8], bool, &[u8], &[u8])> {
     if rest.first() != Some(&b'(') {
         return None;
     }
-    let close = match_close(rest, 0).ok()?;
+    let close = match_close(&plain(rest), 0).ok()?;
     let tail = &rest[close..];
     if !(tail.starts_with(b" -> ") && tail.ends_with(b" {")) {
         return None;
@@ -242,7 +234,7 @@ impl<'t, 'c> Parser<'t, 'c> {
             if line.bad.is_some() {
                 continue;
             }
-            if self.bailed {
+            if self.mode == Mode::Bailed {
                 return Ok(());
             }
             let s = line.text;
@@ -306,8 +298,8 @@ impl<'t, 'c> Parser<'t, 'c> {
                 self.err(&line, 1, "expected 'HloModule' header")?;
                 continue;
             }
-            if self.chunk && (s[0].is_ascii_digit() || Table::from_line(s).is_some()) {
-                self.bailed = true; // would change the stack-frame tables later chunks read
+            // a table line would change the stack-frame tables later chunks read
+            if (s[0].is_ascii_digit() || Table::from_line(s).is_some()) && self.mode.bail() {
                 return Ok(());
             }
             if let Some(t) = Table::from_line(s) {
@@ -397,7 +389,7 @@ impl<'t, 'c> Parser<'t, 'c> {
             None => text.len(),
         };
         let attrs_text = &text[from..];
-        if let Err(e) = split_attributes(&text, from, &mut self.sc.attrs) {
+        if let Err(e) = split_attributes_in(&text, from, &mut self.sc.attrs) {
             let msg = format!("module header attributes: {}", e.message(attrs_text));
             return self.err(line, 1, msg);
         }
@@ -501,8 +493,7 @@ impl<'t, 'c> Parser<'t, 'c> {
         if i < s.len() && s[i] != b'/' {
             return Ok(Some(*line));
         }
-        if self.chunk {
-            self.bailed = true;
+        if self.mode.bail() {
             return Ok(None);
         }
         match skip_trivia_in_line(self.data, line.start + i) {
@@ -551,9 +542,8 @@ impl<'t, 'c> Parser<'t, 'c> {
     /// possibly continuing over the following lines.
     #[cold]
     fn general(&mut self, line: &Line<'c>) -> Result<()> {
-        if self.chunk {
-            self.bailed = true; // positions and later lines are the serial parse's business
-            return Ok(());
+        if self.mode.bail() {
+            return Ok(()); // positions and later lines are the serial parse's business
         }
         let data = self.data;
         let mut sc = std::mem::take(&mut self.sc);
@@ -755,8 +745,7 @@ fn chunk_parser<'t, 'c>(ctx: FileCtx<'c>, t: &'t mut Tables, data: &'c [u8], lin
         comp: None,
         have_header: prefix.is_some_and(|p| p.have_header),
         table: prefix.and_then(|p| p.table),
-        chunk: prefix.is_some(),
-        bailed: false,
+        mode: if prefix.is_some() { Mode::Chunk } else { Mode::Serial },
         pending: None,
         starts: Vec::new(),
     }
@@ -792,7 +781,7 @@ pub fn parse_chunk<'c>(data: &'c [u8], start: usize, end: usize, prefix: &Prefix
     t.instructions.reserve(count_indented_lines(&data[start..]));
     let mut p = chunk_parser(ctx, t, data, lines, Some(prefix));
     p.run()?;
-    if p.bailed || !p.t.errors.is_empty() {
+    if p.mode == Mode::Bailed || !p.t.errors.is_empty() {
         return Ok(None);
     }
     Ok(Some(ChunkCounts { lines: p.last_no, computations: p.computation_id + 1, instructions: p.instruction_id }))
@@ -815,21 +804,6 @@ mod tests {
         assert_eq!(comp_header(b"%f (a: f32[]) -> {").map(|h| h.3), Some(&b""[..]));
         assert_eq!(comp_header(b"%f (a: f32[]) -> f32[]"), None);
         assert_eq!(comp_header(b"garbage at column 0"), None);
-    }
-
-    #[test]
-    fn counts_indented_lines() {
-        let mut text = b"HloModule m\n\nENTRY e {\n  a = f32[] parameter(0)\n ".to_vec();
-        for k in 0..1000 {
-            text.extend_from_slice(if k % 3 == 0 { b"\n  x = f32[] negate(a)" } else { b"\n x\n" });
-        }
-        text.extend_from_slice(b"\n  ");
-        let slow = |d: &[u8]| d.starts_with(b"  ") as usize + d.windows(3).filter(|w| w == b"\n  ").count();
-        for cut in [0, 1, 2, 3, 17, 18, 19, 40, text.len() - 1, text.len()] {
-            assert_eq!(count_indented_lines(&text[..cut]), slow(&text[..cut]), "cut {cut}");
-            assert_eq!(count_indented_lines(&text[cut..]), slow(&text[cut..]), "from {cut}");
-        }
-        assert_eq!(count_indented_lines(b"  "), 1);
     }
 
     #[test]

@@ -5,7 +5,7 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 
-use super::scan::{c_unescape, skip_string};
+use super::scan::{c_unescape, skip_string_in};
 use crate::source::SourceRef;
 use crate::tables::StackFrames;
 
@@ -153,7 +153,7 @@ impl<'c> Frames<'c> {
             t @ (Table::FileNames | Table::FunctionNames) => {
                 let id = c.int(false)?;
                 c.lit(b" ")?;
-                if s.get(c.i) != Some(&b'"') || skip_string(s, c.i).ok()? != s.len() {
+                if s.get(c.i) != Some(&b'"') || skip_string_in(s, c.i).ok()? != s.len() {
                     return None;
                 }
                 if let Err(at) = range(c) {

@@ -8,6 +8,9 @@
 
 use crate::error::Error;
 
+pub mod classify;
+pub mod index;
+
 pub const I64_MAX: u64 = i64::MAX as u64;
 pub const I32_MAX: u64 = i32::MAX as u64;
 
@@ -178,6 +181,25 @@ pub fn tpu_bytes(s: &[u8]) -> Option<i64> {
         return None;
     }
     human_value(neg, whole, frac, power)
+}
+
+/// The one unescaping loop of the formats' quoted strings: the bytes between backslashes are
+/// copied (found with `memchr`), and at each backslash `escape(rest, out)` — `rest` starts
+/// with the backslash — appends what the format's escape rule makes of it and returns how many
+/// bytes it read (at least 1, at most `rest.len()`). HLO strings (`hlo::scan::c_unescape`),
+/// JSON strings (`hlo::custom_call`) and protobuf-text strings (`memory_report::proto`) differ
+/// only in that rule.
+pub fn unescape(s: &[u8], mut escape: impl FnMut(&[u8], &mut Vec<u8>) -> usize) -> Vec<u8> {
+    let mut out = Vec::new();
+    crate::runtime::reserve_exact(&mut out, s.len()); // fallible: a huge body must not abort
+    let mut i = 0;
+    while let Some(p) = memchr::memchr(b'\\', &s[i..]) {
+        out.extend_from_slice(&s[i..i + p]);
+        i += p;
+        i += escape(&s[i..], &mut out).clamp(1, s.len() - i);
+    }
+    out.extend_from_slice(&s[i..]);
+    out
 }
 
 pub struct Cur<'a> {

@@ -196,18 +196,10 @@ pub(super) fn proto_string_len(s: &[u8]) -> Option<usize> {
 /// (`\?`, `\x` with one or two hex digits, a lone trailing backslash kept) is not XLA's HLO
 /// string escaping, which `hlo::scan::c_unescape` implements; the two are kept apart on purpose.
 pub(super) fn c_unescape(s: &[u8]) -> Vec<u8> {
-    let mut out = Vec::new();
-    crate::runtime::reserve_exact(&mut out, s.len()); // fallible: a huge string must not abort
-    let mut i = 0;
-    while i < s.len() {
-        if s[i] != b'\\' {
-            out.push(s[i]);
-            i += 1;
-            continue;
-        }
-        let Some(&nxt) = s.get(i + 1) else {
-            out.push(b'\\');
-            break;
+    crate::lex::unescape(s, |r, out| {
+        let Some(&nxt) = r.get(1) else {
+            out.push(b'\\'); // a lone trailing backslash is kept
+            return 1;
         };
         let simple = match nxt {
             b'n' => Some(10),
@@ -225,32 +217,31 @@ pub(super) fn c_unescape(s: &[u8]) -> Vec<u8> {
         };
         if let Some(v) = simple {
             out.push(v);
-            i += 2;
+            2
         } else if (b'0'..=b'7').contains(&nxt) {
-            let mut j = i + 1;
+            let mut j = 1;
             let mut v: u32 = 0;
-            while j < s.len() && j < i + 4 && (b'0'..=b'7').contains(&s[j]) {
-                v = v * 8 + (s[j] - b'0') as u32;
+            while j < r.len() && j < 4 && (b'0'..=b'7').contains(&r[j]) {
+                v = v * 8 + (r[j] - b'0') as u32;
                 j += 1;
             }
             out.push((v & 0xff) as u8);
-            i = j;
+            j
         } else if nxt == b'x' {
-            let mut j = i + 2;
+            let mut j = 2;
             let mut v: u32 = 0;
-            while j < s.len() && j < i + 4 && s[j].is_ascii_hexdigit() {
-                v = v * 16 + (s[j] as char).to_digit(16).unwrap_or(0);
+            while j < r.len() && j < 4 && r[j].is_ascii_hexdigit() {
+                v = v * 16 + (r[j] as char).to_digit(16).unwrap_or(0);
                 j += 1;
             }
             out.push(v as u8);
-            i = j;
+            j
         } else {
-            let w = utf8_width(nxt).min(s.len() - i - 1);
-            out.extend_from_slice(&s[i + 1..i + 1 + w]);
-            i += 1 + w;
+            let w = utf8_width(nxt).min(r.len() - 1);
+            out.extend_from_slice(&r[1..1 + w]);
+            1 + w
         }
-    }
-    out
+    })
 }
 
 pub(super) struct ProtoBad(pub usize, pub String);
