@@ -392,6 +392,32 @@ fn hash_bytes(s: &[u8]) -> u64 {
     mix(a ^ K0, b ^ K1 ^ (len as u64).rotate_left(32))
 }
 
+/// `a == b` without a `memcmp` call: the strings compared here are short (opcodes, shapes,
+/// op names), where the call costs more than the compare.
+#[inline(always)]
+fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+    let n = a.len();
+    if n != b.len() {
+        return false;
+    }
+    let rd8 = |s: &[u8], at: usize| u64::from_le_bytes(s[at..at + 8].try_into().unwrap());
+    if n >= 8 {
+        let mut at = 0;
+        while at + 8 < n {
+            if rd8(a, at) != rd8(b, at) {
+                return false;
+            }
+            at += 8;
+        }
+        rd8(a, n - 8) == rd8(b, n - 8)
+    } else if n >= 4 {
+        let rd4 = |s: &[u8], at: usize| u32::from_le_bytes(s[at..at + 4].try_into().unwrap());
+        rd4(a, 0) == rd4(b, 0) && rd4(a, n - 4) == rd4(b, n - 4)
+    } else {
+        a == b
+    }
+}
+
 /// Dictionary-encoded text (`dictionary<int32, large_string>`) for columns with few distinct
 /// values (opcodes, shapes, source files, kinds …): 4 bytes per row instead of a 16-byte view,
 /// and the distinct strings once per batch. Same push interface as `ViewCol`; every flushed
@@ -426,6 +452,15 @@ impl DictCol {
         &self.bytes[self.offsets[k] as usize..self.offsets[k + 1] as usize]
     }
 
+    /// The rows so far, decoded into copies (tests, debugging): None for a null row.
+    pub fn iter(&self) -> impl Iterator<Item = Option<String>> + '_ {
+        let nulls = &self.nulls;
+        self.keys.iter().enumerate().map(move |(row, &k)| {
+            let null = nulls.words.get(row / 64).is_some_and(|w| (w >> (row % 64)) & 1 == 1);
+            (!null).then(|| String::from_utf8(self.value(k as usize).to_vec()).expect("values are UTF-8"))
+        })
+    }
+
     /// Distinct values so far.
     pub fn distinct(&self) -> usize {
         self.offsets.len() - 1
@@ -434,7 +469,7 @@ impl DictCol {
     /// The key of `s`, added to the dictionary if new.
     #[inline(always)]
     fn key(&mut self, s: &[u8]) -> i32 {
-        if self.last >= 0 && self.value(self.last as usize) == s {
+        if self.last >= 0 && same_bytes(self.value(self.last as usize), s) {
             return self.last;
         }
         let k = self.lookup(s);
@@ -458,7 +493,7 @@ impl DictCol {
             }
             if slot >> 32 == tag {
                 let k = (slot as u32 - 1) as usize;
-                if self.value(k) == s {
+                if same_bytes(self.value(k), s) {
                     return k as i32;
                 }
             }
@@ -1105,6 +1140,9 @@ mod tests {
         c.push_owned(b"");
         c.push_opt(&src, None);
         assert_eq!(c.distinct(), 4);
+        let rows: Vec<_> = c.iter().collect();
+        let want = [Some("add"), Some("multiply"), None, Some("f32[8,128]{1,0}"), Some("add"), Some("f32[8,128]{1,0}"), Some(""), None];
+        assert_eq!(rows, want.map(|r| r.map(String::from)));
         let a = c.finish_array();
         assert_eq!(a.len(), 8);
         assert_eq!(a.null_count(), 2);
@@ -1113,6 +1151,25 @@ mod tests {
         assert_eq!(v.iter().map(Option::unwrap).collect::<Vec<_>>(), vec!["add", "multiply", "f32[8,128]{1,0}", ""]);
         assert_eq!(a.data_type(), &dict_type());
         a.to_data().validate_full().unwrap();
+    }
+
+    #[test]
+    fn same_bytes_is_slice_equality() {
+        let text = b"abcdefghijklmnopqrstuvwxyzabcdefghijklmnop";
+        for n in 0..30 {
+            for m in 0..30 {
+                for k in 0..4 {
+                    let (a, b) = (&text[k..k + n], &text[..m]);
+                    assert_eq!(same_bytes(a, b), a == b, "{n} {m} {k}");
+                }
+            }
+        }
+        let mut x = text.to_vec();
+        for at in 0..x.len() {
+            x[at] ^= 1;
+            assert!(!same_bytes(&x, text), "{at}");
+            x[at] ^= 1;
+        }
     }
 
     #[test]
