@@ -3,13 +3,15 @@
 
     python benches/output_ratio.py FILE_OR_DIR [...] [--columns] [--json OUT]
 
-Reads the input with ``hlodump.read_arrow(..., mmap=True)`` and sums every buffer of every
+Reads the input with ``hlodump.read_arrow(..., mmap=True)`` (``--mmap auto``: the default) and sums every buffer of every
 column of ``d.views`` (the tables as read: string_view views, dictionary-encoded columns),
 children and dictionaries included, de-duplicated by address, EXCEPT the buffers that are
 windows of the mapped input (the data buffers of string_view columns, also inside lists and
 structs, that lie in a file-backed mapping of an input: /proc/self/maps). What remains is what
 the read allocated: views, keys, offsets, validity, numbers, dictionaries, owned side buffers,
-and arena copies of inputs that were not mapped (reported apart, as in ``benches/run.py``).
+and, reported apart (not in the ratio), inputs that were read into memory rather than mapped
+(arenas of small files: text data buffers outside the mappings that several columns share, or of
+1 MB and more).
 
 The ratio is that sum over the bytes of the input files; the last line is the whole read.
 Linux only (/proc/self/maps).
@@ -77,6 +79,16 @@ def measure(d, inputs: list[str], per_column: bool) -> dict:
     """{table: {"rows", "bytes", "arena", "columns": {col: bytes}}} for the tables of ``d``."""
     ranges = mapped_ranges(inputs)
     mapped = lambda a: any(lo <= a < hi for lo, hi in ranges)  # noqa: E731
+    # Text data buffers that are not in a mapping: an input read into memory (an arena of small
+    # files, or a file read rather than mapped) is referenced by several columns or is big; a
+    # column's own side buffer (unescaped text) is referenced by that column alone.
+    users: dict[int, set] = {}
+    for name in d.keys():
+        for field, col in zip(d[name].schema, d[name].columns):
+            for chunk in col.chunks:
+                for b, is_data in buffers(chunk):
+                    if b is not None and is_data:
+                        users.setdefault(b.address, set()).add((name, field.name))
     seen: set[int] = set()
     out = {}
     for name in d.keys():
@@ -93,7 +105,7 @@ def measure(d, inputs: list[str], per_column: bool) -> dict:
                     seen.add(b.address)
                     if is_data and mapped(b.address):
                         continue  # a window of the mapped input: not ours
-                    if is_data and b.size >= (1 << 20):
+                    if is_data and (b.size >= (1 << 20) or len(users[b.address]) > 1):
                         arena.append((b.address, b.size))  # an input read into memory
                         continue
                     col_spans.append((b.address, b.size))
@@ -120,6 +132,8 @@ def main() -> None:
     ap.add_argument("paths", nargs="+")
     ap.add_argument("--columns", action="store_true", help="bytes of every column too")
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--mmap", choices=["auto", "yes"], default="yes",
+                    help="yes: map every file (default); auto: read_arrow's default (small files in arenas)")
     ap.add_argument("--json", help="write the figures here")
     args = ap.parse_args()
 
@@ -128,7 +142,7 @@ def main() -> None:
     files = input_files(args.paths)
     size = sum(os.path.getsize(f) for f in files)
     t0 = time.perf_counter()
-    d = hlodump.read_arrow(args.paths if len(args.paths) > 1 else args.paths[0], mmap=True,
+    d = hlodump.read_arrow(args.paths if len(args.paths) > 1 else args.paths[0], mmap=True if args.mmap == "yes" else None,
                            threads=args.threads, progress=False)
     dt = time.perf_counter() - t0
     res = measure(d.views, files, args.columns)
