@@ -372,18 +372,18 @@ macro_rules! no_shift {
 no_shift!(I32, OptI32, OptI64, Str, Text, OptText, F64, Bool, StrList, ViewCol, Dict, DictCol, DictText, OptDictText);
 impl<C> ShiftLine for StructList<C> {}
 
-/// Items of `values.positions`: `struct<instruction, shape_index>`.
+/// Items of `values.positions`: `struct<instruction, shape_index>` (shape_index a dictionary).
 #[derive(Default)]
 pub struct PositionItems {
     pub instruction: Str,
-    pub shape_index: Str,
+    pub shape_index: Dict,
 }
 
 impl StructItems for PositionItems {
     fn fields() -> Fields {
         Fields::from(vec![
             Field::new("instruction", <Str as Column>::data_type(), false),
-            Field::new("shape_index", <Str as Column>::data_type(), false),
+            Field::new("shape_index", <Dict as Column>::data_type(), false),
         ])
     }
     fn count(&self) -> usize {
@@ -399,7 +399,7 @@ impl StructItems for PositionItems {
 pub struct UseItems {
     pub instruction: Str,
     pub operand: I32,
-    pub shape_index: Str,
+    pub shape_index: Dict,
 }
 
 impl StructItems for UseItems {
@@ -407,7 +407,7 @@ impl StructItems for UseItems {
         Fields::from(vec![
             Field::new("instruction", <Str as Column>::data_type(), false),
             Field::new("operand", <I32 as Column>::data_type(), false),
-            Field::new("shape_index", <Str as Column>::data_type(), false),
+            Field::new("shape_index", <Dict as Column>::data_type(), false),
         ])
     }
     fn count(&self) -> usize {

@@ -53,6 +53,8 @@ def test_the_big_low_cardinality_columns_are_dictionaries() -> None:
         assert SCHEMAS[t].field("shape_index").type == D, t
     for c in ["kind", "stage", "backend", "dump"]:
         assert SCHEMAS["files"].field(c).type == D
+    for c in ["positions", "uses"]:  # inside list<struct<…>> items too
+        assert SCHEMAS["values"].field(c).type.value_type.field("shape_index").type == D
 
 
 @pytest.fixture(scope="module")
@@ -73,6 +75,9 @@ def test_views_are_dictionaries_and_d_x_is_large_string(dump: hlodump.Dump) -> N
                 assert len(vals) == len(set(vals)), (name, c)
                 assert chunk.indices.null_count == chunk.null_count
             assert v.column(c).to_pylist() == dump[name].column(c).to_pylist() == large[name].column(c).to_pylist()
+    uses = dump.views["values"].column("uses").chunk(0).values.field("shape_index")
+    assert uses.type == D and uses.to_pylist() == [
+        u["shape_index"] for us in dump["values"].column("uses").to_pylist() for u in us][:len(uses)]
     assert dump.views.instructions.num_rows > 1000
     op = dump.views.instructions.column("opcode")
     assert sum(len(c.dictionary) for c in op.chunks) < op.length() / 10

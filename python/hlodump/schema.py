@@ -148,9 +148,9 @@ SCHEMAS: dict[str, pa.Schema] = {
         _f("file_id", I32), _f("value_id", I64), _f("instruction", S), _f("shape_index", D),
         _f("is_phi", B), _f("color", I32),
         _f("positions", pa.list_(pa.field("item", pa.struct([
-            _f("instruction", S), _f("shape_index", S)]), nullable=False))),
+            _f("instruction", S), _f("shape_index", D)]), nullable=False))),
         _f("uses", pa.list_(pa.field("item", pa.struct([
-            _f("instruction", S), _f("operand", I32), _f("shape_index", S)]), nullable=False))),
+            _f("instruction", S), _f("operand", I32), _f("shape_index", D)]), nullable=False))),
         _f("uses_initialized", B),
         _f("defining_instruction", S), _f("defining_opcode", D, True),
         _f("defining_op_name", S, True), _f("line", I64),
