@@ -82,6 +82,8 @@ def arrow_bytes(dump, paths: list[str]) -> dict:
         for col in dump[name].columns:
             for chunk in col.chunks:
                 bufs = chunk.buffers()
+                if pa.types.is_dictionary(chunk.type):  # buffers() gives the keys only
+                    bufs = bufs + chunk.dictionary.buffers()
                 is_view = pa.types.is_string_view(chunk.type)
                 for i, b in enumerate(bufs):
                     if b is None or b.address in seen:

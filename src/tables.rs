@@ -212,33 +212,33 @@ macro_rules! tables {
 
 tables! {
     files: Files {
-        file_id: I32, path: Text, kind: Text, content_kind: OptText, module_id: OptI32,
-        module_name: OptText, stage: OptText, backend: OptText, pass_index: OptI32,
-        pipeline: OptText, after_pass: OptText, before_pass: OptText, substep: OptText,
-        size_bytes: I64, parsed: Bool, error: OptText, dump: Text,
+        file_id: I32, path: Text, kind: DictText, content_kind: OptDictText, module_id: OptI32,
+        module_name: OptText, stage: OptDictText, backend: OptDictText, pass_index: OptI32,
+        pipeline: OptDictText, after_pass: OptDictText, before_pass: OptDictText,
+        substep: OptDictText, size_bytes: I64, parsed: Bool, error: OptText, dump: DictText,
     }
     allocations: Allocations {
         file_id: I32, allocation: I64, size: I64, color: I32, is_thread_local: Bool,
         is_constant: Bool, is_maybe_live_out: Bool, is_preallocated_temp: Bool, is_output: Bool,
-        parameter: OptI64, parameter_shape: OptStr, parameter_shape_index: OptStr,
-        output_shape: OptStr, flags: Str, line: I64,
+        parameter: OptI64, parameter_shape: OptDict, parameter_shape_index: OptDict,
+        output_shape: OptDict, flags: Str, line: I64,
     }
     assignments: Assignments {
-        file_id: I32, allocation: I64, value_id: I64, instruction: Str, shape_index: Str,
-        is_phi: Bool, color: I32, offset: I64, size: I64, shape: Str, line: I64,
+        file_id: I32, allocation: I64, value_id: I64, instruction: Str, shape_index: Dict,
+        is_phi: Bool, color: I32, offset: I64, size: I64, shape: Dict, line: I64,
     }
     values: Values {
-        file_id: I32, value_id: I64, instruction: Str, shape_index: Str, is_phi: Bool, color: I32,
+        file_id: I32, value_id: I64, instruction: Str, shape_index: Dict, is_phi: Bool, color: I32,
         positions: StructList<PositionItems>, uses: StructList<UseItems>, uses_initialized: Bool,
-        defining_instruction: Str, defining_opcode: OptStr, defining_op_name: OptStr, line: I64,
+        defining_instruction: Str, defining_opcode: OptDict, defining_op_name: OptStr, line: I64,
     }
     schedule: Schedule { file_id: I32, position: I32, instruction: Str, line: I64 }
     live_ranges: LiveRanges {
-        file_id: I32, buffer: Str, instruction: Str, shape_index: Str, start: I32, end: I32,
+        file_id: I32, buffer: Str, instruction: Str, shape_index: Dict, start: I32, end: I32,
         line: I64,
     }
     peak: Peak {
-        file_id: I32, time: I32, buffer: Str, instruction: Str, shape_index: Str, bytes: I64,
+        file_id: I32, time: I32, buffer: Str, instruction: Str, shape_index: Dict, bytes: I64,
         cumulative_bytes: I64, cumulative_is_printed: Bool, line: I64,
     }
     peak_breakdown: PeakBreakdown {
@@ -246,13 +246,13 @@ tables! {
         total_bytes: I64, current_bytes: I64, remaining_bytes: I64, line: I64,
     }
     memory_report: MemoryReport {
-        file_id: I32, memory_space: OptStr, color: OptI32, table: I32, allocation: OptI64,
+        file_id: I32, memory_space: OptDict, color: OptI32, table: I32, allocation: OptI64,
         cumulative_bytes: OptI64, percent: OptI32, size: I64, offset: OptI64,
-        used_by_n_values: OptI32, shapes: OptStr, row_kind: Text, remaining_bytes: OptI64,
+        used_by_n_values: OptI32, shapes: OptDict, row_kind: DictText, remaining_bytes: OptI64,
         flags: OptStr, line: I64,
     }
     totals: Totals {
-        file_id: I32, section: Text, key: Text, color: OptI32, value: I64, line: I64,
+        file_id: I32, section: DictText, key: DictText, color: OptI32, value: I64, line: I64,
     }
     modules: Modules {
         file_id: I32, name: Str, is_scheduled: Bool, entry_computation_layout: OptStr,
@@ -260,38 +260,38 @@ tables! {
     }
     computations: Computations {
         file_id: I32, computation_id: I32, name: Str, is_entry: Bool, signature: Str,
-        result_shape: Str, execution_thread: OptStr, line: I64,
+        result_shape: Dict, execution_thread: OptDict, line: I64,
     }
     instructions: Instructions {
         file_id: I32, computation_id: I32, instruction_id: I32, name: Str, is_root: Bool,
-        opcode: Str, shape: Str, operands: StrList, operand_text: Str, called_computations: StrList,
-        attributes: Str, op_name: OptStr, op_type: OptStr, source_file: OptStr,
-        source_line: OptI64, source_function: OptStr, stack_frame_id: OptI64,
-        custom_call_target: OptStr, backend_config: OptStr, fusion_kind: OptStr,
-        sharding: OptStr, line: I64, offset: I64,
+        opcode: Dict, shape: Dict, operands: StrList, operand_text: Str, called_computations: StrList,
+        attributes: Str, op_name: OptDict, op_type: OptDict, source_file: OptDict,
+        source_line: OptI64, source_function: OptDict, stack_frame_id: OptI64,
+        custom_call_target: OptDict, backend_config: OptStr, fusion_kind: OptDict,
+        sharding: OptDict, line: I64, offset: I64,
     }
     stack_frames: StackFrames {
         file_id: I32, frame_id: I64, parent_frame_id: OptI64, file_location_id: I64,
-        file_name: OptStr, function_name: OptStr, source_line: OptI64, end_line: OptI64,
+        file_name: OptDict, function_name: OptDict, source_line: OptI64, end_line: OptI64,
         column: OptI64, end_column: OptI64, line: I64,
     }
     custom_calls: CustomCalls {
-        file_id: I32, instruction_id: I32, name: Str, target: Str, body_length: I64,
-        decoded_length: OptI64, format: Text, kernel_name: OptStr,
+        file_id: I32, instruction_id: I32, name: Str, target: Dict, body_length: I64,
+        decoded_length: OptI64, format: DictText, kernel_name: OptStr,
     }
     thunks: Thunks {
-        file_id: I32, thunk_id: I32, parent_thunk_id: OptI32, depth: I32, kind: OptStr,
-        section: OptStr, annotation: Str, line: I64,
+        file_id: I32, thunk_id: I32, parent_thunk_id: OptI32, depth: I32, kind: OptDict,
+        section: OptDict, annotation: Str, line: I64,
     }
     oom_reports: OomReports {
-        file_id: I32, report_id: I32, backend: Text, memory_space: OptStr, section: Text,
-        key: Text, bytes: OptI64, value: Str, line: I64,
+        file_id: I32, report_id: I32, backend: DictText, memory_space: OptDict, section: DictText,
+        key: DictText, bytes: OptI64, value: Str, line: I64,
     }
     oom_buffers: OomBuffers {
         file_id: I32, report_id: I32, rank: I32, size_bytes: I64, size: Str,
         operator: OptStr, op_type: OptStr, op_name: OptStr, source_file: OptStr,
         source_line: OptI64, shape: OptStr, unpadded_size_bytes: OptI64, padding_bytes: OptI64,
-        padding: OptStr, xla_label: OptStr, allocation_type: OptStr,
+        padding: OptStr, xla_label: OptStr, allocation_type: OptDict,
         entry_parameter_subshape: OptStr, line: I64,
     }
     errors: Errors { file_id: I32, line: I64, column: I64, message: Text, text: Text }
@@ -376,21 +376,21 @@ impl ShiftLine for I64 {
 macro_rules! no_shift {
     ($($t:ty),*) => { $(impl ShiftLine for $t {})* };
 }
-no_shift!(I32, OptI32, OptI64, Str, Text, OptText, F64, Bool, StrList, ViewCol);
+no_shift!(I32, OptI32, OptI64, Str, Text, OptText, F64, Bool, StrList, ViewCol, Dict, DictCol, DictText, OptDictText);
 impl<C> ShiftLine for StructList<C> {}
 
-/// Items of `values.positions`: `struct<instruction, shape_index>`.
+/// Items of `values.positions`: `struct<instruction, shape_index>` (shape_index a dictionary).
 #[derive(Default)]
 pub struct PositionItems {
     pub instruction: Str,
-    pub shape_index: Str,
+    pub shape_index: Dict,
 }
 
 impl StructItems for PositionItems {
     fn fields() -> Fields {
         Fields::from(vec![
             Field::new("instruction", <Str as Column>::data_type(), false),
-            Field::new("shape_index", <Str as Column>::data_type(), false),
+            Field::new("shape_index", <Dict as Column>::data_type(), false),
         ])
     }
     fn count(&self) -> usize {
@@ -406,7 +406,7 @@ impl StructItems for PositionItems {
 pub struct UseItems {
     pub instruction: Str,
     pub operand: I32,
-    pub shape_index: Str,
+    pub shape_index: Dict,
 }
 
 impl StructItems for UseItems {
@@ -414,7 +414,7 @@ impl StructItems for UseItems {
         Fields::from(vec![
             Field::new("instruction", <Str as Column>::data_type(), false),
             Field::new("operand", <I32 as Column>::data_type(), false),
-            Field::new("shape_index", <Str as Column>::data_type(), false),
+            Field::new("shape_index", <Dict as Column>::data_type(), false),
         ])
     }
     fn count(&self) -> usize {

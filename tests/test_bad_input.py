@@ -244,7 +244,7 @@ TRUNCATE = """
 import os, sys, hlodump
 path, mmap = sys.argv[1], {mmap}
 d = hlodump.read_arrow(path, mmap=mmap)
-col = d.views["assignments"].column("shape")  # the views into the mapped file (d["assignments"] is a copy)
+col = d.views["values"].column("defining_instruction")  # views into the mapped file (d["values"] is a copy)
 before = col.to_pylist()
 with open(path, "r+b") as f:   # another writer truncates the file (e.g. XLA re-dumping)
     f.truncate(0)

@@ -328,7 +328,7 @@ FAULTHANDLER = """
 import faulthandler, sys, hlodump
 path, mode = sys.argv[1], sys.argv[2]
 d = hlodump.read_arrow(path)
-col = d.views["assignments"].column("shape")  # views into the mapped file
+col = d.views["values"].column("defining_instruction")  # views into the mapped file
 before = col.to_pylist()
 faulthandler.enable()          # installs its own SIGBUS handler, in front of ours
 if mode == "read-again":

@@ -13,6 +13,7 @@ import pyarrow as pa
 import pytest
 
 import hlodump
+from hlodump.dump import to_large_strings
 from hlodump.schema import SCHEMAS
 
 DATA = os.path.join(os.path.dirname(__file__), "data")
@@ -52,6 +53,12 @@ def scanned(src: str, table: str, **kw) -> pa.Table:
     return pa.Table.from_batches(batches, s.schema)
 
 
+def same(a: pa.Table, b: pa.Table) -> bool:
+    """Equal schemas and equal values. Dictionary columns are compared decoded: a scan's batches
+    carry their own dictionaries, ``Table.equals`` would compare those too."""
+    return a.schema == b.schema and to_large_strings(a).equals(to_large_strings(b))
+
+
 def test_sources_found() -> None:
     assert len(SOURCES) >= 5, SOURCES
 
@@ -73,7 +80,7 @@ def test_batch_sizes(batch_size: int) -> None:
     d = full(src)
     for table in ["instructions", "values", "live_ranges", "memory_report", "files", "computations"]:
         got = scanned(src, table, batch_size=batch_size)
-        assert got.equals(d[table] if table != "files" else files_only(src)), table
+        assert same(got, d[table] if table != "files" else files_only(src)), table
 
 
 def test_one_big_file_streams_in_several_batches() -> None:

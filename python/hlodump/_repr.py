@@ -50,9 +50,14 @@ def fmt_bytes(n: int) -> str:
 
 
 def _walk(arr: pa.Array, own: dict[int, int], text: dict[int, int]) -> None:
-    """Sort the buffers of ``arr`` into its own (views, offsets, validity, numbers) and the text
-    that string_view arrays point into (the input files, shared by every column)."""
+    """Sort the buffers of ``arr`` into its own (views, keys, dictionaries, offsets, validity,
+    numbers) and the text that string_view arrays point into (the input files, shared by every
+    column)."""
     t = arr.type
+    if pa.types.is_dictionary(t):  # keys, then the dictionary (buffers() gives the keys only)
+        _walk(arr.indices, own, text)
+        _walk(arr.dictionary, own, text)
+        return
     bufs = arr.buffers()
     if pa.types.is_string_view(t) or pa.types.is_binary_view(t):
         for b in bufs[:2]:

@@ -91,12 +91,15 @@ class Dump(Mapping[str, pa.Table]):
     unless ``read_arrow(..., tables=[...])`` asked for fewer (``files`` and ``errors`` are always
     there).
 
-    Text columns are read as zero-copy ``string_view`` arrays into the mapped files. What
-    ``d.instructions`` / ``d["instructions"]`` gives depends on ``string_view`` (of
-    ``read_arrow``, or here):
+    Text columns are read as zero-copy ``string_view`` arrays into the mapped files, or, where
+    a column has few distinct values (opcodes, shapes, kinds …; ``hlodump.schema``, type ``D``),
+    as ``dictionary<int32, large_string>`` arrays (a key per row into the batch's distinct
+    strings). What ``d.instructions`` / ``d["instructions"]`` gives depends on ``string_view``
+    (of ``read_arrow``, or here):
 
-    * ``None`` (``read_arrow``'s default): each table is cast to ``large_string`` text the
-      first time it is asked for, and kept — pyarrow's own kernels (``filter``, ``take``,
+    * ``None`` (``read_arrow``'s default): each table is cast to ``large_string`` text (views
+      and dictionaries alike) the first time it is asked for, and kept — pyarrow's own
+      kernels (``filter``, ``take``,
       ``sort_by``, ``pc.is_in``, ``pc.starts_with`` …, which pyarrow lacks for string_view)
       work, and only the tables you touch are copied. ``to_polars``, ``to_duckdb``,
       ``write_parquet``, ``compact``, pickling and ``d.views`` use the zero-copy views.
@@ -212,7 +215,8 @@ class Dump(Mapping[str, pa.Table]):
 
     def to_polars(self) -> dict[str, "polars.DataFrame"]:
         """Every table as a ``polars.DataFrame``. Polars takes the ``string_view`` text as it is
-        (its own string layout): nothing is copied. (``pl.from_arrow(d.instructions)`` copies
+        (its own string layout): nothing is copied. Dictionary-encoded columns become
+        ``Categorical`` (``pl.col(c).cast(pl.String)`` for plain strings). (``pl.from_arrow(d.instructions)`` copies
         twice — the large_string cast, then Polars' conversion —, ``pl.from_arrow(
         d.views.instructions)`` not at all.)"""
         import polars as pl

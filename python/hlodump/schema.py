@@ -22,6 +22,16 @@ General conventions (apply to every table unless a column says otherwise)
   with every text column cast to ``large_string`` (on first access), as
   ``read_arrow(..., string_view=False)`` does when reading. Columns built by us (paths, kinds,
   messages) are ``string`` in ``files``/``errors`` and are cast the same way.
+* Text columns with few distinct values per file (opcodes, shapes, shape indices, source files
+  and functions, op names, kinds, memory spaces …: the columns typed ``D``) are
+  dictionary-encoded as read: ``dictionary<int32, large_string>``, int32 keys (null rows null)
+  into the distinct strings of the batch (each batch, i.e. each file or group of small files,
+  or each ``scan`` batch, carries its own dictionary). 4 bytes a row instead of a 16-byte view.
+  ``read_arrow``'s default cast gives ``large_string`` for them like for every text column.
+  Chosen per column from the cardinalities of tests/data and the corpus of jax releases:
+  dictionary where distinct values are a small share of the rows (or most rows are null)
+  and the strings are short; views where strings are mostly unique (names, operand text,
+  attributes) or may be huge (``backend_config``).
 * Shape indices are printed ``{}`` / ``{1}`` / ``{0,2}``; a ``shape_index`` column holds that text,
   or ``""`` (empty, not null) where the file did not print an index.
 * Human-readable sizes (``4.00MiB``, ``51.1KiB``, ``576B``) convert to bytes as
@@ -39,6 +49,9 @@ __all__ = ["SCHEMAS", "TABLE_NAMES", "schema", "empty_table", "to_large_string_s
 
 S = pa.string_view()  # text from the mapped file (zero-copy)
 T = pa.string()  # text we make ourselves (paths, kinds, messages)
+# text with few distinct values (opcodes, shapes, kinds …), dictionary-encoded: int32 keys into
+# a dictionary of the batch's distinct strings (copies: large_string, owned by the batch)
+D = pa.dictionary(pa.int32(), pa.large_string())
 I32 = pa.int32()
 I64 = pa.int64()
 B = pa.bool_()
@@ -86,12 +99,12 @@ SCHEMAS: dict[str, pa.Schema] = {
     # - per-pass: the step is the rightmost 4+-digit segment that leaves a valid pass tail (so a
     #   module name like ``foo.1234`` stays whole); form 2 leaves pipeline and before_pass null.
     "files": pa.schema([
-        _f("file_id", I32), _f("path", T), _f("kind", T), _f("content_kind", T, True),
-        _f("module_id", I32, True), _f("module_name", T, True), _f("stage", T, True),
-        _f("backend", T, True), _f("pass_index", I32, True), _f("pipeline", T, True),
-        _f("after_pass", T, True), _f("before_pass", T, True), _f("substep", T, True),
+        _f("file_id", I32), _f("path", T), _f("kind", D), _f("content_kind", D, True),
+        _f("module_id", I32, True), _f("module_name", T, True), _f("stage", D, True),
+        _f("backend", D, True), _f("pass_index", I32, True), _f("pipeline", D, True),
+        _f("after_pass", D, True), _f("before_pass", D, True), _f("substep", D, True),
         _f("size_bytes", I64), _f("parsed", B), _f("error", T, True),
-        _f("dump", T),
+        _f("dump", D),
     ]),
     # ---------------------------------------------------------------- buffer assignment (§2)
     # One row per ``allocation N: size S<flags>:`` line. flags = the raw text between the size and
@@ -102,8 +115,8 @@ SCHEMAS: dict[str, pa.Schema] = {
         _f("file_id", I32), _f("allocation", I64), _f("size", I64), _f("color", I32),
         _f("is_thread_local", B), _f("is_constant", B), _f("is_maybe_live_out", B),
         _f("is_preallocated_temp", B), _f("is_output", B), _f("parameter", I64, True),
-        _f("parameter_shape", S, True), _f("parameter_shape_index", S, True),
-        _f("output_shape", S, True), _f("flags", S), _f("line", I64),
+        _f("parameter_shape", D, True), _f("parameter_shape_index", D, True),
+        _f("output_shape", D, True), _f("flags", S), _f("line", I64),
     ]),
     # One row per `` value: <ID NAME[IDX][ (phi)][ @C]> (size=S,offset=O): SHAPE`` line.
     # allocation = the index of the enclosing allocation. color = the @C (0 when not printed).
@@ -112,8 +125,8 @@ SCHEMAS: dict[str, pa.Schema] = {
     #   still checked but gives no row (its allocation is unknown).
     "assignments": pa.schema([
         _f("file_id", I32), _f("allocation", I64), _f("value_id", I64), _f("instruction", S),
-        _f("shape_index", S), _f("is_phi", B), _f("color", I32), _f("offset", I64),
-        _f("size", I64), _f("shape", S), _f("line", I64),
+        _f("shape_index", D), _f("is_phi", B), _f("color", I32), _f("offset", I64),
+        _f("size", I64), _f("shape", D), _f("line", I64),
     ]),
     # One row per value block under ``Used values:``. positions / uses in printed order;
     # position/use shape_index "" when not printed. uses empty for " uses:" followed by nothing
@@ -132,14 +145,14 @@ SCHEMAS: dict[str, pa.Schema] = {
     #   reference.hlo.parse_instruction(defining_instruction); both null if it returns None or
     #   raises ValueError.
     "values": pa.schema([
-        _f("file_id", I32), _f("value_id", I64), _f("instruction", S), _f("shape_index", S),
+        _f("file_id", I32), _f("value_id", I64), _f("instruction", S), _f("shape_index", D),
         _f("is_phi", B), _f("color", I32),
         _f("positions", pa.list_(pa.field("item", pa.struct([
-            _f("instruction", S), _f("shape_index", S)]), nullable=False))),
+            _f("instruction", S), _f("shape_index", D)]), nullable=False))),
         _f("uses", pa.list_(pa.field("item", pa.struct([
-            _f("instruction", S), _f("operand", I32), _f("shape_index", S)]), nullable=False))),
+            _f("instruction", S), _f("operand", I32), _f("shape_index", D)]), nullable=False))),
         _f("uses_initialized", B),
-        _f("defining_instruction", S), _f("defining_opcode", S, True),
+        _f("defining_instruction", S), _f("defining_opcode", D, True),
         _f("defining_op_name", S, True), _f("line", I64),
     ]),
     # ``InstructionSequence`` rows: position N and the instruction scheduled there.
@@ -148,7 +161,7 @@ SCHEMAS: dict[str, pa.Schema] = {
     ]),
     # ``BufferLiveRange`` rows ``NAME{IDX}:start-end``. buffer = NAME{IDX} as printed.
     "live_ranges": pa.schema([
-        _f("file_id", I32), _f("buffer", S), _f("instruction", S), _f("shape_index", S),
+        _f("file_id", I32), _f("buffer", S), _f("instruction", S), _f("shape_index", D),
         _f("start", I32), _f("end", I32), _f("line", I64),
     ]),
     # ``Live ranges at T (peak):`` rows. New form ``NAME{IDX}: B bytes (cumulative: C bytes)``;
@@ -163,7 +176,7 @@ SCHEMAS: dict[str, pa.Schema] = {
     # - when the cumulative is printed, cumulative_bytes is the printed number (not recomputed).
     "peak": pa.schema([
         _f("file_id", I32), _f("time", I32), _f("buffer", S), _f("instruction", S),
-        _f("shape_index", S), _f("bytes", I64), _f("cumulative_bytes", I64),
+        _f("shape_index", D), _f("bytes", I64), _f("cumulative_bytes", I64),
         _f("cumulative_is_printed", B), _f("line", I64),
     ]),
     # ``Stack trace breakdown for peak usage`` tree, one row per tree line (the header's total
@@ -209,10 +222,10 @@ SCHEMAS: dict[str, pa.Schema] = {
     #   C-unescaped with quotes removed, joined by "; " ("" when none); line = the line of the
     #   entry's "allocation_entries {". Unknown fields are errors.
     "memory_report": pa.schema([
-        _f("file_id", I32), _f("memory_space", S, True), _f("color", I32, True),
+        _f("file_id", I32), _f("memory_space", D, True), _f("color", I32, True),
         _f("table", I32), _f("allocation", I64, True), _f("cumulative_bytes", I64, True),
         _f("percent", I32, True), _f("size", I64), _f("offset", I64, True),
-        _f("used_by_n_values", I32, True), _f("shapes", S, True), _f("row_kind", T),
+        _f("used_by_n_values", I32, True), _f("shapes", D, True), _f("row_kind", D),
         _f("remaining_bytes", I64, True), _f("flags", S, True), _f("line", I64),
     ]),
     # Every number a dump states about itself that is not a row of another table, one row each:
@@ -231,7 +244,7 @@ SCHEMAS: dict[str, pa.Schema] = {
     #   field (line of that field; value 0 and the block's first line when omitted).
     # - "HloLiveRange not available" is matched as a prefix (the rest of the line is free text).
     "totals": pa.schema([
-        _f("file_id", I32), _f("section", T), _f("key", T), _f("color", I32, True),
+        _f("file_id", I32), _f("section", D), _f("key", D), _f("color", I32, True),
         _f("value", I64), _f("line", I64),
     ]),
     # ---------------------------------------------------------------- HLO module text (§3)
@@ -257,7 +270,7 @@ SCHEMAS: dict[str, pa.Schema] = {
     # raw (unescaped text as printed), null when the closer has none.
     "computations": pa.schema([
         _f("file_id", I32), _f("computation_id", I32), _f("name", S), _f("is_entry", B),
-        _f("signature", S), _f("result_shape", S), _f("execution_thread", S, True),
+        _f("signature", S), _f("result_shape", D), _f("execution_thread", D, True),
         _f("line", I64),
     ]),
     # One row per instruction line (and, with source="value", nothing: values use their own
@@ -306,15 +319,15 @@ SCHEMAS: dict[str, pa.Schema] = {
     #   still emitted in collect mode); a computation without ROOT is accepted (XLA accepts it).
     "instructions": pa.schema([
         _f("file_id", I32), _f("computation_id", I32), _f("instruction_id", I32),
-        _f("name", S), _f("is_root", B), _f("opcode", S), _f("shape", S),
+        _f("name", S), _f("is_root", B), _f("opcode", D), _f("shape", D),
         _f("operands", pa.list_(pa.field("item", S, nullable=False))),
         _f("operand_text", S),
         _f("called_computations", pa.list_(pa.field("item", S, nullable=False))),
-        _f("attributes", S), _f("op_name", S, True), _f("op_type", S, True),
-        _f("source_file", S, True), _f("source_line", I64, True),
-        _f("source_function", S, True), _f("stack_frame_id", I64, True),
-        _f("custom_call_target", S, True), _f("backend_config", S, True),
-        _f("fusion_kind", S, True), _f("sharding", S, True), _f("line", I64), _f("offset", I64),
+        _f("attributes", S), _f("op_name", D, True), _f("op_type", D, True),
+        _f("source_file", D, True), _f("source_line", I64, True),
+        _f("source_function", D, True), _f("stack_frame_id", I64, True),
+        _f("custom_call_target", D, True), _f("backend_config", S, True),
+        _f("fusion_kind", D, True), _f("sharding", D, True), _f("line", I64), _f("offset", I64),
     ]),
     # The FileNames/FunctionNames/FileLocations/StackFrames tables joined: one row per
     # StackFrames row. parent_frame_id is the *corrected* parent (printed value - 1), null for
@@ -325,7 +338,7 @@ SCHEMAS: dict[str, pa.Schema] = {
     # control_flow/module_0000.jit_rnn.before_optimizations.txt: frames 1-6 all print parent 1).
     "stack_frames": pa.schema([
         _f("file_id", I32), _f("frame_id", I64), _f("parent_frame_id", I64, True),
-        _f("file_location_id", I64), _f("file_name", S, True), _f("function_name", S, True),
+        _f("file_location_id", I64), _f("file_name", D, True), _f("function_name", D, True),
         _f("source_line", I64, True), _f("end_line", I64, True), _f("column", I64, True),
         _f("end_column", I64, True), _f("line", I64),
     ]),
@@ -342,8 +355,8 @@ SCHEMAS: dict[str, pa.Schema] = {
     # object whose body is not MLIR bytecode, and raw non-JSON dicts like ``{index = 0 : ui64}``).
     # target = the unescaped custom_call_target ("" if absent).
     "custom_calls": pa.schema([
-        _f("file_id", I32), _f("instruction_id", I32), _f("name", S), _f("target", S),
-        _f("body_length", I64), _f("decoded_length", I64, True), _f("format", T),
+        _f("file_id", I32), _f("instruction_id", I32), _f("name", S), _f("target", D),
+        _f("body_length", I64), _f("decoded_length", I64, True), _f("format", D),
         _f("kernel_name", S, True),
     ]),
     # GPU thunk sequences (§2.11; reference/thunks.py): one row per non-empty line that is not
@@ -353,13 +366,13 @@ SCHEMAS: dict[str, pa.Schema] = {
     # thunk whose nested sequence this line belongs to. thunk_id = order in the file.
     "thunks": pa.schema([
         _f("file_id", I32), _f("thunk_id", I32), _f("parent_thunk_id", I32, True),
-        _f("depth", I32), _f("kind", S, True), _f("section", S, True), _f("annotation", S),
+        _f("depth", I32), _f("kind", D, True), _f("section", D, True), _f("annotation", S),
         _f("line", I64),
     ]),
     # XLA's out-of-memory reports (§2.9; reference/oom.py), one row per figure a report states.
     "oom_reports": pa.schema([
-        _f("file_id", I32), _f("report_id", I32), _f("backend", T), _f("memory_space", S, True),
-        _f("section", T), _f("key", T), _f("bytes", I64, True), _f("value", S), _f("line", I64),
+        _f("file_id", I32), _f("report_id", I32), _f("backend", D), _f("memory_space", D, True),
+        _f("section", D), _f("key", D), _f("bytes", I64, True), _f("value", S), _f("line", I64),
     ]),
     # One row per buffer / allocation an out-of-memory report lists.
     "oom_buffers": pa.schema([
@@ -367,7 +380,7 @@ SCHEMAS: dict[str, pa.Schema] = {
         _f("size", S), _f("operator", S, True), _f("op_type", S, True), _f("op_name", S, True),
         _f("source_file", S, True), _f("source_line", I64, True), _f("shape", S, True),
         _f("unpadded_size_bytes", I64, True), _f("padding_bytes", I64, True), _f("padding", S, True),
-        _f("xla_label", S, True), _f("allocation_type", S, True),
+        _f("xla_label", S, True), _f("allocation_type", D, True),
         _f("entry_parameter_subshape", S, True), _f("line", I64),
     ]),
     # What on_error="collect" could not read, one row per problem.
@@ -388,6 +401,8 @@ def schema(name: str, string_view: bool = True) -> pa.Schema:
 def _large(t: pa.DataType) -> pa.DataType:
     if t in (pa.string_view(), pa.string()):
         return pa.large_string()
+    if pa.types.is_dictionary(t) and _large(t.value_type) == pa.large_string():
+        return pa.large_string()
     if pa.types.is_list(t):
         f = t.value_field
         return pa.list_(f.with_type(_large(f.type)))
@@ -397,7 +412,8 @@ def _large(t: pa.DataType) -> pa.DataType:
 
 
 def to_large_string_schema(s: pa.Schema) -> pa.Schema:
-    """``s`` with every string / string_view (also nested) replaced by ``large_string``."""
+    """``s`` with every string / string_view / dictionary-encoded text (also nested) replaced by
+    ``large_string``."""
     return pa.schema([f.with_type(_large(f.type)) for f in s], metadata=s.metadata)
 
 
