@@ -672,26 +672,6 @@ impl Dict {
     }
 }
 
-impl Column for Dict {
-    fn data_type() -> DataType {
-        dict_type()
-    }
-    fn nullable() -> bool {
-        false
-    }
-    fn len(&self) -> usize {
-        self.0.len()
-    }
-    fn reserve(&mut self, additional: usize) {
-        Column::reserve(&mut self.0, additional)
-    }
-    fn finish(self, _: &[Buffer]) -> ArrayRef {
-        Arc::new(self.0.finish_array())
-    }
-    fn set_built(&mut self, built: bool) {
-        self.0.set_built(built)
-    }
-}
 
 /// Nullable dictionary-encoded text.
 pub type OptDict = DictCol;
@@ -708,20 +688,6 @@ impl DictText {
     }
 }
 
-impl Column for DictText {
-    fn data_type() -> DataType {
-        dict_type()
-    }
-    fn nullable() -> bool {
-        false
-    }
-    fn len(&self) -> usize {
-        self.0.len()
-    }
-    fn finish(self, _: &[Buffer]) -> ArrayRef {
-        Arc::new(self.0.finish_array())
-    }
-}
 
 /// Nullable dictionary-encoded text we make: the interface of `OptText`.
 #[derive(Default)]
@@ -737,20 +703,37 @@ impl OptDictText {
     }
 }
 
-impl Column for OptDictText {
-    fn data_type() -> DataType {
-        dict_type()
-    }
-    fn nullable() -> bool {
-        true
-    }
-    fn len(&self) -> usize {
-        self.0.len()
-    }
-    fn finish(self, _: &[Buffer]) -> ArrayRef {
-        Arc::new(self.0.finish_array())
-    }
+
+/// `Column` for a wrapper of `DictCol` (`Dict`, `DictText`, `OptDictText`): everything goes to
+/// the inner column; only whether the schema allows nulls differs.
+macro_rules! dict_wrapper_column {
+    ($t:ty, $nullable:expr) => {
+        impl Column for $t {
+            fn data_type() -> DataType {
+                dict_type()
+            }
+            fn nullable() -> bool {
+                $nullable
+            }
+            fn len(&self) -> usize {
+                self.0.len()
+            }
+            fn reserve(&mut self, additional: usize) {
+                Column::reserve(&mut self.0, additional)
+            }
+            fn finish(self, _: &[Buffer]) -> ArrayRef {
+                Arc::new(self.0.finish_array())
+            }
+            fn set_built(&mut self, built: bool) {
+                Column::set_built(&mut self.0, built)
+            }
+        }
+    };
 }
+
+dict_wrapper_column!(Dict, false);
+dict_wrapper_column!(DictText, false);
+dict_wrapper_column!(OptDictText, true);
 
 // ------------------------------------------------------------------------------ owned text
 
