@@ -27,20 +27,11 @@ import time
 
 import pyarrow as pa
 
+from procstatus import mapped_ranges  # (benches run as scripts: their folder is on the path)
+
 MB = 1_000_000
 
 
-def mapped_ranges(paths: list[str]) -> list[tuple[int, int]]:
-    """Address ranges of the file-backed mappings of ``paths``."""
-    real = {os.path.realpath(p) for p in paths}
-    out = []
-    with open("/proc/self/maps") as f:
-        for line in f:
-            parts = line.split(None, 5)
-            if len(parts) == 6 and parts[5].strip() in real:
-                a, b = parts[0].split("-")
-                out.append((int(a, 16), int(b, 16)))
-    return out
 
 
 def buffers(arr: pa.Array):

@@ -1,6 +1,9 @@
-"""Memory readings of this process from /proc/self/status (Linux), shared by the benches."""
+"""What the benches read about this process (Linux): memory from /proc/self/status, the
+mappings of the inputs from /proc/self/maps."""
 
 from __future__ import annotations
+
+import os
 
 
 def status() -> dict:
@@ -17,3 +20,16 @@ def status() -> dict:
 def rss_anon() -> int:
     """Anonymous resident memory (what the process allocated; mapped files are not in it)."""
     return status().get("RssAnon", 0)
+
+
+def mapped_ranges(paths: list[str]) -> list[tuple[int, int]]:
+    """Address ranges of the file-backed mappings of ``paths`` (Linux: /proc/self/maps)."""
+    real = {os.path.realpath(p) for p in paths}
+    out = []
+    with open("/proc/self/maps") as f:
+        for line in f:
+            parts = line.split(None, 5)
+            if len(parts) == 6 and parts[5].strip() in real:
+                a, b = parts[0].split("-")
+                out.append((int(a, 16), int(b, 16)))
+    return out

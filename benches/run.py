@@ -53,20 +53,9 @@ MB = 1_000_000
 # ------------------------------------------------------------------------------ child side
 
 
-from procstatus import status  # noqa: E402 (benches run as scripts)
+from procstatus import mapped_ranges, status  # noqa: E402 (benches run as scripts)
 
 
-def mapped_ranges(paths: list[str]) -> list[tuple[int, int]]:
-    """Address ranges of file-backed mappings of the inputs."""
-    real = {os.path.realpath(p) for p in paths}
-    out = []
-    with open("/proc/self/maps") as f:
-        for line in f:
-            parts = line.split(None, 5)
-            if len(parts) == 6 and parts[5].strip() in real:
-                a, b = parts[0].split("-")
-                out.append((int(a, 16), int(b, 16)))
-    return out
 
 
 def arrow_bytes(dump, paths: list[str]) -> dict:
