@@ -27,7 +27,7 @@ import time
 
 import pyarrow as pa
 
-from procstatus import mapped_ranges  # (benches run as scripts: their folder is on the path)
+from procstatus import mapped_ranges, union_len  # (benches run as scripts: their folder is on the path)
 
 MB = 1_000_000
 
@@ -56,14 +56,6 @@ def buffers(arr: pa.Array):
             yield b, False
 
 
-def union_len(spans: list[tuple[int, int]]) -> int:
-    total, end = 0, 0
-    for a, n in sorted(spans):
-        lo, hi = max(a, end), a + n
-        if hi > lo:
-            total += hi - lo
-        end = max(end, hi)
-    return total
 
 
 def measure(d, inputs: list[str], per_column: bool) -> dict:

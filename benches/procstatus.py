@@ -33,3 +33,14 @@ def mapped_ranges(paths: list[str]) -> list[tuple[int, int]]:
                 a, b = parts[0].split("-")
                 out.append((int(a, 16), int(b, 16)))
     return out
+
+
+def union_len(spans: list[tuple[int, int]]) -> int:
+    """Bytes covered by (address, length) spans, overlaps counted once."""
+    total, end = 0, 0
+    for a, n in sorted(spans):
+        lo, hi = max(a, end), a + n
+        if hi > lo:
+            total += hi - lo
+        end = max(end, hi)
+    return total

@@ -54,7 +54,7 @@ MB = 1_000_000
 # ------------------------------------------------------------------------------ child side
 
 
-from procstatus import mapped_ranges, status  # noqa: E402 (benches run as scripts)
+from procstatus import mapped_ranges, status, union_len  # noqa: E402 (benches run as scripts)
 
 
 
@@ -101,14 +101,6 @@ def arrow_bytes(dump, paths: list[str]) -> dict:
     return {"arrow_bytes": own, "arena_bytes": arena, "mapped_bytes": mapped, "table_bytes": per_table}
 
 
-def union_len(spans: list[tuple[int, int]]) -> int:
-    total, end = 0, 0
-    for a, n in sorted(spans):
-        lo, hi = max(a, end), a + n
-        if hi > lo:
-            total += hi - lo
-        end = max(end, hi)
-    return total
 
 
 def child(spec: dict) -> dict:
