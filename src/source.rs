@@ -184,7 +184,10 @@ impl SourceRef {
         if self.len <= WINDOW_LEN {
             return Some((self.first_block, off as u32));
         }
-        let k = off / WINDOW_STEP;
+        // Window k starts at k GiB; the last one also holds everything after its first GiB (it
+        // runs to the end of the input), so offsets past it belong to it, not to a window k+1
+        // that was never made (see `Source::windows`).
+        let k = (off / WINDOW_STEP).min(self.windows.saturating_sub(1) as usize);
         let local = off - k * WINDOW_STEP;
         if (k as u32) < self.windows && local + s.len() <= WINDOW_LEN {
             Some((self.first_block + k as u32, local as u32))
@@ -232,6 +235,47 @@ mod tests {
         let src = SourceRef::new(&data, 3, 1);
         assert_eq!(src.locate(&data[10..20]), Some((3, 10)));
         assert_eq!(src.locate(b"elsewhere"), None);
+    }
+
+    /// A big input of `len` bytes with as many windows as `Source::windows` makes for it.
+    fn big_of(len: usize) -> SourceRef {
+        let windows = window_starts(len).len() as u32;
+        SourceRef { base: 1 << 40, len, first_block: 7, windows }
+    }
+
+    /// (start, length) of the windows `Source::windows` cuts an input of `len` bytes into.
+    fn window_starts(len: usize) -> Vec<(usize, usize)> {
+        let mut starts = Vec::new();
+        let mut start = 0;
+        while start < len {
+            starts.push((start, WINDOW_LEN.min(len - start)));
+            if start + WINDOW_LEN >= len {
+                break;
+            }
+            start += WINDOW_STEP;
+        }
+        starts
+    }
+
+    #[test]
+    fn every_short_string_of_a_large_input_is_in_a_window() {
+        // Lengths that are no multiple of a GiB: the last window starts at the last GiB mark
+        // it needs and runs to the end, so the input's tail lies in it (a 4.3 GiB dump once
+        // made every string past 4 GiB a block of its own).
+        for len in [(2usize << 30) + 12345, (4usize << 30) + (300 << 20), (5usize << 30) + 17, 5usize << 30] {
+            let src = big_of(len);
+            let windows = window_starts(len);
+            for off in [0, (1 << 30) - 1, 2 << 30, (3 << 30) + 7, 4 << 30, (4 << 30) + 1000, len - 100, len - 1] {
+                if off >= len {
+                    continue;
+                }
+                let n = 100.min(len - off);
+                let (b, local) = src.locate(slice_at(&src, off, n)).unwrap_or_else(|| panic!("len {len} off {off}"));
+                let (start, wlen) = windows[(b - 7) as usize];
+                assert_eq!(start + local as usize, off, "len {len} off {off}");
+                assert!(local as usize + n <= wlen, "len {len} off {off}: inside its window");
+            }
+        }
     }
 
     #[test]

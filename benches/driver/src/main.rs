@@ -53,17 +53,26 @@ fn main() {
             let opts = Options { collect: false, threads, map: MapPolicy::Auto, projection: projection.clone(), ..Default::default() };
             let mut best = f64::MAX;
             let mut rows = 0usize;
+            let (mut anon_kb, mut arrow) = (0u64, 0usize);
             for _ in 0..repeat {
                 let t = Instant::now();
                 let batches = hlodump::read(&inputs, &opts, &|_, _| {}).expect("read");
                 let s = t.elapsed().as_secs_f64();
                 best = best.min(s);
                 rows = batches.iter().flat_map(|(_, b)| b.iter()).map(|b| b.num_rows()).sum();
+                anon_kb = rss_anon_kb();
+                arrow = batches.iter().flat_map(|(_, b)| b.iter()).map(|b| b.get_array_memory_size()).sum();
                 drop(batches);
             }
             let bytes: u64 = inputs.iter().map(|i| std::fs::metadata(&i.path).map(|m| m.len()).unwrap_or(0)).sum();
-            println!("{{\"seconds\": {best}, \"bytes\": {bytes}, \"rows\": {rows}}}");
+            println!("{{\"seconds\": {best}, \"bytes\": {bytes}, \"rows\": {rows}, \"rss_anon_mb\": {}, \"arrow_capacity_mb\": {}}}", anon_kb >> 10, arrow >> 20);
         }
         _ => panic!("mode: count | read"),
     }
+}
+
+/// RssAnon of this process in kB (0 where /proc is not there).
+fn rss_anon_kb() -> u64 {
+    let s = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    s.lines().find_map(|l| l.strip_prefix("RssAnon:")).and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok()).unwrap_or(0)
 }
