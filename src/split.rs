@@ -69,9 +69,12 @@ pub fn tables_for<'c>(source: &Source, ctx: FileCtx<'c>) -> (Tables, FileCtx<'c>
 }
 
 /// Chunk starts: `first`, then nominal positions about `(len − first) / n` apart (at least
-/// `min_chunk`), each moved forward to the first line start accepted by `ok` before the next
-/// nominal position (dropped when there is none). Increasing.
-pub fn plan_cuts(data: &[u8], first: usize, n: usize, min_chunk: usize, ok: &(dyn Fn(usize) -> bool + Sync)) -> Vec<usize> {
+/// `min_chunk`), each moved forward to the first line where `cut` finds a chunk start before
+/// the next nominal position (dropped when there is none). Increasing.
+///
+/// `cut(pos)` looks at the line starting at `pos` and gives where a chunk may start in it: `pos`
+/// itself, a record glued to the end of that line (the old `Used values` layout), or None.
+pub fn plan_cuts(data: &[u8], first: usize, n: usize, min_chunk: usize, cut: &(dyn Fn(usize) -> Option<usize> + Sync)) -> Vec<usize> {
     let len = data.len();
     let step = ((len - first) / n.max(1)).max(min_chunk).max(1);
     let nominal: Vec<usize> = (1..).map(|i| first + i * step).take_while(|&p| p < len).collect();
@@ -82,8 +85,8 @@ pub fn plan_cuts(data: &[u8], first: usize, n: usize, min_chunk: usize, ok: &(dy
             // the first line start at or after p
             let mut pos = if data[p - 1] == b'\n' { p } else { p + memchr::memchr(b'\n', &data[p..])? + 1 };
             while pos < limit {
-                if ok(pos) {
-                    return Some(pos);
+                if let Some(at) = cut(pos) {
+                    return Some(at);
                 }
                 pos += memchr::memchr(b'\n', &data[pos..])? + 1;
             }
@@ -259,13 +262,44 @@ mod tests {
     }
 
     #[test]
+    fn glued_value_headers_are_cuts_inside_their_line() {
+        let data = ba_text(60, true);
+        let cut = |p: usize| crate::buffer_assignment::split::cut_in(&data, p);
+        let cuts = plan_cuts(&data, 0, 64, 1, &cut);
+        let inside: Vec<usize> = cuts[1..].iter().copied().filter(|&c| data[c - 1] != b'\n').collect();
+        assert!(inside.len() > 10, "the Used values section is cut at its glued headers");
+        for c in inside {
+            assert!(data[..c].ends_with(b"parameter(0)") && data[c] == b'<', "{}", String::from_utf8_lossy(line_at(&data, c)));
+        }
+        // the line numbers of rows after a cut inside a line are those of the serial parse
+        let (serial, chunks) = both(&data, false, 1);
+        assert!(assert_same(&serial, &chunks.expect("split")) > 20);
+    }
+
+    #[test]
+    fn a_glued_header_is_no_cut_when_the_shortened_line_reads_differently() {
+        // Serially the last whole `<…>` is the glued header and `<1 x>` belongs to the
+        // instruction; a chunk ending before `<2 y>` would take `<1 x>` for a header.
+        let line = b" from instruction: %p = f32[] parameter(0) <1 x><2 y>\n";
+        assert_eq!(crate::buffer_assignment::split::cut_in(line, 0), None);
+        let plain = b" from instruction: %p = f32[] parameter(0)<2 y>\n";
+        assert_eq!(crate::buffer_assignment::split::cut_in(plain, 0), Some(plain.len() - 6));
+        let data = String::from_utf8(ba_text(60, true)).unwrap().replace(
+            " from instruction: %p30 = f32[16]{0} parameter(0)<31",
+            " from instruction: %p30 = f32[16]{0} parameter(0) <1 x><31",
+        );
+        let (serial, chunks) = both(data.as_bytes(), false, 1);
+        assert!(assert_same(&serial, &chunks.expect("split")) > 20);
+    }
+
+    #[test]
     fn cuts_are_increasing_line_starts_accepted() {
         let data = ba_text(50, false);
-        let ok = |p: usize| ChunkStart::of(line_at(&data, p)).is_some();
+        let ok = |p: usize| ChunkStart::of(line_at(&data, p)).map(|_| p);
         let cuts = plan_cuts(&data, 0, 16, 1, &ok);
         assert!(cuts.len() > 8);
         assert!(cuts.windows(2).all(|w| w[0] < w[1]));
-        assert!(cuts[1..].iter().all(|&c| data[c - 1] == b'\n' && ok(c)));
+        assert!(cuts[1..].iter().all(|&c| data[c - 1] == b'\n' && ok(c) == Some(c)));
         assert_eq!(ChunkStart::of(b"    12:abc"), Some(ChunkStart::Scheduled));
         assert_eq!(ChunkStart::of(b"    a.1{}:3-9"), Some(ChunkStart::LiveRange));
         assert_eq!(ChunkStart::of(b"    a.1{}: 64 bytes"), None);

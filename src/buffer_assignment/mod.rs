@@ -69,6 +69,22 @@ impl<'a> ValueRef<'a> {
     }
 }
 
+/// A ` from instruction: …` line as (start of the instruction text, its end): the end is where
+/// the next block's value header starts when the old layout glued one to the line (§2.5: the
+/// last `<` whose rest of the line is one whole header), else the end of the line. The chunk
+/// splitter cuts at that same place (`split::cut_in`).
+pub fn split_defining_line(text: &[u8]) -> (usize, usize) {
+    let mut start = b" from instruction:".len().min(text.len());
+    if text.get(start) == Some(&b' ') {
+        start += 1;
+    }
+    let glued = memchr::memrchr(b'<', &text[start..]).map(|lt| start + lt);
+    match glued {
+        Some(g) if ValueRef::parse_whole(&text[g..]).is_some() => (start, g),
+        _ => (start, text.len()),
+    }
+}
+
 // --------------------------------------------------------------------------- parser state
 
 struct Block<'a> {
@@ -480,17 +496,7 @@ impl<'t, 'c> Parser<'t, 'c> {
     }
 
     fn defining_line(&mut self, no: u64, text: &'c [u8]) -> R<()> {
-        let mut start = b" from instruction:".len();
-        if text.get(start) == Some(&b' ') {
-            start += 1;
-        }
-        let mut end = text.len();
-        if let Some(lt) = memchr::memrchr(b'<', &text[start..]) {
-            let glued = start + lt;
-            if ValueRef::parse_whole(&text[glued..]).is_some() {
-                end = glued;
-            }
-        }
+        let (start, end) = split_defining_line(text);
         let instruction = &text[start..end];
         let State::Values { block } = &mut self.state else { unreachable!("a defining line outside Used values") };
         let block = block.take().expect("a value block is open here");

@@ -1,8 +1,10 @@
 //! The buffer-assignment family in chunks (FORMATS.md §4.4): chunks start at `allocation`
-//! lines, column-0 value headers (`<…>`; the glued headers of the old layout are no boundary)
-//! and entries of the InstructionSequence and BufferLiveRange lists; the peak list and the
-//! stack-trace tree are never cut (their lines carry running state). Each chunk must start in
-//! the state the one before it ended in, or the caller parses serially.
+//! lines, value headers (`<…>` at column 0, or glued to the end of a ` from instruction:` line
+//! in the old layout: then the chunk before ends inside that line and the next one starts at
+//! the `<`, the same physical line) and entries of the InstructionSequence and BufferLiveRange
+//! lists; the peak list and the stack-trace tree are never cut (their lines carry running
+//! state). Each chunk must start in the state the one before it ended in, or the caller parses
+//! serially.
 
 use rayon::prelude::*;
 
@@ -13,7 +15,7 @@ use crate::split::{line_at, plan_cuts, spans, tables_for, Finished};
 use crate::tables::Tables;
 
 pub fn parse(data: &[u8], source: &Source, ctx: FileCtx<'_>, n: usize, min_chunk: usize) -> Result<Option<Vec<Finished>>> {
-    let cuts = plan_cuts(data, 0, n, min_chunk, &|pos| ChunkStart::of(line_at(data, pos)).is_some());
+    let cuts = plan_cuts(data, 0, n, min_chunk, &|pos| cut_in(data, pos));
     if cuts.len() < 2 {
         return Ok(None);
     }
@@ -35,9 +37,11 @@ pub fn parse(data: &[u8], source: &Source, ctx: FileCtx<'_>, n: usize, min_chunk
     }
     let mut base = 0u64;
     let mut shifted = Vec::with_capacity(parts.len());
-    for (t, _, _, lines) in parts {
+    for ((t, _, _, lines), (_, end)) in parts.into_iter().zip(spans(&cuts, data.len())) {
         shifted.push((t, base));
-        base += lines;
+        // A chunk cut at a glued header ends inside a line that the next chunk starts with.
+        let ends_inside_a_line = end < data.len() && data[end - 1] != b'\n';
+        base += lines - ends_inside_a_line as u64;
     }
     Ok(Some(
         shifted
@@ -50,3 +54,20 @@ pub fn parse(data: &[u8], source: &Source, ctx: FileCtx<'_>, n: usize, min_chunk
     ))
 }
 
+
+/// Where a chunk may start in the line at `pos`: the line itself when `ChunkStart::of` accepts
+/// it, or the value header glued to the end of a ` from instruction:` line. A glued header is a
+/// cut only if the chunk before, which then ends with the line cut short there, reads that line
+/// as the serial parse does: with no glued header of its own.
+pub fn cut_in(data: &[u8], pos: usize) -> Option<usize> {
+    let line = line_at(data, pos);
+    if ChunkStart::of(line).is_some() {
+        return Some(pos);
+    }
+    if !line.starts_with(b" from instruction:") {
+        return None;
+    }
+    let (_, glued) = ba::split_defining_line(line);
+    let alone = &line[..glued];
+    (glued < line.len() && ba::split_defining_line(alone).1 == alone.len()).then_some(pos + glued)
+}

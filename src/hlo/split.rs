@@ -12,7 +12,7 @@ use crate::tables::Tables;
 
 pub fn parse(data: &[u8], source: &Source, ctx: FileCtx<'_>, n: usize, min_chunk: usize) -> Result<Option<Vec<Finished>>> {
     let Some(first) = module::first_computation(data) else { return Ok(None) };
-    let cuts = plan_cuts(data, first, n, min_chunk, &|pos| module::is_computation_start(data, pos));
+    let cuts = plan_cuts(data, first, n, min_chunk, &|pos| module::is_computation_start(data, pos).then_some(pos));
     if cuts.len() < 2 {
         return Ok(None);
     }
