@@ -395,84 +395,7 @@ pub fn unstrip(segs: &[(usize, usize, usize)], a: usize, b: usize) -> Option<(us
 
 // ------------------------------------------------------------------------ Python whitespace
 
-/// Length of the whitespace character (Python `str.isspace`) starting at `s[i]`, or 0.
-#[inline(always)]
-pub fn ws_len(s: &[u8], i: usize) -> usize {
-    let b = s[i];
-    if b > b' ' && b < 0x80 {
-        return 0; // printable ASCII: the common case
-    }
-    if b == b' ' {
-        return 1;
-    }
-    ws_len_slow(s, i)
-}
-
-#[inline(never)]
-fn ws_len_slow(s: &[u8], i: usize) -> usize {
-    match s[i] {
-        b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c | 0x1c..=0x1f => 1,
-        b if b < 0x80 => 0,
-        0xC2 => matches!(s.get(i + 1), Some(0x85 | 0xA0)) as usize * 2,
-        0xE1 => (s.get(i + 1..i + 3) == Some(&[0x9A, 0x80][..])) as usize * 3,
-        0xE2 => match (s.get(i + 1), s.get(i + 2)) {
-            (Some(0x80), Some(0x80..=0x8A | 0xA8 | 0xA9 | 0xAF)) | (Some(0x81), Some(0x9F)) => 3,
-            _ => 0,
-        },
-        0xE3 => (s.get(i + 1..i + 3) == Some(&[0x80, 0x80][..])) as usize * 3,
-        _ => 0,
-    }
-}
-
-/// Length of the whitespace character ending at `s[..end]`, or 0.
-#[inline]
-fn ws_len_back(s: &[u8], end: usize) -> usize {
-    let b = s[end - 1];
-    if b < 0x80 {
-        return ws_len(s, end - 1);
-    }
-    for n in [2, 3] {
-        if end >= n && ws_len(s, end - n) == n {
-            return n;
-        }
-    }
-    0
-}
-
-/// `s.strip()` as a range.
-#[inline]
-pub fn py_strip(s: &[u8]) -> (usize, usize) {
-    let mut a = 0;
-    while a < s.len() {
-        let n = ws_len(s, a);
-        if n == 0 {
-            break;
-        }
-        a += n;
-    }
-    let mut b = s.len();
-    while b > a {
-        let n = ws_len_back(s, b);
-        if n == 0 {
-            break;
-        }
-        b -= n;
-    }
-    (a, b)
-}
-
-/// Index of the first non-whitespace character at or after `i`.
-#[inline]
-pub fn skip_ws(s: &[u8], mut i: usize) -> usize {
-    while i < s.len() {
-        let n = ws_len(s, i);
-        if n == 0 {
-            break;
-        }
-        i += n;
-    }
-    i
-}
+pub use crate::lex::space::{py_strip, skip_ws, ws_len};
 
 /// An HLO number read by ASCII byte rules: `-?[0-9]+` (`signed`) or `[0-9]+`, leading zeros
 /// allowed. `Ok(Some(v))` when it fits i64, `Err(())` when it has that form but does not fit
@@ -491,13 +414,12 @@ pub fn ascii_i64(s: &[u8], signed: bool) -> std::result::Result<Option<i64>, ()>
 
 /// The value of ASCII `digits` (negated with `neg`) if it fits i64.
 pub fn digits_i64(neg: bool, digits: &[u8]) -> Option<i64> {
-    let z = digits.iter().take_while(|&&c| c == b'0').count();
-    let d = &digits[z..];
-    if d.len() > 19 {
-        return None;
+    if neg {
+        // -2^63 is the one magnitude that fits negated but not positive
+        crate::lex::to_int(digits, 1 << 63).map(|v| (v as i64).wrapping_neg())
+    } else {
+        crate::lex::to_int(digits, i64::MAX as u64).map(|v| v as i64)
     }
-    let n = d.iter().fold(0i128, |n, &c| n * 10 + (c - b'0') as i128);
-    i64::try_from(if neg { -n } else { n }).ok()
 }
 
 // ------------------------------------------------------------------------ strings

@@ -10,6 +10,7 @@ use crate::error::Error;
 
 pub mod classify;
 pub mod index;
+pub mod space;
 
 pub const I64_MAX: u64 = i64::MAX as u64;
 pub const I32_MAX: u64 = i32::MAX as u64;

@@ -30,30 +30,6 @@ pub(super) struct Token<'a> {
 
 // ---- protobuf text ---------------------------------------------------------------------------
 
-/// Python's `str.isspace()` (what `\s` matches in the reference's regular expressions).
-pub(super) fn py_space(c: char) -> bool {
-    matches!(c, '\t'..='\r' | '\u{1c}'..='\u{20}' | '\u{85}' | '\u{a0}' | '\u{1680}' | '\u{2000}'..='\u{200a}' | '\u{2028}' | '\u{2029}' | '\u{202f}' | '\u{205f}' | '\u{3000}')
-}
-
-/// Bytes of Python whitespace at the start of `s` (valid UTF-8).
-pub(super) fn py_spaces_len(s: &[u8]) -> usize {
-    let mut n = 0;
-    while n < s.len() {
-        let w = utf8_width(s[n]);
-        let Some(c) = std::str::from_utf8(&s[n..(n + w).min(s.len())])
-            .ok()
-            .and_then(|x| x.chars().next())
-        else {
-            break;
-        };
-        if !py_space(c) {
-            break;
-        }
-        n += w;
-    }
-    n
-}
-
 pub(super) fn utf8_width(b: u8) -> usize {
     match b {
         0..=0x7f => 1,
@@ -67,7 +43,7 @@ pub(super) fn proto_tokens(no: u64, text: &[u8]) -> R<Vec<Token<'_>>> {
     let mut out = Vec::new();
     let mut pos = 0;
     while pos < text.len() {
-        let ws = py_spaces_len(&text[pos..]);
+        let ws = crate::lex::space::skip_ws(text, pos) - pos;
         if pos + ws == text.len() {
             break;
         }
