@@ -39,8 +39,8 @@ pub trait Column: Default {
         false
     }
     /// Projection (`read_arrow(columns=...)`, `scan(columns=...)`): a column nobody asked for
-    /// is told so before parsing and may stop building (it only counts rows). Columns whose
-    /// rows cost little (numbers, flags) keep building and are dropped when finished.
+    /// is told so before parsing and may stop building (it only counts rows). Text, numbers and
+    /// lists stop; flags (a bit a row) keep building and are dropped when finished.
     fn set_built(&mut self, _built: bool) {}
 }
 
@@ -773,14 +773,43 @@ impl Column for OptText {
 
 // ------------------------------------------------------------------------------ numbers
 
+/// Rows of a number column nobody asked for (`Column::set_built(false)`): counted, not stored,
+/// so a projected read writes (and faults in) no memory for them.
+#[derive(Default, Clone, Copy, Debug)]
+pub struct Skipped(Option<usize>);
+
+impl Skipped {
+    /// True (and the row counted) when the column is not built.
+    #[inline(always)]
+    fn count(&mut self) -> bool {
+        match &mut self.0 {
+            Some(n) => {
+                *n += 1;
+                true
+            }
+            None => false,
+        }
+    }
+    fn rows(self) -> usize {
+        self.0.unwrap_or(0)
+    }
+    fn set(&mut self, built: bool) {
+        self.0 = if built { None } else { Some(0) };
+    }
+}
+
 macro_rules! number_column {
     ($name:ident, $opt:ident, $native:ty, $arrow:ty, $dt:expr) => {
+        /// Numbers (the values in `.0`; `.1`: not built, rows only counted).
         #[derive(Default)]
-        pub struct $name(pub Vec<$native>);
+        pub struct $name(pub Vec<$native>, Skipped);
 
         impl $name {
             #[inline]
             pub fn push(&mut self, v: $native) {
+                if self.1.count() {
+                    return;
+                }
                 crate::runtime::push(&mut self.0, v)
             }
         }
@@ -793,13 +822,21 @@ macro_rules! number_column {
                 false
             }
             fn len(&self) -> usize {
-                self.0.len()
+                self.0.len() + self.1.rows()
             }
             fn reserve(&mut self, additional: usize) {
-                crate::runtime::reserve(&mut self.0, additional)
+                if self.1 .0.is_none() {
+                    crate::runtime::reserve(&mut self.0, additional)
+                }
+            }
+            fn set_built(&mut self, built: bool) {
+                debug_assert_eq!(Column::len(self), 0, "projection is decided before parsing");
+                self.1.set(built);
             }
             fn finish(self, _: &[Buffer]) -> ArrayRef {
-                Arc::new(PrimitiveArray::<$arrow>::new(ScalarBuffer::from(self.0), None))
+                // not projected (callers drop it): zeros, pages never touched
+                let values = if self.1 .0.is_some() { vec![0; self.1.rows()] } else { self.0 };
+                Arc::new(PrimitiveArray::<$arrow>::new(ScalarBuffer::from(values), None))
             }
         }
 
@@ -808,11 +845,15 @@ macro_rules! number_column {
         pub struct $opt {
             values: Vec<$native>,
             nulls: NullBits,
+            skipped: Skipped,
         }
 
         impl $opt {
             #[inline]
             pub fn push(&mut self, v: Option<$native>) {
+                if self.skipped.count() {
+                    return;
+                }
                 match v {
                     Some(v) => crate::runtime::push(&mut self.values, v),
                     None => {
@@ -831,12 +872,21 @@ macro_rules! number_column {
                 true
             }
             fn len(&self) -> usize {
-                self.values.len()
+                self.values.len() + self.skipped.rows()
             }
             fn reserve(&mut self, additional: usize) {
-                crate::runtime::reserve(&mut self.values, additional)
+                if self.skipped.0.is_none() {
+                    crate::runtime::reserve(&mut self.values, additional)
+                }
+            }
+            fn set_built(&mut self, built: bool) {
+                debug_assert_eq!(Column::len(self), 0, "projection is decided before parsing");
+                self.skipped.set(built);
             }
             fn finish(self, _: &[Buffer]) -> ArrayRef {
+                if self.skipped.0.is_some() {
+                    return Arc::new(PrimitiveArray::<$arrow>::new(ScalarBuffer::from(vec![0; self.skipped.rows()]), None));
+                }
                 let len = self.values.len();
                 let nulls = self.nulls.finish(len);
                 Arc::new(PrimitiveArray::<$arrow>::new(ScalarBuffer::from(self.values), nulls))
@@ -1142,6 +1192,29 @@ mod tests {
         s.push_null();
         assert_eq!((s.len(), s.distinct()), (2, 0));
         assert_eq!(s.finish_array().len(), 2);
+    }
+
+    #[test]
+    fn numbers_not_projected_count_rows_and_store_nothing() {
+        let mut a = I64::default();
+        Column::set_built(&mut a, false);
+        let mut b = OptI32::default();
+        Column::set_built(&mut b, false);
+        for k in 0..1000 {
+            a.push(k);
+            b.push((k % 2 == 0).then_some(k as i32));
+        }
+        assert_eq!((Column::len(&a), a.0.capacity()), (1000, 0));
+        assert_eq!((Column::len(&b), b.values.capacity()), (1000, 0));
+        assert_eq!(Column::finish(a, &[]).len(), 1000);
+        assert_eq!(Column::finish(b, &[]).len(), 1000);
+        // built (the default): the values
+        let mut c = OptI32::default();
+        c.push(Some(7));
+        c.push(None);
+        let c = Column::finish(c, &[]);
+        let c = c.as_any().downcast_ref::<arrow_array::Int32Array>().unwrap();
+        assert_eq!(c.iter().collect::<Vec<_>>(), vec![Some(7), None]);
     }
 
     #[test]
