@@ -228,6 +228,11 @@ impl ViewCol {
         self.skipped = if built { None } else { Some(0) };
     }
 
+    /// Whether values pushed are kept (a format may skip deriving values nobody will see).
+    pub fn is_built(&self) -> bool {
+        self.skipped.is_none()
+    }
+
 
     pub fn finish_array(mut self, blocks: &[Buffer]) -> StringViewArray {
         if let Some(n) = self.skipped {
@@ -575,6 +580,11 @@ impl DictCol {
     pub fn set_built(&mut self, built: bool) {
         debug_assert_eq!(self.len(), 0, "projection is decided before parsing");
         self.skipped = if built { None } else { Some(0) };
+    }
+
+    /// Whether values pushed are kept (a format may skip deriving values nobody will see).
+    pub fn is_built(&self) -> bool {
+        self.skipped.is_none()
     }
 
     pub fn finish_array(self) -> DictionaryArray<Int32Type> {

@@ -107,6 +107,17 @@ def test_projection(table: str) -> None:
         assert d[other].schema == full(src)[other].schema
 
 
+@pytest.mark.parametrize("pick", [["defining_opcode"], ["defining_op_name"], ["line"], ["defining_opcode", "defining_op_name"]])
+def test_values_derived_from_the_instruction_text_alone(pick: list[str]) -> None:
+    """`defining_opcode` / `defining_op_name` are parsed from the instruction text only when one
+    of them is projected: each alone, both, and neither give the full read's columns."""
+    src = "corpus"
+    want = full(src)["values"].select(pick)
+    assert want.num_rows > 1000 and any(want.column(c).null_count < want.num_rows for c in pick)
+    d = hlodump.read_arrow(os.path.join(DATA, src), on_error="collect", columns={"values": pick}, string_view=True)
+    assert d["values"].equals(want), pick
+
+
 def test_projection_of_every_table_in_read_arrow() -> None:
     src = "corpus"
     cols = {t: SCHEMAS[t].names[::2] for t in TABLES}

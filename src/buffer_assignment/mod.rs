@@ -522,7 +522,10 @@ impl<'t, 'c> Parser<'t, 'c> {
             v.uses.end_row();
             v.uses_initialized.push(block.uses_initialized);
             v.defining_instruction.push(&src, instruction);
-            let parsed = crate::hlo::instruction_summary(instruction);
+            // Opcode and op_name come from parsing the instruction text, which reports nothing
+            // either way (unreadable text gives nulls): only done when one of them is wanted.
+            let wanted = v.defining_opcode.is_built() || v.defining_op_name.is_built();
+            let parsed = if wanted { crate::hlo::instruction_summary(instruction) } else { None };
             v.defining_opcode
                 .push_opt(&src, parsed.as_ref().map(|p| p.0));
             match parsed.and_then(|p| p.1) {

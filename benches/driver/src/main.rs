@@ -1,7 +1,7 @@
 //! `hlodump-bench count FILE...`      memchr `\n` count over a memory map (the floor), one thread
 //! `hlodump-bench read THREADS FILE...` `hlodump::read` (mapped, on_error=raise), prints rows
 //! `hlodump-bench read THREADS FILE... --repeat N` run N times (for profilers)
-//! `... --columns TABLE:COL,COL` builds only those columns of TABLE (`Options::projection`)
+//! `... --columns TABLE:COL,COL` builds only those columns of TABLE and no other table (`Options::projection`)
 //! Prints one JSON line: {"seconds": …, "bytes": …, …}.
 
 use std::path::PathBuf;
@@ -23,7 +23,8 @@ fn main() {
         let (table, cols) = spec.split_once(':').expect("--columns TABLE:COL,COL");
         let names = hlodump::Tables::columns_of(table).expect("known table");
         let mask = cols.split(',').map(|c| 1u64 << names.iter().position(|n| *n == c).expect("known column")).fold(0, |a, b| a | b);
-        let mut masks = vec![None; hlodump::TABLE_NAMES.len()];
+        // like `read_arrow(tables=[TABLE], columns={TABLE: [...]})`: the other tables are unwanted
+        let mut masks = vec![Some(0); hlodump::TABLE_NAMES.len()];
         masks[hlodump::TABLE_NAMES.iter().position(|n| *n == table).unwrap()] = Some(mask);
         projection = Some(masks);
     }
