@@ -859,6 +859,11 @@ macro_rules! number_column {
         }
 
         impl $opt {
+            /// Whether values pushed are kept (see `ViewCol::is_built`).
+            pub fn is_built(&self) -> bool {
+                self.skipped.0.is_none()
+            }
+
             #[inline]
             pub fn push(&mut self, v: Option<$native>) {
                 if self.skipped.count() {

@@ -107,15 +107,29 @@ def test_projection(table: str) -> None:
         assert d[other].schema == full(src)[other].schema
 
 
-@pytest.mark.parametrize("pick", [["defining_opcode"], ["defining_op_name"], ["line"], ["defining_opcode", "defining_op_name"]])
-def test_values_derived_from_the_instruction_text_alone(pick: list[str]) -> None:
-    """`defining_opcode` / `defining_op_name` are parsed from the instruction text only when one
-    of them is projected: each alone, both, and neither give the full read's columns."""
+DERIVED = [
+    ("values", ["defining_opcode"]),
+    ("values", ["defining_op_name"]),
+    ("values", ["line"]),
+    ("values", ["defining_opcode", "defining_op_name"]),
+    ("instructions", ["source_file"]),
+    ("instructions", ["source_line"]),
+    ("instructions", ["source_function"]),
+    ("instructions", ["name", "stack_frame_id"]),
+]
+
+
+@pytest.mark.parametrize("table,pick", DERIVED)
+def test_columns_derived_only_when_projected(table: str, pick: list[str]) -> None:
+    """Values derived without a chance of error are only derived when a column wants them
+    (`values.defining_opcode` / `defining_op_name` from the instruction text; the source columns
+    of `instructions` from the stack-frame tables): each alone, together, and not at all give the
+    full read's columns."""
     src = "corpus"
-    want = full(src)["values"].select(pick)
+    want = full(src)[table].select(pick)
     assert want.num_rows > 1000 and any(want.column(c).null_count < want.num_rows for c in pick)
-    d = hlodump.read_arrow(os.path.join(DATA, src), on_error="collect", columns={"values": pick}, string_view=True)
-    assert d["values"].equals(want), pick
+    d = hlodump.read_arrow(os.path.join(DATA, src), on_error="collect", columns={table: pick}, string_view=True)
+    assert d[table].equals(want), pick
 
 
 def test_projection_of_every_table_in_read_arrow() -> None:

@@ -647,8 +647,10 @@ impl<'t, 'c> Parser<'t, 'c> {
         r.attributes.push(&src, ins.attributes);
         r.op_name.push_opt(&src, ins.op_name.as_deref());
         r.op_type.push_opt(&src, ins.op_type.as_deref());
-        // Stack-frame tables win over metadata when they know the frame (schema decision).
-        match ins.stack_frame_id.and_then(|f| self.frames.resolve(f)) {
+        // Stack-frame tables win over metadata when they know the frame (schema decision). The
+        // lookup reports nothing, so it is skipped when no source column is wanted.
+        let want_source = r.source_file.is_built() || r.source_line.is_built() || r.source_function.is_built();
+        match ins.stack_frame_id.filter(|_| want_source).and_then(|f| self.frames.resolve(f)) {
             Some((file, function, source_line)) => {
                 r.source_file.push_opt(&src, file);
                 r.source_line.push(Some(source_line));
