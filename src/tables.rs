@@ -65,13 +65,16 @@ macro_rules! tables {
                 }
 
                 /// The rows so far as a record batch (projected); the builder goes on empty,
-                /// with the same projection.
+                /// with the same projection and room for as many rows again (a stream flushes
+                /// every `batch_rows` rows: without it every column of every batch would regrow
+                /// from nothing, copying itself about log2(batch_rows) times).
                 pub fn flush(&mut self, blocks: &[Buffer]) -> RecordBatch {
                     let proj = self.proj;
                     let done = std::mem::take(self);
                     if let Some(m) = proj {
                         self.project(m);
                     }
+                    self.reserve(done.len());
                     done.finish(blocks)
                 }
 
