@@ -803,6 +803,9 @@ impl Skipped {
     fn rows(self) -> usize {
         self.0.unwrap_or(0)
     }
+    fn built(self) -> bool {
+        self.0.is_none()
+    }
     fn set(&mut self, built: bool) {
         self.0 = if built { None } else { Some(0) };
     }
@@ -835,7 +838,7 @@ macro_rules! number_column {
                 self.0.len() + self.1.rows()
             }
             fn reserve(&mut self, additional: usize) {
-                if self.1 .0.is_none() {
+                if self.1.built() {
                     crate::runtime::reserve(&mut self.0, additional)
                 }
             }
@@ -845,7 +848,7 @@ macro_rules! number_column {
             }
             fn finish(self, _: &[Buffer]) -> ArrayRef {
                 // not projected (callers drop it): zeros, pages never touched
-                let values = if self.1 .0.is_some() { vec![0; self.1.rows()] } else { self.0 };
+                let values = if self.1.built() { self.0 } else { vec![0; self.1.rows()] };
                 Arc::new(PrimitiveArray::<$arrow>::new(ScalarBuffer::from(values), None))
             }
         }
@@ -861,7 +864,7 @@ macro_rules! number_column {
         impl $opt {
             /// Whether values pushed are kept (see `ViewCol::is_built`).
             pub fn is_built(&self) -> bool {
-                self.skipped.0.is_none()
+                self.skipped.built()
             }
 
             #[inline]
@@ -890,7 +893,7 @@ macro_rules! number_column {
                 self.values.len() + self.skipped.rows()
             }
             fn reserve(&mut self, additional: usize) {
-                if self.skipped.0.is_none() {
+                if self.skipped.built() {
                     crate::runtime::reserve(&mut self.values, additional)
                 }
             }
@@ -899,7 +902,7 @@ macro_rules! number_column {
                 self.skipped.set(built);
             }
             fn finish(self, _: &[Buffer]) -> ArrayRef {
-                if self.skipped.0.is_some() {
+                if !self.skipped.built() {
                     return Arc::new(PrimitiveArray::<$arrow>::new(ScalarBuffer::from(vec![0; self.skipped.rows()]), None));
                 }
                 let len = self.values.len();

@@ -132,17 +132,23 @@ impl Source {
         if len <= WINDOW_LEN {
             return vec![self.buffer.clone()];
         }
-        let mut out = Vec::new();
-        let mut start = 0;
-        while start < len {
-            out.push(self.buffer.slice_with_length(start, WINDOW_LEN.min(len - start)));
-            if start + WINDOW_LEN >= len {
-                break;
-            }
-            start += WINDOW_STEP;
-        }
-        out
+        window_spans(len).into_iter().map(|(start, n)| self.buffer.slice_with_length(start, n)).collect()
     }
+}
+
+/// (start, length) of the windows of an input of `len` bytes: one every GiB, each up to
+/// `WINDOW_LEN` long, the last one running to the end of the input (none starts after it).
+pub fn window_spans(len: usize) -> Vec<(usize, usize)> {
+    let mut spans = Vec::new();
+    let mut start = 0;
+    while start < len {
+        spans.push((start, WINDOW_LEN.min(len - start)));
+        if start + WINDOW_LEN >= len {
+            break;
+        }
+        start += WINDOW_STEP;
+    }
+    spans
 }
 
 /// Where the current input's windows sit in a table set's block list, so that a slice of the
@@ -239,22 +245,8 @@ mod tests {
 
     /// A big input of `len` bytes with as many windows as `Source::windows` makes for it.
     fn big_of(len: usize) -> SourceRef {
-        let windows = window_starts(len).len() as u32;
+        let windows = window_spans(len).len() as u32;
         SourceRef { base: 1 << 40, len, first_block: 7, windows }
-    }
-
-    /// (start, length) of the windows `Source::windows` cuts an input of `len` bytes into.
-    fn window_starts(len: usize) -> Vec<(usize, usize)> {
-        let mut starts = Vec::new();
-        let mut start = 0;
-        while start < len {
-            starts.push((start, WINDOW_LEN.min(len - start)));
-            if start + WINDOW_LEN >= len {
-                break;
-            }
-            start += WINDOW_STEP;
-        }
-        starts
     }
 
     #[test]
@@ -264,7 +256,7 @@ mod tests {
         // made every string past 4 GiB a block of its own).
         for len in [(2usize << 30) + 12345, (4usize << 30) + (300 << 20), (5usize << 30) + 17, 5usize << 30] {
             let src = big_of(len);
-            let windows = window_starts(len);
+            let windows = window_spans(len);
             for off in [0, (1 << 30) - 1, 2 << 30, (3 << 30) + 7, 4 << 30, (4 << 30) + 1000, len - 100, len - 1] {
                 if off >= len {
                     continue;
@@ -297,15 +289,7 @@ mod tests {
         assert_eq!(s.windows().len(), 1);
         // The window arithmetic for big inputs, without allocating them.
         let len = (5usize << 30) + 17;
-        let mut starts = Vec::new();
-        let mut start = 0;
-        while start < len {
-            starts.push((start, WINDOW_LEN.min(len - start)));
-            if start + WINDOW_LEN >= len {
-                break;
-            }
-            start += WINDOW_STEP;
-        }
+        let starts = window_spans(len);
         assert_eq!(starts.len(), 5); // starts at 0, 1, 2, 3 and 4 GiB
         assert!(starts.iter().all(|&(_, l)| l <= WINDOW_LEN));
         assert_eq!(starts.last().map(|&(s, l)| s + l), Some(len));
