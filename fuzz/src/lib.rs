@@ -35,7 +35,6 @@ pub fn check(parse: Parser, data: &[u8]) {
 /// and through the index built at every level (every line of `data`, from the places the
 /// parser starts them).
 pub fn check_walks(data: &[u8]) {
-    use hlodump::hlo::attributes::split_attributes;
     use hlodump::hlo::scan::*;
     use hlodump::lex::classify::{count_indented_lines, Level};
     let levels: Vec<Level> = Level::ALL.into_iter().filter(|l| l.supported()).collect();
@@ -58,24 +57,12 @@ pub fn check_walks(data: &[u8]) {
         for &level in &levels {
             let mut ix = HloIndex::new(level);
             let t = ix.build(&HLO, line);
-            let (mut c1, mut c2, mut a1, mut a2) = (vec![], vec![], vec![], vec![]);
             let mut starts = 0;
             for i in 0..line.len() {
-                if is_open(line[i]) {
-                    assert_eq!(match_close(&p, i), match_close(&t, i));
-                    assert_eq!(match_close_commas(&p, i, &mut c1), match_close_commas(&t, i, &mut c2));
-                    assert_eq!(c1, c2);
-                }
-                if line[i] == b'"' {
-                    assert_eq!(skip_string_esc(&p, i), skip_string_esc(&t, i));
-                }
                 // shapes and attribute lists start after a space or ", "
-                if (i == 0 || line[i - 1] == b' ') && starts < 64 {
-                    starts += 1;
-                    assert_eq!(scan_shape(&p, i), scan_shape(&t, i));
-                    let r1 = split_attributes(&p, i, &mut a1);
-                    assert_eq!((r1, &a1), (split_attributes(&t, i, &mut a2), &a2));
-                }
+                let shapes = (i == 0 || line[i - 1] == b' ') && starts < 64;
+                starts += shapes as usize;
+                assert_scans_agree(&p, &t, i, shapes);
             }
         }
     }

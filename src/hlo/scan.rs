@@ -493,6 +493,29 @@ pub fn unquote_or_raw(v: &[u8]) -> Cow<'_, [u8]> {
     unquote(v).unwrap_or(Cow::Borrowed(v))
 }
 
+/// Test support (the unit tests here and `fuzz/`): every scan started at `i` gives the same
+/// result, errors included, walked through `a` and through `b` (a byte loop and an index);
+/// shapes and attribute lists too when `shapes` (the parser starts those after a blank only).
+#[doc(hidden)]
+pub fn assert_scans_agree<A: Walk, B: Walk>(a: &A, b: &B, i: usize, shapes: bool) {
+    let text: &[u8] = a;
+    let (mut c1, mut c2, mut a1, mut a2) = (vec![], vec![], vec![], vec![]);
+    if is_open(text[i]) {
+        assert_eq!(match_close(a, i), match_close(b, i), "match_close at {i}");
+        assert_eq!(match_close_commas(a, i, &mut c1), match_close_commas(b, i, &mut c2), "match_close_commas at {i}");
+        assert_eq!(c1, c2, "commas at {i}");
+    }
+    if text[i] == b'"' {
+        assert_eq!(skip_string_esc(a, i), skip_string_esc(b, i), "skip_string_esc at {i}");
+    }
+    if shapes {
+        assert_eq!(scan_shape(a, i), scan_shape(b, i), "scan_shape at {i}");
+        let r1 = super::attributes::split_attributes(a, i, &mut a1);
+        let r2 = super::attributes::split_attributes(b, i, &mut a2);
+        assert_eq!((r1, &a1), (r2, &a2), "split_attributes at {i}");
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -515,23 +538,12 @@ mod tests {
             for level in Level::ALL.into_iter().filter(|l| l.supported()) {
                 let mut ix = HloIndex::new(level);
                 let t = ix.build(&HLO, &text);
-                let (mut c1, mut c2, mut a1, mut a2) = (vec![], vec![], vec![], vec![]);
+                let (mut c1, mut c2) = (vec![], vec![]);
                 let r1 = split_top_walk(&p, |a, b| c1.push(a * 1000 + b));
                 let r2 = split_top_walk(&t, |a, b| c2.push(a * 1000 + b));
                 assert_eq!((r1, &c1), (r2, &c2));
                 for i in 0..text.len() {
-                    if is_open(text[i]) {
-                        assert_eq!(match_close(&p, i), match_close(&t, i));
-                        assert_eq!(match_close_commas(&p, i, &mut c1), match_close_commas(&t, i, &mut c2));
-                        assert_eq!(c1, c2);
-                    }
-                    if text[i] == b'"' {
-                        assert_eq!(skip_string_esc(&p, i), skip_string_esc(&t, i));
-                    }
-                    assert_eq!(scan_shape(&p, i), scan_shape(&t, i), "{level:?} at {i}");
-                    let r1 = super::super::attributes::split_attributes(&p, i, &mut a1);
-                    let r2 = super::super::attributes::split_attributes(&t, i, &mut a2);
-                    assert_eq!((r1, &a1), (r2, &a2));
+                    assert_scans_agree(&p, &t, i, true);
                     let e = i + next(text.len() - i + 1);
                     assert_eq!(scan_shape(&p.sub(i, e), 0), scan_shape(&t.sub(i, e), 0));
                 }
