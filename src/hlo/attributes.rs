@@ -23,8 +23,13 @@ pub fn split_attributes<W: Walk>(t: &W, from: usize, out: &mut Vec<Attr>) -> Sca
         return Ok(());
     }
     let mut pos = from;
+    // the '=' of the next key, when the comma that ended the value before has found it
+    let mut next_eq = None;
     loop {
-        let eq = key_eq_at(text, pos).ok_or(ScanError::ExpectedKey(pos - from))?;
+        let eq = match next_eq.take() {
+            Some(eq) => eq,
+            None => key_eq_at(text, pos).ok_or(ScanError::ExpectedKey(pos - from))?,
+        };
         let vstart = eq + 1;
         if matches!(text.get(vstart), None | Some(b' ' | b'\t' | b',')) {
             return Err(ScanError::Irregular);
@@ -42,9 +47,11 @@ pub fn split_attributes<W: Walk>(t: &W, from: usize, out: &mut Vec<Attr>) -> Sca
                     if p > 0 && matches!(text[p - 1], b' ' | b'\t') {
                         return Err(ScanError::Irregular);
                     }
-                    if text[p + 1..].starts_with(b" ") && key_eq_at(text, p + 2).is_some() {
-                        end = p;
-                        break;
+                    if text[p + 1..].starts_with(b" ") {
+                        if let Some(eq) = key_eq_at(text, p + 2) {
+                            (end, next_eq) = (p, Some(eq));
+                            break;
+                        }
                     }
                     if irregular_comma(text, p) {
                         return Err(ScanError::Irregular);

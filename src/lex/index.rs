@@ -166,12 +166,16 @@ impl<'a, const N: usize> Text<'a, N> {
 /// walked through its index (`Text`), a short one a byte at a time (`Bytes`), where building
 /// an index would cost more than it saves.
 pub trait Walk: std::ops::Deref<Target = [u8]> + Sized {
+    /// True when `next` answers from an index; false for a byte walk, where a scanner may
+    /// use a search written for its set instead (`hlo::scan::find_struct`).
+    const INDEXED: bool;
     fn next(&self, k: usize, from: usize) -> Option<usize>;
     /// The piece `[a, b)`, walked the same way.
     fn sub(&self, a: usize, b: usize) -> Self;
 }
 
 impl<const N: usize> Walk for Text<'_, N> {
+    const INDEXED: bool = true;
     #[inline(always)]
     fn next(&self, k: usize, from: usize) -> Option<usize> {
         Text::next(self, k, from)
@@ -198,10 +202,12 @@ impl<const N: usize> std::ops::Deref for Bytes<'_, N> {
 }
 
 impl<const N: usize> Walk for Bytes<'_, N> {
+    const INDEXED: bool = false;
     #[inline(always)]
     fn next(&self, k: usize, from: usize) -> Option<usize> {
         self.classes.find_near(k, self.bytes, from)
     }
+
     #[inline(always)]
     fn sub(&self, a: usize, b: usize) -> Self {
         Bytes { bytes: &self.bytes[a..b], classes: self.classes }
