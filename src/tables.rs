@@ -121,6 +121,9 @@ macro_rules! tables {
             blocks: Vec<Buffer>,
             /// A streaming read (`scan`): where full batches of its table go.
             stream: Option<Box<Stream>>,
+            /// The reader has sized `instructions` for every HLO file it will parse into this
+            /// set (an arena group of small files): the HLO parser then does not size it per file.
+            pub instructions_presized: bool,
         }
 
         /// Every table name, in the canonical order of `schema.py`.
@@ -330,6 +333,11 @@ impl Tables {
             Some(s) if self.table_len(s.table) >= s.batch_rows => self.send(false),
             _ => Ok(()),
         }
+    }
+
+    /// True for a streaming read's table set (`scan`).
+    pub fn is_streaming(&self) -> bool {
+        self.stream.is_some()
     }
 
     /// The end of the input: the streamed table's last rows, whatever their number.

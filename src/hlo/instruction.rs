@@ -119,8 +119,15 @@ pub fn needs_continuation(text: &[u8]) -> bool {
     if &text[j + 1..oe] != b"constant" || text.get(oe) != Some(&b'(') {
         return false;
     }
+    parens_open_after(text, oe)
+}
+
+/// True when the parentheses from the '(' at `text[open]` do not balance on `text` (every
+/// parenthesis counted, strings included, until the count first returns to zero).
+pub fn parens_open_after(text: &[u8], open: usize) -> bool {
+    debug_assert_eq!(text.get(open), Some(&b'('));
     let mut depth = 0i64;
-    let mut k = oe;
+    let mut k = open;
     while let Some(p) = memchr::memchr2(b'(', b')', &text[k..]) {
         k += p;
         depth += if text[k] == b'(' { 1 } else { -1 };

@@ -9,7 +9,7 @@ use std::borrow::Cow;
 use super::attributes::{get, split_attributes_in};
 use super::custom_call::custom_call_info;
 use super::general::{general_instruction, skip_trivia, skip_trivia_in_line};
-use super::instruction::{needs_continuation, parse_instruction, Instr, Scratch};
+use super::instruction::{needs_continuation, parens_open_after, parse_instruction, Instr, Scratch};
 use super::scan::*;
 use super::stack_frames::{Frames, RowError, Table};
 use crate::error::{FileCtx, Result};
@@ -87,8 +87,11 @@ pub fn parse<'c>(data: &'c [u8], ctx: FileCtx<'c>, t: &mut Tables) -> Result<()>
         }
     }
     // Size the instruction columns once (no regrowth: no copies, no second round of fresh
-    // pages): instruction lines are the lines that start with two spaces.
-    t.instructions.reserve(count_indented_lines(data));
+    // pages): instruction lines are the lines that start with two spaces. (The reader may have
+    // done it for a whole group of small files: `presize_group`.)
+    if !t.instructions_presized {
+        t.instructions.reserve(count_indented_lines(data));
+    }
     let mut p = Parser {
         ctx,
         t,
@@ -111,7 +114,7 @@ pub fn parse<'c>(data: &'c [u8], ctx: FileCtx<'c>, t: &mut Tables) -> Result<()>
 
 /// Number of lines starting with two spaces (≈ instruction lines; multi-line constants add a
 /// few): one pass of the classifier.
-fn count_indented_lines(data: &[u8]) -> usize {
+pub fn count_indented_lines(data: &[u8]) -> usize {
     crate::lex::classify::count_indented_lines(crate::lex::classify::Level::current(), data)
 }
 
@@ -441,8 +444,16 @@ impl<'t, 'c> Parser<'t, 'c> {
         // parse first, and look at continuation only when that fails or the opcode is constant
         // (a string could hold a '(' that the reference's plain count sees).
         let first = parse_instruction(line.text, &mut self.sc);
-        let maybe_continued = first.as_ref().is_none_or(|i| i.opcode == b"constant");
-        if maybe_continued && needs_continuation(line.text) {
+        let continued = match &first {
+            None => needs_continuation(line.text),
+            // the opcode is the one `needs_continuation` finds (same scans): count from its '('
+            Some(i) if i.opcode == b"constant" => {
+                let paren = i.opcode.as_ptr() as usize - line.text.as_ptr() as usize + i.opcode.len();
+                parens_open_after(line.text, paren)
+            }
+            Some(_) => false,
+        };
+        if continued {
             let text = match self.join(line, |t| !needs_continuation(t)) {
                 Some(t) => t,
                 None => return self.err(line, 1, "constant literal not closed before end of file"),
@@ -478,6 +489,14 @@ impl<'t, 'c> Parser<'t, 'c> {
     #[inline]
     fn next_starts_with_comma(&self, line: &Line<'c>) -> bool {
         let e = line.start + line.text.len();
+        // The usual next line starts with an instruction or '}' after at most two blanks: no
+        // comment or ',' can come first (the full skip below costs ~60 instructions a line).
+        if let Some(&[b'\n', a, b, c]) = self.data.get(e..e + 4) {
+            let first = if a != b' ' { a } else if b != b' ' { b } else { c };
+            if first.is_ascii_alphanumeric() || first == b'%' || first == b'}' {
+                return false;
+            }
+        }
         match skip_trivia(self.data, e) {
             Ok(i) => self.data.get(i) == Some(&b',') && memchr::memchr(b'\n', &self.data[e..i]).is_some(),
             Err(_) => false,
