@@ -186,11 +186,12 @@ fn summary_fast(text: &[u8]) -> Result<(&[u8], Option<&[u8]>), Unsure> {
     let opcode = &text[j + 1..oe];
     let n = text.len();
     // Operands: up to the matching ')'.
+    // (both loops jump from one FAST_CLASS byte to the next: they are the `STRUCT` bytes)
     let mut depth: usize = 0;
     let mut k = oe;
     loop {
-        let c = *text.get(k).ok_or(Unsure)?;
-        match FAST_CLASS[c as usize] {
+        k = find_struct(text, k).ok_or(Unsure)?;
+        match FAST_CLASS[text[k] as usize] {
             0 | 4 => {}
             1 => depth += 1,
             2 => {
@@ -237,13 +238,14 @@ fn summary_fast(text: &[u8]) -> Result<(&[u8], Option<&[u8]>), Unsure> {
         let mut q = vstart;
         let mut depth: usize = 0;
         let vend = loop {
-            let Some(&c) = text.get(q) else {
+            let Some(p) = find_struct(text, q) else {
                 if depth != 0 {
                     return Err(Unsure);
                 }
                 break n;
             };
-            match FAST_CLASS[c as usize] {
+            q = p;
+            match FAST_CLASS[text[q] as usize] {
                 0 => {}
                 1 => depth += 1,
                 2 => depth = depth.checked_sub(1).ok_or(Unsure)?,
@@ -295,7 +297,7 @@ fn fast_comment_end(text: &[u8], i: usize) -> Result<usize, Unsure> {
 /// Index just past the string whose '"' is at `i`; Unsure if it has a '\\' or does not end.
 #[inline]
 fn fast_string_end(text: &[u8], i: usize) -> Result<usize, Unsure> {
-    let e = memchr::memchr2(b'"', b'\\', &text[i + 1..]).ok_or(Unsure)? + i + 1;
+    let e = crate::lex::classify::find2(b'"', b'\\', &text[i + 1..]).ok_or(Unsure)? + i + 1;
     if text[e] != b'"' {
         return Err(Unsure);
     }
@@ -626,6 +628,14 @@ fn name_list(text: &[u8], r: (usize, usize), sc: &mut Scratch) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `summary_fast` jumps between FAST_CLASS bytes with `find_struct`: the two sets are one.
+    #[test]
+    fn fast_class_bytes_are_the_struct_set() {
+        for b in 0..=255u8 {
+            assert_eq!(FAST_CLASS[b as usize] != 0, HLO.contains(STRUCT, b), "byte {b}");
+        }
+    }
 
     /// Every ` from instruction:` text under tests/data, and damaged variants of it: the fast
     /// summary path gives what the full parse gives.
