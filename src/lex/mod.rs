@@ -292,6 +292,7 @@ impl<'a> Cur<'a> {
         &self.t[self.pos.min(self.stop)..self.stop]
     }
 
+    #[inline]
     pub fn accept(&mut self, lit: &str) -> bool {
         let (v, lit_b) = (self.view(), lit.as_bytes());
         if v.len() >= lit_b.len() && same_bytes(&v[..lit_b.len()], lit_b) {
@@ -302,10 +303,20 @@ impl<'a> Cur<'a> {
         }
     }
 
+    // The lexer's hot calls are inlined into the line grammars; their error messages are built
+    // out of line (`#[cold]`), so that the inlined part is the test and the step.
+
+    #[inline]
     pub fn expect(&mut self, lit: &str, what: &str) -> R<()> {
         if self.accept(lit) {
             return Ok(());
         }
+        self.expected_lit(lit, what)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn expected_lit(&self, lit: &str, what: &str) -> R<()> {
         let extra = if what.is_empty() {
             String::new()
         } else {
@@ -314,21 +325,49 @@ impl<'a> Cur<'a> {
         bad(self.pos, format!("expected {lit:?}{extra}"))
     }
 
+    #[inline]
     pub fn uint(&mut self, what: &str, limit: u64) -> R<u64> {
         let start = self.pos;
-        let n = self
-            .view()
-            .iter()
-            .take_while(|b| b.is_ascii_digit())
-            .count();
+        let v = self.view();
+        // Up to 19 digits (they fit a u64) are read in the same pass that finds them; a
+        // longer run goes through `to_int` (leading zeros, out of range).
+        let (mut n, mut value) = (0, 0u64);
+        while n < 19 && n < v.len() && v[n].is_ascii_digit() {
+            value = value * 10 + (v[n] - b'0') as u64;
+            n += 1;
+        }
         if n == 0 {
-            return bad(start, format!("expected {what} (digits)"));
+            return self.expected_digits(start, what);
         }
+        let value = if n == 19 {
+            n += v[19..].iter().take_while(|b| b.is_ascii_digit()).count();
+            to_int(&v[..n], limit)
+        } else {
+            (value <= limit).then_some(value)
+        };
         self.pos += n;
-        match to_int(&self.t[start..start + n], limit) {
+        match value {
             Some(v) => Ok(v),
-            None => bad(start, format!("{what} is out of range (at most {limit})")),
+            None => self.out_of_range(start, what, limit),
         }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn expected<T>(&self, what: &str) -> R<T> {
+        bad(self.pos, format!("expected {what}"))
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn expected_digits<T>(&self, at: usize, what: &str) -> R<T> {
+        bad(at, format!("expected {what} (digits)"))
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn out_of_range<T>(&self, at: usize, what: &str, limit: u64) -> R<T> {
+        bad(at, format!("{what} is out of range (at most {limit})"))
     }
 
     pub fn grouped(&mut self, what: &str) -> R<i64> {
@@ -343,10 +382,11 @@ impl<'a> Cur<'a> {
         }
     }
 
+    #[inline]
     pub fn name(&mut self, what: &str) -> R<&'a [u8]> {
         let v = self.view();
         if !v.first().is_some_and(|&b| is_name_start(b)) {
-            return bad(self.pos, format!("expected {what}"));
+            return self.expected(what);
         }
         let n = name_chars_end(v, 1);
         self.pos += n;
@@ -482,6 +522,38 @@ pub fn report_bad_utf8(data: &[u8], ctx: &crate::error::FileCtx<'_>, errors: &mu
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
+    /// `Cur::uint` reads up to 19 digits in one pass: the same value, error and position as
+    /// the digit run through `to_int`.
+    #[test]
+    fn uint_agrees_with_to_int() {
+        let mut cases: Vec<String> = vec!["0".into(), "7x".into(), "x".into(), "".into()];
+        for n in 1..=24 {
+            cases.push("9".repeat(n));
+            cases.push(format!("{}1", "0".repeat(n)));
+            cases.push(format!("1{}", "0".repeat(n - 1)));
+        }
+        cases.push("18446744073709551615".into());
+        cases.push("9223372036854775807 ".into());
+        cases.push("9223372036854775808".into());
+        for c in &cases {
+            for limit in [0, 9, 1000, I64_MAX, u64::MAX] {
+                let run = c.bytes().take_while(u8::is_ascii_digit).count();
+                let want = (run > 0).then(|| to_int(&c.as_bytes()[..run], limit));
+                let mut cur = Cur::new(c.as_bytes(), 0);
+                let got = cur.uint("n", limit);
+                match want {
+                    None => assert!(got.is_err() && cur.pos == 0, "{c:?}"),
+                    Some(v) => {
+                        assert_eq!(got.ok(), v, "{c:?} limit {limit}");
+                        assert_eq!(cur.pos, run, "{c:?}");
+                    }
+                }
+            }
+        }
+    }
+
     #[test]
     fn name_chars_end_agrees_with_the_byte_rule() {
         // every byte value at every position of a 16-byte block, and in the scalar tail
@@ -499,8 +571,6 @@ mod tests {
         }
         assert_eq!(super::name_chars_end(b"abc", 7), 3);
     }
-
-    use super::*;
 
     #[test]
     fn same_bytes_is_slice_equality() {
