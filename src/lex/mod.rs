@@ -506,13 +506,13 @@ pub fn feed<'c, G: LineGrammar<'c>>(g: &mut G, lines: crate::lines::Lines<'c>) -
 
 /// Report every line that is not valid UTF-8 at its first bad byte, before any other problem
 /// (as the reference does: it decodes the whole file before parsing).
-pub fn report_bad_utf8(data: &[u8], ctx: &crate::error::FileCtx<'_>, errors: &mut crate::tables::Errors) -> crate::error::Result<()> {
+/// `lines` are the ones the grammar is then fed (their check of the input is done once).
+pub fn report_bad_utf8(lines: &crate::lines::Lines<'_>, ctx: &crate::error::FileCtx<'_>, errors: &mut crate::tables::Errors) -> crate::error::Result<()> {
     // also lone CRs (lines.rs): every line that is not valid UTF-8 or holds a lone CR
-    let lines = crate::lines::Lines::new(data);
     if !lines.has_bad_lines() {
         return Ok(());
     }
-    for line in lines {
+    for line in lines.clone() {
         if let Some(bad) = line.bad {
             ctx.error_at(errors, line.no, bad.col, bad.message().to_string(), line.text)?;
         }

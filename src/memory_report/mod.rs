@@ -71,9 +71,10 @@ struct Parser<'t, 'c> {
 
 /// Parse one memory-usage report (`data` is the whole file).
 pub fn parse<'c>(data: &'c [u8], ctx: FileCtx<'c>, t: &mut Tables) -> Result<()> {
-    report_bad_utf8(data, &ctx, &mut t.errors)?;
+    let lines = Lines::new(data);
+    report_bad_utf8(&lines, &ctx, &mut t.errors)?;
     let mut p = Parser { ctx, t, layout: Layout::Idle };
-    let _ = feed(&mut p, Lines::new(data))?;
+    let _ = feed(&mut p, lines)?;
     p.finish()
 }
 

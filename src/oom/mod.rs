@@ -145,9 +145,10 @@ struct Parser<'t, 'c> {
 
 /// Parse the out-of-memory reports found in one file.
 pub fn parse<'c>(data: &'c [u8], ctx: FileCtx<'c>, t: &mut Tables) -> Result<()> {
-    report_bad_utf8(data, &ctx, &mut t.errors)?;
+    let lines = Lines::new(data);
+    report_bad_utf8(&lines, &ctx, &mut t.errors)?;
     let mut p = Parser { ctx, t, report: None, seen: Vec::new(), request: None };
-    feed(&mut p, Lines::new(data))?;
+    feed(&mut p, lines)?;
     if p.report.is_some() {
         p.end_report(None)?;
     }

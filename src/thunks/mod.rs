@@ -42,9 +42,10 @@ struct Parser<'t, 'c> {
 
 /// Parse one thunk-sequence file.
 pub fn parse<'c>(data: &'c [u8], ctx: FileCtx<'c>, t: &mut Tables) -> Result<()> {
-    report_bad_utf8(data, &ctx, &mut t.errors)?;
+    let lines = Lines::new(data);
+    report_bad_utf8(&lines, &ctx, &mut t.errors)?;
     let mut p = Parser { ctx, t, stack: Vec::new(), next_id: 0 };
-    feed(&mut p, Lines::new(data))?;
+    feed(&mut p, lines)?;
     Ok(())
 }
 
