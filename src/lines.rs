@@ -74,7 +74,7 @@ impl<'a> Lines<'a> {
 impl<'a> Iterator for Lines<'a> {
     type Item = Line<'a>;
 
-    #[inline]
+    #[inline(always)]
     fn next(&mut self) -> Option<Line<'a>> {
         if self.pos >= self.data.len() {
             return None;
