@@ -74,15 +74,23 @@ impl<'a> ValueRef<'a> {
 /// last `<` whose rest of the line is one whole header), else the end of the line. The chunk
 /// splitter cuts at that same place (`split::cut_in`).
 pub fn split_defining_line(text: &[u8]) -> (usize, usize) {
+    let (start, end, _) = defining_line_parts(text);
+    (start, end)
+}
+
+/// `split_defining_line`, and the glued header when there is one (parsed to find it: the
+/// parser opens its block with it instead of parsing it again).
+fn defining_line_parts(text: &[u8]) -> (usize, usize, Option<ValueRef<'_>>) {
     let mut start = b" from instruction:".len().min(text.len());
     if text.get(start) == Some(&b' ') {
         start += 1;
     }
-    let glued = memchr::memrchr(b'<', &text[start..]).map(|lt| start + lt);
-    match glued {
-        Some(g) if ValueRef::parse_whole(&text[g..]).is_some() => (start, g),
-        _ => (start, text.len()),
+    if let Some(g) = memchr::memrchr(b'<', &text[start..]).map(|lt| start + lt) {
+        if let Some(header) = ValueRef::parse_whole(&text[g..]) {
+            return (start, g, Some(header));
+        }
     }
+    (start, text.len(), None)
 }
 
 // --------------------------------------------------------------------------- parser state
@@ -496,19 +504,23 @@ impl<'t, 'c> Parser<'t, 'c> {
         let header = match parsed {
             Ok(r) => Some(r),
             Err(e) => {
-                let lists = std::mem::take(&mut self.spare);
-                self.state = State::Values { block: Some(Block::new(no, None, lists)) };
+                self.open_parsed_block(no, None);
                 return Err(e);
             }
         };
         // Only in the Used values section, whose block was just closed: the block is all its state.
-        let lists = std::mem::take(&mut self.spare);
-        self.state = State::Values { block: Some(Block::new(no, header, lists)) };
+        self.open_parsed_block(no, header);
         Ok(())
     }
 
+    /// Open the value block of a header read at line `no` (None: unreadable).
+    fn open_parsed_block(&mut self, no: u64, header: Option<ValueRef<'c>>) {
+        let lists = std::mem::take(&mut self.spare);
+        self.state = State::Values { block: Some(Block::new(no, header, lists)) };
+    }
+
     fn defining_line(&mut self, no: u64, text: &'c [u8]) -> R<()> {
-        let (start, end) = split_defining_line(text);
+        let (start, end, glued) = defining_line_parts(text);
         let instruction = &text[start..end];
         let State::Values { block } = &mut self.state else { unreachable!("a defining line outside Used values") };
         let block = block.take().expect("a value block is open here");
@@ -548,8 +560,8 @@ impl<'t, 'c> Parser<'t, 'c> {
             v.line.push(block.header_line as i64);
         }
         self.spare = block.lists;
-        if end < text.len() {
-            return self.open_block(no, text, end);
+        if let Some(header) = glued {
+            self.open_parsed_block(no, Some(header));
         }
         Ok(())
     }

@@ -535,6 +535,14 @@ mod tests {
             cases.push(format!("1{}", "0".repeat(n - 1)));
         }
         cases.push("18446744073709551615".into());
+        // runs of every length before every kind of byte
+        for n in 1..=10 {
+            for stop in [" ", ":", "/", "@", ">", ",", "\u{e9}", "\x7f", "9"] {
+                let digits: String = (0..n).map(|k| char::from(b'0' + ((k * 7 + 3) % 10) as u8)).collect();
+                cases.push(format!("{digits}{stop}tail of the line"));
+                cases.push(format!("{digits}{stop}"));
+            }
+        }
         cases.push("9223372036854775807 ".into());
         cases.push("9223372036854775808".into());
         for c in &cases {
