@@ -79,13 +79,7 @@ pub fn parse<'c>(data: &'c [u8], ctx: FileCtx<'c>, t: &mut Tables) -> Result<()>
     let lines = Lines::new(data);
     // The reference decodes (and reports) every line before it parses any: report invalid
     // UTF-8 first, so that errors come in the same order and strict mode fails at the same line.
-    if lines.has_bad_lines() {
-        for line in Lines::new(data) {
-            if let Some(bad) = line.bad {
-                ctx.error(&mut t.errors, &line, bad.col, bad.message())?;
-            }
-        }
-    }
+    crate::lex::report_bad_utf8(&lines, &ctx, &mut t.errors)?;
     // Size the instruction columns once (no regrowth: no copies, no second round of fresh
     // pages): instruction lines are the lines that start with two spaces. (The reader may have
     // done it for a whole group of small files: `presize_group`.)
