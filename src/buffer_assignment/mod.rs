@@ -25,7 +25,7 @@ use crate::error::{FileCtx, Result};
 use crate::lines::Lines;
 use crate::tables::Tables;
 
-use crate::lex::{bad, feed, grouped_end, grouped_value, is_name_start, report_bad_utf8, Cur, LineGrammar, I32_MAX, I64_MAX, R};
+use crate::lex::{bad, feed, grouped_end, grouped_value, is_name_start, checked_lines, Cur, LineGrammar, I32_MAX, I64_MAX, R};
 
 /// `<ID NAME[IDX][ (phi)][ @C]>` (§2.3).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -190,8 +190,7 @@ struct Lists<'a> {
 
 /// Parse one buffer-assignment-family file (`data` is the whole file).
 pub fn parse<'c>(data: &'c [u8], ctx: FileCtx<'c>, t: &mut Tables) -> Result<()> {
-    let lines = Lines::new(data);
-    report_bad_utf8(&lines, &ctx, &mut t.errors)?;
+    let lines = checked_lines(data, &ctx, &mut t.errors)?;
     let mut p = Parser::new(ctx, t);
     let last = feed(&mut p, lines)?;
     p.finish(last)

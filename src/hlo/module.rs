@@ -76,10 +76,9 @@ struct Parser<'t, 'c> {
 }
 
 pub fn parse<'c>(data: &'c [u8], ctx: FileCtx<'c>, t: &mut Tables) -> Result<()> {
-    let lines = Lines::new(data);
     // The reference decodes (and reports) every line before it parses any: report invalid
     // UTF-8 first, so that errors come in the same order and strict mode fails at the same line.
-    crate::lex::report_bad_utf8(&lines, &ctx, &mut t.errors)?;
+    let lines = crate::lex::checked_lines(data, &ctx, &mut t.errors)?;
     // Size the instruction columns once (no regrowth: no copies, no second round of fresh
     // pages): instruction lines are the lines that start with two spaces. (The reader may have
     // done it for a whole group of small files: `presize_group`.)

@@ -196,29 +196,26 @@ pub(super) enum Step {
 /// `stack_frame_id=59}`, attribute words) are often longer than a byte loop's break-even.
 #[inline(always)]
 pub fn find_struct(s: &[u8], from: usize) -> Option<usize> {
-    let mut i = from.min(s.len());
     #[cfg(target_arch = "x86_64")]
-    {
+    let from = {
         use std::arch::x86_64::*;
-        // SAFETY: SSE2 is part of x86_64; each load reads s[i..i + 16] with i + 16 <= len.
-        unsafe {
-            while i + 16 <= s.len() {
-                let v = _mm_loadu_si128(s.as_ptr().add(i) as *const __m128i);
-                let eq = |b: u8| _mm_cmpeq_epi8(v, _mm_set1_epi8(b as i8));
-                // '(' 0x28 and ')' 0x29 differ in the low bit; '[' ']' '{' '}' are 0x5B 0x5D
-                // 0x7B 0x7D, which bit 0x20 folds to 0x7B 0x7D
-                let paren = _mm_cmpeq_epi8(_mm_and_si128(v, _mm_set1_epi8(!1)), _mm_set1_epi8(b'(' as i8));
-                let folded = _mm_or_si128(v, _mm_set1_epi8(0x20));
-                let bracket = _mm_or_si128(_mm_cmpeq_epi8(folded, _mm_set1_epi8(b'{' as i8)), _mm_cmpeq_epi8(folded, _mm_set1_epi8(b'}' as i8)));
-                let rest = _mm_or_si128(_mm_or_si128(eq(b'"'), eq(b',')), _mm_or_si128(eq(b'/'), eq(b'\\')));
-                let m = _mm_movemask_epi8(_mm_or_si128(_mm_or_si128(paren, bracket), rest)) as u32;
-                if m != 0 {
-                    return Some(i + m.trailing_zeros() as usize);
-                }
-                i += 16;
-            }
+        // SAFETY (the intrinsics): SSE2 is part of x86_64.
+        let structural = |v: __m128i| unsafe {
+            let eq = |b: u8| _mm_cmpeq_epi8(v, _mm_set1_epi8(b as i8));
+            // '(' 0x28 and ')' 0x29 differ in the low bit; '[' ']' '{' '}' are 0x5B 0x5D
+            // 0x7B 0x7D, which bit 0x20 folds to 0x7B 0x7D
+            let paren = _mm_cmpeq_epi8(_mm_and_si128(v, _mm_set1_epi8(!1)), _mm_set1_epi8(b'(' as i8));
+            let folded = _mm_or_si128(v, _mm_set1_epi8(0x20));
+            let bracket = _mm_or_si128(_mm_cmpeq_epi8(folded, _mm_set1_epi8(b'{' as i8)), _mm_cmpeq_epi8(folded, _mm_set1_epi8(b'}' as i8)));
+            let rest = _mm_or_si128(_mm_or_si128(eq(b'"'), eq(b',')), _mm_or_si128(eq(b'/'), eq(b'\\')));
+            _mm_or_si128(_mm_or_si128(paren, bracket), rest)
+        };
+        match crate::lex::classify::sse2_search(s, from, structural) {
+            Ok(p) => return Some(p),
+            Err(i) => i,
         }
-    }
+    };
+    let i = from.min(s.len());
     s[i..].iter().position(|&b| HLO.contains(STRUCT, b)).map(|p| p + i)
 }
 

@@ -276,6 +276,27 @@ impl<const N: usize> Classes<N> {
     }
 }
 
+/// The one SSE2 loop behind the short searches (`find2`, `lex::name_chars_end`,
+/// `hlo::scan::find_struct`): from `from`, 16 bytes at a time, `hits` marks (0xFF) the bytes
+/// searched for. Ok(position of the first hit), or Err(where the scalar tail of fewer than 16
+/// bytes starts). SSE2 is part of x86-64: inline, no dispatch.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+pub fn sse2_search(s: &[u8], from: usize, hits: impl Fn(std::arch::x86_64::__m128i) -> std::arch::x86_64::__m128i) -> Result<usize, usize> {
+    use std::arch::x86_64::*;
+    let mut i = from.min(s.len());
+    while i + 16 <= s.len() {
+        // SAFETY: SSE2 is part of x86_64; i + 16 <= len, so the load reads s[i..i + 16].
+        let v = unsafe { _mm_loadu_si128(s.as_ptr().add(i) as *const __m128i) };
+        let m = unsafe { _mm_movemask_epi8(hits(v)) } as u32;
+        if m != 0 {
+            return Ok(i + m.trailing_zeros() as usize);
+        }
+        i += 16;
+    }
+    Err(i)
+}
+
 /// First `a` or `b` in `s`: `memchr2`, but inline and 16 bytes at a time without a call
 /// (strings in HLO are short: the call and setup of `memchr2` cost more than the search).
 #[inline(always)]
@@ -283,20 +304,12 @@ pub fn find2(a: u8, b: u8, s: &[u8]) -> Option<usize> {
     #[cfg(target_arch = "x86_64")]
     {
         use std::arch::x86_64::*;
-        let mut i = 0;
-        // SAFETY: SSE2 is part of x86_64; each load reads s[i..i + 16] with i + 16 <= len.
-        unsafe {
-            let (va, vb) = (_mm_set1_epi8(a as i8), _mm_set1_epi8(b as i8));
-            while i + 16 <= s.len() {
-                let v = _mm_loadu_si128(s.as_ptr().add(i) as *const __m128i);
-                let m = _mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(v, va), _mm_cmpeq_epi8(v, vb))) as u32;
-                if m != 0 {
-                    return Some(i + m.trailing_zeros() as usize);
-                }
-                i += 16;
-            }
+        // SAFETY (the intrinsics): SSE2 is part of x86_64.
+        let (va, vb) = unsafe { (_mm_set1_epi8(a as i8), _mm_set1_epi8(b as i8)) };
+        match sse2_search(s, 0, |v| unsafe { _mm_or_si128(_mm_cmpeq_epi8(v, va), _mm_cmpeq_epi8(v, vb)) }) {
+            Ok(p) => Some(p),
+            Err(i) => s[i..].iter().position(|&x| x == a || x == b).map(|p| p + i),
         }
-        s[i..].iter().position(|&x| x == a || x == b).map(|p| p + i)
     }
     #[cfg(not(target_arch = "x86_64"))]
     memchr::memchr2(a, b, s)

@@ -50,30 +50,27 @@ pub fn is_name_char(b: u8) -> bool {
 /// costs ~7 instructions a byte, 16 bytes classified with SSE2 (part of x86-64) about one.
 #[inline(always)]
 pub fn name_chars_end(s: &[u8], from: usize) -> usize {
-    let mut i = from.min(s.len());
     #[cfg(target_arch = "x86_64")]
-    {
+    let from = {
         use std::arch::x86_64::*;
-        // SAFETY: SSE2 is part of x86_64; each load reads s[i..i + 16] with i + 16 <= len.
-        unsafe {
-            while i + 16 <= s.len() {
-                let v = _mm_loadu_si128(s.as_ptr().add(i) as *const __m128i);
-                // signed compares: bytes >= 0x80 are negative, so outside every range here
-                let lower = _mm_or_si128(v, _mm_set1_epi8(0x20));
-                let letter = _mm_and_si128(_mm_cmpgt_epi8(lower, _mm_set1_epi8(b'a' as i8 - 1)), _mm_cmplt_epi8(lower, _mm_set1_epi8(b'z' as i8 + 1)));
-                let digit = _mm_and_si128(_mm_cmpgt_epi8(v, _mm_set1_epi8(b'0' as i8 - 1)), _mm_cmplt_epi8(v, _mm_set1_epi8(b'9' as i8 + 1)));
-                // '-' 0x2D and '.' 0x2E are neighbours: one range
-                let dash_dot = _mm_and_si128(_mm_cmpgt_epi8(v, _mm_set1_epi8(b'-' as i8 - 1)), _mm_cmplt_epi8(v, _mm_set1_epi8(b'.' as i8 + 1)));
-                let under = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'_' as i8));
-                let name = _mm_or_si128(_mm_or_si128(letter, digit), _mm_or_si128(dash_dot, under));
-                let stop = !(_mm_movemask_epi8(name) as u32) & 0xFFFF;
-                if stop != 0 {
-                    return i + stop.trailing_zeros() as usize;
-                }
-                i += 16;
-            }
+        // SAFETY (the intrinsics): SSE2 is part of x86_64.
+        let name = |v: __m128i| unsafe {
+            // signed compares: bytes >= 0x80 are negative, so outside every range here
+            let lower = _mm_or_si128(v, _mm_set1_epi8(0x20));
+            let letter = _mm_and_si128(_mm_cmpgt_epi8(lower, _mm_set1_epi8(b'a' as i8 - 1)), _mm_cmplt_epi8(lower, _mm_set1_epi8(b'z' as i8 + 1)));
+            let digit = _mm_and_si128(_mm_cmpgt_epi8(v, _mm_set1_epi8(b'0' as i8 - 1)), _mm_cmplt_epi8(v, _mm_set1_epi8(b'9' as i8 + 1)));
+            // '-' 0x2D and '.' 0x2E are neighbours: one range
+            let dash_dot = _mm_and_si128(_mm_cmpgt_epi8(v, _mm_set1_epi8(b'-' as i8 - 1)), _mm_cmplt_epi8(v, _mm_set1_epi8(b'.' as i8 + 1)));
+            let under = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'_' as i8));
+            let name = _mm_or_si128(_mm_or_si128(letter, digit), _mm_or_si128(dash_dot, under));
+            _mm_xor_si128(name, _mm_set1_epi8(-1)) // the stops: every byte that is not a name byte
+        };
+        match classify::sse2_search(s, from, name) {
+            Ok(p) => return p,
+            Err(i) => i,
         }
-    }
+    };
+    let mut i = from.min(s.len());
     while i < s.len() && is_name_char(s[i]) {
         i += 1;
     }
@@ -486,7 +483,7 @@ pub trait LineGrammar<'c> {
 }
 
 /// Feed every decodable line to `g` (lines that are not UTF-8 were reported up front by
-/// `report_bad_utf8` and are skipped); returns the number of the last line read.
+/// `checked_lines` and are skipped); returns the number of the last line read.
 pub fn feed<'c, G: LineGrammar<'c>>(g: &mut G, lines: crate::lines::Lines<'c>) -> crate::error::Result<u64> {
     let mut last = 0;
     for line in lines {
@@ -504,20 +501,20 @@ pub fn feed<'c, G: LineGrammar<'c>>(g: &mut G, lines: crate::lines::Lines<'c>) -
     Ok(last)
 }
 
-/// Report every line that is not valid UTF-8 at its first bad byte, before any other problem
-/// (as the reference does: it decodes the whole file before parsing).
-/// `lines` are the ones the grammar is then fed (their check of the input is done once).
-pub fn report_bad_utf8(lines: &crate::lines::Lines<'_>, ctx: &crate::error::FileCtx<'_>, errors: &mut crate::tables::Errors) -> crate::error::Result<()> {
+/// The lines of `data`, for a line grammar (`feed`), after every line that is not valid UTF-8
+/// has been reported at its first bad byte, before any other problem (as the reference does: it
+/// decodes the whole file before parsing). `Lines` checks the input once, for both.
+pub fn checked_lines<'c>(data: &'c [u8], ctx: &crate::error::FileCtx<'_>, errors: &mut crate::tables::Errors) -> crate::error::Result<crate::lines::Lines<'c>> {
+    let lines = crate::lines::Lines::new(data);
     // also lone CRs (lines.rs): every line that is not valid UTF-8 or holds a lone CR
-    if !lines.has_bad_lines() {
-        return Ok(());
-    }
-    for line in lines.clone() {
-        if let Some(bad) = line.bad {
-            ctx.error_at(errors, line.no, bad.col, bad.message().to_string(), line.text)?;
+    if lines.has_bad_lines() {
+        for line in lines.clone() {
+            if let Some(bad) = line.bad {
+                ctx.error_at(errors, line.no, bad.col, bad.message().to_string(), line.text)?;
+            }
         }
     }
-    Ok(())
+    Ok(lines)
 }
 
 #[cfg(test)]

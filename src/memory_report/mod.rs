@@ -23,8 +23,7 @@ mod proto;
 
 use crate::buffer_assignment::{allocation_line, AllocationLine, SizeForm};
 use crate::error::{FileCtx, Result};
-use crate::lex::{bad, feed, report_bad_utf8, Cur, LineGrammar, I32_MAX, I64_MAX, R};
-use crate::lines::Lines;
+use crate::lex::{bad, feed, checked_lines, Cur, LineGrammar, I32_MAX, I64_MAX, R};
 use crate::tables::Tables;
 
 use proto::{proto_tokens, Kind, ProtoBad, ProtoReader, Token};
@@ -71,8 +70,7 @@ struct Parser<'t, 'c> {
 
 /// Parse one memory-usage report (`data` is the whole file).
 pub fn parse<'c>(data: &'c [u8], ctx: FileCtx<'c>, t: &mut Tables) -> Result<()> {
-    let lines = Lines::new(data);
-    report_bad_utf8(&lines, &ctx, &mut t.errors)?;
+    let lines = checked_lines(data, &ctx, &mut t.errors)?;
     let mut p = Parser { ctx, t, layout: Layout::Idle };
     let _ = feed(&mut p, lines)?;
     p.finish()

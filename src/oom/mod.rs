@@ -34,8 +34,7 @@ mod prefix;
 use std::borrow::Cow;
 
 use crate::error::{FileCtx, Result};
-use crate::lex::{bad, feed, report_bad_utf8, tpu_size_match, Cur, LineGrammar, I32_MAX, R};
-use crate::lines::Lines;
+use crate::lex::{bad, feed, checked_lines, tpu_size_match, Cur, LineGrammar, I32_MAX, R};
 use crate::tables::Tables;
 
 pub use prefix::content_start;
@@ -145,8 +144,7 @@ struct Parser<'t, 'c> {
 
 /// Parse the out-of-memory reports found in one file.
 pub fn parse<'c>(data: &'c [u8], ctx: FileCtx<'c>, t: &mut Tables) -> Result<()> {
-    let lines = Lines::new(data);
-    report_bad_utf8(&lines, &ctx, &mut t.errors)?;
+    let lines = checked_lines(data, &ctx, &mut t.errors)?;
     let mut p = Parser { ctx, t, report: None, seen: Vec::new(), request: None };
     feed(&mut p, lines)?;
     if p.report.is_some() {

@@ -17,8 +17,7 @@
 //! unknown text is kept, never rejected. Reference: `reference/thunks.py`.
 
 use crate::error::{FileCtx, Result};
-use crate::lex::{feed, report_bad_utf8, LineGrammar, R};
-use crate::lines::Lines;
+use crate::lex::{feed, checked_lines, LineGrammar, R};
 use crate::tables::Tables;
 
 /// One open level of nesting: the indentation of its lines, and the thunk and label it is under.
@@ -42,8 +41,7 @@ struct Parser<'t, 'c> {
 
 /// Parse one thunk-sequence file.
 pub fn parse<'c>(data: &'c [u8], ctx: FileCtx<'c>, t: &mut Tables) -> Result<()> {
-    let lines = Lines::new(data);
-    report_bad_utf8(&lines, &ctx, &mut t.errors)?;
+    let lines = checked_lines(data, &ctx, &mut t.errors)?;
     let mut p = Parser { ctx, t, stack: Vec::new(), next_id: 0 };
     feed(&mut p, lines)?;
     Ok(())
