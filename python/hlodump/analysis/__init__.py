@@ -50,7 +50,7 @@ import pyarrow as pa
 if TYPE_CHECKING:  # pragma: no cover
     import duckdb
 
-    from .dump import Dump
+    from ..dump import Dump
 
 __all__ = [
     "CATEGORIES",
@@ -179,7 +179,7 @@ def format_bytes(n: Optional[float]) -> str:
 def load(path: Any, reader: Optional[Any] = None) -> "Dump":
     """Read ``path`` for memory analysis with ``reader`` (default ``hlodump.read_arrow``)."""
     if reader is None:
-        from . import read_arrow as reader
+        from .. import read_arrow as reader
     return reader(path)
 
 
@@ -329,7 +329,7 @@ def _con(d: "Dump", mods: list[_Module], tables: Iterable[str]) -> "duckdb.DuckD
         if t in d:
             con.register(t, d[t])
         else:  # read with tables=[…] that left it out: an empty table of its schema
-            from .schema import schema
+            from ..schema import schema
 
             con.register(t, schema(t, False).empty_table())
     return con
