@@ -1,0 +1,190 @@
+"""Modules of a dump: which files make one module, how ``module=`` selects them, and a table of
+what each module holds.
+
+Files are grouped into modules by ``files.module_id``/``files.module_name`` (the
+``module_NNNN.<name>`` prefix of XLA's file names), so the four split buffer-assignment files of
+a jax 0.10.2 dump and the after-optimizations HLO text join into one module. A file without that
+prefix (the TPU seeds, a single copied file) is a module of its own, keyed by its file name
+without ``.txt``. Files of different dumps (``files.dump``) never join.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Optional, Union
+
+import pyarrow as pa
+
+from .engine import Engine, Scope, engine
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..dump import Dump
+
+__all__ = ["Module", "NoSuchModule", "ModuleSel", "module_list", "match_modules", "select", "scope_of",
+           "modules"]
+
+ModuleSel = Union[None, str, int, Sequence[Union[str, int]]]
+
+# tables whose rows make a module worth analysing
+ANALYSABLE = ("allocations", "values", "live_ranges", "peak", "instructions", "totals", "memory_report")
+
+
+@dataclass
+class Module:
+    """One module of a dump. ``key``: ``module_NNNN.name`` (or the file stem), qualified as
+    ``<dump>:…`` when the ``Dump`` holds several dumps; ``base``: the key within its dump."""
+
+    key: str
+    name: str
+    module_id: Optional[int]
+    dump: str = ""
+    base: str = ""
+    file_ids: list[int] = field(default_factory=list)
+    hlo_file_ids: list[int] = field(default_factory=list)  # after-optimizations HLO text
+    kinds: set[str] = field(default_factory=set)
+    backends: set[str] = field(default_factory=set)
+
+    @property
+    def is_cpu(self) -> bool:
+        return bool(self.backends) and all(b == "cpu" for b in self.backends)
+
+
+class NoSuchModule(KeyError):
+    """``module=`` matched no module, or (``unique=True``) several. ``choices``: the module keys
+    to choose from (all modules when nothing matched, the matches when several did)."""
+
+    def __init__(self, wanted: Any, choices: list[str], several: bool = False) -> None:
+        self.wanted, self.choices, self.several = wanted, choices, several
+        super().__init__(wanted)
+
+    def __str__(self) -> str:
+        what = "several modules match" if self.several else "no module matches"
+        listed = ", ".join(self.choices[:40]) or "none"
+        more = f" … ({len(self.choices) - 40} more)" if len(self.choices) > 40 else ""
+        return f"{what} {self.wanted!r}; modules: {listed}{more}"
+
+
+# The module key of a file, in SQL: ``module_NNNN[.name]`` (at least four digits, as XLA names
+# its files), else the module name, else the file name without ``.txt``.
+_BASE_SQL = """
+    case when module_id is not null then
+              'module_' || (case when module_id < 10000 and module_id >= 0
+                                 then lpad(module_id::varchar, 4, '0') else module_id::varchar end)
+              || coalesce('.' || nullif(module_name, ''), '')
+         when module_name is not null and module_name <> '' then module_name
+         else regexp_replace(regexp_replace(path, '^.*/', ''), '\\.txt$', '') end
+"""
+
+
+def module_list_of(eng: Engine) -> list[Module]:
+    """The modules of the engine's dump that hold something to analyse, in file order."""
+    has_dump = "dump" in eng.d["files"].column_names
+    used = " union ".join(f'select distinct file_id from "{t}"' for t in ANALYSABLE if eng.has(t))
+    eng.table("files")
+    for t in ANALYSABLE:
+        if eng.has(t):
+            eng.table(t)
+    dump_col = "coalesce(dump, '')" if has_dump else "''"
+    rows = eng.sql(f"""
+        with f as (
+            select file_id, kind, backend, stage, module_id, module_name,
+                   {dump_col} as dump, {_BASE_SQL} as base,
+                   coalesce(nullif(module_name, ''), {_BASE_SQL}) as name
+            from files),
+        used as ({used if used else 'select null::int as file_id where false'})
+        select dump, base, any_value(name order by file_id) as name,
+               any_value(module_id order by file_id) as module_id,
+               list(file_id order by file_id) as file_ids,
+               list(file_id order by file_id) filter (where kind = 'hlo_module' and stage = 'after_optimizations')
+                   as hlo_file_ids,
+               list(distinct kind) as kinds,
+               list(distinct backend) filter (where backend is not null) as backends
+        from f
+        group by dump, base
+        having bool_or(file_id in (select file_id from used))
+        order by min(file_id)
+    """).fetchall()
+    mods = [Module(base, name, mid, dump, base, list(fids), list(hfids or []), set(kinds or []),
+                   set(backends or []))
+            for dump, base, name, mid, fids, hfids, kinds, backends in rows]
+    if len({m.dump for m in mods}) > 1:
+        for m in mods:
+            m.key = f"{m.dump}:{m.base}"
+    return mods
+
+
+def module_list(d: "Dump") -> list[Module]:
+    """The modules of a dump (see the module docstring), computed once per dump."""
+    return engine(d).modules()
+
+
+def match_modules(mods: list[Module], wanted: Union[str, int]) -> list[Module]:
+    """Modules matching one selector, best rule first: the key (``module_0002.jit_f``, or
+    ``<dump>:module_0002.jit_f``), the key within its dump, the module name, the module id
+    (``2`` / ``"2"`` / ``"0002"``), then a substring of the key (case-insensitive)."""
+    ws = str(wanted).strip()
+    rules = (
+        lambda m: ws == m.key,
+        lambda m: ws == m.base,
+        lambda m: ws == m.name,
+        lambda m: m.module_id is not None and ws.isdigit() and int(ws) == m.module_id,
+        lambda m: ws.lower() in m.key.lower(),
+    )
+    for rule in rules:
+        hit = [m for m in mods if rule(m)]
+        if hit:
+            return hit
+    return []
+
+
+def select(mods: list[Module], module: ModuleSel, unique: bool = False) -> list[Module]:
+    """The modules ``module=`` selects (all for None); ``NoSuchModule`` when a selector matches
+    none (or, with ``unique``, several)."""
+    if module is None:
+        return mods
+    wanted = [module] if isinstance(module, (str, int)) else list(module)
+    out: list[Module] = []
+    seen: set[str] = set()
+    for w in wanted:
+        hit = match_modules(mods, w)
+        if not hit:
+            raise NoSuchModule(w, [m.key for m in mods])
+        if unique and len(hit) > 1:
+            raise NoSuchModule(w, [m.key for m in hit], several=True)
+        for m in hit:
+            if m.key not in seen:
+                seen.add(m.key)
+                out.append(m)
+    return out
+
+
+def scope_of(d: "Dump", module: ModuleSel) -> Scope:
+    """The engine scope of the modules ``module=`` selects."""
+    eng = engine(d)
+    return eng.scope(select(eng.modules(), module))
+
+
+def modules(dump: "Dump", module: ModuleSel = None) -> pa.Table:
+    """One row per module: key, name, id, dump, its file ids and how many rows of each kind
+    the dump has for it (``n_instructions`` counts its after-optimizations HLO text)."""
+    sc = scope_of(dump, module)
+    counts = {t: dict(sc.rows(f'select m.module, count(*) from "{t}" x join @modmap m using (file_id) '
+                              + ("where m.is_hlo " if t == "instructions" else "") + "group by all"))
+              for t in ("allocations", "values", "live_ranges", "peak", "instructions")}
+    cols: dict[str, list[Any]] = {k: [] for k in ("module", "module_name", "module_id", "dump", "file_ids")}
+    for t in counts:
+        cols[f"n_{t}"] = []
+    for m in sc.mods:
+        cols["module"].append(m.key)
+        cols["module_name"].append(m.name)
+        cols["module_id"].append(m.module_id)
+        cols["dump"].append(m.dump)
+        cols["file_ids"].append(m.file_ids)
+        for t, c in counts.items():
+            cols[f"n_{t}"].append(c.get(m.key, 0))
+    schema = pa.schema([("module", pa.string()), ("module_name", pa.string()), ("module_id", pa.int32()),
+                        ("dump", pa.string()), ("file_ids", pa.list_(pa.int32())), ("n_allocations", pa.int64()),
+                        ("n_values", pa.int64()), ("n_live_ranges", pa.int64()), ("n_peak", pa.int64()),
+                        ("n_instructions", pa.int64())])
+    return pa.table(cols, schema=schema)

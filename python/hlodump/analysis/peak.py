@@ -1,0 +1,115 @@
+"""What is live at the peak: XLA's ``Live ranges at T (peak)`` list joined to buffer assignment
+and the source, for every module at once; ``breakdown`` groups it.
+
+XLA picks the moment T with whole-instruction shape sizes (a tuple-shaped fusion counts 8 bytes
+per element there, not the elements' sizes), so T need not be the moment with the most live
+bytes; ``memory_timeline`` shows every step and ``summary`` reports both. When a module has live
+ranges but no peak list, the list is made from the timeline at its maximum (logical bytes,
+sorted by bytes then name like XLA).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pyarrow as pa
+
+from .buffers import norm_index
+from .engine import Scope, derived
+from .modules import ModuleSel, scope_of
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..dump import Dump
+
+__all__ = ["peak_buffers", "breakdown"]
+
+
+@derived("tl_max")
+def _tl_max(sc: Scope) -> pa.Table:
+    """Per module with a timeline: the first step with the most live bytes (all series)."""
+    return sc.arrow("""
+        select module, min(step) filter (where bytes = mb) as step, any_value(mb)::bigint as bytes
+        from (select module, step, bytes, max(bytes) over (partition by module) as mb from @tl_total)
+        group by module""")
+
+
+@derived("peak_list")
+def _peak_list(sc: Scope) -> pa.Table:
+    """The peak list of every module: as the dump prints it, else from the timeline's maximum."""
+    return sc.arrow(f"""
+        with listed as (
+            select p.file_id, m.module, m.module_name, p.time, p.buffer::varchar as buffer,
+                   p.instruction::varchar as instruction, {norm_index('p.shape_index')} as shape_index,
+                   p.bytes, p.cumulative_bytes, p.line::bigint as ord
+            from peak p join @modmap m using (file_id)),
+        has as (select distinct module from listed),
+        computed as (
+            select b.file_id, b.module, b.module_name, t.step::int as time,
+                   b.instruction || b.shape_index as buffer, b.instruction, b.shape_index,
+                   b.logical_bytes as bytes,
+                   sum(b.logical_bytes) over (partition by b.module order by b.logical_bytes desc, b.instruction,
+                                              b.shape_index rows unbounded preceding)::bigint as cumulative_bytes,
+                   row_number() over (partition by b.module order by b.logical_bytes desc, b.instruction,
+                                      b.shape_index) as ord
+            from @buffers b join @tl_max t using (module)
+            where b.module not in (select module from has) and b.start <= t.step and t.step <= b."end")
+        select * from listed union all select * from computed""")
+
+
+@derived("peak_buffers")
+def _peak_buffers(sc: Scope) -> pa.Table:
+    return sc.arrow("""
+        with p as (select * from @peak_list),
+        sched as (select m.module, s.position, any_value(s.instruction)::varchar as instruction
+                  from schedule s join @modmap m using (file_id) group by all),
+        bb as (select *, row_number() over (partition by module, instruction, shape_index order by value_id) as k
+               from @buffers)
+        select p.file_id, p.module, p.module_name,
+               (row_number() over (partition by p.module order by p.bytes desc, p.ord) - 1)::int as rank,
+               p.time, sched.instruction as instruction_at_peak,
+               p.buffer, p.instruction, p.shape_index, p.bytes, p.cumulative_bytes,
+               bb.value_id, bb.allocation, bb.color, coalesce(bb.category, 'unknown') as category,
+               bb.size as allocated_bytes, bb.allocation_size, bb."offset", bb.shape,
+               bb.opcode, bb.op_name, bb.source_file, bb.source_line, bb.source
+        from p
+        left join bb on bb.module = p.module and bb.instruction = p.instruction
+                    and bb.shape_index = p.shape_index and bb.k = 1
+        left join sched on sched.module = p.module and sched.position = p.time
+        order by p.module, p.bytes desc, p.ord
+    """)
+
+
+def peak_buffers(dump: "Dump", module: ModuleSel = None) -> pa.Table:
+    """The buffers live at the peak, as the dump lists them (``Live ranges at T (peak)``), by
+    bytes descending then printed order (= printed order in newer XLA), joined to buffer assignment and the source.
+
+    Columns: file_id, module, module_name, rank (0 = first printed), time (the peak step),
+    instruction_at_peak (scheduled at that step), buffer, instruction, shape_index, bytes
+    (logical, as printed), cumulative_bytes, value_id, allocation, color, category,
+    allocated_bytes (the value's slice), allocation_size, offset, shape, opcode, op_name,
+    source_file, source_line, source ("file:line").
+
+    When the dump has live ranges but no peak list, the list is computed from the timeline at
+    its maximum (logical bytes, sorted by bytes then name like XLA). No live ranges: no rows.
+    """
+    return scope_of(dump, module).get("peak_buffers")
+
+
+_BREAKDOWN_KEYS = {"op_name": "op_name", "source": "source", "opcode": "opcode", "category": "category",
+                   "instruction": "instruction"}
+
+
+def breakdown(dump: "Dump", by: str = "op_name", module: ModuleSel = None) -> pa.Table:
+    """Peak bytes grouped by ``op_name``, ``source`` (file:line), ``opcode``, ``category`` or
+    ``instruction``: module, key, bytes (logical, at the peak), allocated_bytes, buffers (count),
+    share (of the module's peak), sorted by bytes descending. Buffers without the attribute are
+    grouped under key null."""
+    if by not in _BREAKDOWN_KEYS:
+        raise ValueError(f"by must be one of {sorted(_BREAKDOWN_KEYS)}")
+    col = _BREAKDOWN_KEYS[by]
+    return scope_of(dump, module).arrow(f"""
+        select module, module_name, {col} as key, sum(bytes)::bigint as bytes,
+               sum(allocated_bytes)::bigint as allocated_bytes, count(*)::bigint as buffers,
+               sum(bytes) / sum(sum(bytes)) over (partition by module) as share
+        from @peak_buffers group by module, module_name, {col} order by module, bytes desc, key nulls last
+    """)

@@ -1,0 +1,155 @@
+"""Shape sizes: ``logical_bytes`` of a shape text (what XLA's ``ShapeUtil::ByteSizeOf`` gives),
+computed once per distinct shape of a column, and ``format_bytes`` as XLA prints sizes."""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Optional
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+__all__ = ["logical_bytes", "format_bytes", "strip_layout", "shape_bytes"]
+
+# --------------------------------------------------------------------------------- shape sizes
+
+_ELEMENT_BITS: dict[str, int] = {
+    "pred": 8, "s1": 1, "u1": 1, "s2": 2, "u2": 2, "s4": 4, "u4": 4, "s8": 8, "u8": 8,
+    "s16": 16, "u16": 16, "s32": 32, "u32": 32, "s64": 64, "u64": 64,
+    "f16": 16, "bf16": 16, "f32": 32, "f64": 64, "c64": 64, "c128": 128,
+    "f4e2m1fn": 4, "f8e8m0fnu": 8, "f8e3m4": 8, "f8e4m3": 8, "f8e4m3fn": 8, "f8e4m3fnuz": 8,
+    "f8e4m3b11fnuz": 8, "f8e5m2": 8, "f8e5m2fnuz": 8, "tf32": 32,
+    "token": 0, "opaque": 0,
+}
+_ARRAY_RE = re.compile(r"\s*([a-z][a-z0-9]*)\[([^\]]*)\]")
+_E_RE = re.compile(r"E\((\d+)\)")
+
+
+def _split_tuple(inner: str) -> list[str]:
+    out, depth, start = [], 0, 0
+    i = 0
+    while i < len(inner):
+        ch = inner[i]
+        if ch == "/" and inner.startswith("/*", i):  # /*index=5*/ comments
+            j = inner.find("*/", i)
+            i = len(inner) if j < 0 else j + 2
+            continue
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            out.append(inner[start:i])
+            start = i + 1
+        i += 1
+    tail = inner[start:]
+    if tail.strip() or out:
+        out.append(tail)
+    return [s for s in out if s.strip()]
+
+
+def logical_bytes(shape: Optional[str]) -> Optional[int]:
+    """``ShapeUtil::ByteSizeOf(shape, pointer_size=8)`` from the shape text (None if unreadable).
+
+    Arrays: element count × element size (dynamic dims ``<=N`` at their bound; sub-byte types
+    one byte per element unless the layout has ``E(bits)``, then packed). Tuples: 8 bytes per
+    top-level element (the index table). ``token[]``: 0.
+
+    >>> logical_bytes("f32[8,2048,2048]{1,2,0:T(8,128)}"), logical_bytes("f32[]{:T(128)}")
+    (134217728, 4)
+    >>> logical_bytes("(f32[8]{0}, u32[]{:S(2)})")
+    16
+    """
+    if shape is None:
+        return None
+    s = shape.strip()
+    if s.startswith("b(") and s.endswith(")"):
+        return logical_bytes(s[2:-1])
+    if s.startswith("("):
+        end = s.rfind(")")
+        return 8 * len(_split_tuple(s[1:end]))
+    m = _ARRAY_RE.match(s)
+    if m is None:
+        return None
+    etype, dims = m.group(1), m.group(2)
+    bits = _ELEMENT_BITS.get(etype)
+    if bits is None:
+        digits = re.search(r"(\d+)", etype)
+        bits = int(digits.group(1)) if digits else 8
+    if bits == 0:
+        return 0
+    n = 1
+    for d in dims.split(","):
+        d = d.strip()
+        if not d:
+            continue
+        d = d[2:] if d.startswith("<=") else d
+        if d == "?":
+            return None
+        n *= int(d)
+    layout = s[m.end():]
+    e = _E_RE.search(layout.split("P(")[0]) if layout.startswith("{") else None
+    if e is not None:
+        return (n * int(e.group(1)) + 7) // 8
+    return n * max(1, bits // 8) if bits < 8 else n * (bits // 8)
+
+
+def format_bytes(n: Optional[float]) -> str:
+    """Human-readable bytes as XLA prints them (``12B``, ``51.1KiB``, ``220.17MiB``)."""
+    if n is None:
+        return "-"
+    sign = "-" if n < 0 else ""
+    v = float(abs(n))
+    if v < 1024:
+        return f"{sign}{int(v)}B"
+    for i, unit in enumerate(("KiB", "MiB", "GiB", "TiB", "PiB", "EiB")):
+        v /= 1024.0
+        if v < 1024 or unit == "EiB":
+            return f"{sign}{v:.1f}{unit}" if i == 0 else f"{sign}{v:.2f}{unit}"
+    return f"{sign}{n}B"  # pragma: no cover
+
+
+def shape_bytes(column: Any, memo: Optional[dict[str, Optional[int]]] = None) -> pa.ChunkedArray:
+    """``logical_bytes`` of every row of a shape column (string, string_view or dictionary),
+    computed once per distinct shape: a dictionary chunk maps its dictionary, a plain chunk its
+    unique values, and the sizes are taken back to the rows (nulls stay null)."""
+    memo = {} if memo is None else memo
+
+    def sizes(texts: list[Optional[str]]) -> pa.Array:
+        out = []
+        for s in texts:
+            if s is None:
+                out.append(None)
+                continue
+            v = memo.get(s, memo)
+            if v is memo:
+                v = memo[s] = logical_bytes(s)
+            out.append(v)
+        return pa.array(out, pa.int64())
+
+    col = column if isinstance(column, pa.ChunkedArray) else pa.chunked_array([column])
+    chunks = []
+    for ch in col.chunks:
+        if pa.types.is_dictionary(ch.type):
+            chunks.append(sizes(ch.dictionary.to_pylist()).take(ch.indices))
+        else:
+            if ch.type == pa.string_view():
+                ch = ch.cast(pa.large_string())
+            uniq = pc.unique(ch)
+            chunks.append(sizes(uniq.to_pylist()).take(pc.index_in(ch, uniq)))
+    return pa.chunked_array(chunks, pa.int64())
+
+
+_LAYOUT_RE = re.compile(r"\{[^{}]*\}")
+
+
+def strip_layout(shape: Optional[str]) -> str:
+    """A shape without its layouts and ``/*index=N*/`` comments (``f32[8]{0}`` -> ``f32[8]``)."""
+    if not shape:
+        return ""
+    prev = None
+    s = shape
+    while prev != s:  # nested braces (P(...) physical shapes) peel from the inside
+        prev = s
+        s = _LAYOUT_RE.sub("", s)
+    return re.sub(r"/\*index=\d+\*/", "", s)

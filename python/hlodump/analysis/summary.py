@@ -1,0 +1,246 @@
+"""``summary``: one JSON-ready dict per module, built from a handful of queries over all modules
+(totals, allocations by memory space and category, the peak list, the timeline's maxima, the
+peak check, padding), then put together per module from those small tables."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import TYPE_CHECKING, Any, Optional
+
+from .buffers import CATEGORIES, memory_analysis_by_module
+from .engine import Scope
+from .modules import Module, ModuleSel, scope_of
+from .peak_check import peak_checks
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..dump import Dump
+
+__all__ = ["summary", "peak_check"]
+
+# the totals a summary reads: (section, key) -> column of the pivot
+_TOTALS = {
+    ("buffer_assignment", "total_bytes_used"): "stated_total",
+    ("live_range", "peak_time"): "peak_time",
+    ("peak_breakdown", "total"): "stack_trace_total",
+    ("memory_report", "total_bytes"): "report_total",
+    ("live_range", "not_available"): "not_available",
+    ("live_range", "peak_unbounded"): "peak_unbounded",
+}
+
+
+def _by_module(rows: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    out: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for r in rows:
+        out[r["module"]].append(r)
+    return out
+
+
+def _totals(sc: Scope) -> dict[str, dict[str, Any]]:
+    cols = ", ".join(
+        f"any_value(t.value) filter (where t.section = '{s}' and t.key = '{k}' and t.color is null) as {c}, "
+        f"bool_or(t.section = '{s}' and t.key = '{k}' and t.color is null) as has_{c}"
+        for (s, k), c in _TOTALS.items())
+    return {r["module"]: r for r in sc.arrow(
+        f"select m.module, {cols} from totals t join @modmap m using (file_id) group by m.module").to_pylist()}
+
+
+def _counts(sc: Scope) -> dict[str, dict[str, int]]:
+    out: dict[str, dict[str, int]] = defaultdict(dict)
+    for t in ("live_ranges", "peak", "memory_report", "instructions"):
+        for mod, c in sc.rows(f'select m.module, count(*) from "{t}" x join @modmap m using (file_id) group by all'):
+            out[mod][t] = c
+    return out
+
+
+def _spaces(sc: Scope) -> dict[str, list[dict[str, Any]]]:
+    """Allocated bytes per module and memory space, by category."""
+    cats = ", ".join(f"coalesce(sum(size::hugeint) filter (where category = '{c}'), 0)::bigint as \"{c}\""
+                     for c in CATEGORIES)
+    rows = sc.arrow(f"""
+        select module, color, sum(size::hugeint)::bigint as allocated_bytes, count(*)::bigint as allocations, {cats}
+        from @alloc group by module, color order by module, color""").to_pylist()
+    out: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for r in rows:
+        out[r["module"]].append({"color": r["color"], "allocated_bytes": r["allocated_bytes"],
+                                 "allocations": r["allocations"], "by_category": {c: r[c] for c in CATEGORIES}})
+    return out
+
+
+def _peaks(sc: Scope) -> dict[str, dict[str, Any]]:
+    """Per module with a peak list: its step, bytes, bytes by category and by memory space (in
+    the order they first appear in the list), the instruction at that step."""
+    head = {r["module"]: r for r in sc.arrow("""
+        with sched as (select m.module, s.position, any_value(s.instruction)::varchar as instruction
+                       from schedule s join @modmap m using (file_id) group by all),
+             p as (select module, min_by(time, rank) as t, sum(bytes)::bigint as bytes
+                   from @peak_buffers group by module)
+        select p.module, p.t, p.bytes, sched.instruction
+        from p left join sched on sched.module = p.module and sched.position = p.t""").to_pylist()}
+    by_cat = _by_module(sc.arrow("""
+        select module, category, sum(bytes)::bigint as bytes from @peak_buffers
+        group by module, category order by module, min(rank)""").to_pylist())
+    by_color = _by_module(sc.arrow("""
+        select module, color, sum(bytes)::bigint as bytes from @peak_buffers
+        group by module, color order by module, min(rank)""").to_pylist())
+    for k, h in head.items():
+        h["by_category"] = {r["category"]: r["bytes"] for r in by_cat.get(k, [])}
+        h["by_color"] = {str(r["color"]): r["bytes"] for r in by_color.get(k, [])}
+    return head
+
+
+def _timelines(sc: Scope) -> dict[str, dict[str, Any]]:
+    """Per module with a timeline: steps, the first step with the most live bytes, and per
+    memory space its most live bytes against what it allocates."""
+    sched_sql = """sched as (select m.module, s.position, any_value(s.instruction)::varchar as instruction
+                             from schedule s join @modmap m using (file_id) group by all)"""
+    heads = {r["module"]: r for r in sc.arrow(f"""
+        with {sched_sql}
+        select x.module, n.n, x.step, x.bytes, t.logical_bytes::bigint as logical_bytes, sched.instruction
+        from @tl_max x join @tl_n n using (module)
+        join @tl_total t on t.module = x.module and t.step = x.step
+        left join sched on sched.module = x.module and sched.position = x.step""").to_pylist()}
+    spaces = _by_module(sc.arrow(f"""
+        with {sched_sql},
+             cap as (select module, coalesce(color, 0) as color, sum(size::hugeint)::bigint as cap
+                     from @alloc where not is_thread_local group by all),
+             byc as (select module, color, step, sum(bytes::hugeint) as b, sum(logical_bytes::hugeint) as l
+                     from @tl_sparse group by all),
+             best as (select module, color, min(step) filter (where b = mb) as step, any_value(mb) as live
+                      from (select *, max(b) over (partition by module, color) as mb from byc) group by all),
+             colors as (select module, color from cap where module in (select module from @tl_n)
+                        union select module, color from best)
+        select c.module, c.color, coalesce(cap.cap, 0) as cap, best.step, best.live::bigint as live,
+               byc.l::bigint as logical, sched.instruction
+        from colors c left join cap using (module, color) left join best using (module, color)
+        left join byc on byc.module = c.module and byc.color = c.color and byc.step = best.step
+        left join sched on sched.module = c.module and sched.position = best.step
+        order by c.module, c.color""").to_pylist())
+    out = {}
+    for key, h in heads.items():
+        rows = []
+        for r in spaces.get(key, []):
+            cap = int(r["cap"])
+            if r["step"] is None:
+                rows.append({"color": r["color"], "allocated_bytes": cap, "max_live_bytes": 0, "step": None,
+                             "instruction": None, "free_bytes": cap, "fragmentation": 1.0 if cap else None,
+                             "logical_bytes": 0, "padding_bytes": 0})
+                continue
+            live, lg = int(r["live"]), int(r["logical"] or 0)
+            rows.append({"color": r["color"], "allocated_bytes": cap, "max_live_bytes": live, "step": int(r["step"]),
+                         "instruction": r["instruction"], "free_bytes": cap - live if cap else None,
+                         "fragmentation": round((cap - live) / cap, 6) if cap else None,
+                         "logical_bytes": lg, "padding_bytes": live - lg})
+        out[key] = {"steps": int(h["n"]) + 1, "max_allocated_bytes": int(h["bytes"]),
+                    "max_allocated_step": int(h["step"]), "max_allocated_instruction": h["instruction"],
+                    "max_logical_bytes": int(h["logical_bytes"]), "memory_spaces": rows}
+    return out
+
+
+def _padding(sc: Scope) -> dict[str, dict[str, int]]:
+    return {r["module"]: r for r in sc.arrow("""
+        select module, coalesce(sum(size::hugeint), 0)::bigint as allocated_bytes,
+               coalesce(sum(logical_bytes::hugeint), 0)::bigint as logical_bytes, count(*)::bigint as "values"
+        from @buffers group by module""").to_pylist()}
+
+
+def _top(sc: Scope, top: int) -> dict[str, list[dict[str, Any]]]:
+    if top <= 0:
+        return {}
+    return _by_module(sc.arrow(f"""
+        select module, rank, buffer, bytes, allocated_bytes, shape, category, allocation, color, opcode,
+               op_name, source
+        from @peak_buffers where rank < {int(top)} order by module, rank""").to_pylist())
+
+
+def _what_it_has(has: dict[str, int]) -> list[str]:
+    """Notes on what a module's files can and cannot show."""
+    notes = []
+    if not has.get("allocations"):
+        if has.get("live_ranges") or has.get("peak"):
+            notes.append("live-range file only: XLA's peak list and live ranges are shown; allocation totals, "
+                         "memory_analysis and the by-slice timeline need the module's *-buffer-assignment.txt")
+        elif has.get("memory_report"):
+            notes.append("memory-usage report only: its totals per memory space are shown; the peak and timeline "
+                         "need the module's *-buffer-assignment.txt and live-range files")
+        elif has.get("instructions"):
+            notes.append(f"HLO text only ({has['instructions']:,} instructions): no memory figures; they need the "
+                         "module's *-buffer-assignment.txt (and live-range file) from the same dump")
+        else:
+            notes.append("no buffer assignment (allocations) in the dump for this module")
+    return notes
+
+
+def summary(dump: "Dump", module: ModuleSel = None, top: int = 10) -> list[dict[str, Any]]:
+    """A plain-data (JSON-ready) summary per module: totals by memory space and category, jax's
+    ``memory_analysis`` figures, the peak (as the dump states it and as the by-slice timeline
+    shows it, compared in ``peak_check``), fragmentation and padding at the peak per memory
+    space, the top buffers at the peak with their source, and notes on what the dump lacks."""
+    sc = scope_of(dump, module)
+    key = ("summary", int(top))
+    hit = sc.cache.get(key)
+    if hit is None:
+        hit = sc.cache[key] = _summary(sc, top)
+    return [dict(s) for s in hit]
+
+
+def _summary(sc: Scope, top: int) -> list[dict[str, Any]]:
+    if not sc.mods:
+        return []
+    totals, counts, spaces = _totals(sc), _counts(sc), _spaces(sc)
+    mas = memory_analysis_by_module(sc)
+    peaks, timelines, checks = _peaks(sc), _timelines(sc), peak_checks(sc)
+    pads, tops = _padding(sc), _top(sc, top)
+    return [_one(m, totals.get(m.key, {}), counts.get(m.key, {}), spaces.get(m.key, []), mas.get(m.key),
+                 peaks.get(m.key), timelines.get(m.key), checks.get(m.key), pads.get(m.key), tops.get(m.key, []))
+            for m in sc.mods]
+
+
+def _one(m: Module, tot: dict[str, Any], counts: dict[str, int], spaces: list[dict[str, Any]],
+         ma: Optional[dict[str, int]], pk: Optional[dict[str, Any]], tl: Optional[dict[str, Any]],
+         check: Optional[dict[str, Any]], pad: Optional[dict[str, Any]], top_rows: list[dict[str, Any]]) -> dict[str, Any]:
+    n_alloc = sum(sp["allocations"] for sp in spaces)
+    total_alloc = sum(sp["allocated_bytes"] for sp in spaces)
+    notes = _what_it_has(dict(counts, allocations=n_alloc))
+    stated_total = tot.get("stated_total")
+    if n_alloc and stated_total is not None and stated_total != total_alloc:
+        notes.append(f"sum of allocation sizes {total_alloc} != 'Total bytes used' {stated_total}")
+    peak: dict[str, Any] = {}
+    if pk:
+        peak = {"step": pk["t"], "instruction": pk["instruction"], "bytes": pk["bytes"],
+                "stated": tot.get("peak_time") is not None,
+                "by_category": pk["by_category"], "by_color": pk["by_color"],
+                "stack_trace_total": tot.get("stack_trace_total")}
+    if check is not None:
+        notes.extend(check["explanations"])
+    if tot.get("has_not_available"):
+        notes.append("HloLiveRange not available in this dump: no timeline, no peak list")
+    elif tl is None and n_alloc:
+        notes.append("no live ranges in the dump: totals and allocations only (no timeline, no peak)")
+    if tot.get("has_peak_unbounded"):
+        notes.append("XLA could not determine the peak (unbounded dynamic shape)")
+    pad = pad or {"allocated_bytes": 0, "logical_bytes": 0, "values": 0}
+    return {
+        "module": m.key, "module_name": m.name, "module_id": m.module_id, "dump": m.dump,
+        "total_bytes": total_alloc if n_alloc else (stated_total if stated_total is not None
+                                                    else tot.get("report_total")),
+        "total_bytes_stated": stated_total,
+        "allocations": n_alloc,
+        "by_category": {c: sum(sp["by_category"][c] for sp in spaces) for c in CATEGORIES},
+        "memory_analysis": ma,
+        "memory_spaces": spaces,
+        "peak": peak or None,
+        "timeline": tl or None,
+        "peak_check": check,
+        "top_buffers": [{k: v for k, v in r.items() if k != "module"} for r in top_rows],
+        "padding": {"allocated_bytes": int(pad["allocated_bytes"]), "logical_bytes": int(pad["logical_bytes"]),
+                    "padding_bytes": int(pad["allocated_bytes"]) - int(pad["logical_bytes"]),
+                    "values": int(pad["values"])},
+        "notes": notes,
+    }
+
+
+def peak_check(dump: "Dump", module: ModuleSel = None) -> list[dict[str, Any]]:
+    """Per module with a ``Live ranges at T (peak)`` list: that list compared with the values
+    live at T by the dump's live ranges, and XLA's peak with the slice timeline's peak; where
+    they differ, ``explanations`` say why with the values involved (see ``summary``)."""
+    return [{"module": s["module"], **(s["peak_check"] or {})} for s in summary(dump, module, top=0)]
