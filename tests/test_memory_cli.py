@@ -24,14 +24,14 @@ def _run(capsys, *argv: str) -> str:
 
 
 def test_summary_text(capsys) -> None:
-    out = _run(capsys, "summary", SEED0, "--top", "3")
+    out = _run(capsys, "summary", SEED0, "--buffers", "3")
     assert "230,870,056" in out and "184,680,476" in out and "step 12" in out
     assert "fusion.5{1}" in out and "134,217,728" in out
     assert out.index("fusion.5{1}") < out.index("copy-start.1{0}")
 
 
 def test_summary_json(capsys) -> None:
-    s = json.loads(_run(capsys, "summary", SEED0, "--json", "--top", "2"))
+    s = json.loads(_run(capsys, "summary", SEED0, "--json", "--buffers", "2"))
     (m,) = s
     assert m["total_bytes"] == 230870056
     assert m["peak"]["bytes"] == 184680476 and m["peak"]["step"] == 12

@@ -60,7 +60,7 @@ from .modules import select as _select
 from .peak import breakdown, peak_buffers
 from .shapes import format_bytes, logical_bytes
 from .shapes import strip_layout as _strip_layout
-from .summary import peak_check, summary
+from .summary import peak_bytes, peak_check, peak_story, peaks, summary
 from .timeline import memory_timeline
 
 __all__ = [
@@ -85,6 +85,9 @@ __all__ = [
     "HOST_MEMORY_SPACE",
     "MEMORY_ANALYSIS_FIELDS",
     "ModuleSel",
+    "peaks",
+    "peak_bytes",
+    "peak_story",
 ]
 
 

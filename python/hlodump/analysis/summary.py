@@ -15,7 +15,7 @@ from .peak_check import peak_checks
 if TYPE_CHECKING:  # pragma: no cover
     from ..dump import Dump
 
-__all__ = ["summary", "peak_check"]
+__all__ = ["summary", "peak_check", "peaks", "peak_bytes", "peak_story"]
 
 # the totals a summary reads: (section, key) -> column of the pivot
 _TOTALS = {
@@ -188,11 +188,14 @@ def _summary(sc: Scope, top: int) -> list[dict[str, Any]]:
         return []
     totals, counts, spaces = _totals(sc), _counts(sc), _spaces(sc)
     mas = memory_analysis_by_module(sc)
-    peaks, timelines, checks = _peaks(sc), _timelines(sc), peak_checks(sc)
+    pks, timelines, checks = _peaks(sc), _timelines(sc), peak_checks(sc)
     pads, tops = _padding(sc), _top(sc, top)
-    return [_one(m, totals.get(m.key, {}), counts.get(m.key, {}), spaces.get(m.key, []), mas.get(m.key),
-                 peaks.get(m.key), timelines.get(m.key), checks.get(m.key), pads.get(m.key), tops.get(m.key, []))
-            for m in sc.mods]
+    out = [_one(m, totals.get(m.key, {}), counts.get(m.key, {}), spaces.get(m.key, []), mas.get(m.key),
+                pks.get(m.key), timelines.get(m.key), checks.get(m.key), pads.get(m.key), tops.get(m.key, []))
+           for m in sc.mods]
+    for s in out:
+        s["peaks"] = peaks(s)
+    return out
 
 
 def _one(m: Module, tot: dict[str, Any], counts: dict[str, int], spaces: list[dict[str, Any]],
@@ -236,7 +239,7 @@ def _one(m: Module, tot: dict[str, Any], counts: dict[str, int], spaces: list[di
                     "padding_bytes": int(pad["allocated_bytes"]) - int(pad["logical_bytes"]),
                     "values": int(pad["values"])},
         "notes": notes,
-    }
+    } | {"peaks": None}
 
 
 def peak_check(dump: "Dump", module: ModuleSel = None) -> list[dict[str, Any]]:
@@ -244,3 +247,58 @@ def peak_check(dump: "Dump", module: ModuleSel = None) -> list[dict[str, Any]]:
     live at T by the dump's live ranges, and XLA's peak with the slice timeline's peak; where
     they differ, ``explanations`` say why with the values involved (see ``summary``)."""
     return [{"module": s["module"], **(s["peak_check"] or {})} for s in summary(dump, module, top=0)]
+
+
+# --------------------------------------------------------------------------------- the peaks
+
+def peaks(s: dict[str, Any]) -> dict[str, Any]:
+    """The three peak figures of one module's summary, side by side (None where the dump cannot
+    give one):
+
+    * ``live_by_slice`` — the most bytes live at one step, each allocation slice counted once
+      (``timeline.max_allocated_bytes``): what the module's buffers really occupy at their
+      fullest. Never more than ``total_bytes``.
+    * ``xla_listed`` — the sum of XLA's ``Live ranges at T (peak)`` list: XLA's own measure,
+      ByteSizeOf of each live value (in older XLA: of its instruction's whole shape), values that
+      share one slice each counted, at the step XLA's rule picks.
+    * ``jax_peak_memory_in_bytes`` — what jax's ``memory_analysis().peak_memory_in_bytes`` reports
+      (CPU only): arguments + outputs − aliased + constants; temporaries are not part of it.
+    """
+    tl, pk, ma = s.get("timeline") or {}, s.get("peak") or {}, s.get("memory_analysis") or {}
+    return {"live_by_slice": tl.get("max_allocated_bytes"), "live_by_slice_step": tl.get("max_allocated_step"),
+            "xla_listed": pk.get("bytes"), "xla_listed_step": pk.get("step"),
+            "jax_peak_memory_in_bytes": ma.get("peak_memory_in_bytes"), "total_bytes": s.get("total_bytes")}
+
+
+def peak_bytes(s: dict[str, Any]) -> Optional[int]:
+    """One module's peak for ranking: the most bytes live at once (by slice), else XLA's listed
+    peak, else the total allocated."""
+    p = peaks(s)
+    for k in ("live_by_slice", "xla_listed", "total_bytes"):
+        if p[k] is not None:
+            return int(p[k])
+    return None
+
+
+def peak_story(s: dict[str, Any]) -> list[str]:
+    """The peaks of one module in words, for the text summary (see ``peaks``)."""
+    from .shapes import format_bytes as fb
+
+    p = peaks(s)
+    tl, pk = s.get("timeline") or {}, s.get("peak") or {}
+    out = []
+    if p["live_by_slice"] is not None:
+        out.append(f"peak, live by slice: {p['live_by_slice']:,} bytes ({fb(p['live_by_slice'])}) at step "
+                   f"{p['live_by_slice_step']} ({tl.get('max_allocated_instruction')}) — the most bytes in use at "
+                   f"once, each allocation slice counted once (what the buffers occupy)")
+    if p["xla_listed"] is not None:
+        st = pk.get("stack_trace_total")
+        out.append(f"peak, as XLA lists it: {p['xla_listed']:,} bytes ({fb(p['xla_listed'])}) at step "
+                   f"{p['xla_listed_step']} ({pk.get('instruction')}) — XLA's sum of each live value's shape size; "
+                   f"values sharing a slice counted again, padding not counted"
+                   + (f"; stack-trace total {st:,}" if st is not None else ""))
+    if p["jax_peak_memory_in_bytes"] is not None:
+        out.append(f"peak, as jax reports it (memory_analysis().peak_memory_in_bytes): "
+                   f"{p['jax_peak_memory_in_bytes']:,} bytes ({fb(p['jax_peak_memory_in_bytes'])}) — arguments + "
+                   f"outputs − aliased + constants; temporaries not included on CPU")
+    return out

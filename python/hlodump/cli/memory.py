@@ -42,21 +42,86 @@ def _modules(d: Any, args: argparse.Namespace) -> list[Any]:
     return select_module(mods, getattr(args, "module", None))
 
 
+def _analysing(n: int) -> Any:
+    """A status line on stderr while the analysis runs (only on a terminal)."""
+    import contextlib
+
+    if not sys.stderr.isatty():
+        return contextlib.nullcontext()
+    from rich.console import Console
+
+    return Console(stderr=True).status(f"hlodump: analysing {n:,} module{'s' if n != 1 else ''}…")
+
+
+# --sort keys of the overview: a module's figure for each (larger first; names A→Z)
+_SORTS = {
+    "peak": lambda s: A.peak_bytes(s) or 0,
+    "total": lambda s: s["total_bytes"] or 0,
+    "temp": lambda s: (s["memory_analysis"] or {}).get("temp_size_in_bytes", 0),
+    "argument": lambda s: (s["memory_analysis"] or {}).get("argument_size_in_bytes", 0),
+    "output": lambda s: (s["memory_analysis"] or {}).get("output_size_in_bytes", 0),
+    "name": None,
+}
+
+
+def _sorted(s: list[dict[str, Any]], key: str) -> list[dict[str, Any]]:
+    if key == "name":
+        return sorted(s, key=lambda m: m["module"])
+    f = _SORTS[key]
+    return sorted(s, key=lambda m: (-f(m), m["module"]))
+
+
 def _cmd_summary(args: argparse.Namespace) -> int:
     d = read(args.paths, args)
     mods = _modules(d, args)
-    s = A.summary(d, [m.key for m in mods], top=args.top)
+    with _analysing(len(mods)):
+        s = A.summary(d, [m.key for m in mods], top=args.buffers)
+    s = _sorted(s, args.sort)
+    several = len(s) > 1 and args.module is None
+    detail = s if (args.all or not several) else s[: (args.top if args.top is not None else 3)]
     if args.json:
-        json.dump(s, sys.stdout, indent=1, default=str)
+        json.dump(s if args.top is None or args.all else detail, sys.stdout, indent=1, default=str)
         sys.stdout.write("\n")
         return 0
     if not s:
         _print("no modules with buffer assignment or live ranges found")
         return 1
     con = _console()
-    for m in s:
+    if several:
+        _render_overview(s, con, args.sort, len(detail))
+    for m in detail:
         _render_summary(m, con)
     return 0
+
+
+def _render_overview(s: list[dict[str, Any]], con: Any, sort: str, n_detail: int) -> None:
+    """One line per module, sorted (``--sort``), then the details of the first few."""
+    fb = A.format_bytes
+    title = (f"{len(s):,} modules, by {sort}" + (" (peak: the most bytes live at once, each allocation slice "
+                                                   "counted once; else XLA's listed peak)" if sort == "peak" else ""))
+    rows = []
+    for m in s:
+        ma = m["memory_analysis"] or {}
+        pk = m["peak"] or {}
+        rows.append([m["module"], fb(A.peak_bytes(m)), fb(m["total_bytes"]), fb(ma.get("argument_size_in_bytes")),
+                     fb(ma.get("output_size_in_bytes")), fb(ma.get("temp_size_in_bytes")),
+                     "" if pk.get("step") is None else str(pk["step"]), str(len(m["notes"]))])
+    cols = ("module", "peak", "total", "argument", "output", "temp", "XLA peak step", "notes")
+    if con is None:  # pragma: no cover
+        _print(title)
+        for r in rows:
+            _print("  ".join(r))
+    else:
+        from rich.table import Table
+
+        t = Table(title=title, title_justify="left")
+        for c in cols:
+            t.add_column(c, justify="left" if c == "module" else "right", overflow="fold")
+        for r in rows:
+            t.add_row(*r)
+        con.print(t)
+        if n_detail < len(s):
+            con.print(f"details of the first {n_detail} below (--top N, --all, or --module M for one)\n", markup=False)
 
 
 def _render_summary(m: dict[str, Any], con: Any) -> None:
@@ -74,14 +139,10 @@ def _render_summary(m: dict[str, Any], con: Any) -> None:
     if ma:
         lines.append("memory_analysis: " + ", ".join(f"{k} {v:,}" for k, v in ma.items()
                                                      if v or not k.startswith("host_")))
-    if pk:
-        lines.append(f"XLA's peak: {pk['bytes']:,} bytes ({fb(pk['bytes'])}) listed at step {pk['step']} ({pk['instruction']})"
-                     + (f"; stack-trace total {pk['stack_trace_total']:,}" if pk.get("stack_trace_total") is not None else ""))
+    lines.extend(A.peak_story(m))
     tl = m["timeline"]
     if tl:
-        lines.append(f"timeline: {tl['steps']} steps, most live {tl['max_allocated_bytes']:,} bytes "
-                     f"({fb(tl['max_allocated_bytes'])}, each allocation slice counted once) at step "
-                     f"{tl['max_allocated_step']} ({tl['max_allocated_instruction']})")
+        lines.append(f"timeline: {tl['steps']} steps")
         for sp in tl["memory_spaces"]:
             if sp["allocated_bytes"]:
                 lines.append(f"  memory space {sp['color']}: {sp['max_live_bytes']:,} of {sp['allocated_bytes']:,} allocated "
@@ -234,9 +295,15 @@ def _cmd_diff(args: argparse.Namespace) -> int:
 
 def register(sub: Any) -> None:
     """Add ``summary``, ``plot`` and ``diff`` to the ``hlodump`` sub-command parser."""
-    sp = sub.add_parser("summary", help="memory summary: jax's memory_analysis figures, peak, timeline, top buffers")
+    sp = sub.add_parser("summary", help="memory summary: one line per module, then jax's memory_analysis figures, "
+                                        "the peak, timeline and top buffers of the largest modules")
     add_common(sp)
-    sp.add_argument("--top", type=int, default=10, help="buffers at the peak to show (default 10)")
+    sp.add_argument("--top", type=int, default=None, metavar="N",
+                    help="details of the first N modules of the overview (default 3; with --json: all modules)")
+    sp.add_argument("--all", action="store_true", help="details of every module")
+    sp.add_argument("--sort", choices=sorted(_SORTS), default="peak",
+                    help="order of the modules (default: peak, largest first)")
+    sp.add_argument("--buffers", type=int, default=10, metavar="N", help="buffers at the peak to show (default 10)")
     sp.set_defaults(func=_cmd_summary)
 
     sp = sub.add_parser("plot", help="memory in use vs program order (PNG or interactive HTML)")

@@ -1,0 +1,124 @@
+#!/usr/bin/env python3
+"""CPU time of the analyses against the read of the same dump, at ~200 and ~1,000+ modules.
+
+    python benches/analysis.py [--copies 1 5] [--legacy]
+
+Inputs: every program directory of ``tests/data/corpus`` (12 jax releases, CPU dumps: HLO text,
+per-pass HLO, split and combined buffer assignments, live ranges, memory-usage reports) copied
+``K`` times under ``benches/out/analysis/x{K}/copy_i/…``: each copy is a dump of its own, so the
+modules are distinct (modules are (dump, id, name)) and the dump grows linearly.
+
+Per size, in one fresh child process per analysis (so no analysis reuses another's cached
+tables): ``read_arrow`` (threads=1) CPU seconds, then the analysis' CPU seconds on that dump,
+their ratio, the per-module cost, and the child's peak RSS (VmHWM). Then ``hlodump summary
+--json`` on the whole dump, wall time of the command. ``--legacy`` also times the first analysis
+layer (tests/legacy_analysis.py) on the smaller size.
+
+Prints a table and writes ``benches/out/analysis.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+CORPUS = ROOT / "tests" / "data" / "corpus"
+ANALYSES = {
+    "summary": "A.summary(d)",
+    "peak_buffers": "A.peak_buffers(d)",
+    "memory_timeline": "A.memory_timeline(d)",
+    "breakdown_source": "A.breakdown(d, 'source')",
+}
+
+
+def make(k: int) -> Path:
+    out = HERE / "out" / "analysis" / f"x{k}"
+    if out.is_dir():
+        return out
+    tmp = out.with_suffix(".tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    for i in range(k):
+        shutil.copytree(CORPUS, tmp / f"copy_{i}", ignore=shutil.ignore_patterns("README.md"))
+    tmp.rename(out)
+    return out
+
+
+def child(path: str, expr: str, legacy: bool) -> None:
+    import resource
+
+    import hlodump
+
+    if legacy:
+        sys.path.insert(0, str(ROOT / "tests"))
+        import legacy_analysis as A  # noqa: F401
+    else:
+        from hlodump import analysis as A  # noqa: F401
+    t0 = time.process_time()
+    d = hlodump.read_arrow(path, threads=1, progress=False)
+    t1 = time.process_time()
+    from hlodump import analysis as E
+
+    n = len(E._module_list(d)) if not legacy else len(A._module_list(d))
+    t2 = time.process_time()
+    eval(expr)
+    t3 = time.process_time()
+    hwm = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    print(json.dumps({"read_s": t1 - t0, "analysis_s": t3 - t2, "modules": n, "peak_rss": hwm}))
+
+
+def run_child(path: Path, name: str, legacy: bool) -> dict:
+    args = [sys.executable, __file__, "--child", str(path), ANALYSES[name]] + (["--legacy"] if legacy else [])
+    p = subprocess.run(args, capture_output=True, text=True, check=True)
+    return json.loads(p.stdout.strip().splitlines()[-1])
+
+
+def cli_wall(path: Path) -> float:
+    exe = shutil.which("hlodump") or "hlodump"
+    t = time.perf_counter()
+    subprocess.run([exe, "summary", "--json", str(path)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                   check=True)
+    return time.perf_counter() - t
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--copies", type=int, nargs="*", default=[1, 5])
+    ap.add_argument("--legacy", action="store_true", help="also time the first analysis layer (smallest size)")
+    ap.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
+    a = ap.parse_args()
+    if a.child:
+        child(a.child[0], a.child[1], a.legacy)
+        return 0
+    results = []
+    hdr = f"{'modules':>7} {'MB':>6} {'analysis':<18} {'read s':>7} {'analysis s':>10} {'ratio':>6} {'ms/module':>9} {'peak RSS':>9}"
+    print(hdr)
+    for k in a.copies:
+        path = make(k)
+        mb = sum(f.stat().st_size for f in path.rglob("*") if f.is_file()) / 1e6
+        for name in ANALYSES:
+            for legacy in ([False, True] if a.legacy and k == min(a.copies) else [False]):
+                r = run_child(path, name, legacy)
+                r.update(copies=k, mb=mb, analysis=name + (" (legacy)" if legacy else ""))
+                results.append(r)
+                print(f"{r['modules']:>7} {mb:>6.1f} {r['analysis']:<18} {r['read_s']:>7.2f} {r['analysis_s']:>10.2f} "
+                      f"{r['analysis_s'] / r['read_s']:>6.2f} {1000 * r['analysis_s'] / r['modules']:>9.2f} "
+                      f"{r['peak_rss'] / 2**20:>7.0f}MB", flush=True)
+        w = cli_wall(path)
+        results.append({"copies": k, "mb": mb, "analysis": "hlodump summary --json (wall)", "wall_s": w})
+        print(f"{'':>7} {mb:>6.1f} hlodump summary --json: {w:.2f} s wall", flush=True)
+    out = HERE / "out" / "analysis.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(results, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
