@@ -22,7 +22,7 @@ _TOTALS = {
     ("buffer_assignment", "total_bytes_used"): "stated_total",
     ("live_range", "peak_time"): "peak_time",
     ("peak_breakdown", "total"): "stack_trace_total",
-    ("memory_report", "total_bytes"): "report_total",
+    ("memory_report", "total_bytes_used"): "report_total",
     ("live_range", "not_available"): "not_available",
     ("live_range", "peak_unbounded"): "peak_unbounded",
 }
@@ -63,6 +63,26 @@ def _spaces(sc: Scope) -> dict[str, list[dict[str, Any]]]:
     for r in rows:
         out[r["module"]].append({"color": r["color"], "allocated_bytes": r["allocated_bytes"],
                                  "allocations": r["allocations"], "by_category": {c: r[c] for c in CATEGORIES}})
+    return out
+
+
+def _report_spaces(sc: Scope) -> dict[str, list[dict[str, Any]]]:
+    """Per module and memory space: the total a memory-usage report states (``Total bytes: N``),
+    for modules whose dump has the report but no buffer assignment."""
+    rows = sc.arrow("""
+        with rep as (select m.module, t.color, max(t.value) as total from totals t join @modmap m using (file_id)
+                     where t.section = 'memory_report' and t.key = 'total_bytes' and t.color is not null group by all),
+             n as (select m.module, r.color, count(*) as n from memory_report r join @modmap m using (file_id)
+                   where r.row_kind = 'allocation' group by all)
+        select rep.module, rep.color, rep.total::bigint as total, n.n
+        from rep left join n using (module, color)
+        where rep.module not in (select module from @alloc) order by rep.module, rep.color""").to_pylist()
+    out: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for r in rows:
+        # the report gives no categories: by_category is null per category (not zero)
+        out[r["module"]].append({"color": r["color"], "allocated_bytes": r["total"],
+                                 "allocations": r["n"], "by_category": {c: None for c in CATEGORIES},
+                                 "from": "memory_report"})
     return out
 
 
@@ -186,11 +206,12 @@ def summary(dump: "Dump", module: ModuleSel = None, top: int = 10) -> list[dict[
 def _summary(sc: Scope, top: int) -> list[dict[str, Any]]:
     if not sc.mods:
         return []
-    totals, counts, spaces = _totals(sc), _counts(sc), _spaces(sc)
+    totals, counts, spaces, report = _totals(sc), _counts(sc), _spaces(sc), _report_spaces(sc)
     mas = memory_analysis_by_module(sc)
     pks, timelines, checks = _peaks(sc), _timelines(sc), peak_checks(sc)
     pads, tops = _padding(sc), _top(sc, top)
-    out = [_one(m, totals.get(m.key, {}), counts.get(m.key, {}), spaces.get(m.key, []), mas.get(m.key),
+    out = [_one(m, totals.get(m.key, {}), counts.get(m.key, {}), spaces.get(m.key) or report.get(m.key, []),
+                mas.get(m.key),
                 pks.get(m.key), timelines.get(m.key), checks.get(m.key), pads.get(m.key), tops.get(m.key, []))
            for m in sc.mods]
     for s in out:
@@ -201,7 +222,8 @@ def _summary(sc: Scope, top: int) -> list[dict[str, Any]]:
 def _one(m: Module, tot: dict[str, Any], counts: dict[str, int], spaces: list[dict[str, Any]],
          ma: Optional[dict[str, int]], pk: Optional[dict[str, Any]], tl: Optional[dict[str, Any]],
          check: Optional[dict[str, Any]], pad: Optional[dict[str, Any]], top_rows: list[dict[str, Any]]) -> dict[str, Any]:
-    n_alloc = sum(sp["allocations"] for sp in spaces)
+    from_report = any(sp.get("from") == "memory_report" for sp in spaces)
+    n_alloc = 0 if from_report else sum(sp["allocations"] for sp in spaces)
     total_alloc = sum(sp["allocated_bytes"] for sp in spaces)
     notes = _what_it_has(dict(counts, allocations=n_alloc))
     stated_total = tot.get("stated_total")
@@ -225,10 +247,11 @@ def _one(m: Module, tot: dict[str, Any], counts: dict[str, int], spaces: list[di
     return {
         "module": m.key, "module_name": m.name, "module_id": m.module_id, "dump": m.dump,
         "total_bytes": total_alloc if n_alloc else (stated_total if stated_total is not None
-                                                    else tot.get("report_total")),
+                                                    else tot.get("report_total") if tot.get("report_total") is not None
+                                                    else total_alloc if from_report else None),
         "total_bytes_stated": stated_total,
         "allocations": n_alloc,
-        "by_category": {c: sum(sp["by_category"][c] for sp in spaces) for c in CATEGORIES},
+        "by_category": {c: None if from_report else sum(sp["by_category"][c] for sp in spaces) for c in CATEGORIES},
         "memory_analysis": ma,
         "memory_spaces": spaces,
         "peak": peak or None,

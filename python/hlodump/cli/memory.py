@@ -126,7 +126,9 @@ def _render_overview(s: list[dict[str, Any]], con: Any, sort: str, n_detail: int
 
 def _render_summary(m: dict[str, Any], con: Any) -> None:
     fb = A.format_bytes
-    if m["total_bytes"] is not None:
+    if m["total_bytes"] is not None and not m["allocations"]:
+        head = f"{m['module']}: total {m['total_bytes']:,} bytes ({fb(m['total_bytes'])}) as the dump states it"
+    elif m["total_bytes"] is not None:
         head = (f"{m['module']}: total allocated {m['total_bytes']:,} bytes ({fb(m['total_bytes'])}) in "
                 f"{m['allocations']} allocations")
     else:
