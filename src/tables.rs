@@ -236,7 +236,9 @@ tables! {
     values: Values {
         file_id: I32, value_id: I64, instruction: Str, shape_index: Dict, is_phi: Bool, color: I32,
         positions: StructList<PositionItems>, uses: StructList<UseItems>, uses_initialized: Bool,
-        defining_instruction: Str, defining_opcode: OptDict, defining_op_name: OptStr, line: I64,
+        defining_instruction: Str, defining_opcode: OptDict, defining_op_name: OptStr,
+        defining_shape: OptDict, defining_source_file: OptDict, defining_source_line: OptI64,
+        defining_fusion_kind: OptDict, defining_custom_call_target: OptDict, line: I64,
     }
     schedule: Schedule { file_id: I32, position: I32, instruction: Str, line: I64 }
     live_ranges: LiveRanges {

@@ -112,6 +112,9 @@ DERIVED = [
     ("values", ["defining_op_name"]),
     ("values", ["line"]),
     ("values", ["defining_opcode", "defining_op_name"]),
+    ("values", ["defining_shape"]),
+    ("values", ["defining_source_line", "defining_fusion_kind"]),
+    ("values", ["defining_op_name", "defining_source_file", "defining_custom_call_target"]),
     ("instructions", ["source_file"]),
     ("instructions", ["source_line"]),
     ("instructions", ["source_function"]),
@@ -122,7 +125,7 @@ DERIVED = [
 @pytest.mark.parametrize("table,pick", DERIVED)
 def test_columns_derived_only_when_projected(table: str, pick: list[str]) -> None:
     """Values derived without a chance of error are only derived when a column wants them
-    (`values.defining_opcode` / `defining_op_name` from the instruction text; the source columns
+    (`values.defining_*` from the instruction text; the source columns
     of `instructions` from the stack-frame tables): each alone, together, and not at all give the
     full read's columns."""
     src = "corpus"

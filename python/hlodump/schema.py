@@ -134,16 +134,23 @@ SCHEMAS: dict[str, pa.Schema] = {
     # defining_instruction = the text after "from instruction:" (one optional space removed),
     # up to the end of the line (or, in old XLA where the next "<N …>" header is glued onto the
     # same line, up to the start of that header: FORMATS.md does not say so, the 0.4.26 corpus
-    # does). defining_opcode / defining_op_name: from that text, parsed by the HLO instruction
-    # parser (null if it cannot be read). line = the header line.
+    # does). defining_opcode / defining_op_name / defining_shape / defining_source_file /
+    # defining_source_line / defining_fusion_kind / defining_custom_call_target: from that text,
+    # parsed by the HLO instruction parser, each what the same column of ``instructions`` holds
+    # for that line (null if the text cannot be read). line = the header line.
     # Decisions (buffer-assignment reference parser):
     # - line = the line on which the header text stands; for a glued old-XLA header that is the
     #   previous block's "from instruction:" line.
     # - a block cut short (no "from instruction:" before the next header, an empty line, a new
     #   section or the end of the file) is an error and gives no row.
-    # - defining_opcode / defining_op_name = keys "opcode" / "op_name" of
-    #   reference.hlo.parse_instruction(defining_instruction); both null if it returns None or
-    #   raises ValueError.
+    # - defining_X (X = opcode, op_name, shape, source_file, source_line, fusion_kind,
+    #   custom_call_target) = key X of reference.hlo.parse_instruction(defining_instruction);
+    #   all null if it returns None or raises ValueError.
+    # - defining_source_file / defining_source_line come from the metadata only (a value's text
+    #   has no stack-frame tables to resolve stack_frame_id in): they differ from the
+    #   instructions row of the same name when that row resolved a stack_frame_id.
+    # - a metadata number out of int64 range (an error and no row in ``instructions``) gives a
+    #   null defining_source_line and the other columns as parsed.
     "values": pa.schema([
         _f("file_id", I32), _f("value_id", I64), _f("instruction", S), _f("shape_index", D),
         _f("is_phi", B), _f("color", I32),
@@ -153,7 +160,10 @@ SCHEMAS: dict[str, pa.Schema] = {
             _f("instruction", S), _f("operand", I32), _f("shape_index", D)]), nullable=False))),
         _f("uses_initialized", B),
         _f("defining_instruction", S), _f("defining_opcode", D, True),
-        _f("defining_op_name", S, True), _f("line", I64),
+        _f("defining_op_name", S, True), _f("defining_shape", D, True),
+        _f("defining_source_file", D, True), _f("defining_source_line", I64, True),
+        _f("defining_fusion_kind", D, True), _f("defining_custom_call_target", D, True),
+        _f("line", I64),
     ]),
     # ``InstructionSequence`` rows: position N and the instruction scheduled there.
     "schedule": pa.schema([

@@ -168,6 +168,39 @@ impl State<'_> {
     }
 }
 
+/// The `defining_*` columns that come from parsing a value's instruction text, which reports
+/// nothing either way (unreadable text gives nulls, as in the reference's
+/// `describe_instruction`): only parsed when one of them is wanted, and by the quick
+/// opcode/op_name path when only those two are.
+fn push_defining(src: &crate::source::SourceRef, v: &mut crate::tables::Values, sc: &mut crate::hlo::Scratch, text: &[u8]) {
+    let want_more = v.defining_shape.is_built()
+        || v.defining_source_file.is_built()
+        || v.defining_source_line.is_built()
+        || v.defining_fusion_kind.is_built()
+        || v.defining_custom_call_target.is_built();
+    if want_more {
+        let ins = crate::hlo::parse_instruction(text, sc);
+        let ins = ins.as_ref();
+        v.defining_opcode.push_opt(src, ins.map(|i| i.opcode));
+        v.defining_op_name.push_opt(src, ins.and_then(|i| i.op_name.as_deref()));
+        v.defining_shape.push_opt(src, ins.map(|i| i.shape));
+        // Metadata only: a value's text has no module-level stack-frame tables to resolve in.
+        v.defining_source_file.push_opt(src, ins.and_then(|i| i.source_file.as_deref()));
+        v.defining_source_line.push(ins.and_then(|i| i.source_line));
+        v.defining_fusion_kind.push_opt(src, ins.and_then(|i| i.fusion_kind));
+        v.defining_custom_call_target.push_opt(src, ins.and_then(|i| i.custom_call_target.as_deref()));
+        return;
+    }
+    let wanted = v.defining_opcode.is_built() || v.defining_op_name.is_built();
+    let parsed = if wanted { crate::hlo::instruction_summary(text) } else { None };
+    v.defining_opcode.push_opt(src, parsed.as_ref().map(|p| p.0));
+    v.defining_op_name.push_opt(src, parsed.as_ref().and_then(|p| p.1.as_deref()));
+    for c in [&mut v.defining_shape, &mut v.defining_source_file, &mut v.defining_fusion_kind, &mut v.defining_custom_call_target] {
+        c.push_null();
+    }
+    v.defining_source_line.push(None);
+}
+
 struct Parser<'t, 'c> {
     ctx: FileCtx<'c>,
     t: &'t mut Tables,
@@ -179,6 +212,9 @@ struct Parser<'t, 'c> {
     /// The emptied lists of the last value block, for the next one: a block is a few lines,
     /// and allocating its two lists anew took ~10% of a read.
     spare: Lists<'c>,
+    /// Reused buffers of the instruction parser, for the `defining_*` columns that need the
+    /// full parse.
+    scratch: crate::hlo::Scratch,
 }
 
 /// A value block's `positions` and `uses`.
@@ -310,7 +346,7 @@ impl<'c> LineGrammar<'c> for Parser<'_, 'c> {
 
 impl<'t, 'c> Parser<'t, 'c> {
     fn new(ctx: FileCtx<'c>, t: &'t mut Tables) -> Parser<'t, 'c> {
-        Parser { ctx, t, state: State::Idle, tree_rows: 0, spare: Lists::default() }
+        Parser { ctx, t, state: State::Idle, tree_rows: 0, spare: Lists::default(), scratch: Default::default() }
     }
 
     /// See `ChunkState`. A chunk numbers tree rows from 0, so none may start after a tree line.
@@ -545,17 +581,7 @@ impl<'t, 'c> Parser<'t, 'c> {
             v.uses.end_row();
             v.uses_initialized.push(block.uses_initialized);
             v.defining_instruction.push(&src, instruction);
-            // Opcode and op_name come from parsing the instruction text, which reports nothing
-            // either way (unreadable text gives nulls): only done when one of them is wanted.
-            let wanted = v.defining_opcode.is_built() || v.defining_op_name.is_built();
-            let parsed = if wanted { crate::hlo::instruction_summary(instruction) } else { None };
-            v.defining_opcode
-                .push_opt(&src, parsed.as_ref().map(|p| p.0));
-            match parsed.and_then(|p| p.1) {
-                Some(std::borrow::Cow::Borrowed(b)) => v.defining_op_name.push(&src, b),
-                Some(std::borrow::Cow::Owned(o)) => v.defining_op_name.push_owned(&o),
-                None => v.defining_op_name.push_null(),
-            }
+            push_defining(&src, v, &mut self.scratch, instruction);
             v.line.push(block.header_line as i64);
         }
         self.spare = block.lists;

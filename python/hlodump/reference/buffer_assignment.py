@@ -269,7 +269,7 @@ class _Parser:
         self.tree_row = 0  # rows are numbered per file
         self.tree_stack: list[int] = []  # tree_stack[d] = row of the latest line at depth d
         # defining instructions repeat (once per tuple leaf): parse each text once
-        self.instruction_cache: dict[str, tuple[str | None, str | None]] = {}
+        self.instruction_cache: dict[str, dict[str, Any]] = {}
         self.parse_instruction = _instruction_parser()
         self.handlers = {
             "allocations": self.allocations_line,
@@ -480,31 +480,32 @@ class _Parser:
             end = glued
         instruction_text = text[start:end]
         if block.ref is not None:
-            opcode, op_name = self.describe_instruction(instruction_text)
             self.ctx.add("values", {
                 **block.ref,
                 "positions": block.positions, "uses": block.uses,
                 "uses_initialized": block.uses_initialized,
                 "defining_instruction": instruction_text,
-                "defining_opcode": opcode, "defining_op_name": op_name,
+                **self.describe_instruction(instruction_text),
                 "line": block.header_line,
             })
         self.block = None
         if end < len(text):
             self.open_block(lineno, text, end)
 
-    def describe_instruction(self, text: str) -> tuple[str | None, str | None]:
-        if self.parse_instruction is None:
-            return None, None
+    def describe_instruction(self, text: str) -> dict[str, Any]:
+        """The ``defining_*`` columns parsed from a value's instruction text (all None if it
+        cannot be read). source_file/source_line from metadata only: a value's text has no
+        module-level stack-frame tables to resolve ``stack_frame_id`` in."""
         if text not in self.instruction_cache:
-            try:
-                parsed = self.parse_instruction(text)
-            except ValueError:  # ParseError is a ValueError: unreadable text → nulls
-                parsed = None
-            if parsed is None:
-                self.instruction_cache[text] = (None, None)
-            else:
-                self.instruction_cache[text] = (parsed.get("opcode"), parsed.get("op_name"))
+            parsed = None
+            if self.parse_instruction is not None:
+                try:
+                    parsed = self.parse_instruction(text)
+                except ValueError:  # ParseError is a ValueError: unreadable text → nulls
+                    parsed = None
+            self.instruction_cache[text] = {
+                f"defining_{key}": None if parsed is None else parsed.get(key)
+                for key in _DEFINING_KEYS}
         return self.instruction_cache[text]
 
     def close_block(self, lineno: int, reason: str, text: str = "") -> None:
@@ -762,6 +763,11 @@ def _tree_depth(head: str) -> tuple[int, int]:
 
 
 # ---- protobuf text --------------------------------------------------------------------------
+
+# The keys of hlo.parse_instruction that give the values table's defining_* columns.
+_DEFINING_KEYS = ("opcode", "op_name", "shape", "source_file", "source_line", "fusion_kind",
+                  "custom_call_target")
+
 
 def _instruction_parser() -> Any:
     """``hlo.parse_instruction`` if the HLO reference parser is there, else None."""
