@@ -29,13 +29,22 @@ from typing import TYPE_CHECKING, Any, Callable, Optional
 
 import pyarrow as pa
 
+from ..exceptions import HlodumpError
+
 if TYPE_CHECKING:  # pragma: no cover
     import duckdb
 
     from ..dump import Dump
     from .modules import Module
 
-__all__ = ["Engine", "Scope", "engine", "views", "derived", "arrow"]
+__all__ = ["Engine", "Scope", "engine", "views", "derived", "arrow", "SizeOverflow"]
+
+
+class SizeOverflow(HlodumpError, OverflowError):
+    """A figure (a sum of sizes) does not fit the int64 it is reported in. Sums are taken as
+    128-bit integers; only a total beyond 2**63 − 1 bytes (a corrupt or synthetic dump) gets
+    here."""
+
 
 # name -> function(scope) -> pa.Table; filled by the analysis modules at import
 _DERIVED: dict[str, Callable[["Scope"], pa.Table]] = {}
@@ -126,7 +135,7 @@ class Engine:
         return sc
 
     def sql(self, query: str) -> Any:
-        with self.lock:
+        with self.lock, _sizes_fit():
             return self.con.sql(query)
 
 
@@ -187,20 +196,36 @@ class Scope:
                 self.eng.table(t)
         return out
 
-    def sql(self, query: str) -> Any:
-        q = self.resolve(query)
-        with self.eng.lock:
-            return self.eng.con.sql(q)
-
     def arrow(self, query: str) -> pa.Table:
         q = self.resolve(query)
-        with self.eng.lock:
+        with self.eng.lock, _sizes_fit():
             return arrow(self.eng.con.sql(q))
 
     def rows(self, query: str) -> list[tuple[Any, ...]]:
         q = self.resolve(query)
-        with self.eng.lock:
+        with self.eng.lock, _sizes_fit():
             return self.eng.con.sql(q).fetchall()
+
+
+class _sizes_fit:
+    """Turns DuckDB's out-of-range conversions (a 128-bit sum cast back to int64) into a
+    ``SizeOverflow`` that says which figure could not be given."""
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, et: Any, e: Any, tb: Any) -> bool:
+        if e is None:
+            return False
+        import duckdb
+
+        # the analysis casts nothing but sizes and steps: a failed conversion is a figure too big
+        if isinstance(e, (duckdb.ConversionException, duckdb.OutOfRangeException)):
+            raise SizeOverflow("a sum of sizes in this dump overflows int64 (more than 2**63 - 1 bytes): "
+                            f"the figure cannot be given ({str(e).splitlines()[0]})") from None
+        return False
+
+
 
 
 # dump tables a query may name (registered on first mention)
