@@ -238,7 +238,8 @@ def _cmd_diff(args: argparse.Namespace) -> int:
         if not hits[0] and not hits[1]:
             raise UsageError(str(A.NoSuchModule(args.module, [m.key for m in A._module_list(a)]
                                                 + [m.key for m in A._module_list(b)])))
-    t = A.diff(a, b, args.module)
+    with _analysing(len(A._module_list(a)) + len(A._module_list(b))):
+        t = A.diff(a, b, args.module)
     rows = t.to_pylist()
     if args.json:
         json.dump(rows, sys.stdout, indent=1, default=str)
