@@ -170,8 +170,8 @@ impl State<'_> {
 
 /// The `defining_*` columns that come from parsing a value's instruction text, which reports
 /// nothing either way (unreadable text gives nulls, as in the reference's
-/// `describe_instruction`): only parsed when one of them is wanted, and by the quick
-/// opcode/op_name path when only those two are.
+/// `describe_instruction`): only parsed when one of them is wanted, and by the opcode/op_name
+/// summary when only those two are.
 fn push_defining(src: &crate::source::SourceRef, v: &mut crate::tables::Values, sc: &mut crate::hlo::Scratch, text: &[u8]) {
     let want_more = v.defining_shape.is_built()
         || v.defining_source_file.is_built()
@@ -179,16 +179,16 @@ fn push_defining(src: &crate::source::SourceRef, v: &mut crate::tables::Values, 
         || v.defining_fusion_kind.is_built()
         || v.defining_custom_call_target.is_built();
     if want_more {
-        let ins = crate::hlo::parse_instruction(text, sc);
-        let ins = ins.as_ref();
-        v.defining_opcode.push_opt(src, ins.map(|i| i.opcode));
-        v.defining_op_name.push_opt(src, ins.and_then(|i| i.op_name.as_deref()));
-        v.defining_shape.push_opt(src, ins.map(|i| i.shape));
+        let d = crate::hlo::instruction_defining(text, sc);
+        let d = d.as_ref();
+        v.defining_opcode.push_opt(src, d.map(|d| d.opcode));
+        v.defining_op_name.push_opt(src, d.and_then(|d| d.op_name.as_deref()));
+        v.defining_shape.push_opt(src, d.map(|d| d.shape));
         // Metadata only: a value's text has no module-level stack-frame tables to resolve in.
-        v.defining_source_file.push_opt(src, ins.and_then(|i| i.source_file.as_deref()));
-        v.defining_source_line.push(ins.and_then(|i| i.source_line));
-        v.defining_fusion_kind.push_opt(src, ins.and_then(|i| i.fusion_kind));
-        v.defining_custom_call_target.push_opt(src, ins.and_then(|i| i.custom_call_target.as_deref()));
+        v.defining_source_file.push_opt(src, d.and_then(|d| d.source_file.as_deref()));
+        v.defining_source_line.push(d.and_then(|d| d.source_line));
+        v.defining_fusion_kind.push_opt(src, d.and_then(|d| d.fusion_kind));
+        v.defining_custom_call_target.push_opt(src, d.and_then(|d| d.custom_call_target.as_deref()));
         return;
     }
     let wanted = v.defining_opcode.is_built() || v.defining_op_name.is_built();

@@ -172,8 +172,27 @@ struct Unsure;
 /// here; the first `metadata` item is then the one the full parser reads, and its plain form is
 /// read here exactly as `parse_metadata` does (first `op_name` wins; a string value without
 /// escapes is borrowed without its quotes, a bare word as it is).
+///
+/// `fast_fields` also gives the shape and the raw values of the first `kind` and
+/// `custom_call_target` items and metadata (the slots `finish` fills from the same items).
 #[inline]
 fn summary_fast(text: &[u8]) -> Result<(&[u8], Option<&[u8]>), Unsure> {
+    let f = fast_fields(text)?;
+    let Some(md) = f.metadata else { return Ok((f.opcode, None)) };
+    Ok((f.opcode, fast_metadata(md)?.op_name))
+}
+
+/// What `fast_fields` finds: pieces of the text, values raw.
+struct FastFields<'a> {
+    opcode: &'a [u8],
+    shape: &'a [u8],
+    metadata: Option<&'a [u8]>,
+    kind: Option<&'a [u8]>,
+    target: Option<&'a [u8]>,
+}
+
+#[inline]
+fn fast_fields(text: &[u8]) -> Result<FastFields<'_>, Unsure> {
     let (_, _, i) = instr_start(text).ok_or(Unsure)?;
     let j = scan_shape_in(text, i).map_err(|_| Unsure)?;
     if j == i {
@@ -184,6 +203,7 @@ fn summary_fast(text: &[u8]) -> Result<(&[u8], Option<&[u8]>), Unsure> {
         return Err(Unsure);
     }
     let opcode = &text[j + 1..oe];
+    let mut f = FastFields { opcode, shape: &text[i..j], metadata: None, kind: None, target: None };
     let n = text.len();
     // Operands: up to the matching ')'.
     // (both loops jump from one FAST_CLASS byte to the next: they are the `STRUCT` bytes)
@@ -217,17 +237,16 @@ fn summary_fast(text: &[u8]) -> Result<(&[u8], Option<&[u8]>), Unsure> {
         return Err(Unsure);
     }
     if k == n {
-        return Ok((opcode, None));
+        return Ok(f);
     }
     if !text[k..].starts_with(b", ") {
         return Err(Unsure);
     }
     k += 2;
     if k == n {
-        return Ok((opcode, None));
+        return Ok(f);
     }
     // Attributes: items start at depth-0 ", KEY=" (the first one at k must be KEY=).
-    let mut metadata: Option<(usize, usize)> = None;
     let mut item = k;
     loop {
         let eq = key_eq_at(text, item).ok_or(Unsure)?;
@@ -268,16 +287,27 @@ fn summary_fast(text: &[u8]) -> Result<(&[u8], Option<&[u8]>), Unsure> {
             }
             q += 1;
         };
-        if metadata.is_none() && &text[item..eq] == b"metadata" {
-            metadata = Some((vstart, vend));
+        let slot = match &text[item..eq] {
+            b"metadata" => &mut f.metadata,
+            b"kind" => &mut f.kind,
+            b"custom_call_target" => &mut f.target,
+            _ => &mut None,
+        };
+        if slot.is_none() {
+            *slot = Some(&text[vstart..vend]);
         }
         if vend == n {
             break;
         }
         item = vend + 2;
     }
-    let Some((a, b)) = metadata else { return Ok((opcode, None)) };
-    Ok((opcode, fast_op_name(&text[a..b])?))
+    // (a last value ending in blanks: whether the full parse keeps them is not argued here)
+    for v in [f.kind, f.target].into_iter().flatten() {
+        if matches!(v.last(), Some(b' ' | b'\t' | b'\r')) {
+            return Err(Unsure);
+        }
+    }
+    Ok(f)
 }
 
 /// Index just past the `/*…*/` comment at `i` (e.g. `/*index=5*/`); Unsure for a '\\', a '/'
@@ -304,15 +334,26 @@ fn fast_string_end(text: &[u8], i: usize) -> Result<usize, Unsure> {
     Ok(e + 1)
 }
 
-/// op_name of a plain metadata value `{k="v" k=word …}` (single spaces, no escapes).
+/// The items of a plain metadata value that the tables use.
+#[derive(Default)]
+struct FastMetadata<'a> {
+    /// Unquoted (a string without escapes) or the bare word.
+    op_name: Option<&'a [u8]>,
+    source_file: Option<&'a [u8]>,
+    /// Raw, as printed (quotes included if any).
+    source_line: Option<&'a [u8]>,
+}
+
+/// A plain metadata value `{k="v" k=word …}` (single spaces, no escapes), first occurrence of
+/// each key, as `parse_metadata` reads it.
 #[inline]
-fn fast_op_name(v: &[u8]) -> Result<Option<&[u8]>, Unsure> {
+fn fast_metadata(v: &[u8]) -> Result<FastMetadata<'_>, Unsure> {
     if v.len() < 2 || v[0] != b'{' || v[v.len() - 1] != b'}' {
         return Err(Unsure);
     }
     let v = &v[1..v.len() - 1];
     let n = v.len();
-    let mut op_name = None;
+    let mut md = FastMetadata::default();
     let mut pos = 0;
     while pos < n {
         let eq = key_eq_at(v, pos).ok_or(Unsure)?;
@@ -324,8 +365,14 @@ fn fast_op_name(v: &[u8]) -> Result<Option<&[u8]>, Unsure> {
             let j = v[i..].iter().position(|&c| !(c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'-' | b'+'))).map_or(n, |p| p + i);
             (&v[i..j], j)
         };
-        if op_name.is_none() && &v[pos..eq] == b"op_name" {
-            op_name = Some(val);
+        let (slot, value) = match &v[pos..eq] {
+            b"op_name" => (&mut md.op_name, val),
+            b"source_file" => (&mut md.source_file, val),
+            b"source_line" => (&mut md.source_line, &v[i..j]),
+            _ => (&mut None, val),
+        };
+        if slot.is_none() {
+            *slot = Some(value);
         }
         if j == n {
             break;
@@ -335,7 +382,73 @@ fn fast_op_name(v: &[u8]) -> Result<Option<&[u8]>, Unsure> {
         }
         pos = j + 1;
     }
-    Ok(op_name)
+    Ok(md)
+}
+
+/// What the `values.defining_*` columns take from an instruction text: the `Instr` fields of
+/// the same names (source from the metadata only).
+#[derive(Debug, PartialEq)]
+pub struct Defining<'a> {
+    pub opcode: &'a [u8],
+    pub op_name: Option<Cow<'a, [u8]>>,
+    pub shape: &'a [u8],
+    pub source_file: Option<Cow<'a, [u8]>>,
+    pub source_line: Option<i64>,
+    pub fusion_kind: Option<&'a [u8]>,
+    pub custom_call_target: Option<Cow<'a, [u8]>>,
+}
+
+/// `Defining` of an instruction text: the fast path when it is certain, else the full parse.
+/// Same result as `instruction_defining_full`.
+pub fn instruction_defining<'a>(text: &'a [u8], sc: &mut Scratch) -> Option<Defining<'a>> {
+    if let Ok(d) = defining_fast(text) {
+        return Some(d);
+    }
+    instruction_defining_full(text, sc)
+}
+
+/// `instruction_defining` by the full parse (a metadata number out of range is a null
+/// source_line here: the text is not a module line, nothing reports it).
+pub fn instruction_defining_full<'a>(text: &'a [u8], sc: &mut Scratch) -> Option<Defining<'a>> {
+    let i = parse_instruction(text, sc)?;
+    Some(Defining {
+        opcode: i.opcode,
+        op_name: i.op_name,
+        shape: i.shape,
+        source_file: i.source_file,
+        source_line: i.source_line,
+        fusion_kind: i.fusion_kind,
+        custom_call_target: i.custom_call_target,
+    })
+}
+
+/// `summary_fast`'s argument, plus: a `custom_call_target` string has no escapes (no '\\'
+/// anywhere), so `unquote_or_raw` is its inside when it is one whole string, the raw value when
+/// it has no '"'; a mix is left to the full parse.
+#[inline]
+fn defining_fast(text: &[u8]) -> Result<Defining<'_>, Unsure> {
+    let f = fast_fields(text)?;
+    let md = match f.metadata {
+        Some(v) => fast_metadata(v)?,
+        None => FastMetadata::default(),
+    };
+    let target = match f.target {
+        Some(t) => Some(match memchr::memchr_iter(b'"', t).count() {
+            0 => t,
+            2 if t.len() >= 2 && t[0] == b'"' && t[t.len() - 1] == b'"' => &t[1..t.len() - 1],
+            _ => return Err(Unsure),
+        }),
+        None => None,
+    };
+    Ok(Defining {
+        opcode: f.opcode,
+        op_name: md.op_name.map(Cow::Borrowed),
+        shape: f.shape,
+        source_file: md.source_file.map(Cow::Borrowed),
+        source_line: md.source_line.and_then(|v| ascii_i64(v, true).ok().flatten()),
+        fusion_kind: f.kind,
+        custom_call_target: target.map(Cow::Borrowed),
+    })
 }
 
 /// Opcode and `op_name` of an instruction text (what buffer-assignment `from instruction:`
@@ -665,15 +778,19 @@ mod tests {
             }
         }
         assert!(texts.len() > 1000, "{} texts", texts.len());
-        let check = |t: &[u8]| {
+        let mut sc = Scratch::default();
+        let mut check = |t: &[u8]| {
             assert_eq!(instruction_summary(t), instruction_summary_full(t), "{:?}", String::from_utf8_lossy(t));
+            let fast = instruction_defining(t, &mut sc);
+            assert_eq!(fast, instruction_defining_full(t, &mut sc), "{:?}", String::from_utf8_lossy(t));
         };
         // (old XLA glues the next "<N …>" header onto the line: those texts do not parse)
-        let (mut fast, mut checked) = (0, 0);
+        let (mut fast, mut fast_defining, mut checked) = (0, 0, 0);
         for t in &texts {
             if instruction_summary_full(t).is_some() {
                 checked += 1;
                 fast += summary_fast(t).is_ok() as usize;
+                fast_defining += defining_fast(t).is_ok() as usize;
                 if summary_fast(t).is_err() && std::env::var("SHOW_UNSURE").is_ok() {
                     println!("UNSURE {}", String::from_utf8_lossy(t));
                 }
@@ -682,8 +799,11 @@ mod tests {
         }
         // nearly all real texts take the fast path
         assert!(fast * 10 > checked * 9, "{fast} of {checked} fast");
+        assert!(fast_defining * 10 > checked * 9, "{fast_defining} of {checked} fast");
+        println!("fast path: summary {fast}, defining {fast_defining} of {checked}");
         // damaged variants: bytes inserted, replaced and removed around the interesting places
-        let inserts: [&[u8]; 16] = [b"\"", b"\\", b"/*", b"*/", b"{", b"}", b"(", b")", b",", b", ", b", a=", b" ", b"=", b"op_name=", b"\xc2\xa0", b"metadata={op_name=\"q\"}"];
+        let inserts: [&[u8]; 22] = [b"\"", b"\\", b"/*", b"*/", b"{", b"}", b"(", b")", b",", b", ", b", a=", b" ", b"=", b"op_name=", b"\xc2\xa0", b"metadata={op_name=\"q\"}",
+            b"source_line=", b"source_file=", b", kind=kLoop", b", custom_call_target=\"t\"", b"99999999999999999999", b" \t"];
         let mut rng = 0x9e3779b97f4a7c15u64;
         let mut next = |n: usize| {
             rng ^= rng << 13;
@@ -716,6 +836,12 @@ mod tests {
         check(b"%a = f32[] add(%b, %c), metadata={op_name=bare.word-1 source_line=3}");
         check(b"%a = f32[] add(%b, %c), metadata={op_name=\"x\"y}");
         check(b"%a = f32[] add(%b, %c), calls=%a, %b, metadata={op_name=\"a, b=c\"}, ");
+        check(b"%a = f32[] custom-call(%b), custom_call_target=\"x\", custom_call_target=y, kind=kLoop ");
+        check(b"%a = f32[] custom-call(%b), custom_call_target=x\"y\", kind=kLoop, kind=kInput");
+        check(b"%a = f32[] custom-call(%b), custom_call_target=\"x\" ");
+        check(b"%a = f32[] add(%b, %c), metadata={source_line=\"3\" source_file=f.py source_line=4}");
+        check(b"%a = f32[] add(%b, %c), metadata={source_line=99999999999999999999 source_file=\"a b\"}");
+        check(b"%a = f32[] add(%b, %c), metadata={source_line=-3x source_file=\"\"}");
     }
 
     fn names(text: &[u8], sc: &Scratch, list: &[Piece]) -> Vec<String> {

@@ -25,7 +25,7 @@ use crate::error::{FileCtx, Result};
 use crate::tables::Tables;
 
 pub use custom_call::decode_body;
-pub use instruction::{instruction_summary, instruction_summary_full, parse_instruction, Instr, Scratch};
+pub use instruction::{instruction_defining, instruction_summary, instruction_summary_full, parse_instruction, Defining, Instr, Scratch};
 
 /// Parse one HLO module text file.
 pub fn parse<'c>(data: &'c [u8], ctx: FileCtx<'c>, t: &mut Tables) -> Result<()> {
