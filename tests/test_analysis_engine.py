@@ -99,7 +99,7 @@ def test_module_selection_is_pushed_down() -> None:
     mods = A._module_list(d)
     assert len(mods) > 2
     one = mods[1]
-    sc = A.engine(d).scope([one])
+    sc = A.engine_of(d).scope([one])
     modmap = sc._tables["modmap"]
     assert set(modmap.column("file_id").to_pylist()) == set(one.file_ids)
     assert set(sc.get("buffers").column("module").to_pylist()) <= {one.key}
@@ -111,9 +111,9 @@ def test_module_selection_is_pushed_down() -> None:
 
 def test_engine_lives_on_the_dump() -> None:
     d = hlodump.read_arrow(os.path.join(DATA, "seeds", "000_d4ec204070c56195.txt"), progress=False)
-    assert A.engine(d) is A.engine(d) is A.engine(d.views)
+    assert A.engine_of(d) is A.engine_of(d) is A.engine_of(d.views)
     other = hlodump.read_arrow(os.path.join(DATA, "seeds", "000_d4ec204070c56195.txt"), progress=False)
-    assert A.engine(other) is not A.engine(d)
+    assert A.engine_of(other) is not A.engine_of(d)
     # a summary asked twice is computed once (cached on the scope), and a copy is handed out
     s1, s2 = A.summary(d), A.summary(d)
     assert s1 == s2 and s1[0] is not s2[0]

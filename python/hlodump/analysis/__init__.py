@@ -52,7 +52,8 @@ from .buffers import CATEGORIES, HOST_MEMORY_SPACE, MEMORY_ANALYSIS_FIELDS, allo
 from .diff import diff
 from .diff import norm_op_name as _norm_op_name
 from .diff import pair_modules as _pair_modules
-from .engine import SizeOverflow, engine
+from .engine import SizeOverflow
+from .engine import engine as engine_of
 from .engine import views as _views
 from .modules import Module as _Module
 from .modules import ModuleSel, NoSuchModule, match_modules, modules
@@ -82,7 +83,7 @@ __all__ = [
     "diff",
     "logical_bytes",
     "format_bytes",
-    "engine",
+    "engine_of",
     "SizeOverflow",
     "HOST_MEMORY_SPACE",
     "MEMORY_ANALYSIS_FIELDS",

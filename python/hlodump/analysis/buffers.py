@@ -128,7 +128,6 @@ def _buffers(sc: Scope) -> pa.Table:
         left join lr on lr.module = s.module and lr.instruction = s.instruction
              and lr.shape_index = {norm_index('s.shape_index')}
         left join @info1 i on i.module = s.module and i.instruction = s.instruction
-        order by s.module, s.value_id
     """)
 
 
@@ -160,7 +159,7 @@ def buffers(dump: "Dump", module: ModuleSel = None) -> pa.Table:
     module, value_id, instruction, shape_index, allocation, color, category, offset, allocated
     ``size``, ``logical_bytes``, shape, live range ``start``/``end`` (null if the dump has no live
     range for it), defining opcode, op_name, source_file, source_line, ``source`` (file:line)."""
-    return scope_of(dump, module).get("buffers")
+    return scope_of(dump, module).arrow("select * from @buffers order by module, value_id")
 
 
 def padding(dump: "Dump", module: ModuleSel = None) -> pa.Table:

@@ -75,7 +75,6 @@ def _peak_buffers(sc: Scope) -> pa.Table:
         left join bb on bb.module = p.module and bb.instruction = p.instruction
                     and bb.shape_index = p.shape_index and bb.k = 1
         left join sched on sched.module = p.module and sched.position = p.time
-        order by p.module, p.bytes desc, p.ord
     """)
 
 
@@ -92,7 +91,7 @@ def peak_buffers(dump: "Dump", module: ModuleSel = None) -> pa.Table:
     When the dump has live ranges but no peak list, the list is computed from the timeline at
     its maximum (logical bytes, sorted by bytes then name like XLA). No live ranges: no rows.
     """
-    return scope_of(dump, module).get("peak_buffers")
+    return scope_of(dump, module).arrow("select * from @peak_buffers order by module, rank")
 
 
 _BREAKDOWN_KEYS = {"op_name": "op_name", "source": "source", "opcode": "opcode", "category": "category",
