@@ -197,7 +197,7 @@ _ELEMENTWISE = frozenset({
     "popcnt", "power", "real", "reduce-precision", "remainder", "round-nearest-afz",
     "round-nearest-even", "rsqrt", "select", "shift-left", "shift-right-arithmetic",
     "shift-right-logical", "sign", "sine", "sqrt", "subtract", "tan", "tanh", "xor",
-    "stochastic-convert",
+    "stochastic-convert", "bitcast-convert",
 })
 # Opcodes XLA accounts as "no computation, no memory traffic".
 _FREE = frozenset({"domain", "after-all", "add-dependency"})
@@ -210,7 +210,6 @@ _DEFAULT = frozenset({
     "async-update", "async-done", "copy-start", "copy-done", "send", "send-done", "recv",
     "recv-done", "rng-get-and-update-state", "optimization-barrier", "get-dimension-size",
     "set-dimension-size", "batch-norm-training", "batch-norm-inference", "batch-norm-grad",
-    "bitcast-convert",
 })
 _NOTES = {
     "while": "XLA counts the body and condition once, not per iteration",
@@ -288,7 +287,9 @@ class _Analysis:
 
     @staticmethod
     def _preprocess(ins: _Ins) -> dict[str, float]:
-        size = ins.shape.bytes
+        # a tuple-shaped result counts its array leaves (not its index table); a tuple-shaped
+        # operand its index table (XLA's Preprocess, checked against jaxlib's analysis)
+        size = ins.shape.bytes if not ins.shape.is_tuple else sum(s.bytes for _, s in ins.shape.leaves())
         b = f32(size)
         p: dict[str, float] = {OUT: f32(size)}
         for i, op in enumerate(ins.operands):

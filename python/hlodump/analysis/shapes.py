@@ -57,6 +57,7 @@ def _split_tuple(inner: str) -> list[str]:
 _ARRAY = re.compile(r"\s*([a-z][a-z0-9]*)\[([^\]]*)\]")
 _M2M = re.compile(r"\{([0-9,]*)")
 _E = re.compile(r"E\((\d+)\)")
+_COMMENT = re.compile(r"/\*.*?\*/")  # /*index=5*/ in long tuples
 
 
 @dataclass(frozen=True)
@@ -151,7 +152,7 @@ def parse_shape(text: Optional[str]) -> Shape:
     is then missing, the analysis goes on."""
     if text is None:
         return Shape("", ok=False)
-    s = text.strip()
+    s = _COMMENT.sub("", text).strip() if "/*" in text else text.strip()
     if s.startswith("b(") and s.endswith(")"):  # buffer-donor wrapper of old printers
         s = s[2:-1]
     if s.startswith("("):
