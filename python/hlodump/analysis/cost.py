@@ -301,35 +301,55 @@ class _Analysis:
         return p
 
     def fusion_parameter_read_bytes(self, hlo: _Ins) -> int:
-        """``FusionParameterReadBytes``: what a fused parameter costs to read, from its users."""
+        """``FusionParameterReadBytes``: what a fused parameter costs to read, from its users.
+
+        A slice reads its output's bytes, a dynamic-slice too (of its operand 0), a
+        dynamic-update-slice never reads its operand 0 (aliased to the output), broadcast and
+        reshape read the whole parameter each time; any other users share one read. A nested
+        fusion whose parameter feeds its root directly ("simple") is charged by the slices of the
+        nested fusion's users; otherwise by the nested parameter's own read bytes, once."""
+        state = {"trivial": False}
         size = 0
-        seen_trivial = False
         for user in hlo.users:
             op = user.opcode
             if op == "fusion":
                 sub = self.comps.get(user.called[0]) if user.called else None
                 params = _parameters(sub) if sub else {}
+                root = sub.root if sub else None
                 for idx, o in enumerate(user.operands):
-                    if o is hlo and idx in params:
-                        size += self.fusion_parameter_read_bytes(params[idx])
-            elif op == "slice":
-                size += user.shape.bytes
-            elif op == "dynamic-slice":
-                if user.operands and hlo is user.operands[0]:
-                    size += user.shape.bytes
-                elif not seen_trivial:
-                    seen_trivial = True
-                    size += hlo.shape.bytes
-            elif op == "dynamic-update-slice":
-                if not (user.operands and hlo is user.operands[0]) and not seen_trivial:
-                    seen_trivial = True
-                    size += hlo.shape.bytes
+                    if o is not hlo or idx not in params:
+                        continue
+                    nested = {"trivial": False}
+                    simple = root is not None and bool(root.operands) and root.operands[0] is params[idx]
+                    for fu in user.users:
+                        if simple and fu.opcode in ("slice", "dynamic-slice", "dynamic-update-slice"):
+                            size += _sliced_read(user, fu, nested)
+                        elif not nested["trivial"]:
+                            nested["trivial"] = True
+                            size += self.fusion_parameter_read_bytes(params[idx])
+            elif op in ("slice", "dynamic-slice", "dynamic-update-slice"):
+                size += _sliced_read(hlo, user, state)
             elif op in ("broadcast", "reshape"):
                 size += hlo.shape.bytes
-            elif not seen_trivial:
-                seen_trivial = True
+            elif not state["trivial"]:
+                state["trivial"] = True
                 size += hlo.shape.bytes
         return size
+
+
+def _sliced_read(hlo: _Ins, user: _Ins, state: dict[str, bool]) -> int:
+    """The bytes a slice, dynamic-slice or dynamic-update-slice ``user`` reads of ``hlo``."""
+    if user.opcode == "slice":
+        return user.shape.bytes
+    first = bool(user.operands) and user.operands[0] is hlo
+    if user.opcode == "dynamic-slice" and first:
+        return user.shape.bytes
+    if user.opcode == "dynamic-update-slice" and first:
+        return 0  # operand 0 is aliased to the output
+    if not state["trivial"]:
+        state["trivial"] = True
+        return hlo.shape.bytes
+    return 0
 
 
 def _parameters(comp: _Comp) -> dict[int, _Ins]:
@@ -831,16 +851,28 @@ class _Loaded:
     module_of: dict[int, Any]  # file_id -> module
 
 
-def _hlo_file(m: Any) -> Optional[int]:
-    """The after-optimizations HLO text of a module (the last printed, if several)."""
-    return max(m.hlo_file_ids) if m.hlo_file_ids else None
+def _hlo_files(d: "Dump", mods: list[Any]) -> dict[Any, int]:
+    """Each module's HLO text to analyse: its after-optimizations text (the last printed, if
+    several), else an HLO module file named alone (no stage in its name: a copied file)."""
+    from . import _views
+
+    ft = _views(d)["files"]
+    cols = ft.select(["file_id", "kind", "stage"]).to_pydict()
+    plain = {f for f, k, st in zip(cols["file_id"], cols["kind"], cols["stage"]) if k == "hlo_module" and st is None}
+    out = {}
+    for m in mods:
+        ids = list(m.hlo_file_ids) or [f for f in m.file_ids if f in plain]
+        if ids:
+            out[m.key] = max(ids)
+    return out
 
 
 def _load(d: "Dump", mods: list[Any]) -> _Loaded:
     from . import _views
 
     v = _views(d)
-    module_of = {f: m for m in mods for f in [_hlo_file(m)] if f is not None}
+    chosen = _hlo_files(d, mods)
+    module_of = {chosen[m.key]: m for m in mods if m.key in chosen}
     empty = _Loaded({c: [] for c in _COLUMNS}, {}, {}, module_of)
     if not module_of or "instructions" not in v or "computations" not in v:
         return empty
@@ -946,8 +978,9 @@ def cost_analysis(d: "Dump", module: ModuleSel = None) -> list[dict[str, Any]]:
     loaded = _load(d, mods)
     _, totals, _ = _run(loaded)
     out = []
+    fid_of = {m.key: f for f, m in loaded.module_of.items()}
     for m in mods:
-        fid = _hlo_file(m)
+        fid = fid_of.get(m.key)
         props = totals.get(fid) if fid is not None else None
         out.append({"module": m.key, "module_name": m.name,
                     "cost_analysis": _jax_dict(props) if props is not None else None})
