@@ -191,7 +191,7 @@ _TRANSCENDENTAL = frozenset({
     "exponential-minus-one", "log-plus-one", "atan2", "tan", "erf",
 })
 _ELEMENTWISE = frozenset({
-    "abs", "add", "and", "atan2", "cbrt", "ceil", "clamp", "clz", "compare", "complex", "convert",
+    "abs", "add", "and", "atan2", "cbrt", "ceil", "clamp", "clz", "count-leading-zeros", "compare", "complex", "convert",
     "cosine", "divide", "erf", "exponential", "exponential-minus-one", "floor", "imag", "is-finite",
     "log", "log-plus-one", "logistic", "maximum", "minimum", "multiply", "negate", "not", "or",
     "popcnt", "power", "real", "reduce-precision", "remainder", "round-nearest-afz",
