@@ -86,6 +86,8 @@ def replica_groups(text: Optional[str], all_devices: Optional[int] = None) -> Op
     [[0, 1, 2, 3], [4, 5, 6, 7]]
     >>> replica_groups("[4,2]<=[2,4]T(1,0)")
     [[0, 4], [1, 5], [2, 6], [3, 7]]
+    >>> replica_groups("{0,1},{2,3}")  # the text inside replica_groups={…}
+    [[0, 1], [2, 3]]
     >>> replica_groups("{}", 4)
     [[0, 1, 2, 3]]
     """
@@ -101,8 +103,8 @@ def replica_groups(text: Optional[str], all_devices: Optional[int] = None) -> Op
             a = a.transpose([int(x) for x in m.group(3).split(",")])
         n_groups = shape[0] if len(shape) > 1 else 1
         return a.reshape(n_groups, -1).tolist()
-    inner = t[1:-1] if t.startswith("{") and t.endswith("}") else t
-    groups = [[int(x) for x in re.findall(r"\d+", g)] for g in re.findall(r"\{([^{}]*)\}", inner)]
+    groups = [[int(x) for x in re.findall(r"\d+", g)] for g in re.findall(r"\{([^{}]*)\}", t)]
+    groups = [g for g in groups if g]
     if not groups:
         return [list(range(all_devices))] if all_devices else None
     return groups

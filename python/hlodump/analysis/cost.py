@@ -138,8 +138,12 @@ def _attr(ins: _Ins, name: str) -> Optional[str]:
                 if depth == 0:
                     return s[i + 1:j]
         return s[i + 1:]
-    j = i
-    while j < len(s) and s[j] not in ", ":
+    j, depth = i, 0
+    while j < len(s) and (depth > 0 or s[j] not in ", "):
+        if s[j] in "([{":
+            depth += 1
+        elif s[j] in ")]}":
+            depth -= 1
         j += 1
     return s[i:j]
 
