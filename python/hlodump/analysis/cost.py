@@ -225,8 +225,9 @@ _NOTES = {
 class _Analysis:
     """One HLO module: XLA's visitor, with per-instruction properties kept (``props``)."""
 
-    def __init__(self, comps: dict[str, _Comp]) -> None:
+    def __init__(self, comps: dict[str, _Comp], tuple_leaves: bool = True) -> None:
         self.comps = comps
+        self.tuple_leaves = tuple_leaves
         self.props: dict[int, dict[str, float]] = {}  # row -> properties (first visit wins)
         self.memo: dict[str, dict[str, float]] = {}
 
@@ -273,7 +274,7 @@ class _Analysis:
         return dict(total)
 
     def instruction(self, ins: _Ins) -> dict[str, float]:
-        p = self._preprocess(ins)
+        p = self._preprocess(ins, self.tuple_leaves)
         handler = _HANDLERS.get(ins.opcode)
         if handler is None:
             if ins.opcode in _ELEMENTWISE:
@@ -290,10 +291,12 @@ class _Analysis:
         return p
 
     @staticmethod
-    def _preprocess(ins: _Ins) -> dict[str, float]:
-        # a tuple-shaped result counts its array leaves (not its index table); a tuple-shaped
-        # operand its index table (XLA's Preprocess, checked against jaxlib's analysis)
-        size = ins.shape.bytes if not ins.shape.is_tuple else sum(s.bytes for _, s in ins.shape.leaves())
+    def _preprocess(ins: _Ins, tuple_leaves: bool) -> dict[str, float]:
+        # Default bytes: the output + every operand. A tuple-shaped result counts its array
+        # leaves in XLA since jax 0.8 (its index table of 8 bytes per element before); a
+        # tuple-shaped operand counts its index table in both (checked against jax 0.5.3 … 0.10.2).
+        size = (sum(s.bytes for _, s in ins.shape.leaves() if s.is_array)
+                if ins.shape.is_tuple and tuple_leaves else ins.shape.bytes)
         b = f32(size)
         p: dict[str, float] = {OUT: f32(size)}
         for i, op in enumerate(ins.operands):
@@ -841,7 +844,7 @@ _HANDLERS: dict[str, Callable[[_Analysis, _Ins, dict[str, float]], Any]] = {
 
 _COLUMNS = ["file_id", "computation_id", "name", "opcode", "shape", "operands", "operand_text",
             "called_computations", "attributes", "fusion_kind", "custom_call_target", "op_name",
-            "source_file", "source_line", "is_root"]
+            "source_file", "source_line", "is_root", "stack_frame_id"]
 
 
 @dataclass
@@ -853,6 +856,7 @@ class _Loaded:
     graphs: dict[int, dict[str, _Comp]]  # file_id -> computation name -> computation
     entry: dict[int, str]  # file_id -> entry computation name
     module_of: dict[int, Any]  # file_id -> module
+    tuple_leaves: dict[int, bool] = field(default_factory=dict)  # file_id -> XLA's convention
 
 
 def _hlo_files(d: "Dump", mods: list[Any]) -> dict[Any, int]:
@@ -931,7 +935,20 @@ def _load(d: "Dump", mods: list[Any]) -> _Loaded:
                     ins.operands.append(op)
                     if op.row >= 0 and (not op.users or op.users[-1] is not ins) and ins not in op.users:
                         op.users.append(ins)
-    return _Loaded(cols, graphs, entry, module_of)
+    return _Loaded(cols, graphs, entry, module_of, _conventions(cols))
+
+
+def _conventions(cols: dict[str, list[Any]]) -> dict[int, bool]:
+    """Per HLO file, whether XLA counted a tuple result by its leaves (jax >= 0.8). The printer
+    of those releases writes stack-frame tables (``stack_frame_id=`` in metadata) where older
+    ones wrote ``source_file=``; a module with neither gets the newest convention."""
+    new: dict[int, bool] = {}
+    for fid, frame, src in zip(cols["file_id"], cols["stack_frame_id"], cols["source_file"]):
+        if frame is not None:
+            new[fid] = True
+        elif src is not None and fid not in new:
+            new[fid] = False
+    return new
 
 
 def _run(loaded: _Loaded) -> tuple[dict[int, dict[str, float]], dict[int, dict[str, float]], dict[int, set[str]]]:
@@ -940,7 +957,7 @@ def _run(loaded: _Loaded) -> tuple[dict[int, dict[str, float]], dict[int, dict[s
     per_row: dict[int, dict[str, float]] = {}
     totals: dict[int, dict[str, float]] = {}
     for fid, comps in loaded.graphs.items():
-        a = _Analysis(comps)
+        a = _Analysis(comps, loaded.tuple_leaves.get(fid, True))
         name = loaded.entry.get(fid)
         totals[fid] = a.computation(name) if name else {}
         per_row.update(a.props)
