@@ -199,6 +199,7 @@ def collectives(d: "Dump", module: ModuleSel = None) -> pa.Table:
                     where = start.comp
                 rows.append(_row(m, fid, where, kind, ins, start, done, steps if where is comp else
                                  {id(i): k for k, i in enumerate(where.instrs)}, ndev, cols))
+    rows.sort(key=lambda r: (r["file_id"], r["computation"] or "", r["start_step"] if r["start_step"] is not None else -1))
     return _table(rows)
 
 

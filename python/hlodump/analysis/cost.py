@@ -951,17 +951,22 @@ def _conventions(cols: dict[str, list[Any]]) -> dict[int, bool]:
     return new
 
 
-def _run(loaded: _Loaded) -> tuple[dict[int, dict[str, float]], dict[int, dict[str, float]], dict[int, set[str]]]:
-    """(per row properties, per file module totals, per file names of computations the entry
-    reaches outside fusions) for every loaded module."""
+TupleResults = Optional[str]  # "leaves", "index_table" or None (told by the printer)
+
+
+def _run(loaded: _Loaded, tuple_results: TupleResults = None) -> tuple[dict[int, dict[str, float]], dict[int, dict[str, float]]]:
+    """(per row properties, per file module totals) of every loaded module."""
+    if tuple_results not in (None, "leaves", "index_table"):
+        raise ValueError(f"tuple_results must be 'leaves', 'index_table' or None, not {tuple_results!r}")
     per_row: dict[int, dict[str, float]] = {}
     totals: dict[int, dict[str, float]] = {}
     for fid, comps in loaded.graphs.items():
-        a = _Analysis(comps, loaded.tuple_leaves.get(fid, True))
+        leaves = loaded.tuple_leaves.get(fid, True) if tuple_results is None else tuple_results == "leaves"
+        a = _Analysis(comps, leaves)
         name = loaded.entry.get(fid)
         totals[fid] = a.computation(name) if name else {}
         per_row.update(a.props)
-    return per_row, totals, {}
+    return per_row, totals
 
 
 def _safe_select(d: "Dump", module: ModuleSel) -> list[Any]:
@@ -988,16 +993,20 @@ def _key_order(k: str) -> tuple[int, str]:
     return (0 if k.startswith(UTIL) else 1 if not k.startswith(BYTES + "out") else 2, k)
 
 
-def cost_analysis(d: "Dump", module: ModuleSel = None) -> list[dict[str, Any]]:
+def cost_analysis(d: "Dump", module: ModuleSel = None, tuple_results: TupleResults = None) -> list[dict[str, Any]]:
     """Per module of ``d`` with after-optimizations HLO text: ``{"module", "module_name",
     "cost_analysis"}``, the last a dict with the keys and values of jax's
     ``Compiled.cost_analysis()`` for that compile (``flops``, ``transcendentals``,
     ``bytes accessed``, ``bytes accessed{i}{}``, ``bytes accessedout{}``, ``utilization{i}{}``,
     ``optimal_seconds`` when a custom call makes it −1; zero values left out as XLA does).
-    Modules without HLO text are listed with ``cost_analysis`` None."""
+    Modules without HLO text are listed with ``cost_analysis`` None.
+
+    ``tuple_results``: how XLA counted the output bytes of a tuple-shaped instruction — its array
+    leaves (``"leaves"``, jax >= 0.8) or its index table (``"index_table"``, older); None tells
+    the release from the module's printer (stack-frame tables came with the same releases)."""
     mods = _safe_select(d, module)
     loaded = _load(d, mods)
-    _, totals, _ = _run(loaded)
+    _, totals = _run(loaded, tuple_results)
     out = []
     fid_of = {m.key: f for f, m in loaded.module_of.items()}
     for m in mods:
@@ -1013,7 +1022,7 @@ COST_COLUMNS = ("module", "module_name", "computation", "instruction", "opcode",
                 "source_file", "source_line", "shape", "fusion_kind", "custom_call_target", "file_id")
 
 
-def costs(d: "Dump", module: ModuleSel = None) -> pa.Table:
+def costs(d: "Dump", module: ModuleSel = None, tuple_results: TupleResults = None) -> pa.Table:
     """One row per instruction of every after-optimizations HLO module: XLA's ``HloCostAnalysis``
     properties of that instruction (``flops``, ``transcendentals``, ``bytes_accessed``, the bytes
     of each operand ``operand_bytes`` and of the output ``output_bytes``), where it is
@@ -1025,7 +1034,7 @@ def costs(d: "Dump", module: ModuleSel = None) -> pa.Table:
     Instructions XLA never visits (computations no instruction calls) have null figures."""
     mods = _safe_select(d, module)
     loaded = _load(d, mods)
-    per_row, _, _ = _run(loaded)
+    per_row, _ = _run(loaded, tuple_results)
     return _cost_table(loaded, per_row)
 
 
