@@ -1507,3 +1507,12 @@ def _diff_instructions(a: "Dump", b: "Dump", x: _Module, y: _Module, add: Any) -
             continue
         change = "added" if va == 0 else "removed" if vb == 0 else "changed"
         add("custom_call", change, k, va, vb, note)
+
+
+# ------------------------------------------------ cost and communication (issue 24), own modules
+from . import devices  # noqa: E402
+from .collectives import collectives  # noqa: E402
+from .cost import cost_analysis, costs  # noqa: E402
+from .roofline import cost_breakdown, roofline  # noqa: E402
+
+__all__ += ["costs", "cost_analysis", "collectives", "roofline", "cost_breakdown", "devices"]

@@ -1019,7 +1019,8 @@ def cost_analysis(d: "Dump", module: ModuleSel = None, tuple_results: TupleResul
 
 COST_COLUMNS = ("module", "module_name", "computation", "instruction", "opcode", "in_total", "flops",
                 "transcendentals", "bytes_accessed", "operand_bytes", "output_bytes", "note", "op_name",
-                "source_file", "source_line", "shape", "fusion_kind", "custom_call_target", "file_id")
+                "source_file", "source_line", "shape", "dtype", "is_matrix", "fusion_kind", "custom_call_target",
+                "file_id")
 
 
 def costs(d: "Dump", module: ModuleSel = None, tuple_results: TupleResults = None) -> pa.Table:
@@ -1051,6 +1052,12 @@ def _cost_table(loaded: _Loaded, per_row: dict[int, dict[str, float]]) -> pa.Tab
                 in_total[ins.row] = c.name == entry
     mod_key = [loaded.module_of[f].key if f in loaded.module_of else None for f in cols["file_id"]]
     mod_name = [loaded.module_of[f].name if f in loaded.module_of else None for f in cols["file_id"]]
+    dtype: list[Optional[str]] = [None] * n
+    matrix = [False] * n
+    for comps in loaded.graphs.values():
+        for c in comps.values():
+            for ins in c.instrs:
+                dtype[ins.row], matrix[ins.row] = _compute_type(ins, comps)
     flops, trans, byts, outb, opb, notes = [], [], [], [], [], []
     for row in range(n):
         p = per_row.get(row)
@@ -1078,7 +1085,30 @@ def _cost_table(loaded: _Loaded, per_row: dict[int, dict[str, float]]) -> pa.Tab
         "source_file": pa.array(cols["source_file"], pa.string()),
         "source_line": pa.array(cols["source_line"], pa.int64()),
         "shape": pa.array(cols["shape"], pa.string()),
+        "dtype": pa.array(dtype, pa.string()),
+        "is_matrix": pa.array(matrix, pa.bool_()),
         "fusion_kind": pa.array(cols["fusion_kind"], pa.string()),
         "custom_call_target": pa.array(cols["custom_call_target"], pa.string()),
         "file_id": pa.array(cols["file_id"], pa.int32()),
     })
+
+
+_MATRIX = frozenset({"dot", "convolution"})
+
+
+def _compute_type(ins: _Ins, comps: dict[str, _Comp], depth: int = 0) -> tuple[Optional[str], bool]:
+    """(data type, runs on the matrix unit) of an instruction for the roofline: a dot or
+    convolution (also inside a fusion or an async/call wrapper) by its lhs operand's type, any
+    other instruction by its first array result's type."""
+    if ins.opcode in _MATRIX and ins.operands:
+        return ins.operands[0].shape.arrays[0].etype if ins.operands[0].shape.arrays else None, True
+    if ins.opcode in ("fusion", "call", "async-start") and ins.called and depth < 4:
+        sub = comps.get(ins.called[0])
+        if sub is not None:
+            for h in sub.instrs:
+                if h.opcode in _MATRIX or h.opcode == "fusion":
+                    dt, mx = _compute_type(h, comps, depth + 1)
+                    if mx:
+                        return dt, True
+    arrays = ins.shape.arrays
+    return (arrays[0].etype if arrays else None), False
