@@ -893,10 +893,10 @@ def _load(d: "Dump", mods: list[Any]) -> _Loaded:
     have = set(v["instructions"].column_names)
     sel = ", ".join(f'"{c}"' if c in have else f'NULL AS "{c}"' for c in _COLUMNS)
     it = con.sql(f"SELECT {sel} FROM instructions SEMI JOIN wanted USING (file_id) "
-                 "ORDER BY file_id, computation_id, instruction_id").fetch_arrow_table()
+                 "ORDER BY file_id, computation_id, instruction_id").to_arrow_table()
     cols = {c: it.column(c).to_pylist() for c in _COLUMNS}
     comp_rows = con.sql("SELECT file_id, computation_id, name, is_entry FROM computations "
-                        "SEMI JOIN wanted USING (file_id)").fetch_arrow_table().to_pylist()
+                        "SEMI JOIN wanted USING (file_id)").to_arrow_table().to_pylist()
     con.close()
     graphs: dict[int, dict[str, _Comp]] = {}
     by_id: dict[tuple[int, int], _Comp] = {}

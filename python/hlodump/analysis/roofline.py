@@ -123,6 +123,6 @@ def cost_breakdown(d: "Dump", by: str = "op_name", device: Union[str, Device, No
                sum(CASE WHEN flops >= 0 AND bytes_accessed >= 0 THEN bytes_accessed END) AS bytes_accessed,
                sum(seconds) AS seconds,
                count(*) FILTER (WHERE flops < 0 OR bytes_accessed < 0) AS unknown
-        FROM t GROUP BY module, key ORDER BY module, {order}""").fetch_arrow_table()
+        FROM t GROUP BY module, key ORDER BY module, {order}""").to_arrow_table()
     con.close()
     return out.rename_columns([by if c == "key" else c for c in out.column_names])

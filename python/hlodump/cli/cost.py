@@ -179,7 +179,7 @@ def _by_kind(t: pa.Table) -> list[dict[str, Any]]:
     con.register("t", t)
     rows = con.sql("""SELECT module, kind, group_size, count(*) AS count, CAST(sum(bytes) AS BIGINT) AS bytes,
                              sum(bytes_per_device) AS bytes_per_device
-                      FROM t GROUP BY ALL ORDER BY module, bytes_per_device DESC NULLS LAST""").fetch_arrow_table().to_pylist()
+                      FROM t GROUP BY ALL ORDER BY module, bytes_per_device DESC NULLS LAST""").to_arrow_table().to_pylist()
     con.close()
     return rows
 
