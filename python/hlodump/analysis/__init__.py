@@ -1511,8 +1511,8 @@ def _diff_instructions(a: "Dump", b: "Dump", x: _Module, y: _Module, add: Any) -
 
 # ------------------------------------------------ cost and communication (issue 24), own modules
 from . import devices  # noqa: E402
-from .collectives import collectives  # noqa: E402
+from .comms import collectives  # noqa: E402
 from .cost import cost_analysis, costs  # noqa: E402
-from .roofline import cost_breakdown, roofline  # noqa: E402
+from .roofline_model import cost_breakdown, roofline  # noqa: E402
 
 __all__ += ["costs", "cost_analysis", "collectives", "roofline", "cost_breakdown", "devices"]

@@ -16,10 +16,10 @@ from typing import IO, Any, Optional
 import pyarrow as pa
 
 from .. import analysis as A
-from ..analysis import collectives as K
+from ..analysis import comms as K
 from ..analysis import cost as C
 from ..analysis import devices as V
-from ..analysis import roofline as R
+from ..analysis import roofline_model as R
 from .common import UsageError, add_common, read, select_module
 
 __all__ = ["register"]
