@@ -401,3 +401,28 @@ def test_cli_cost_and_comms(tmp_path) -> None:
     assert bad.returncode == 2 and "unknown device" in bad.stderr and "Traceback" not in bad.stderr
     bad = _cli("comms", GPU, "--module", "nope")
     assert bad.returncode == 2 and "no module matches" in bad.stderr
+
+
+def test_malformed_text_gives_notes_not_tracebacks() -> None:
+    text = b"""HloModule bad
+
+loop {
+  p = f32[4,4]{1,0} parameter(0)
+  ROOT c = f32[4,4]{1,0} call(p), to_apply=loop
+}
+
+ENTRY main {
+  x = f32[4,4]{1,0} parameter(0)
+  d = f32[4,4]{1,0} dot(x), lhs_contracting_dims={7}
+  r = f32[4,4]{1,0} reduce-window(x), window={size=axb}
+  cl = f32[4,4]{1,0} call(d), to_apply=loop
+  q = f32[?,4]{1,0} add(cl, missing)
+  ROOT w = f32[4,4]{1,0} all-reduce(q), replica_groups=[x]<=[y]
+}
+"""
+    d = hlodump.read_arrow({"bad.txt": text}, on_error="collect")
+    (m,) = A.cost_analysis(d)  # a call cycle, unknown operands, bad attributes: no exception
+    assert m["cost_analysis"]["flops"] > 0
+    rows = {r["instruction"]: r for r in A.costs(d).to_pylist()}
+    assert "could not apply" in rows["r"]["note"]
+    assert A.collectives(d).num_rows == 1 and A.roofline(d, "H100").num_rows >= 5

@@ -29,6 +29,7 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Callable, Optional, Union
 
 import numpy as np
@@ -55,15 +56,18 @@ def _ix(index: tuple[int, ...]) -> str:
     return "{" + ",".join(str(i) for i in index) + "}"
 
 
+@lru_cache(maxsize=4096)
 def operand_bytes_key(i: int, index: tuple[int, ...] = ()) -> str:
     """XLA's ``GetOperandBytesAccessedKey``: ``bytes accessed0{}``, ``bytes accessed1{0}``."""
     return f"{BYTES}{i}{_ix(index)}"
 
 
+@lru_cache(maxsize=4096)
 def operand_util_key(i: int, index: tuple[int, ...] = ()) -> str:
     return f"{UTIL}{i}{_ix(index)}"
 
 
+@lru_cache(maxsize=4096)
 def output_bytes_key(index: tuple[int, ...] = ()) -> str:
     """XLA's ``GetOutputBytesAccessedKey``: ``bytes accessedout{}``, ``bytes accessedout{1}``."""
     return f"{BYTES}out{_ix(index)}"
@@ -230,6 +234,8 @@ class _Analysis:
         self.tuple_leaves = tuple_leaves
         self.props: dict[int, dict[str, float]] = {}  # row -> properties (first visit wins)
         self.memo: dict[str, dict[str, float]] = {}
+        self.active: set[str] = set()  # computations being visited (a malformed cycle stops here)
+        self.problems: dict[int, str] = {}  # row -> why its figures are XLA's defaults
 
     # ---- the visiting order of HloComputation::Accept
     @staticmethod
@@ -264,12 +270,14 @@ class _Analysis:
             return dict(hit)
         comp = self.comps.get(name)
         total: dict[str, float] = {}
-        if comp is None:
+        if comp is None or name in self.active:
             return total
+        self.active.add(name)
         for ins in self.order(comp):
             p = self.instruction(ins)
             for k, v in p.items():
                 total[k] = _add(total.get(k, 0.0), v)
+        self.active.discard(name)
         self.memo[name] = total
         return dict(total)
 
@@ -283,7 +291,13 @@ class _Analysis:
                 handler = _free
             else:
                 handler = _keep
-        compute_time = handler(self, ins, p)
+        try:
+            compute_time = handler(self, ins, p)
+        except (IndexError, ValueError, KeyError, AttributeError, TypeError, ZeroDivisionError) as e:
+            # malformed or unexpected text (an operand we cannot see, odd attributes): keep
+            # XLA's default figures for this instruction and say so
+            self.problems[ins.row] = f"could not apply XLA's rule for {ins.opcode}: {type(e).__name__}: {e}"
+            compute_time = None
         if compute_time is not False:
             p[SECONDS] = 0.0  # no per-second rates: every property / infinity
         if ins.row not in self.props:
@@ -857,6 +871,7 @@ class _Loaded:
     entry: dict[int, str]  # file_id -> entry computation name
     module_of: dict[int, Any]  # file_id -> module
     tuple_leaves: dict[int, bool] = field(default_factory=dict)  # file_id -> XLA's convention
+    problems: dict[int, str] = field(default_factory=dict)  # row -> why XLA's rule did not apply
 
 
 def _hlo_files(d: "Dump", mods: list[Any]) -> dict[Any, int]:
@@ -966,6 +981,7 @@ def _run(loaded: _Loaded, tuple_results: TupleResults = None) -> tuple[dict[int,
         name = loaded.entry.get(fid)
         totals[fid] = a.computation(name) if name else {}
         per_row.update(a.props)
+        loaded.problems.update(a.problems)
     return per_row, totals
 
 
@@ -1067,7 +1083,7 @@ def _cost_table(loaded: _Loaded, per_row: dict[int, dict[str, float]]) -> pa.Tab
             flops.append(p.get(FLOPS, 0.0)); trans.append(p.get(TRANS, 0.0)); byts.append(p.get(BYTES, 0.0))
             outb.append(p.get(OUT, 0.0))
             opb.append([p.get(operand_bytes_key(i), 0.0) for i in range(len(cols["operands"][row] or []))])
-        notes.append(_NOTES.get(cols["opcode"][row] or ""))
+        notes.append(loaded.problems.get(row) or _NOTES.get(cols["opcode"][row] or ""))
     return pa.table({
         "module": pa.array(mod_key, pa.string()),
         "module_name": pa.array(mod_name, pa.string()),
