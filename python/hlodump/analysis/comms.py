@@ -74,7 +74,11 @@ def _kind(opcode: str) -> Optional[str]:
     for suffix in ("-start", "-done"):
         if opcode.endswith(suffix):
             base = opcode[: -len(suffix)]
+    base = _OLD_NAMES.get(base, base)
     return base if base in COLLECTIVE_KINDS else None
+
+
+_OLD_NAMES = {"all-reduce-scatter": "reduce-scatter"}  # XLA's name for reduce-scatter in 2021
 
 
 def replica_groups(text: Optional[str], all_devices: Optional[int] = None) -> Optional[list[list[int]]]:

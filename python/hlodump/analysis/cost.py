@@ -41,7 +41,7 @@ from .shapes import Shape, parse_shape
 if TYPE_CHECKING:  # pragma: no cover
     from ..dump import Dump
 
-__all__ = ["costs", "cost_analysis", "COST_COLUMNS"]
+__all__ = ["costs", "cost_analysis", "format_cost", "COST_COLUMNS"]
 
 ModuleSel = Union[None, str, int, Sequence[Union[str, int]]]
 
@@ -1031,6 +1031,25 @@ def cost_analysis(d: "Dump", module: ModuleSel = None, tuple_results: TupleResul
         out.append({"module": m.key, "module_name": m.name,
                     "cost_analysis": _jax_dict(props) if props is not None else None})
     return out
+
+
+def format_cost(ca: Optional[dict[str, float]]) -> str:
+    """One line for a module's ``cost_analysis`` (the ``summary`` text):
+    ``flops 8.31k, transcendentals 128, bytes accessed 4.13k`` (−1 of a custom call as
+    "unknown" parts)."""
+    if ca is None:
+        return "no after-optimizations HLO text"
+
+    def num(v: float) -> str:
+        for unit, scale in (("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3)):
+            if abs(v) >= scale:
+                return f"{v / scale:.2f}{unit}"
+        return f"{v:g}"
+
+    parts = [f"{k} {num(ca.get(k, 0.0))}" for k in (FLOPS, TRANS, BYTES)]
+    if ca.get(SECONDS, 0.0) < 0:
+        parts.append(f"{int(-ca[SECONDS])} custom call(s) XLA counts as -1 (unknown) in each figure")
+    return ", ".join(parts)
 
 
 COST_COLUMNS = ("module", "module_name", "computation", "instruction", "opcode", "in_total", "flops",

@@ -89,7 +89,7 @@ def _cmd_cost(args: argparse.Namespace) -> int:
         out = _out(args)
         json.dump({"device": {"name": dev.name, "memory_bandwidth": dev.memory_bandwidth, "source": dev.source},
                    "modules": [dict(t, seconds=_sum(roof, t["module"])) for t in totals],
-                   "top_instructions": _top(roof, args.top),
+                   "top_instructions": _top(roof, args.top, args.sort),
                    f"by_{args.by}": by.to_pylist()}, out, indent=1, default=str)
         out.write("\n")
         return 0
@@ -99,12 +99,12 @@ def _cmd_cost(args: argparse.Namespace) -> int:
         if ca is None:
             out.write(f"{t['module']}: no after-optimizations HLO text\n")
             continue
-        out.write(f"{t['module']}: flops {_num(ca.get('flops', 0.0))}, transcendentals "
-                  f"{_num(ca.get('transcendentals', 0.0))}, bytes accessed {_num(ca.get('bytes accessed', 0.0))}; "
-                  f"roofline on {dev.name}: {_secs(_sum(roof, t['module']))}\n")
-        rows = [r for r in _top(roof, args.top) if r["module"] == t["module"]]
+        out.write(f"{t['module']}: {C.format_cost(ca)}; roofline on {dev.name}: "
+                  f"{_secs(_sum(roof, t['module']))}\n")
+        rows = [r for r in _top(roof, args.top, args.sort) if r["module"] == t["module"]]
         if rows:
-            out.write(f"  top instructions by roofline time ({dev.name}):\n")
+            what = {"time": f"roofline time ({dev.name})", "flops": "flops", "bytes": "bytes accessed"}[args.sort]
+            out.write(f"  top instructions by {what}:\n")
             for r in rows:
                 src = f"{r['source_file']}:{r['source_line']}" if r["source_file"] else ""
                 out.write(f"    {_secs(r['seconds']):>9}  {r['bound'] or '-':<7} {_num(r['flops']):>9} FLOP "
@@ -125,9 +125,13 @@ def _sum(roof: pa.Table, module: str) -> Optional[float]:
     return sum(vals) if vals else None
 
 
-def _top(roof: pa.Table, n: int) -> list[dict[str, Any]]:
-    rows = [r for r in roof.to_pylist() if r["seconds"]]
-    rows.sort(key=lambda r: (r["module"], -(r["seconds"] or 0.0)))
+_SORT = {"time": "seconds", "flops": "flops", "bytes": "bytes_accessed"}
+
+
+def _top(roof: pa.Table, n: int, sort: str = "time") -> list[dict[str, Any]]:
+    col = _SORT[sort]
+    rows = [r for r in roof.to_pylist() if r[col] and r[col] > 0]
+    rows.sort(key=lambda r: (r["module"], -(r[col] or 0.0)))
     out: list[dict[str, Any]] = []
     count: dict[str, int] = {}
     for r in rows:
@@ -193,6 +197,8 @@ def register(sub: Any) -> None:
     sp.add_argument("--peak-flops", type=float, help="peak FLOP/s for every type (overrides the preset)")
     sp.add_argument("--bandwidth", type=float, help="memory bandwidth in bytes/s (overrides the preset)")
     sp.add_argument("--top", type=int, default=10, help="instructions and groups shown per module (default 10)")
+    sp.add_argument("--sort", choices=["time", "flops", "bytes"], default="time",
+                    help="top instructions by roofline time (default), flops or bytes accessed")
     sp.add_argument("--by", choices=["op_name", "source", "opcode", "computation"], default="source",
                     help="the breakdown (default: source line)")
     sp.add_argument("--format", choices=["text", "csv"], default="text", help="csv: the roofline table, one row per "
