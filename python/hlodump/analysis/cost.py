@@ -1015,7 +1015,8 @@ def cost_analysis(d: "Dump", module: ModuleSel = None, tuple_results: TupleResul
     ``Compiled.cost_analysis()`` for that compile (``flops``, ``transcendentals``,
     ``bytes accessed``, ``bytes accessed{i}{}``, ``bytes accessedout{}``, ``utilization{i}{}``,
     ``optimal_seconds`` when a custom call makes it −1; zero values left out as XLA does).
-    Modules without HLO text are listed with ``cost_analysis`` None.
+    Modules without HLO text are listed with ``cost_analysis`` None; a TPU module also gets a
+    ``note`` (TPU compilers run their own analysis).
 
     ``tuple_results``: how XLA counted the output bytes of a tuple-shaped instruction — its array
     leaves (``"leaves"``, jax >= 0.8) or its index table (``"index_table"``, older); None tells
@@ -1028,8 +1029,12 @@ def cost_analysis(d: "Dump", module: ModuleSel = None, tuple_results: TupleResul
     for m in mods:
         fid = fid_of.get(m.key)
         props = totals.get(fid) if fid is not None else None
-        out.append({"module": m.key, "module_name": m.name,
-                    "cost_analysis": _jax_dict(props) if props is not None else None})
+        row = {"module": m.key, "module_name": m.name,
+               "cost_analysis": _jax_dict(props) if props is not None else None}
+        if any("tpu" in b for b in getattr(m, "backends", ())):
+            row["note"] = ("TPU compilers run their own cost analysis (tiled sizes): these are the CPU/GPU "
+                           "rules applied to this text, not what jax reports on TPU")
+        out.append(row)
     return out
 
 
