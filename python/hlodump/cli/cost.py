@@ -26,7 +26,9 @@ __all__ = ["register"]
 
 
 def _modules(d: Any, args: argparse.Namespace) -> list[Any]:
-    mods = [m for m in A._module_list(d) if m.hlo_file_ids or "hlo_module" in m.kinds]
+    every = A._module_list(d)
+    with_text = C._hlo_files(d, every)  # after-optimizations text, or a lone HLO file
+    mods = [m for m in every if m.key in with_text]
     if not mods:
         raise UsageError("nothing to analyse: no HLO module text in " + " ".join(map(str, args.paths)))
     return select_module(mods, getattr(args, "module", None))
