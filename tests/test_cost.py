@@ -42,10 +42,13 @@ def _differences(ours: dict, theirs: dict) -> dict:
     return {k: (ours.get(k, 0.0), theirs.get(k, 0.0)) for k in sorted(keys) if ours.get(k, 0.0) != theirs.get(k, 0.0)}
 
 
-def compare(directory: str) -> tuple[int, list[str]]:
+def compare(directory: str, reader=None) -> tuple[int, list[str]]:
     """(programs equal to jax in every key, problems) of one generator output directory."""
     recs = [json.loads(line) for line in open(os.path.join(directory, "cost_analysis.jsonl"), encoding="utf-8")]
-    d = hlodump.read_arrow(directory, tables=["instructions", "computations", "modules"], on_error="collect")
+    if reader is None:
+        d = hlodump.read_arrow(directory, tables=["instructions", "computations", "modules"], on_error="collect")
+    else:
+        d = reader(directory)
     got: dict[str, list[dict]] = {}
     for m in A.cost_analysis(d):
         got.setdefault(m["module_name"], []).append(m)
@@ -81,6 +84,12 @@ def test_recorded_equal_jax(version: str) -> None:
     n, problems = compare(os.path.join(COST, version))
     assert not problems, "\n".join(problems)
     assert n >= 25
+
+
+def test_both_parsers_same_figures(reader) -> None:
+    """The Rust reader and the pure-Python reference parser give the same tables: same figures."""
+    n, problems = compare(os.path.join(COST, "jax-0.10.2"), reader)
+    assert not problems and n >= 25
 
 
 def test_custom_call_is_unknown_as_in_jax() -> None:
