@@ -313,7 +313,8 @@ def test_gpu_every_collective_once() -> None:
     by = {r["instruction"]: r for r in t}
     ag = by["all-gather-start"]
     assert (ag["done_instruction"], ag["group_size"], ag["bytes"], ag["steps_between"]) == ("all-gather-done", 8, 8388608, 3)
-    assert ag["overlapped_instructions"] == ["fusion.1"]
+    assert ag["overlapped_instructions"] == ["fusion.1"] and ag["exposed"] is False
+    assert by["all-reduce.2"]["exposed"] is True
     ar = by["all-reduce-start"]
     assert ar["replica_groups"] == [[0, 1, 2, 3], [4, 5, 6, 7]] and ar["bytes"] == 512 * 256 * 4
     assert by["all-reduce.2"]["replica_groups"] == [[0, 4], [1, 5], [2, 6], [3, 7]]

@@ -63,7 +63,7 @@ _NOT_COMPUTE = frozenset({
 COLLECTIVE_COLUMNS = (
     "module", "module_name", "computation", "kind", "instruction", "start_instruction",
     "done_instruction", "is_async", "start_step", "done_step", "steps_between",
-    "overlapped_instructions", "replica_groups", "group_size", "num_groups", "source_target_pairs",
+    "overlapped_instructions", "exposed", "replica_groups", "group_size", "num_groups", "source_target_pairs",
     "channel_id", "use_global_device_ids", "dtype", "shape", "bytes", "bytes_per_device", "formula",
     "op_name", "source_file", "source_line", "file_id")
 
@@ -172,7 +172,8 @@ def collectives(d: "Dump", module: ModuleSel = None) -> pa.Table:
     scheduled module), ``steps_between`` and ``overlapped_instructions`` (compute instructions
     scheduled between start and done: what the transfer can hide behind), the groups expanded
     (``replica_groups`` as lists, ``group_size``, ``num_groups``; ``source_target_pairs`` for a
-    permute), ``channel_id``, ``bytes`` (S, NCCL's definition), ``bytes_per_device`` and the
+    permute), ``exposed`` (a synchronous collective, or a pair with no compute scheduled
+    between start and done; None when the done is not found), ``channel_id``, ``bytes`` (S, NCCL's definition), ``bytes_per_device`` and the
     ``formula`` used, ``op_name`` and source line."""
     mods = _safe_select(d, module)
     loaded = _load(d, mods)
@@ -252,7 +253,10 @@ def _row(m: Any, fid: int, comp: Any, kind: str, coll: _Ins, start: Optional[_In
         "done_instruction": done.name if done is not None else None, "is_async": start is not None,
         "start_step": s_step, "done_step": d_step,
         "steps_between": (d_step - s_step - 1) if (s_step is not None and d_step is not None) else None,
-        "overlapped_instructions": between, "replica_groups": groups, "group_size": group_size,
+        "overlapped_instructions": between,
+        # nothing to hide behind: a synchronous collective, or a pair with no compute between
+        "exposed": (not between) if start is not None and between is not None else (True if start is None else None),
+        "replica_groups": groups, "group_size": group_size,
         "num_groups": num_groups, "source_target_pairs": pairs,
         "channel_id": int(chan) if chan and chan.isdigit() else None,
         "use_global_device_ids": "use_global_device_ids=true" in coll.attrs,
@@ -265,7 +269,7 @@ def _row(m: Any, fid: int, comp: Any, kind: str, coll: _Ins, start: Optional[_In
 
 _TYPES = {
     "start_step": pa.int32(), "done_step": pa.int32(), "steps_between": pa.int32(),
-    "overlapped_instructions": pa.list_(pa.string()), "replica_groups": pa.list_(pa.list_(pa.int64())),
+    "overlapped_instructions": pa.list_(pa.string()), "exposed": pa.bool_(), "replica_groups": pa.list_(pa.list_(pa.int64())),
     "group_size": pa.int64(), "num_groups": pa.int64(), "source_target_pairs": pa.list_(pa.list_(pa.int64())),
     "channel_id": pa.int64(), "use_global_device_ids": pa.bool_(), "is_async": pa.bool_(),
     "bytes": pa.int64(), "bytes_per_device": pa.float64(), "source_line": pa.int64(), "file_id": pa.int32(),
