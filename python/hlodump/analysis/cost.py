@@ -784,7 +784,7 @@ def _fusion(a: _Analysis, ins: _Ins, p: dict[str, float]) -> Any:
             if k in p:
                 return p[k]
             total = 0.0
-            for i, t in enumerate(s.tuple or ()):
+            for i, t in enumerate(s.parts or ()):
                 total = _add(total, propagate(t, ix + (i,)))
             p[k] = total
             return total
@@ -1098,7 +1098,12 @@ def _cost_table(loaded: _Loaded, per_row: dict[int, dict[str, float]]) -> pa.Tab
         for c in comps.values():
             for ins in c.instrs:
                 dtype[ins.row], matrix[ins.row] = _compute_type(ins, comps)
-    flops, trans, byts, outb, opb, notes = [], [], [], [], [], []
+    flops: list[Optional[float]] = []
+    trans: list[Optional[float]] = []
+    byts: list[Optional[float]] = []
+    outb: list[Optional[float]] = []
+    opb: list[Optional[list[float]]] = []
+    notes: list[Optional[str]] = []
     for row in range(n):
         p = per_row.get(row)
         if p is None:

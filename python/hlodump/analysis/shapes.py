@@ -62,28 +62,28 @@ _COMMENT = re.compile(r"/\*.*?\*/")  # /*index=5*/ in long tuples
 
 @dataclass(frozen=True)
 class Shape:
-    """One parsed shape. ``dims`` and ``minor_to_major`` are for arrays; ``tuple`` for tuples."""
+    """One parsed shape. ``dims`` and ``minor_to_major`` are for arrays; ``parts`` for tuples."""
 
     text: str
     etype: str = ""
     dims: tuple[int, ...] = ()
     minor_to_major: Optional[tuple[int, ...]] = None
     element_bits: Optional[int] = None  # E(bits) of the layout
-    tuple: Optional[tuple["Shape", ...]] = None
+    parts: Optional[tuple["Shape", ...]] = None  # a tuple's elements
     ok: bool = True
 
     @property
     def is_tuple(self) -> bool:
-        return self.tuple is not None
+        return self.parts is not None
 
     @property
     def is_array(self) -> bool:
-        return self.tuple is None and self.etype not in ("token", "opaque", "")
+        return self.parts is None and self.etype not in ("token", "opaque", "")
 
     @property
     def elements(self) -> int:
         """``ShapeUtil::ElementsIn`` (arrays; 0 for tuples, 1 for a scalar)."""
-        if self.tuple is not None:
+        if self.parts is not None:
             return 0
         n = 1
         for d in self.dims:
@@ -93,15 +93,15 @@ class Shape:
     @property
     def elements_recursive(self) -> int:
         """``ShapeUtil::ElementsInRecursive``: the elements of every array leaf."""
-        if self.tuple is not None:
-            return sum(s.elements_recursive for s in self.tuple)
+        if self.parts is not None:
+            return sum(s.elements_recursive for s in self.parts)
         return self.elements if self.is_array else 0
 
     @property
     def bytes(self) -> int:
         """``ShapeUtil::ByteSizeOf(shape, 8)``: what XLA's CPU/GPU cost analysis uses."""
-        if self.tuple is not None:
-            return 8 * len(self.tuple)
+        if self.parts is not None:
+            return 8 * len(self.parts)
         if self.etype == "opaque":
             return 8
         if self.etype == "token" or not self.ok:
@@ -124,19 +124,19 @@ class Shape:
     def subshapes(self, index: tuple[int, ...] = ()) -> Iterator[tuple[tuple[int, ...], "Shape"]]:
         """``ShapeUtil::ForEachSubshape`` order: pre-order, the shape itself first."""
         yield index, self
-        if self.tuple is not None:
-            for i, s in enumerate(self.tuple):
+        if self.parts is not None:
+            for i, s in enumerate(self.parts):
                 yield from s.subshapes(index + (i,))
 
     def leaves(self) -> Iterator[tuple[tuple[int, ...], "Shape"]]:
         """``ShapeUtil::GetLeafShapes``: every non-tuple subshape with its index."""
         for ix, s in self.subshapes():
-            if s.tuple is None:
+            if s.parts is None:
                 yield ix, s
 
     def at(self, i: int) -> "Shape":
-        assert self.tuple is not None
-        return self.tuple[i]
+        assert self.parts is not None
+        return self.parts[i]
 
     @property
     def arrays(self) -> list["Shape"]:
@@ -157,7 +157,7 @@ def parse_shape(text: Optional[str]) -> Shape:
         s = s[2:-1]
     if s.startswith("("):
         end = s.rfind(")")
-        return Shape(text, tuple=tuple(parse_shape(p.strip()) for p in _split_tuple(s[1:end])))
+        return Shape(text, parts=tuple(parse_shape(p.strip()) for p in _split_tuple(s[1:end])))
     m = _ARRAY.match(s)
     if m is None:
         return Shape(text, ok=False)

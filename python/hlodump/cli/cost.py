@@ -34,7 +34,7 @@ def _modules(d: Any, args: argparse.Namespace) -> list[Any]:
     return select_module(mods, getattr(args, "module", None))
 
 
-def _device(args: argparse.Namespace) -> Optional[V.Device]:
+def _device(args: argparse.Namespace) -> V.Device:
     if args.device is None and args.peak_flops is None and args.bandwidth is None:
         return V.device("H100")
     try:
