@@ -113,6 +113,7 @@ def test_in_total_rows_add_up() -> None:
         assert sums[mod] == pytest.approx(ca.get("flops", 0.0), rel=1e-6), mod
     w = [r for r in t.to_pylist() if r["opcode"] == "while" and r["in_total"]]
     assert w and all("once" in r["note"] for r in w)
+    assert {r["module_name"]: r["trip_count"] for r in w}["jit_cost_while"] == 17  # fori_loop(0, 17, …)
     assert set(A.cost.COST_COLUMNS) == set(t.column_names)
 
 

@@ -896,7 +896,7 @@ def _load(d: "Dump", mods: list[Any]) -> _Loaded:
     v = _views(d)
     chosen = _hlo_files(d, mods)
     module_of = {chosen[m.key]: m for m in mods if m.key in chosen}
-    empty = _Loaded({c: [] for c in _COLUMNS}, {}, {}, module_of)
+    empty = _Loaded({c: [] for c in _COLUMNS + ["trip_count"]}, {}, {}, module_of)
     if not module_of or "instructions" not in v or "computations" not in v:
         return empty
     import duckdb
@@ -907,9 +907,14 @@ def _load(d: "Dump", mods: list[Any]) -> _Loaded:
     con.register("wanted", pa.table({"file_id": pa.array(sorted(module_of), pa.int32())}))
     have = set(v["instructions"].column_names)
     sel = ", ".join(f'"{c}"' if c in have else f'NULL AS "{c}"' for c in _COLUMNS)
-    it = con.sql(f"SELECT {sel} FROM instructions SEMI JOIN wanted USING (file_id) "
+    # a while loop's backend_config holds its known trip count; other configs (custom-call
+    # bodies: megabytes) are not needed
+    trip = ("TRY_CAST(regexp_extract(backend_config, '\"known_trip_count\":\\{\"n\":\"(\\d+)\"', 1) AS BIGINT)"
+            if "backend_config" in have else "NULL")
+    it = con.sql(f"SELECT {sel}, CASE WHEN opcode = 'while' THEN {trip} END AS trip_count "
+                 "FROM instructions SEMI JOIN wanted USING (file_id) "
                  "ORDER BY file_id, computation_id, instruction_id").to_arrow_table()
-    cols = {c: it.column(c).to_pylist() for c in _COLUMNS}
+    cols = {c: it.column(c).to_pylist() for c in _COLUMNS + ["trip_count"]}
     comp_rows = con.sql("SELECT file_id, computation_id, name, is_entry FROM computations "
                         "SEMI JOIN wanted USING (file_id)").to_arrow_table().to_pylist()
     con.close()
@@ -1058,7 +1063,7 @@ def format_cost(ca: Optional[dict[str, float]]) -> str:
 
 
 COST_COLUMNS = ("module", "module_name", "computation", "instruction", "opcode", "in_total", "flops",
-                "transcendentals", "bytes_accessed", "operand_bytes", "output_bytes", "note", "op_name",
+                "transcendentals", "bytes_accessed", "operand_bytes", "output_bytes", "note", "trip_count", "op_name",
                 "source_file", "source_line", "shape", "dtype", "is_matrix", "fusion_kind", "custom_call_target",
                 "file_id")
 
@@ -1112,7 +1117,10 @@ def _cost_table(loaded: _Loaded, per_row: dict[int, dict[str, float]]) -> pa.Tab
             flops.append(p.get(FLOPS, 0.0)); trans.append(p.get(TRANS, 0.0)); byts.append(p.get(BYTES, 0.0))
             outb.append(p.get(OUT, 0.0))
             opb.append([p.get(operand_bytes_key(i), 0.0) for i in range(len(cols["operands"][row] or []))])
-        notes.append(loaded.problems.get(row) or _NOTES.get(cols["opcode"][row] or ""))
+        note = loaded.problems.get(row) or _NOTES.get(cols["opcode"][row] or "")
+        if cols["trip_count"][row] is not None and note == _NOTES["while"]:
+            note += f" (its known trip count is {cols['trip_count'][row]})"
+        notes.append(note)
     return pa.table({
         "module": pa.array(mod_key, pa.string()),
         "module_name": pa.array(mod_name, pa.string()),
@@ -1126,6 +1134,7 @@ def _cost_table(loaded: _Loaded, per_row: dict[int, dict[str, float]]) -> pa.Tab
         "operand_bytes": pa.array(opb, pa.list_(pa.float64())),
         "output_bytes": pa.array(outb, pa.float64()),
         "note": pa.array(notes, pa.string()),
+        "trip_count": pa.array(cols["trip_count"], pa.int64()),
         "op_name": pa.array(cols["op_name"], pa.string()),
         "source_file": pa.array(cols["source_file"], pa.string()),
         "source_line": pa.array(cols["source_line"], pa.int64()),
