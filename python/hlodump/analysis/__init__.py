@@ -99,3 +99,11 @@ def load(path, reader=None):  # type: ignore[no-untyped-def]
     if reader is None:
         from .. import read_arrow as reader
     return reader(path)
+
+# cost and communication (issue 24): their own modules
+from . import devices  # noqa: E402
+from .comms import collectives  # noqa: E402
+from .cost import cost_analysis, costs  # noqa: E402
+from .roofline_model import cost_breakdown, roofline  # noqa: E402
+
+__all__ += ["costs", "cost_analysis", "collectives", "roofline", "cost_breakdown", "devices"]

@@ -1,0 +1,187 @@
+"""HLO shape text parsed once per distinct string: element type, dimensions, layout, tuples.
+
+Shapes are dictionary-encoded in ``instructions.shape`` (few distinct strings per dump), so the
+cost and collective analyses parse each distinct text once (``parse_shape`` is cached) and look
+the result up per row.
+
+Sizes follow the shape-size function XLA's CPU and GPU compilers give ``HloCostAnalysis``:
+``ShapeUtil::ByteSizeOf(shape, pointer_size=8)`` — element count × element size for arrays
+(sub-byte types packed when the layout says ``E(bits)``, else a byte each), 8 bytes per element
+of a tuple (its index table), 8 for ``opaque[]``, 0 for ``token[]``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Iterator, Optional
+
+
+__all__ = ["Shape", "parse_shape"]
+
+# element sizes and the tuple splitter as in analysis/__init__.py (kept here so this module stands
+# alone while that one is rewritten)
+_ELEMENT_BITS: dict[str, int] = {
+    "pred": 8, "s1": 1, "u1": 1, "s2": 2, "u2": 2, "s4": 4, "u4": 4, "s8": 8, "u8": 8,
+    "s16": 16, "u16": 16, "s32": 32, "u32": 32, "s64": 64, "u64": 64,
+    "f16": 16, "bf16": 16, "f32": 32, "f64": 64, "c64": 64, "c128": 128,
+    "f4e2m1fn": 4, "f8e8m0fnu": 8, "f8e3m4": 8, "f8e4m3": 8, "f8e4m3fn": 8, "f8e4m3fnuz": 8,
+    "f8e4m3b11fnuz": 8, "f8e5m2": 8, "f8e5m2fnuz": 8, "tf32": 32,
+    "token": 0, "opaque": 0,
+}
+
+
+def _split_tuple(inner: str) -> list[str]:
+    out, depth, start = [], 0, 0
+    i = 0
+    while i < len(inner):
+        ch = inner[i]
+        if ch == "/" and inner.startswith("/*", i):  # /*index=5*/ comments
+            j = inner.find("*/", i)
+            i = len(inner) if j < 0 else j + 2
+            continue
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            out.append(inner[start:i])
+            start = i + 1
+        i += 1
+    tail = inner[start:]
+    if tail.strip() or out:
+        out.append(tail)
+    return [s for s in out if s.strip()]
+
+_ARRAY = re.compile(r"\s*([a-z][a-z0-9]*)\[([^\]]*)\]")
+_M2M = re.compile(r"\{([0-9,]*)")
+_E = re.compile(r"E\((\d+)\)")
+_COMMENT = re.compile(r"/\*.*?\*/")  # /*index=5*/ in long tuples
+
+
+@dataclass(frozen=True)
+class Shape:
+    """One parsed shape. ``dims`` and ``minor_to_major`` are for arrays; ``parts`` for tuples."""
+
+    text: str
+    etype: str = ""
+    dims: tuple[int, ...] = ()
+    minor_to_major: Optional[tuple[int, ...]] = None
+    element_bits: Optional[int] = None  # E(bits) of the layout
+    parts: Optional[tuple["Shape", ...]] = None  # a tuple's elements
+    ok: bool = True
+
+    @property
+    def is_tuple(self) -> bool:
+        return self.parts is not None
+
+    @property
+    def is_array(self) -> bool:
+        return self.parts is None and self.etype not in ("token", "opaque", "")
+
+    @property
+    def elements(self) -> int:
+        """``ShapeUtil::ElementsIn`` (arrays; 0 for tuples, 1 for a scalar)."""
+        if self.parts is not None:
+            return 0
+        n = 1
+        for d in self.dims:
+            n *= d
+        return n
+
+    @property
+    def elements_recursive(self) -> int:
+        """``ShapeUtil::ElementsInRecursive``: the elements of every array leaf."""
+        if self.parts is not None:
+            return sum(s.elements_recursive for s in self.parts)
+        return self.elements if self.is_array else 0
+
+    @property
+    def bytes(self) -> int:
+        """``ShapeUtil::ByteSizeOf(shape, 8)``: what XLA's CPU/GPU cost analysis uses."""
+        if self.parts is not None:
+            return 8 * len(self.parts)
+        if self.etype == "opaque":
+            return 8
+        if self.etype == "token" or not self.ok:
+            return 0
+        bits = _ELEMENT_BITS.get(self.etype)
+        if bits is None:
+            m = re.search(r"(\d+)", self.etype)
+            bits = int(m.group(1)) if m else 8
+        n = self.elements
+        if self.element_bits is not None:
+            return (n * self.element_bits + 7) // 8
+        return n * max(1, bits // 8)
+
+    @property
+    def element_bytes(self) -> int:
+        """``ShapeUtil::ByteSizeOfPrimitiveType`` of the element type."""
+        bits = _ELEMENT_BITS.get(self.etype, 8)
+        return max(1, bits // 8) if bits else 0
+
+    def subshapes(self, index: tuple[int, ...] = ()) -> Iterator[tuple[tuple[int, ...], "Shape"]]:
+        """``ShapeUtil::ForEachSubshape`` order: pre-order, the shape itself first."""
+        yield index, self
+        if self.parts is not None:
+            for i, s in enumerate(self.parts):
+                yield from s.subshapes(index + (i,))
+
+    def leaves(self) -> Iterator[tuple[tuple[int, ...], "Shape"]]:
+        """``ShapeUtil::GetLeafShapes``: every non-tuple subshape with its index."""
+        for ix, s in self.subshapes():
+            if s.parts is None:
+                yield ix, s
+
+    def at(self, i: int) -> "Shape":
+        assert self.parts is not None
+        return self.parts[i]
+
+    @property
+    def arrays(self) -> list["Shape"]:
+        """The array leaves (a tuple's elements, recursively; an array itself)."""
+        return [s for _, s in self.leaves() if s.is_array]
+
+
+@lru_cache(maxsize=65536)
+def parse_shape(text: Optional[str]) -> Shape:
+    """The shape in ``text`` (``f32[8,128]{1,0}``, ``(s32[], f32[8]{0})``, ``token[]`` …).
+
+    Unreadable text gives a ``Shape`` with ``ok=False`` (size 0) rather than an error: a cost
+    is then missing, the analysis goes on."""
+    if text is None:
+        return Shape("", ok=False)
+    s = _COMMENT.sub("", text).strip() if "/*" in text else text.strip()
+    if s.startswith("b(") and s.endswith(")"):  # buffer-donor wrapper of old printers
+        s = s[2:-1]
+    if s.startswith("("):
+        end = s.rfind(")")
+        return Shape(text, parts=tuple(parse_shape(p.strip()) for p in _split_tuple(s[1:end])))
+    m = _ARRAY.match(s)
+    if m is None:
+        return Shape(text, ok=False)
+    dims: list[int] = []
+    for d in m.group(2).split(","):
+        d = d.strip()
+        if not d:
+            continue
+        if d.startswith("<="):
+            d = d[2:]
+        if not d.isdigit():
+            return Shape(text, etype=m.group(1), ok=False)
+        dims.append(int(d))
+    rest = s[m.end():]
+    m2m = None
+    ebits = None
+    if rest.startswith("{"):
+        mm = _M2M.match(rest)
+        if mm is not None:
+            m2m = tuple(int(x) for x in mm.group(1).split(",") if x)
+        layout = rest.split("P(")[0]
+        e = _E.search(layout)
+        if e is not None:
+            ebits = int(e.group(1))
+    elif dims == [] or len(dims) == 1:
+        m2m = tuple(range(len(dims) - 1, -1, -1))
+    return Shape(text, etype=m.group(1), dims=tuple(dims), minor_to_major=m2m, element_bits=ebits)
