@@ -199,7 +199,17 @@ def summary(dump: "Dump", module: ModuleSel = None, top: int = 10) -> list[dict[
     key = ("summary", int(top))
     hit = sc.cache.get(key)
     if hit is None:
-        hit = sc.cache[key] = _summary(sc, top)
+        hit = _summary(sc, top)
+        if hit:
+            from .cost import cost_analysis
+
+            costs = {r["module"]: r for r in cost_analysis(dump, sc.keys)}
+            for s in hit:
+                c = costs.get(s["module"]) or {}
+                s["cost_analysis"] = c.get("cost_analysis")
+                if c.get("note"):
+                    s["notes"].append(c["note"])
+        sc.cache[key] = hit
     return [dict(s) for s in hit]
 
 
