@@ -1507,3 +1507,5 @@ def _diff_instructions(a: "Dump", b: "Dump", x: _Module, y: _Module, add: Any) -
             continue
         change = "added" if va == 0 else "removed" if vb == 0 else "changed"
         add("custom_call", change, k, va, vb, note)
+
+from .passes import history, passes  # noqa: E402  (pass history: hlodump.analysis.passes)
