@@ -304,7 +304,7 @@ def pass_changes(dump: "Dump", module: ModuleSel, pass_: Union[int, str]) -> pa.
         where, arg = "pass_name = ? or substep = ?", [sel, sel]
     con.execute(f"create temp table chosen as select file_id, prev_file_id from pf where {where}", arg)
     if con.sql("select count(*) from chosen").fetchall()[0][0] == 0:
-        have = [f"{i} {p}/{n}" for i, p, n in con.sql(
+        have = [f"{i} {p + '/' if p else ''}{n}" for i, p, n in con.sql(
             "select pass_index, pipeline, pass_name from pf order by pass_index").fetchall()]
         raise NoSuchPass(key, pass_, have)
     t = _arrow(con.sql(f"""

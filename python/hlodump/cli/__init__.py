@@ -8,6 +8,9 @@
                                           peak, timeline, fragmentation, top buffers)
     hlodump plot PATH… -o out.png|html    memory in use vs program order
     hlodump diff A B                      what changed in memory between two compiles
+    hlodump record [-o DIR] -- CMD …      run CMD with XLA dumping its compiles; their summary
+    hlodump passes PATH…                  per-pass dumps: what each pass added/removed/changed
+                                          (--instruction NAME: its story; --diff PASS)
 
 Every command takes a dump file of any kind, a dump directory, a glob or several of them, and
 ``--threads N``, ``--keep-going`` (problems are reported in one line at the end; exit status 1
@@ -29,13 +32,14 @@ __all__ = ["main", "build_parser"]
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from . import data, memory
+    from . import data, memory, passes
 
     p = argparse.ArgumentParser(prog="hlodump", description="XLA compiler dumps as Arrow tables.")
     p.add_argument("--version", action="version", version=f"hlodump {__version__}")
     sub = p.add_subparsers(dest="command", required=True)
     data.register(sub)
     memory.register(sub)
+    passes.register(sub)
     return p
 
 
