@@ -237,3 +237,28 @@ def test_live_other_release(version: str, tmp_path) -> None:
 
     _generate(_venv_python(version), str(tmp_path / "d"))
     assert check_dump(str(tmp_path / "d")) >= 10
+
+
+def _hlo(body: str) -> str:
+    return "HloModule m, entry_computation_layout={()->f32[]}\n\nENTRY %main () -> f32[] {\n" + body + "}\n"
+
+
+def test_repeated_names_match_kth_to_kth(tmp_path) -> None:
+    """Not valid HLO (XLA's verifier keeps names unique in a module), but counted exactly: the
+    k-th occurrence of a name matches the k-th of the previous file."""
+    files = {
+        "module_0001.m.0000.p.after_pipeline-start.before_x.txt":
+            "  %a = f32[] constant(1)\n  %b = f32[] constant(2)\n  %b = f32[] constant(3)\n"
+            "  ROOT %c = f32[] add(%a, %b)\n",
+        "module_0001.m.0001.p.after_x.before_y.txt":
+            "  %a = f32[] constant(5)\n  %b = f32[] constant(2)\n  ROOT %c = f32[] add(%a, %b)\n"
+            "  %d = f32[] constant(7)\n",
+        "module_0001.m.0002.p.after_y.before_pipeline-end.txt":
+            "  %a = f32[] constant(5)\n  %b = f32[] constant(2)\n  ROOT %c = f32[] add(%a, %b)\n"
+            "  %d = f32[] constant(7)\n  %e = f32[] constant(8)\n  %e = f32[] constant(9)\n",
+    }
+    for name, body in files.items():
+        (tmp_path / name).write_text(_hlo(body))
+    t = A.passes(hlodump.read_arrow(str(tmp_path)))
+    got = [(r["pass_index"], r["pass_name"], r["instructions"], r["added"], r["removed"], r["changed"]) for r in t.to_pylist()]
+    assert got == [(0, "pipeline-start", 4, 4, 0, 0), (1, "x", 4, 1, 1, 1), (2, "y", 6, 2, 0, 0)]
