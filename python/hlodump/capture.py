@@ -143,7 +143,7 @@ def capture(fn: Any, *args: Any, dump_to: Optional[Union[str, "os.PathLike[str]"
     """
     _jax()  # before making a directory: no jax, a clear ImportError
     temporary = dump_to is None
-    directory = tempfile.mkdtemp(prefix="hlodump-capture-") if temporary else os.path.abspath(os.fspath(dump_to))
+    directory = tempfile.mkdtemp(prefix="hlodump-capture-") if dump_to is None else os.path.abspath(os.fspath(dump_to))
     try:
         compiled, written = compile_into(directory, fn, args, kwargs, passes=passes, fresh=temporary)
         from .reader import read_arrow

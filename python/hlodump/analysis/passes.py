@@ -329,6 +329,7 @@ def pass_changes(dump: "Dump", module: ModuleSel, pass_: Union[int, str]) -> pa.
     (key,) = _choose_modules(dump, con, module, one=True)
     con.execute("delete from pf where module <> ?", [key])
     sel = str(pass_).strip()
+    arg: list[Any]
     if sel.isdigit():
         where, arg = "pass_index = ?", [int(sel)]
     elif "/" in sel:
