@@ -1509,3 +1509,4 @@ def _diff_instructions(a: "Dump", b: "Dump", x: _Module, y: _Module, add: Any) -
         add("custom_call", change, k, va, vb, note)
 
 from .passes import history, passes  # noqa: E402  (pass history: hlodump.analysis.passes)
+__all__ += ["passes", "history"]
