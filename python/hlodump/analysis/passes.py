@@ -99,7 +99,7 @@ class NoSuchPass(KeyError):
 _BODY_SQL = """(i.shape || ' ' || i.opcode || '(' || coalesce(i.operand_text, '') || ')'
                 || case when coalesce(i.attributes, '') = '' then '' else ', ' || i.attributes end)"""
 _TEXT_SQL = f"""(case when i.is_root then 'ROOT ' else '' end) || '%' || i.name || ' = ' || {_BODY_SQL}"""
-# The same text as a tuple: hashing the parts spares building 2 strings a row (4x faster).
+# The same text as a tuple: hashing the parts spares building a string a row (3x faster on 5.7M rows).
 _HASH_SQL = "hash(i.is_root, i.shape, i.opcode, i.operand_text, i.attributes)"
 
 # Per-pass files in pass order, each with the file of the same module just before it.
