@@ -22,15 +22,17 @@ DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
 SEED_002 = os.path.join(DATA, "seeds", "002_257473ac4bd6642c.txt")
 SEED_003 = os.path.join(DATA, "seeds", "003_edd6dfbd09ed8e41.txt")
 CORPUS = os.path.join(DATA, "corpus")
+PASSES = os.path.join(DATA, "passes")  # per-pass dumps of tests/test_passes.py
 
 NON_HLO_SUFFIXES = ("-buffer-assignment.txt", "-buffer-assignment-values.txt", "-live-range.txt",
                     "-memory-usage-report.txt")
 
 
 def hlo_text_files() -> list[str]:
-    """Seed 002 plus every HLO module text of the corpus, chosen by file name (FORMATS.md §1)."""
+    """Seed 002 plus every HLO module text of the corpus and of the per-pass samples, chosen by
+    file name (FORMATS.md §1)."""
     out = [SEED_002]
-    for root, _dirs, names in os.walk(CORPUS):
+    for root, _dirs, names in [w for top in (CORPUS, PASSES) for w in os.walk(top)]:
         for n in names:
             if not n.endswith(".txt") or n.endswith(NON_HLO_SUFFIXES):
                 continue
@@ -61,8 +63,9 @@ def test_file_selection_matches_content():
                 by_content.add(p)
     assert by_content == set(HLO_FILES)
     # 238 (seed 002, jax 0.4.26, 0.10.2) + 10 releases x 22 (control_flow 12, spmd 10) + 2 (0.6.2
-    # indexing) + 6 (0.8.3 transformer: before/after + 4 per-pass dumps)
-    assert len(HLO_FILES) == 466
+    # indexing) + 6 (0.8.3 transformer: before/after + 4 per-pass dumps) + 46 (tests/data/passes:
+    # jax 0.5.3 19 per-pass + after-optimizations, jax 0.10.2 25 + after-optimizations)
+    assert len(HLO_FILES) == 512
 
 
 # ------------------------------------------------------------------------------ every file

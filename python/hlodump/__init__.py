@@ -11,6 +11,7 @@ See ``hlodump.schema`` for every table and column.
 from __future__ import annotations
 
 from .bodies import decode_body
+from .capture import CaptureError, capture  # imports jax only when called
 from .dump import Dump, compact
 from .exceptions import HlodumpError, ParseError
 from .reader import read_arrow
@@ -38,4 +39,4 @@ def _max_threads() -> int:
 #: Most worker threads ``read_arrow(threads=...)`` accepts.
 MAX_THREADS = _max_threads()
 
-__all__ = ["read_arrow", "scan", "Scan", "ScanWarning", "compact", "MAX_THREADS", "decode_body", "mapped_pages_lost", "Dump", "ParseError", "HlodumpError", "SCHEMAS", "TABLE_NAMES", "__version__"]
+__all__ = ["read_arrow", "capture", "CaptureError", "scan", "Scan", "ScanWarning", "compact", "MAX_THREADS", "decode_body", "mapped_pages_lost", "Dump", "ParseError", "HlodumpError", "SCHEMAS", "TABLE_NAMES", "__version__"]

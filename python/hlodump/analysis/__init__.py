@@ -107,3 +107,8 @@ from .cost import cost_analysis, costs  # noqa: E402
 from .roofline_model import cost_breakdown, roofline  # noqa: E402
 
 __all__ += ["costs", "cost_analysis", "collectives", "roofline", "cost_breakdown", "devices"]
+
+# pass history of per-pass dumps (issue 25)
+from .passes import history, passes  # noqa: E402
+
+__all__ += ["passes", "history"]

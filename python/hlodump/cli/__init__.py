@@ -11,6 +11,9 @@
     hlodump cost PATH…                    FLOPs and bytes per instruction (XLA's cost analysis, jax's
                                           cost_analysis() totals), roofline time on --device
     hlodump comms PATH…                   every collective: kind, groups, bytes, async overlap
+    hlodump record [-o DIR] -- CMD …      run CMD with XLA dumping its compiles; their summary
+    hlodump passes PATH…                  per-pass dumps: what each pass added/removed/changed
+                                          (--instruction NAME: its story; --diff PASS)
 
 Every command takes a dump file of any kind, a dump directory, a glob or several of them, and
 ``--threads N``, ``--keep-going`` (problems are reported in one line at the end; exit status 1
@@ -32,7 +35,7 @@ __all__ = ["main", "build_parser"]
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from . import cost, data, memory
+    from . import cost, data, memory, passes
 
     p = argparse.ArgumentParser(prog="hlodump", description="XLA compiler dumps as Arrow tables.")
     p.add_argument("--version", action="version", version=f"hlodump {__version__}")
@@ -40,6 +43,7 @@ def build_parser() -> argparse.ArgumentParser:
     data.register(sub)
     memory.register(sub)
     cost.register(sub)
+    passes.register(sub)
     return p
 
 

@@ -1,0 +1,214 @@
+"""``hlodump record`` and ``hlodump passes``: dump a program's compiles, and read a compile pass by pass.
+
+    hlodump record [-o DIR] [--passes] [--top N] [--json] -- CMD [ARG…]
+    hlodump passes PATH… [--module M] [--instruction NAME | --diff PASS] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import subprocess
+import sys
+import tempfile
+from typing import Any, Optional
+
+from .common import UsageError, add_common, read
+
+__all__ = ["register", "merge_xla_flags"]
+
+_DUMP_FLAGS = ("--xla_dump_to", "--xla_dump_hlo_pass_re")
+
+
+def _print(text: str = "") -> None:
+    sys.stdout.write(text + "\n")
+
+
+def merge_xla_flags(existing: Optional[str], dump_to: str, passes: bool) -> str:
+    """``XLA_FLAGS`` for the recorded program: the user's flags kept, except the ones we set
+    (``--xla_dump_to``, and ``--xla_dump_hlo_pass_re`` with ``passes``), then ours."""
+    ours = [f"--xla_dump_to={dump_to}"] + (["--xla_dump_hlo_pass_re=.*"] if passes else [])
+    replaced = {"--xla_dump_to"} | ({"--xla_dump_hlo_pass_re"} if passes else set())
+    kept = [f for f in (existing or "").split() if f.split("=", 1)[0] not in replaced]
+    return " ".join(kept + ours)
+
+
+# --------------------------------------------------------------------------------- record
+
+def _cmd_record(args: argparse.Namespace) -> int:
+    cmd = list(args.cmd)
+    if cmd and cmd[0] == "--":
+        cmd = cmd[1:]
+    if not cmd:
+        raise UsageError("record: no command to run (hlodump record [-o DIR] -- python train.py …)")
+    if args.output:
+        out = os.path.abspath(args.output)
+        os.makedirs(out, exist_ok=True)
+    else:
+        out = tempfile.mkdtemp(prefix="hlodump-record-")
+    if any(c.isspace() for c in out):
+        raise UsageError(f"record: XLA splits XLA_FLAGS at white space, so the dump directory cannot contain any: {out!r}")
+    env = dict(os.environ, XLA_FLAGS=merge_xla_flags(os.environ.get("XLA_FLAGS"), out, args.passes))
+    try:
+        status = subprocess.call(cmd, env=env)
+    except FileNotFoundError:
+        raise UsageError(f"record: no such command: {cmd[0]}") from None
+    except PermissionError:
+        raise UsageError(f"record: cannot run {cmd[0]}: permission denied") from None
+    if status != 0:
+        print(f"hlodump: record: {shlex.join(cmd)} exited with status {status}", file=sys.stderr)
+    rows = _recorded_modules(out, args)
+    if args.json:
+        json.dump({"dump": out, "status": status, "modules": rows}, sys.stdout, indent=1, default=str)
+        sys.stdout.write("\n")
+    else:
+        _render_record(rows, out, args.top)
+    return status
+
+
+def _recorded_modules(out: str, args: argparse.Namespace) -> list[dict[str, Any]]:
+    """Per module of the dump: jax's memory_analysis figures and totals, largest first."""
+    from .. import analysis as A
+
+    if not any(os.scandir(out)):
+        return []
+    d = read(out, args)
+    if not A._module_list(d):
+        return []
+    rows = []
+    for m in A.summary(d, top=0):
+        ma = m.get("memory_analysis") or {}
+        rows.append({"module": m["module"], "total_bytes": m["total_bytes"], "allocations": m["allocations"],
+                     **{k: ma.get(k) for k in ("argument_size_in_bytes", "output_size_in_bytes",
+                                               "alias_size_in_bytes", "temp_size_in_bytes", "peak_memory_in_bytes")}})
+    rows.sort(key=lambda r: (-(r["total_bytes"] or 0), r["module"]))
+    return rows
+
+
+def _render_record(rows: list[dict[str, Any]], out: str, top: int) -> None:
+    from .. import analysis as A
+
+    fb = A.format_bytes
+    if not rows:
+        _print(f"no module compiled (nothing with buffer assignment or HLO text in {out})")
+    else:
+        _print(f"{len(rows)} module{'s' if len(rows) != 1 else ''} compiled, largest first:")
+        head = ("module", "allocated", "arguments", "outputs", "aliased", "temporaries", "peak")
+        shown = rows[:top] if top > 0 else rows
+        table = [head] + [(r["module"], fb(r["total_bytes"]), fb(r["argument_size_in_bytes"]),
+                           fb(r["output_size_in_bytes"]), fb(r["alias_size_in_bytes"]), fb(r["temp_size_in_bytes"]),
+                           fb(r["peak_memory_in_bytes"])) for r in shown]
+        _print_columns(table)
+        if len(shown) < len(rows):
+            _print(f"… {len(rows) - len(shown)} more (--top 0 lists all, --json)")
+    _print(f"dump kept in {out}")
+
+
+def _print_columns(table: list[tuple[Any, ...]], text_columns: int = 1) -> None:
+    """Plain aligned columns, the first ``text_columns`` left, the figures right (pipes and
+    terminals alike)."""
+    from ..cli_safety import escape_controls
+
+    cells = [[escape_controls(str(c)) for c in row] for row in table]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(cells[0]))]
+    for r in cells:
+        _print("  ".join(c.ljust(w) if i < text_columns else c.rjust(w)
+                         for i, (c, w) in enumerate(zip(r, widths))).rstrip())
+
+
+# --------------------------------------------------------------------------------- passes
+
+def _cmd_passes(args: argparse.Namespace) -> int:
+    from .. import analysis as A
+    # the module, not the function that ``hlodump.analysis.passes`` names
+    from ..analysis.passes import NoSuchInstruction, NoSuchPass, history, pass_changes, unified_diff
+    from ..analysis.passes import passes as pass_table
+
+    if args.instruction and args.diff is not None:
+        raise UsageError("passes: --instruction and --diff are two different questions: ask one")
+    d = read(args.paths, args, tables=["instructions"])
+    try:
+        if args.instruction:
+            t = history(d, args.module, args.instruction)
+        elif args.diff is not None:
+            t = pass_changes(d, args.module, args.diff)
+        else:
+            t = pass_table(d, args.module)
+    except (A.NoSuchModule, NoSuchInstruction, NoSuchPass) as e:
+        if isinstance(e, A.NoSuchModule) and e.wanted is None and not e.choices:
+            raise UsageError(f"passes: no per-pass HLO files in {' '.join(args.paths)} (dump with "
+                             "--xla_dump_hlo_pass_re=.*: hlodump record --passes, hlodump.capture(..., passes=True))") from None
+        if isinstance(e, A.NoSuchModule) and e.wanted is None:
+            raise UsageError(f"passes: several modules have per-pass files, choose one with --module: "
+                             f"{', '.join(e.choices[:40])}") from None
+        raise UsageError(f"passes: {e}") from None
+    if args.json:
+        json.dump(t.to_pylist(), sys.stdout, indent=1, default=str)
+        sys.stdout.write("\n")
+        return 0
+    if args.instruction:
+        _render_history(t)
+    elif args.diff is not None:
+        from ..cli_safety import escape_controls
+
+        _print(escape_controls(unified_diff(t)) if t.num_rows else f"pass {args.diff} changed no instruction")
+    else:
+        if t.num_rows == 0:
+            raise UsageError(f"passes: no per-pass HLO files in {' '.join(args.paths)} (dump with "
+                             "--xla_dump_hlo_pass_re=.*: hlodump record --passes, hlodump.capture(..., passes=True))")
+        _render_passes(t)
+    return 0
+
+
+def _render_passes(t: Any) -> None:
+    rows = t.to_pylist()
+    for module in dict.fromkeys(r["module"] for r in rows):
+        mine = [r for r in rows if r["module"] == module]
+        _print(f"{module}: {len(mine)} per-pass files")
+        table = [("pipeline", "pass", "#", "instructions", "added", "removed", "changed")]
+        for r in mine:
+            name = r["pass_name"] or ""
+            if r["substep"] and r["substep"] != name:
+                name = f"{name} ({r['substep']})"
+            table.append((r["pipeline"] or "-", name, str(r["pass_index"]), str(r["instructions"]), str(r["added"]),
+                          str(r["removed"]), str(r["changed"])))
+        _print_columns(table, text_columns=2)
+        _print("")
+
+
+def _render_history(t: Any) -> None:
+    from ..cli_safety import escape_controls
+
+    for r in t.to_pylist():
+        _print(escape_controls(f"{r['pass_index']:04d} {r['pipeline'] or '-'}/{r['pass_name']}: {r['change']}"))
+        if r["before"] is not None:
+            _print(escape_controls(f"  - {r['before']}"))
+        if r["after"] is not None:
+            _print(escape_controls(f"  + {r['after']}"))
+
+
+def register(sub: Any) -> None:
+    """Add ``record`` and ``passes`` to the ``hlodump`` sub-command parser."""
+    sp = sub.add_parser("record", help="run a program with XLA dumping its compiles, then summarise them",
+                        description="Run CMD with --xla_dump_to (merged into the XLA_FLAGS it has), then print the "
+                                    "memory summary of every module it compiled, largest first. Exit status: CMD's.")
+    sp.add_argument("-o", "--output", help="the dump directory (kept; default: a new temporary directory, printed)")
+    sp.add_argument("--passes", action="store_true",
+                    help="also dump the module after every pass that changed it (--xla_dump_hlo_pass_re=.*), "
+                         "for hlodump passes")
+    sp.add_argument("--top", type=int, default=20, help="modules to list (default 20; 0: all)")
+    sp.add_argument("--json", action="store_true", help="machine-readable output")
+    sp.add_argument("--threads", type=int, default=None, help="worker threads for reading the dump")
+    sp.add_argument("cmd", nargs=argparse.REMAINDER, metavar="-- CMD", help="the program and its arguments")
+    sp.set_defaults(func=_cmd_record)
+
+    sp = sub.add_parser("passes", help="a compile pass by pass: what each HLO pass added, removed, changed",
+                        description="Reads the per-pass HLO files of --xla_dump_hlo_pass_re=.* dumps.")
+    add_common(sp)
+    sp.add_argument("--instruction", metavar="NAME", help="the story of one instruction: every pass that added, "
+                                                           "changed or removed it, with its text before and after")
+    sp.add_argument("--diff", metavar="PASS", help="a unified diff of the instructions one pass changed (PASS: a pass "
+                                                   "index, a pass name or PIPELINE/PASS)")
+    sp.set_defaults(func=_cmd_passes)
