@@ -65,6 +65,7 @@ class FileContext:
 
     def error(self, line: int, column: int, message: str, text: str = "") -> None:
         """Report a problem at ``line``/``column`` (1-based). Raises in strict mode."""
+        text, message = error_text(text), error_text(message)
         if self.sink.on_error == "raise":
             raise ParseError(self.path, line, column, message, text)
         self.sink.add(
@@ -74,6 +75,22 @@ class FileContext:
 
 
 LONE_CR = "lone CR (a carriage return not followed by a line feed)"
+#: A line longer than this is an error (Rust: lines.rs `MAX_LINE_LEN`, `TOO_LONG`): no Arrow
+#: text value holds more than 2**31 - 1 bytes, and every value we keep is a piece of a line.
+MAX_LINE_LEN = 2**31 - 1
+TOO_LONG = "line longer than 2147483647 bytes, the most one Arrow text value can hold"
+#: The most bytes of a line (or message) an error keeps (Rust: error.rs `MAX_ERROR_TEXT`).
+MAX_ERROR_TEXT = 1 << 16
+
+
+def error_text(text: str) -> str:
+    """At most ``MAX_ERROR_TEXT`` bytes of ``text``, then "… (N bytes)" (the whole length)."""
+    if len(text) * 4 <= MAX_ERROR_TEXT:  # cheap: no encoding for short texts
+        return text
+    b = text.encode("utf-8", "surrogateescape")
+    if len(b) <= MAX_ERROR_TEXT:
+        return text
+    return b[:MAX_ERROR_TEXT].decode("utf-8", "replace") + f"… ({len(b)} bytes)"
 
 
 def split_lines(data: bytes, ctx: FileContext) -> list[str | None]:
@@ -92,6 +109,10 @@ def split_lines(data: bytes, ctx: FileContext) -> list[str | None]:
     for i, raw in enumerate(parts, start=1):
         if raw.endswith(b"\r") and not (last_open and i == len(parts)):
             raw = raw[:-1]
+        if len(raw) > MAX_LINE_LEN:
+            ctx.error(i, 1, TOO_LONG, raw.decode("utf-8", "replace"))
+            out.append(None)
+            continue
         cr = raw.find(b"\r")
         try:
             text = raw.decode("utf-8")
