@@ -201,7 +201,9 @@ class Scan:
     def to_polars(self) -> Any:
         """A ``polars.LazyFrame`` (Polars IO plugin): projection, ``n_rows`` (stops the read
         early) and predicates (applied to each batch) are pushed into the scan."""
-        import polars as pl
+        from ._extras import require
+
+        pl = require("polars", "Scan.to_polars()")
         from polars.io.plugins import register_io_source
 
         def source(
