@@ -32,12 +32,12 @@ fn to_pyerr(py: Python<'_>, e: Error) -> PyErr {
     match e {
         // pyo3 maps io::ErrorKind to FileNotFoundError, PermissionError, … itself.
         Error::Io { path, source } => {
-            let err = match source.raw_os_error() {
-                Some(_) => PyErr::from(std::io::Error::new(source.kind(), source.to_string())),
+            if source.raw_os_error().is_none() {
                 // no errno ("not a regular file", "changed while it was read"): an OSError
-                // whose text says it, not "[Errno None] None: path"
-                None => pyo3::exceptions::PyOSError::new_err(format!("{path}: {source}")),
-            };
+                // whose text says it (with `filename` set, Python prints "[Errno None] None: path")
+                return pyo3::exceptions::PyOSError::new_err(format!("{path}: {source}"));
+            }
+            let err = PyErr::from(std::io::Error::new(source.kind(), source.to_string()));
             let _ = err.value(py).setattr("filename", path);
             err
         }

@@ -295,8 +295,17 @@ pub(crate) fn read_group(inputs: &[Input], sizes: &[Option<u64>], g: &Group, opt
         match loaded {
             Ok((source, size)) => {
                 let src = t.add_source(&source);
-                let mut chunks = file(&mut t, i, &inputs[i], Ok((source.bytes(), size, &source)), src, opts).inspect_err(|_| t.end_stream_on_error())?;
-                if let Some(Err(changed)) = stamped.as_ref().map(|s| s.check()) {
+                let parsed = file(&mut t, i, &inputs[i], Ok((source.bytes(), size, &source)), src, opts);
+                let changed = stamped.as_ref().and_then(|s| s.check().err());
+                let (mut chunks, changed) = match (parsed, changed) {
+                    // a strict parse that failed on a file written to meanwhile: that is the error
+                    (Err(Error::Parse(_)), Some(changed)) => {
+                        t.end_stream_on_error();
+                        return Err(Error::Io { path: inputs[i].shown.clone(), source: changed });
+                    }
+                    (parsed, changed) => (parsed.inspect_err(|_| t.end_stream_on_error())?, changed),
+                };
+                if let Some(changed) = changed {
                     // the rows hold text of two versions of the file (maybe invalid UTF-8): they
                     // go, and the file is reported as unreadable (this group holds it alone)
                     if t.is_streaming() {

@@ -65,6 +65,7 @@ def scan(
         raise ValueError("on_error must be 'raise' or 'collect'")
     if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
         raise ValueError(f"batch_size must be a positive integer (got {batch_size!r})")
+    batch_size = min(batch_size, 2**62)  # "no limit": the core takes a 64-bit size (2**63 overflowed)
     names = SCHEMAS[table].names
     if columns is not None:
         if isinstance(columns, str):

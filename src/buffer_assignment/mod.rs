@@ -179,6 +179,18 @@ struct Parser<'t, 'c> {
     /// The emptied lists of the last value block, for the next one: a block is a few lines,
     /// and allocating its two lists anew took ~10% of a read.
     spare: Lists<'c>,
+    /// The `InstructionSequence` being counted against its `HloLiveRange (max N)` header
+    /// (FORMATS.md §2.10: positions run 0 … max-1), until the list ends (`end_sequence`).
+    sequence: Option<Sequence<'c>>,
+}
+
+/// What the check of a live-range section's `InstructionSequence` needs: the header's `max`,
+/// its line, and the entries read so far.
+struct Sequence<'c> {
+    max: i64,
+    header_no: u64,
+    header: &'c [u8],
+    count: i64,
 }
 
 /// A value block's `positions` and `uses`.
@@ -310,22 +322,39 @@ impl<'c> LineGrammar<'c> for Parser<'_, 'c> {
 
 impl<'t, 'c> Parser<'t, 'c> {
     fn new(ctx: FileCtx<'c>, t: &'t mut Tables) -> Parser<'t, 'c> {
-        Parser { ctx, t, state: State::Idle, tree_rows: 0, spare: Lists::default() }
+        Parser { ctx, t, state: State::Idle, tree_rows: 0, spare: Lists::default(), sequence: None }
     }
 
-    /// See `ChunkState`. A chunk numbers tree rows from 0, so none may start after a tree line.
+    /// See `ChunkState`. A chunk numbers tree rows from 0, so none may start after a tree line;
+    /// nor inside an `InstructionSequence` being counted (a chunk could not check it).
     fn chunk_state(&self) -> ChunkState {
-        ChunkState(self.state.chunk_start().filter(|_| self.tree_rows == 0))
+        ChunkState(self.state.chunk_start().filter(|_| self.tree_rows == 0 && self.sequence.is_none()))
     }
 
     fn blank(&mut self, no: u64) -> R<()> {
         self.close_block(no, "an empty line", b"")?;
+        self.end_sequence().map_err(crate::lex::Stop::Fatal)?;
         self.state = State::Idle;
         Ok(())
     }
 
     fn finish(mut self, last: u64) -> Result<()> {
-        self.close_block(last, "the end of the file", b"")
+        self.close_block(last, "the end of the file", b"")?;
+        self.end_sequence()
+    }
+
+    /// The `InstructionSequence` is over (another list, the end of the section or file): an
+    /// error at its header if it did not list `max` instructions (a file cut short).
+    fn end_sequence(&mut self) -> Result<()> {
+        let Some(seq) = self.sequence.take() else { return Ok(()) };
+        if seq.count == seq.max {
+            return Ok(());
+        }
+        let msg = format!(
+            "the InstructionSequence lists {} instruction(s) but its header says max {}: the file is cut short or edited",
+            seq.count, seq.max
+        );
+        self.ctx.error_at(&mut self.t.errors, seq.header_no, 1, msg, seq.header)
     }
 
     fn section_header(&mut self, no: u64, text: &'c [u8]) -> R<bool> {
@@ -348,6 +377,7 @@ impl<'t, 'c> Parser<'t, 'c> {
     /// A section header ends the section before it (and an open value block, an error).
     fn enter(&mut self, state: State<'c>, no: u64, text: &[u8]) -> R<()> {
         self.close_block(no, "a new section", text)?;
+        self.end_sequence().map_err(crate::lex::Stop::Fatal)?;
         self.state = state;
         Ok(())
     }
@@ -586,7 +616,7 @@ impl<'t, 'c> Parser<'t, 'c> {
 
     // ------------------------------------------------------------------ HloLiveRange (§2.6)
 
-    fn live_range_header(&mut self, no: u64, text: &[u8]) -> R<()> {
+    fn live_range_header(&mut self, no: u64, text: &'c [u8]) -> R<()> {
         if text.starts_with(b"HloLiveRange not available") {
             self.total("live_range", "not_available", None, 0, no);
             return Ok(());
@@ -598,6 +628,7 @@ impl<'t, 'c> Parser<'t, 'c> {
         cur.expect("):", "")?;
         cur.end("the HloLiveRange header")?;
         self.total("live_range", "max", None, max, no);
+        self.sequence = Some(Sequence { max, header_no: no, header: text, count: 0 });
         Ok(())
     }
 
@@ -606,6 +637,10 @@ impl<'t, 'c> Parser<'t, 'c> {
             b"  Peak memory could not be determined due to unbounded dynamic shape.";
         const STACK: &[u8] = b"  Stack trace breakdown for peak usage: ";
         const EXPECTED: &str = "expected a live-range line: '  InstructionSequence:', '  BufferLiveRange:', '  Live ranges at T (peak):', '  Stack trace breakdown …' or a 4-space-indented entry under one";
+        let other_list = text == b"  BufferLiveRange:" || text.starts_with(b"  Live ranges at ") || text == UNBOUNDED || text.starts_with(STACK);
+        if other_list {
+            self.end_sequence().map_err(crate::lex::Stop::Fatal)?;
+        }
         if text == b"  InstructionSequence:" {
             self.state = State::LiveRange(Live::Schedule);
         } else if text == b"  BufferLiveRange:" {
@@ -665,6 +700,9 @@ impl<'t, 'c> Parser<'t, 'c> {
         t.position.push(position);
         t.instruction.push(&src, name);
         t.line.push(no as i64);
+        if let Some(seq) = &mut self.sequence {
+            seq.count += 1;
+        }
         Ok(())
     }
 
