@@ -593,3 +593,22 @@ def test_minor_scan_batch_size_without_limit(core: Any) -> None:
 
     t = hlodump.scan(str(SEED), "allocations", batch_size=2**63).to_table()
     assert t.num_rows == hlodump.read_arrow(str(SEED)).allocations.num_rows
+
+
+def test_minor_concatenated_buffer_assignments_and_values_past_their_allocation(reader: Any, tmp_path: Path) -> None:
+    import hlodump
+
+    one = SEED.read_bytes()
+    p = tmp_path / "module_0001.a.tpu_after_optimizations-buffer-assignment.txt"
+    p.write_bytes(one + b"\n" + one)
+    n_alloc = reader(str(SEED))["allocations"].num_rows
+    d = reader(str(p), on_error="collect")
+    again = [e for e in d["errors"].to_pylist() if "again (first at line" in e["message"]]
+    assert len(again) == n_alloc
+    with pytest.raises(hlodump.ParseError, match="two buffer assignments in one file"):
+        reader(str(p))
+    past = one.replace(b"(size=512,offset=0)", b"(size=512,offset=8)", 1)
+    assert past != one
+    p.write_bytes(past)
+    (e,) = reader(str(p), on_error="collect")["errors"].to_pylist()
+    assert "lies past the end of allocation 0 (offset 8 + size 512 > 512 bytes)" in e["message"] and e["line"] == 3

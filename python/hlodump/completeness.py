@@ -7,7 +7,9 @@ the finished tables, so a file parsed in chunks is checked like one parsed whole
 * a file whose name says it is a dump but that is empty (0 bytes);
 * an HLO module with no computation, or none marked ``ENTRY`` (XLA prints every module with
   its entry computation last: a file without one was cut short);
-* a buffer assignment (``BufferAssignment:`` first) without a single allocation.
+* a buffer assignment (``BufferAssignment:`` first) without a single allocation;
+* an allocation listed twice in one file (two buffer assignments concatenated: every figure
+  would count twice), a value that lies past the end of its allocation (offset + size > size).
 
 (The live-range check — an ``InstructionSequence`` shorter than its ``HloLiveRange (max N)``
 header — is made by the parsers, where the list ends.)
@@ -71,6 +73,9 @@ def problems(tables: Mapping[str, pa.Table], wanted: Optional[list[str]] = None)
                                               "the file is cut short?)", ""))
         elif r["content_kind"] == "buffer_assignment" and with_alloc is not None and fid not in with_alloc:
             out.append((fid, 1, 1, "BufferAssignment without a single allocation (the file is cut short?)", ""))
+    if read("allocations") and read("assignments"):
+        out.extend(_allocation_problems(tables))
+        out.sort(key=lambda p: (p[0], p[1]))  # file order, then line order
     return out
 
 
@@ -93,3 +98,33 @@ def apply(tables: dict[str, pa.Table], on_error: str, wanted: Optional[list[str]
                     "message": pa.array([p[3] for p in found], errors.schema.field("message").type),
                     "text": pa.array([p[4] for p in found], errors.schema.field("text").type)})
     tables["errors"] = pa.concat_tables([errors, add.cast(errors.schema)])
+
+
+def _allocation_problems(tables: Mapping[str, pa.Table]) -> list[Problem]:
+    """Allocations listed twice in one file (two buffer assignments concatenated) and values
+    that lie past the end of their allocation (FORMATS.md §2.10: offset + size <= size)."""
+    import pyarrow.compute as pc
+
+    out: list[Problem] = []
+    alloc = tables["allocations"].select(["file_id", "allocation", "size", "line"])
+    if alloc.num_rows:
+        first = alloc.group_by(["file_id", "allocation"], use_threads=False).aggregate([("line", "min")])
+        if first.num_rows < alloc.num_rows:  # some (file, allocation) twice
+            j = alloc.join(first, ["file_id", "allocation"])
+            again = j.filter(pc.greater(j.column("line"), j.column("line_min"))).sort_by([("file_id", "ascending"),
+                                                                                          ("line", "ascending")])
+            for r in again.to_pylist():
+                out.append((r["file_id"], r["line"], 1, f"allocation {r['allocation']} again (first at line "
+                                                        f"{r['line_min']}): two buffer assignments in one file?", ""))
+    asg = tables["assignments"].select(["file_id", "allocation", "value_id", "offset", "size", "line"])
+    if asg.num_rows and alloc.num_rows:
+        sizes = alloc.select(["file_id", "allocation", "size"]).rename_columns(["file_id", "allocation", "allocation_size"])
+        sizes = sizes.group_by(["file_id", "allocation"], use_threads=False).aggregate([("allocation_size", "max")])
+        j = asg.join(sizes, ["file_id", "allocation"])
+        end = pc.add_checked(pc.cast(j.column("offset"), pa.decimal128(20, 0)), pc.cast(j.column("size"), pa.decimal128(20, 0)))
+        past = j.filter(pc.greater(end, pc.cast(j.column("allocation_size_max"), pa.decimal128(20, 0))))
+        for r in past.sort_by([("file_id", "ascending"), ("line", "ascending")]).to_pylist():
+            out.append((r["file_id"], r["line"], 1, f"value {r['value_id']} lies past the end of allocation "
+                                                    f"{r['allocation']} (offset {r['offset']} + size {r['size']} > "
+                                                    f"{r['allocation_size_max']} bytes)", ""))
+    return out
