@@ -139,8 +139,8 @@ def test_missing_path() -> None:
     assert p.stdout == ""
     assert p.stderr.startswith("hlodump: ") and "No such file or directory" in p.stderr
     assert "/no/such/dump/dir" in p.stderr and "Traceback" not in p.stderr
-    p = run("query", "/no/such/glob*/x", "select 1")  # a glob that matches nothing: no inputs
-    assert p.returncode == 0, p.stderr
+    p = run("query", "/no/such/glob*/x", "select 1")  # a glob that matches nothing: an error (issue 29)
+    assert p.returncode == 2 and "No file matches this glob" in p.stderr, p.stderr
 
 
 def test_parse_error_and_keep_going(tmp_path: Any) -> None:

@@ -54,9 +54,11 @@ def problems(tables: Mapping[str, pa.Table], wanted: Optional[list[str]] = None)
     with_comp = _ids(tables.get("computations")) if read("computations") else None
     with_entry = _ids(tables.get("computations"), "is_entry") if read("computations") else None
     with_alloc = _ids(tables.get("allocations")) if read("allocations") else None
+    # a file with errors already is known to be incomplete: no second report of the same cut
+    reported = set(tables["errors"].column("file_id").to_pylist())
     for r in rows:
         fid = r["file_id"]
-        if r["error"] is not None:
+        if r["error"] is not None or fid in reported:
             continue
         if r["size_bytes"] == 0 and r["kind"] not in ("other", None):
             out.append((fid, 1, 1, f"empty file (0 bytes), though its name says {r['kind']}: XLA writes no "
