@@ -159,7 +159,8 @@ impl State<'_> {
             State::Allocations { current: _, broken: _ } => Some(ChunkStart::Allocation),
             State::Values { block: None } => Some(ChunkStart::ValueHeader),
             State::Values { block: Some(_) } => None,
-            State::LiveRange(Live::Schedule) => Some(ChunkStart::Scheduled),
+            // counted against its header's max (`Parser::sequence`): a chunk could not check it
+            State::LiveRange(Live::Schedule) => None,
             State::LiveRange(Live::Buffers) => Some(ChunkStart::LiveRange),
             State::LiveRange(Live::Start | Live::AfterPeak) => None,
             State::LiveRange(Live::Peak { time: _, running: _ } | Live::Tree { stack: _ }) => None,
@@ -218,8 +219,6 @@ pub enum ChunkStart {
     Allocation,
     /// `<ID NAME …>` at column 0 (Used values section, not glued to the previous line)
     ValueHeader,
-    /// `    N:NAME` (HloLiveRange InstructionSequence)
-    Scheduled,
     /// `    NAME{…}:A-B` (HloLiveRange BufferLiveRange)
     LiveRange,
 }
@@ -250,8 +249,8 @@ impl ChunkStart {
         if rest.is_empty() || rest.contains(&b' ') {
             return None; // peak and tree lines have spaces
         }
-        if rest[0].is_ascii_digit() && memchr::memchr(b':', rest).is_some() {
-            return Some(ChunkStart::Scheduled);
+        if rest[0].is_ascii_digit() {
+            return None; // `    N:NAME` of an InstructionSequence: counted, no chunk starts there
         }
         let ends_in_digit = rest.last().is_some_and(u8::is_ascii_digit);
         (is_name_start(rest[0]) && ends_in_digit && memchr::memmem::find(rest, b"}:").is_some()).then_some(ChunkStart::LiveRange)
@@ -264,7 +263,6 @@ impl ChunkStart {
         match self {
             ChunkStart::Allocation => State::Allocations { current: None, broken: false },
             ChunkStart::ValueHeader => State::Values { block: None },
-            ChunkStart::Scheduled => State::LiveRange(Live::Schedule),
             ChunkStart::LiveRange => State::LiveRange(Live::Buffers),
         }
     }
@@ -1125,7 +1123,7 @@ mod tests {
     /// `ChunkStart::state` and `State::chunk_start` are each other's inverse.
     #[test]
     fn chunk_start_states_round_trip() {
-        for k in [ChunkStart::Allocation, ChunkStart::ValueHeader, ChunkStart::Scheduled, ChunkStart::LiveRange] {
+        for k in [ChunkStart::Allocation, ChunkStart::ValueHeader, ChunkStart::LiveRange] {
             assert_eq!(k.state().chunk_start(), Some(k));
             assert!(ChunkState(Some(k)).admits(Some(k)) && !ChunkState(None).admits(Some(k)));
         }
