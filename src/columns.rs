@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use arrow_array::builder::StringBuilder;
+use arrow_array::builder::LargeStringBuilder;
 use arrow_array::types::{Int32Type, Int64Type};
 use arrow_array::{
     Array, ArrayRef, BooleanArray, DictionaryArray, Float64Array, LargeStringArray, ListArray, PrimitiveArray,
@@ -18,12 +18,16 @@ use arrow_schema::{DataType, Field, Fields};
 use crate::lex::same_bytes;
 use crate::source::SourceRef;
 
-/// Block index placeholder for views into the column's own side buffer (patched in `finish`).
-const OWNED: u32 = u32::MAX;
+/// Block index placeholder for views into the column's own side buffers: `OWNED + k` for side
+/// buffer `k` (patched in `finish`). A side buffer holds at most `OWNED_BLOCK_LEN` bytes, then
+/// the next one starts: Arrow view offsets are 32-bit signed, and a single buffer of more than
+/// 2 GiB of unescaped text made offsets that wrapped (views of the wrong bytes).
+const OWNED: u32 = 0xC000_0000;
+const OWNED_BLOCK_LEN: usize = i32::MAX as usize;
 /// Block index placeholder for a string of the input too long for its window (≥ 1 GiB): its
 /// view gets a block of its own, a zero-copy slice of the input starting at the string
 /// (patched in `finish`; the offset field holds the index into `ViewCol::far`).
-const FAR: u32 = u32::MAX - 1;
+const FAR: u32 = 0x8000_0000;
 
 /// A column of a table: knows its Arrow type and how to finish into an array.
 pub trait Column: Default {
@@ -128,6 +132,10 @@ pub struct ViewCol {
     views: Vec<u128>,
     nulls: NullBits,
     owned: Vec<u8>,
+    /// Full side buffers before `owned` (`owned` is side buffer `owned_done.len()`).
+    owned_done: Vec<Buffer>,
+    /// `OWNED_BLOCK_LEN` unless a test sets a smaller one.
+    owned_block_len: Option<usize>,
     /// (address, length) of strings of the input that no window holds whole.
     far: Vec<(usize, usize)>,
     /// Not projected: rows are counted here, nothing is built (see `Column::set_built`).
@@ -141,6 +149,9 @@ impl ViewCol {
         if len <= 12 {
             return inline_view(s);
         }
+        // every value is a piece of a line, and longer lines are errors (`lines::MAX_LINE_LEN`):
+        // a longer view would be a corrupt array, so never make one
+        assert!(len <= i32::MAX as usize, "a text value of {len} bytes (Arrow's limit is 2^31-1)");
         let (block, offset) = match src.locate(s) {
             Some(x) => x,
             None if src.contains(s) && s.len() <= crate::source::WINDOW_LEN => return self.far_view(s),
@@ -164,10 +175,16 @@ impl ViewCol {
     #[cold]
     #[inline(never)]
     fn owned_view(&mut self, s: &[u8]) -> u128 {
+        let limit = self.owned_block_len.unwrap_or(OWNED_BLOCK_LEN);
+        if self.owned.len() + s.len() > limit && !self.owned.is_empty() {
+            let full = std::mem::take(&mut self.owned);
+            self.owned_done.push(Buffer::from_vec(full));
+        }
         let at = self.owned.len() as u32;
         crate::runtime::reserve(&mut self.owned, s.len());
         self.owned.extend_from_slice(s);
-        ByteView::new(s.len() as u32, &s[..4]).with_buffer_index(OWNED).with_offset(at).as_u128()
+        let block = OWNED + self.owned_done.len() as u32;
+        ByteView::new(s.len() as u32, &s[..4]).with_buffer_index(block).with_offset(at).as_u128()
     }
 
     /// Room for `additional` more rows without reallocating.
@@ -252,14 +269,15 @@ impl ViewCol {
                 }
             }
         }
-        if !self.owned.is_empty() {
-            let owned_block = buffers.len() as u32;
+        if !self.owned.is_empty() || !self.owned_done.is_empty() {
+            let first_owned = buffers.len() as u32;
             for v in self.views.iter_mut() {
                 let bv = ByteView::from(*v);
-                if bv.length > 12 && bv.buffer_index == OWNED {
-                    *v = bv.with_buffer_index(owned_block).as_u128();
+                if bv.length > 12 && bv.buffer_index >= OWNED {
+                    *v = bv.with_buffer_index(first_owned + (bv.buffer_index - OWNED)).as_u128();
                 }
             }
+            buffers.append(&mut self.owned_done);
             buffers.push(Buffer::from_vec(std::mem::take(&mut self.owned)));
         }
         let len = self.views.len();
@@ -719,7 +737,9 @@ dict_wrapper_column!(OptDictText, true);
 
 // ------------------------------------------------------------------------------ owned text
 
-/// A `string` (utf8) column of text we make (paths, kinds, messages): not from the input.
+/// A `large_string` column of text we make (paths, kinds, messages): not from the input.
+/// 64-bit offsets: error rows quote their lines, and a `string` column of them overflowed its
+/// 32-bit offsets at 2 GiB ("byte array offset overflow", no tables at all).
 #[derive(Default)]
 pub struct Text(pub Vec<Option<String>>);
 
@@ -734,7 +754,7 @@ impl Text {
 
 fn finish_text(v: Vec<Option<String>>) -> ArrayRef {
     let bytes = v.iter().map(|s| s.as_ref().map_or(0, |s| s.len())).sum();
-    let mut b = StringBuilder::with_capacity(v.len(), bytes);
+    let mut b = LargeStringBuilder::with_capacity(v.len(), bytes);
     for s in v {
         b.append_option(s);
     }
@@ -743,7 +763,7 @@ fn finish_text(v: Vec<Option<String>>) -> ArrayRef {
 
 impl Column for Text {
     fn data_type() -> DataType {
-        DataType::Utf8
+        DataType::LargeUtf8
     }
     fn nullable() -> bool {
         false
@@ -768,7 +788,7 @@ impl OptText {
 
 impl Column for OptText {
     fn data_type() -> DataType {
-        DataType::Utf8
+        DataType::LargeUtf8
     }
     fn nullable() -> bool {
         true
@@ -1233,6 +1253,26 @@ mod tests {
         let c = Column::finish(c, &[]);
         let c = c.as_any().downcast_ref::<arrow_array::Int32Array>().unwrap();
         assert_eq!(c.iter().collect::<Vec<_>>(), vec![Some(7), None]);
+    }
+
+    /// Owned text goes to side buffers of at most `OWNED_BLOCK_LEN` bytes (2 GiB - 1 in a read,
+    /// 40 here): every view offset stays inside its buffer and within Arrow's 32-bit range, and
+    /// the `string`/errors text we make has 64-bit offsets (no 2 GiB ceiling at all).
+    #[test]
+    fn owned_text_rotates_side_buffers_and_made_text_is_large() {
+        let mut c = ViewCol { owned_block_len: Some(40), ..ViewCol::default() };
+        let words: Vec<String> = (0..20).map(|i| format!("owned value number {i:02}")).collect();
+        for w in &words {
+            c.push_owned(w.as_bytes());
+        }
+        let a = c.finish_array(&[]);
+        assert_eq!(a.data_buffers().len(), 20, "one 22-byte value per 40-byte side buffer");
+        assert!(a.data_buffers().iter().all(|b| b.len() <= 40));
+        assert_eq!(a.iter().map(|v| v.unwrap().to_string()).collect::<Vec<_>>(), words);
+        arrow_data::ArrayData::from(a).validate_full().expect("valid views");
+
+        assert_eq!(Text::data_type(), DataType::LargeUtf8);
+        assert_eq!(OptText::data_type(), DataType::LargeUtf8);
     }
 
     #[test]

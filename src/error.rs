@@ -52,6 +52,20 @@ pub struct FileCtx<'a> {
     pub proj: Option<&'a [Option<u64>]>,
 }
 
+/// The most bytes of the offending line an error keeps (`ParseError.text`, `errors.text`): a
+/// line is context, not data, and lines can be gigabytes (a 100 MB bad line, 25 times, made
+/// 2.5 GB of error text). Same rule in the reference (`reader.error_text`).
+pub const MAX_ERROR_TEXT: usize = 1 << 16;
+
+/// `text` (lossily decoded) for an error: at most `MAX_ERROR_TEXT` bytes of it, then
+/// "… (N bytes)" with the whole line's length.
+pub fn error_text(text: &[u8]) -> String {
+    if text.len() <= MAX_ERROR_TEXT {
+        return String::from_utf8_lossy(text).into_owned();
+    }
+    format!("{}… ({} bytes)", String::from_utf8_lossy(&text[..MAX_ERROR_TEXT]), text.len())
+}
+
 impl<'a> FileCtx<'a> {
     /// Report a problem at `column` (1-based) of `line`: an `Err` in strict mode, an `errors`
     /// row in collect mode (then the caller skips the line and goes on).
@@ -60,7 +74,8 @@ impl<'a> FileCtx<'a> {
     }
 
     pub fn error_at(&self, errors: &mut Errors, line: u64, column: u64, message: String, text: &[u8]) -> Result<()> {
-        let text = String::from_utf8_lossy(text).into_owned();
+        let text = error_text(text);
+        let message = if message.len() > MAX_ERROR_TEXT { error_text(message.as_bytes()) } else { message };
         if !self.collect {
             return Err(Error::Parse(ParseError { path: self.path.to_string(), line, column, message, text }));
         }
@@ -70,5 +85,20 @@ impl<'a> FileCtx<'a> {
         errors.message.push(message);
         errors.text.push(text);
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn error_text_is_bounded() {
+        assert_eq!(error_text(b"abc\xff"), "abc\u{fffd}");
+        let long = vec![b'x'; MAX_ERROR_TEXT + 10];
+        let t = error_text(&long);
+        assert!(t.starts_with(&"x".repeat(MAX_ERROR_TEXT)));
+        assert!(t.ends_with(&format!("… ({} bytes)", MAX_ERROR_TEXT + 10)));
+        assert_eq!(error_text(&long[..MAX_ERROR_TEXT]).len(), MAX_ERROR_TEXT);
     }
 }

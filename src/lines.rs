@@ -22,16 +22,44 @@ pub struct Line<'a> {
 pub struct Bad {
     pub col: u64,
     pub lone_cr: bool,
+    /// The line is longer than `max_line_len()`: no text value cut from it could be an Arrow
+    /// string (reported at column 1, before any UTF-8 problem of the line).
+    pub too_long: bool,
 }
 
 impl Bad {
     pub fn message(&self) -> &'static str {
-        if self.lone_cr {
+        if self.too_long {
+            TOO_LONG
+        } else if self.lone_cr {
             LONE_CR
         } else {
             "invalid UTF-8"
         }
     }
+}
+
+/// The error message for a line longer than Arrow's largest string (same text in the
+/// reference's `split_lines`).
+pub const TOO_LONG: &str = "line longer than 2147483647 bytes, the most one Arrow text value can hold";
+
+/// The longest line a parser sees. Every text value we keep is a piece of one line, and an Arrow
+/// `string_view` (and any `string`) value holds at most `i32::MAX` bytes: a longer value would
+/// be a corrupt array (consumers crash on it), so such a line is an error instead.
+pub const MAX_LINE_LEN: usize = i32::MAX as usize;
+
+static MAX_LINE: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(MAX_LINE_LEN);
+
+/// The line length limit in force (`MAX_LINE_LEN`, lowered only by tests: `set_max_line_len`).
+#[inline]
+pub fn max_line_len() -> usize {
+    MAX_LINE.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// Lower the limit (tests prove the 2 GiB rule on small inputs: `_core._set_max_line_len`);
+/// returns the previous one. Values above `MAX_LINE_LEN` are clamped to it.
+pub fn set_max_line_len(n: usize) -> usize {
+    MAX_LINE.swap(n.min(MAX_LINE_LEN), std::sync::atomic::Ordering::Relaxed)
 }
 
 /// The error message for a lone CR (same text in the reference's `split_lines`).
@@ -48,6 +76,9 @@ pub struct Lines<'a> {
     /// front; empty for valid LF or CRLF input.
     bad: Vec<(usize, bool)>,
     next_bad: usize,
+    /// `max_line_len()` when the lines were made; `has_long_lines`: some line is longer.
+    max_len: usize,
+    has_long_lines: bool,
 }
 
 impl<'a> Lines<'a> {
@@ -57,12 +88,20 @@ impl<'a> Lines<'a> {
 
     /// Lines of `data[pos..]`, numbered as if `no` lines came before.
     pub fn starting_at(data: &'a [u8], pos: usize, no: u64) -> Lines<'a> {
-        Lines { data, pos, no, bad: bad_positions(&data[pos..], pos), next_bad: 0 }
+        Lines::with_max_len(data, pos, no, max_line_len())
     }
 
-    /// True when some line of the input is not valid UTF-8 or holds a lone CR.
+    /// `starting_at` with an explicit line length limit.
+    pub fn with_max_len(data: &'a [u8], pos: usize, no: u64, max_len: usize) -> Lines<'a> {
+        let rest = &data[pos..];
+        // only an input longer than the limit can hold a long line (one memchr pass then)
+        let has_long_lines = rest.len() > max_len && longest_line(rest) > max_len;
+        Lines { data, pos, no, bad: bad_positions(rest, pos), next_bad: 0, max_len, has_long_lines }
+    }
+
+    /// True when some line of the input is not valid UTF-8, holds a lone CR or is too long.
     pub fn has_bad_lines(&self) -> bool {
-        !self.bad.is_empty()
+        !self.bad.is_empty() || self.has_long_lines
     }
 
     /// Byte offset where the next line starts.
@@ -100,10 +139,13 @@ impl<'a> Iterator for Lines<'a> {
             crate::runtime::check(); // a read asked to stop (Ctrl-C, memory) stops here
         }
         let mut bad = None;
+        if self.has_long_lines && text.len() > self.max_len {
+            bad = Some(Bad { col: 1, lone_cr: false, too_long: true });
+        }
         while self.next_bad < self.bad.len() && self.bad[self.next_bad].0 < end {
             let (b, lone_cr) = self.bad[self.next_bad];
             if b >= start && bad.is_none() {
-                bad = Some(Bad { col: (b - start + 1) as u64, lone_cr });
+                bad = Some(Bad { col: (b - start + 1) as u64, lone_cr, too_long: false });
             }
             self.next_bad += 1;
         }
@@ -121,6 +163,17 @@ fn find_newline(s: &[u8]) -> Option<usize> {
         return Some(p);
     }
     memchr(b'\n', &s[near..]).map(|p| p + near)
+}
+
+/// The length of the longest line of `data` (without its LF; a CR before it counts).
+fn longest_line(data: &[u8]) -> usize {
+    let mut longest = 0;
+    let mut start = 0;
+    for p in memchr::memchr_iter(b'\n', data) {
+        longest = longest.max(p - start);
+        start = p + 1;
+    }
+    longest.max(data.len() - start)
 }
 
 /// Positions (offset by `base`) of every byte where a UTF-8 decoding error starts, and of every
@@ -194,6 +247,22 @@ mod tests {
     fn reports_first_bad_byte_per_line() {
         let l: Vec<_> = Lines::new(b"ok\nab\xffc\xfe\nfine\n").map(|l| l.bad.map(|b| b.col)).collect();
         assert_eq!(l, vec![None, Some(3), None]);
+    }
+
+    /// A line over the limit is bad at column 1 (before its UTF-8 problems), shorter ones are
+    /// not; the limit is `i32::MAX` bytes in a read (`MAX_LINE_LEN`), small here.
+    #[test]
+    fn reports_lines_longer_than_the_limit() {
+        let bad = |d: &[u8], max: usize| {
+            Lines::with_max_len(d, 0, 0, max).map(|l| l.bad.map(|b| (b.col, b.too_long))).collect::<Vec<_>>()
+        };
+        assert_eq!(bad(b"12345\n123456\n\n12\xff456", 5), vec![None, Some((1, true)), None, Some((1, true))]);
+        assert_eq!(bad(b"12345\r\n", 5), vec![None], "a CR LF line end is not part of the line");
+        assert_eq!(bad(b"12345", 5), vec![None]);
+        assert!(Lines::with_max_len(b"123456", 0, 0, 5).has_bad_lines());
+        assert!(!Lines::with_max_len(b"12345\n12345", 0, 0, 5).has_bad_lines());
+        assert_eq!(MAX_LINE_LEN, i32::MAX as usize);
+        assert_eq!(Bad { col: 1, lone_cr: false, too_long: true }.message(), TOO_LONG);
     }
 
     #[test]

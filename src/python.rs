@@ -32,6 +32,11 @@ fn to_pyerr(py: Python<'_>, e: Error) -> PyErr {
     match e {
         // pyo3 maps io::ErrorKind to FileNotFoundError, PermissionError, … itself.
         Error::Io { path, source } => {
+            if source.raw_os_error().is_none() {
+                // no errno ("not a regular file", "changed while it was read"): an OSError
+                // whose text says it (with `filename` set, Python prints "[Errno None] None: path")
+                return pyo3::exceptions::PyOSError::new_err(format!("{path}: {source}"));
+            }
             let err = PyErr::from(std::io::Error::new(source.kind(), source.to_string()));
             let _ = err.value(py).setattr("filename", path);
             err
@@ -465,6 +470,14 @@ fn mapped_pages_lost() -> usize {
     crate::sigbus::zeroed_pages()
 }
 
+/// Lower the longest line a read accepts (default and maximum: 2^31-1 bytes, the most one
+/// Arrow text value holds); returns the previous limit. For tests, which prove the 2 GiB rule
+/// on small inputs; process-wide.
+#[pyfunction]
+fn _set_max_line_len(n: usize) -> usize {
+    crate::lines::set_max_line_len(n)
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(read_inputs, m)?)?;
@@ -476,6 +489,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(decode_body, m)?)?;
     m.add_function(wrap_pyfunction!(compact, m)?)?;
     m.add_function(wrap_pyfunction!(rearm_sigbus, m)?)?;
+    m.add_function(wrap_pyfunction!(_set_max_line_len, m)?)?;
     m.add("MAX_THREADS", runtime::MAX_THREADS)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

@@ -278,6 +278,7 @@ pub(crate) fn read_group(inputs: &[Input], sizes: &[Option<u64>], g: &Group, opt
     } else {
         let i = g.first;
         crate::runtime::check();
+        let mut stamped = None;
         let loaded = match sizes[i] {
             None => Err(not_regular(&inputs[i])),
             Some(size) if inputs[i].data.is_some() => Ok((inputs[i].data.clone().expect("checked"), size)),
@@ -285,15 +286,35 @@ pub(crate) fn read_group(inputs: &[Input], sizes: &[Option<u64>], g: &Group, opt
                 let mut v = Vec::new();
                 append_file(&inputs[i], &mut v, opts).map(|size| (Source::from_vec(v), size))
             }
-            Some(_) => Source::map(&inputs[i].path, !inputs[i].explicit).map(|s| {
+            Some(_) => Source::map_stamped(&inputs[i].path, !inputs[i].explicit).map(|(s, stamp)| {
                 let size = s.len() as u64;
+                stamped = stamp;
                 (s, size)
             }),
         };
         match loaded {
             Ok((source, size)) => {
                 let src = t.add_source(&source);
-                let chunks = file(&mut t, i, &inputs[i], Ok((source.bytes(), size, &source)), src, opts).inspect_err(|_| t.end_stream_on_error())?;
+                let parsed = file(&mut t, i, &inputs[i], Ok((source.bytes(), size, &source)), src, opts);
+                let changed = stamped.as_ref().and_then(|s| s.check().err());
+                let (mut chunks, changed) = match (parsed, changed) {
+                    // a strict parse that failed on a file written to meanwhile: that is the error
+                    (Err(Error::Parse(_)), Some(changed)) => {
+                        t.end_stream_on_error();
+                        return Err(Error::Io { path: inputs[i].shown.clone(), source: changed });
+                    }
+                    (parsed, changed) => (parsed.inspect_err(|_| t.end_stream_on_error())?, changed),
+                };
+                if let Some(changed) = changed {
+                    // the rows hold text of two versions of the file (maybe invalid UTF-8): they
+                    // go, and the file is reported as unreadable (this group holds it alone)
+                    if t.is_streaming() {
+                        return Err(Error::Io { path: inputs[i].shown.clone(), source: changed }); // rows already handed out
+                    }
+                    chunks.clear();
+                    t = opts.tables();
+                    file(&mut t, i, &inputs[i], Err(changed), crate::source::SourceRef::none(), opts)?;
+                }
                 if !chunks.is_empty() {
                     done.push(std::mem::replace(&mut t, opts.tables()).finish());
                     done.extend(chunks);
@@ -336,6 +357,8 @@ fn append_file(input: &Input, arena: &mut Vec<u8>, opts: &Options) -> std::io::R
                 if opts.parser_for(sniff(head)).is_some() {
                     let rest = meta.len().saturating_sub(head.len() as u64);
                     crate::source::read_rest(&mut f, arena, rest)?;
+                    // a write while we copied it could have torn it (half old, half new)
+                    crate::source::Stamp::new(f, &meta).check()?;
                     return Ok((arena.len() - start) as u64);
                 }
                 return Ok(f.metadata()?.len().max(head.len() as u64));

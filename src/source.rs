@@ -64,11 +64,67 @@ pub fn read_rest(file: &mut File, buf: &mut Vec<u8>, expect: u64) -> std::io::Re
     }
 }
 
+/// What a file looked like when it was opened (size, modification and change times), with the
+/// open file, to tell afterwards whether something wrote to it while we read it: a mapped
+/// file rewritten under its map (XLA re-dumping into the same directory) changes the text of
+/// rows already made, and can put invalid UTF-8 into them after the UTF-8 check.
+pub struct Stamp {
+    file: File,
+    len: u64,
+    times: (Option<std::time::SystemTime>, i64, i64),
+}
+
+fn change_times(m: &std::fs::Metadata) -> (Option<std::time::SystemTime>, i64, i64) {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        (m.modified().ok(), m.ctime(), m.ctime_nsec())
+    }
+    #[cfg(not(unix))]
+    {
+        (m.modified().ok(), 0, 0)
+    }
+}
+
+impl Stamp {
+    pub fn new(file: File, meta: &std::fs::Metadata) -> Stamp {
+        Stamp { file, len: meta.len(), times: change_times(meta) }
+    }
+
+    /// `Err` ("the file changed while it was read …") if the open file's size or times differ
+    /// from when it was opened.
+    pub fn check(&self) -> std::io::Result<()> {
+        let now = self.file.metadata()?;
+        let what = if now.len() != self.len {
+            format!("its size went from {} to {} bytes", self.len, now.len())
+        } else if change_times(&now) != self.times {
+            "it was written to".to_string()
+        } else {
+            return Ok(());
+        };
+        Err(std::io::Error::other(format!(
+            "the file changed while it was read ({what}): its rows are dropped; read it again once \
+             the program writing it is done"
+        )))
+    }
+}
+
 impl Source {
+    /// `map`, and the file's `Stamp` (to check after parsing that nothing wrote to it).
+    pub fn map_stamped(path: &Path, nofollow: bool) -> std::io::Result<(Source, Option<Stamp>)> {
+        let (file, meta) = open_regular(path, nofollow)?;
+        let stamp = Stamp::new(file.try_clone()?, &meta);
+        Ok((Source::map_open(file, meta, path)?, Some(stamp)))
+    }
+
     /// Memory-map `path` (a zero-length file becomes an empty buffer: it cannot be mapped),
     /// opened with `open_regular`.
     pub fn map(path: &Path, nofollow: bool) -> std::io::Result<Source> {
-        let (mut file, meta) = open_regular(path, nofollow)?;
+        let (file, meta) = open_regular(path, nofollow)?;
+        Source::map_open(file, meta, path)
+    }
+
+    fn map_open(mut file: File, meta: std::fs::Metadata, path: &Path) -> std::io::Result<Source> {
         let len = meta.len();
         if len == 0 {
             return Ok(Source::from_vec(Vec::new()));

@@ -139,8 +139,8 @@ def test_missing_path() -> None:
     assert p.stdout == ""
     assert p.stderr.startswith("hlodump: ") and "No such file or directory" in p.stderr
     assert "/no/such/dump/dir" in p.stderr and "Traceback" not in p.stderr
-    p = run("query", "/no/such/glob*/x", "select 1")  # a glob that matches nothing: no inputs
-    assert p.returncode == 0, p.stderr
+    p = run("query", "/no/such/glob*/x", "select 1")  # a glob that matches nothing: an error (issue 29)
+    assert p.returncode == 2 and "No file matches this glob" in p.stderr, p.stderr
 
 
 def test_parse_error_and_keep_going(tmp_path: Any) -> None:
@@ -163,7 +163,7 @@ def test_parse_error_and_keep_going(tmp_path: Any) -> None:
 
 def test_sql_error_and_usage_errors(tmp_path: Any) -> None:
     p = run("query", CF10, "select * from no_such_table")
-    assert p.returncode == 1
+    assert p.returncode == 2  # a user mistake (issue 30)
     assert p.stderr.startswith("hlodump: SQL error:") and "Traceback" not in p.stderr
     p = run("query", CF10, "select 1", "--format", "parquet")  # parquet needs -o
     assert p.returncode == 2 and "-o FILE" in p.stderr

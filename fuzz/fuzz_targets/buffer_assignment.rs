@@ -2,5 +2,5 @@
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    hlodump_fuzz::check(hlodump::buffer_assignment::parse, data);
+    hlodump_fuzz::check_mutations(hlodump::buffer_assignment::parse, data); // also cut at a line end, and twice
 });

@@ -3,7 +3,10 @@
 * SQL runs in a DuckDB connection with external access off (``enable_external_access=false``,
   extensions neither installed nor loaded, configuration locked): it sees the dump's tables and
   nothing else — no ``read_csv('/etc/passwd')``, no ``COPY … TO``, no ``ATTACH`` (which would
-  create files), no ``INSTALL``/``LOAD``, and ``SET`` cannot turn it back on.
+  create files), no ``INSTALL``/``LOAD``, no temporary files (``temp_directory`` empty: DuckDB
+  would otherwise spill to ``$CWD/.tmp/``), and ``SET`` cannot turn it back on. Its memory is
+  limited (``--memory-limit``, default half the machine's RAM): a query that needs more fails
+  with a DuckDB "Out of Memory" error instead of the process being killed.
   ``--allow-file-access`` gives DuckDB's defaults back (for queries that join other files).
 * Text printed to a terminal has its control characters escaped (``\\x1b`` instead of ESC):
   a dump's strings cannot move the cursor, retitle the window or hide lines.
@@ -12,6 +15,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import re
 from typing import IO, Any
 
@@ -23,11 +27,28 @@ LOCKED_CONFIG = {
     "autoinstall_known_extensions": False,
     "autoload_known_extensions": False,
     "allow_community_extensions": False,
+    "temp_directory": "",  # no spilling: nothing read or written under $CWD/.tmp/
     "lock_configuration": True,
 }
 
 
+def default_memory_limit() -> str:
+    """Half the machine's physical memory, as DuckDB's ``memory_limit`` text (``"12000MB"``)."""
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):  # not POSIX: DuckDB's own default (80 %)
+        return ""
+    return f"{max(total // 2 // 1_000_000, 64)}MB"
+
+
 def add_query_arguments(sp: argparse.ArgumentParser) -> None:
+    sp.add_argument(
+        "--memory-limit",
+        default=None,
+        metavar="SIZE",
+        help="most memory the SQL may use, e.g. 4GB or 500MB (default: half the machine's RAM); a query "
+        "that needs more fails with an error",
+    )
     sp.add_argument(
         "--allow-file-access",
         action="store_true",
@@ -36,11 +57,20 @@ def add_query_arguments(sp: argparse.ArgumentParser) -> None:
     )
 
 
-def connect(allow_file_access: bool = False) -> Any:
-    """A DuckDB connection for ``hlodump query``: locked down unless ``allow_file_access``."""
+def connect(allow_file_access: bool = False, memory_limit: "str | None" = None) -> Any:
+    """A DuckDB connection for ``hlodump query``: locked down unless ``allow_file_access``;
+    at most ``memory_limit`` of memory (default ``default_memory_limit()``). A limit DuckDB
+    does not understand raises ``ValueError``."""
     import duckdb
 
-    return duckdb.connect() if allow_file_access else duckdb.connect(config=dict(LOCKED_CONFIG))
+    config: dict[str, Any] = {} if allow_file_access else dict(LOCKED_CONFIG)
+    limit = memory_limit if memory_limit is not None else default_memory_limit()
+    if limit:
+        config["memory_limit"] = limit
+    try:
+        return duckdb.connect(config=config)
+    except duckdb.Error as e:
+        raise ValueError(f"--memory-limit {limit!r}: {e}") from None
 
 
 # C0 controls but newline and tab, DEL, C1 controls, and the bidirectional-text overrides that

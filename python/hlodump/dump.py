@@ -219,14 +219,18 @@ class Dump(Mapping[str, pa.Table]):
         ``Categorical`` (``pl.col(c).cast(pl.String)`` for plain strings). (``pl.from_arrow(d.instructions)`` copies
         twice — the large_string cast, then Polars' conversion —, ``pl.from_arrow(
         d.views.instructions)`` not at all.)"""
-        import polars as pl
+        from ._extras import require
+
+        pl = require("polars", "Dump.to_polars()")
 
         return {name: pl.from_arrow(t) for name, t in self._tables.items()}  # type: ignore[misc]
 
     def to_duckdb(self, con: "duckdb.DuckDBPyConnection | None" = None) -> "duckdb.DuckDBPyConnection":
         """Register every table as a DuckDB view named after it; return the connection. DuckDB
         scans the zero-copy ``string_view`` tables (``d.views``)."""
-        import duckdb
+        from ._extras import require
+
+        duckdb = require("duckdb", "Dump.to_duckdb()")
 
         con = duckdb.connect() if con is None else con
         for name, t in self._tables.items():
@@ -234,11 +238,17 @@ class Dump(Mapping[str, pa.Table]):
         return con
 
     def write_parquet(self, out_dir: str | os.PathLike[str], compression: str = "zstd",
-                      storage_options: "Mapping[str, Any] | None" = None) -> list[str]:
+                      storage_options: "Mapping[str, Any] | None" = None, overwrite: bool = False) -> list[str]:
         """Write one Parquet file per table into ``out_dir`` (created); return the paths. The
         writer encodes the zero-copy ``string_view`` tables directly (no large_string copy).
         ``out_dir`` may be an object-store or fsspec URL (``s3://bucket/prefix`` …; see
-        ``hlodump.stores``), written with ``storage_options``."""
+        ``hlodump.stores``), written with ``storage_options``.
+
+        Locally the write is all or nothing: every table is first written into a fresh hidden
+        directory inside ``out_dir``, then renamed into place, so a failure (disk full, a kill)
+        leaves no ``<table>.parquet`` half written, and none from an earlier run mixed with new
+        ones. An existing ``<table>.parquet`` (a file or a symlink: never followed) raises
+        ``FileExistsError`` unless ``overwrite=True``, which replaces the entry itself."""
         import pyarrow.parquet as pq
 
         from . import stores
@@ -252,13 +262,7 @@ class Dump(Mapping[str, pa.Table]):
                 stores.put_bytes(url, sink.getvalue(), storage_options)
                 paths.append(url)
             return paths
-        os.makedirs(out_dir, exist_ok=True)
-        paths = []
-        for name, t in self._tables.items():
-            p = os.path.join(os.fspath(out_dir), f"{name}.parquet")
-            pq.write_table(t, p, compression=compression)
-            paths.append(p)
-        return paths
+        return _write_parquet_atomic(self._tables, os.fspath(out_dir), compression, overwrite)
 
     def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:  # pragma: no cover
         raise TypeError("a Dump holds several tables: pick one, e.g. dump.views['allocations'] "
@@ -282,3 +286,30 @@ class Dump(Mapping[str, pa.Table]):
                     t = t.select([c for c in t.schema.names if c in columns[n]])
             out[n] = t
         return Dump(out, string_view)
+
+
+def _write_parquet_atomic(tables: Mapping[str, pa.Table], out_dir: str, compression: str, overwrite: bool) -> list[str]:
+    """``Dump.write_parquet`` to a local directory: staged in ``out_dir/.hlodump-*``, renamed."""
+    import shutil
+    import tempfile
+
+    import pyarrow.parquet as pq
+
+    os.makedirs(out_dir, exist_ok=True)
+    final = {name: os.path.join(out_dir, f"{name}.parquet") for name in tables}
+    existing = [p for p in final.values() if os.path.lexists(p)]
+    if existing and not overwrite:
+        raise FileExistsError(17, f"{len(existing)} table file(s) exist already, e.g. {existing[0]}: "
+                                  "nothing written (overwrite=True, or hlodump convert --overwrite, "
+                                  "replaces them)", existing[0])
+    stage = tempfile.mkdtemp(prefix=".hlodump-", dir=out_dir)  # 0700, a name nobody else has
+    try:
+        for name, t in tables.items():
+            pq.write_table(t, os.path.join(stage, f"{name}.parquet"), compression=compression)
+        for name, p in final.items():
+            os.replace(os.path.join(stage, f"{name}.parquet"), p)  # replaces a link, never its target
+        os.rmdir(stage)
+    except BaseException:
+        shutil.rmtree(stage, ignore_errors=True)
+        raise
+    return list(final.values())

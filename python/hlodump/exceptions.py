@@ -34,9 +34,14 @@ class ParseError(HlodumpError, ValueError):
         super().__init__(path, line, column, message, text)
 
     def __str__(self) -> str:
+        # escaped: the file's bytes (ESC, OSC …) must not drive the terminal of an uncaught
+        # traceback (attributes keep the text as it is)
+        from .cli_safety import escape_controls
+
         snippet = self.text if len(self.text) <= 200 else self.text[:200] + "…"
-        where = f"{self.path}:{self.line}:{self.column}"
-        return f"{where}: {self.message}" + (f"\n    {snippet}" if snippet else "")
+        snippet = escape_controls(snippet, keep_newlines=False)
+        where = escape_controls(f"{self.path}:{self.line}:{self.column}", keep_newlines=False)
+        return f"{where}: {escape_controls(self.message, keep_newlines=False)}" + (f"\n    {snippet}" if snippet else "")
 
     def __reduce__(self):  # keep pickling (multiprocessing) working with our __init__
         return (type(self), (self.path, self.line, self.column, self.message, self.text))

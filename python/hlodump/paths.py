@@ -6,7 +6,8 @@ walking rules below hold for both.
 
 from __future__ import annotations
 
-import glob
+import fnmatch
+import functools
 import heapq
 import os
 import re
@@ -17,7 +18,7 @@ from .exceptions import HlodumpError
 
 PathLike = Union[str, "os.PathLike[str]"]
 
-__all__ = ["expand", "expand_with_dumps", "dump_roots", "escape_name", "unescape_name", "WalkLimitError", "MAX_FILES"]
+__all__ = ["expand", "expand_with_dumps", "check_input", "NothingToReadError", "dump_roots", "escape_name", "unescape_name", "WalkLimitError", "MAX_FILES"]
 
 #: (path to open, path to show, named explicitly, error): ``error`` is the ``files.error`` text
 #: of an entry that is not to be read (None: read it).
@@ -91,17 +92,29 @@ def expand_with_dumps(
     """
     if isinstance(max_files, bool) or not isinstance(max_files, int) or max_files < 1:
         raise ValueError(f"max_files must be a positive integer (got {max_files!r})")
+    check_input(path)
     items = list(path) if isinstance(path, (list, tuple)) else [path]
     prefix_dirs = isinstance(path, (list, tuple))
     out: list[Input] = []
     dumps: list[str] = []
     named_files: list[int] = []
-    for p in items:
+    seen_items: dict[tuple[int, int], str] = {}
+    origin: list[int] = []  # the item each entry of `out` comes from
+    for k, p in enumerate(items):
+        same = _same_item(p, seen_items) if len(items) > 1 else None
+        if same is not None:  # `D D`, `[f, f]`, `D D/../D`: read once, one row says so
+            origin.append(k)
+            out.append(same)
+            dumps.append(same[1])
+            continue
         got, ds = _expand_one(p, prefix_dirs, follow_links, max_files)
         if len(got) == 1 and got[0][2]:
             named_files.append(len(out))
+        origin.extend([k] * len(got))
         out.extend(got)
         dumps.extend(ds)
+    if len(items) > 1:
+        _mark_files_read_twice(out, origin)
     # several named module files of one directory: one dump, that directory
     by_dir: dict[str, list[int]] = {}
     for i in named_files:
@@ -113,7 +126,70 @@ def expand_with_dumps(
             for i in idxs:
                 d = os.path.dirname(out[i][1].replace(os.sep, "/"))
                 dumps[i] = d or "."
-    return out, dumps
+    # one dump, one name: `D`, `D/` and `D/../D` (as written: `..` is resolved lexically)
+    return out, [_normal_dump(d) for d in dumps]
+
+
+def _normal_dump(d: str) -> str:
+    n = os.path.normpath(d).replace(os.sep, "/")
+    return "/" if n.startswith("//") and n.strip("/") == "" else n
+
+
+def _same_item(p: Any, seen: dict[tuple[int, int], str]) -> Optional[Input]:
+    """An error row for item ``p`` of a list if an earlier item was the same file or directory
+    (same device and inode), else None (and ``p`` is remembered)."""
+    q = os.fsdecode(os.fspath(p))
+    try:
+        st = os.stat(q)
+    except (OSError, ValueError):
+        return None
+    key = (st.st_dev, st.st_ino)
+    if key not in seen:
+        seen[key] = q
+        return None
+    first = seen[key]
+    kind = "directory" if stat.S_ISDIR(st.st_mode) else "file"
+    return _input(q, _root_name(q), False, f"OSError: same {kind} as {escape_name(first)[0]} (named twice); read once")
+
+
+def _mark_files_read_twice(out: list[Input], origin: list[int]) -> None:
+    """Entries of a list that reach a file an entry of an earlier item reads (a directory and a
+    file inside it, overlapping globs): each becomes an error row naming the first. (Hard links
+    inside one directory stay separate entries, as in a walk.)"""
+    first: dict[tuple[int, int], int] = {}
+    for i, (full, shown, explicit, err) in enumerate(out):
+        if err is not None:
+            continue
+        try:
+            st = os.stat(full)
+        except (OSError, ValueError):
+            continue
+        if not stat.S_ISREG(st.st_mode):
+            continue
+        key = (st.st_dev, st.st_ino)
+        j = first.setdefault(key, i)
+        if origin[j] != origin[i]:
+            out[i] = (full, shown, False, f"OSError: same file as {out[j][1]} (reached twice); read once")
+
+
+class NothingToReadError(HlodumpError, ValueError):
+    """``read_arrow`` was given nothing to read: an empty list, dict or path."""
+
+
+def check_input(path: Any) -> None:
+    """``NothingToReadError`` for an empty input (``[]``, ``{}``, ``""``), ``TypeError`` for
+    ``None``: clear errors instead of an empty dump or a ``TypeError`` from deep inside."""
+    if path is None:
+        raise TypeError("read_arrow(path): path is None; pass a dump file, a directory, a glob, a URL, "
+                        "a list of these, or {name: bytes}")
+    empty = (isinstance(path, (list, tuple, dict)) or hasattr(path, "keys")) and len(path) == 0
+    if empty or (isinstance(path, (str, bytes)) and not path):
+        raise NothingToReadError(f"nothing to read: the input is {path!r}; pass a dump file, a directory, "
+                                 "a glob, a URL, a list of these, or {name: bytes}")
+    if isinstance(path, (list, tuple)):
+        for p in path:
+            if p is None or (isinstance(p, str) and not p):
+                raise NothingToReadError(f"nothing to read in item {p!r} of {path!r}")
 
 
 def escape_name(name: str) -> tuple[str, Optional[str]]:
@@ -167,14 +243,17 @@ def _expand_one(
     if not os.path.lexists(p) and any(c in p for c in "*?["):
         out: list[Input] = []
         dumps: list[str] = []
-        for m in sorted(glob.glob(p, recursive=True)):
-            if os.path.isdir(m):
-                got = _walk(m, _shown_prefix(m), follow_links, max_files)
+        matches = _glob(p, follow_links, max_files)
+        if not matches:  # never an empty read in silence (the CLI's --keep-going warns instead)
+            raise FileNotFoundError(2, "No file matches this glob", p)
+        for m, full, err, is_dir in matches:
+            if is_dir and err is None:
+                got = _walk(full, _shown_prefix(m), follow_links, max_files)
                 out.extend(got)
                 dumps.extend(_walk_dumps(got, _root_name(m), len(_shown_prefix(m))))
             else:
                 # readers open walked entries with O_NOFOLLOW: give them the link's target
-                out.append(_input(os.path.realpath(m) if os.path.islink(m) else m, m, False))
+                out.append(_input(os.path.realpath(full) if os.path.islink(full) else full, m, False, err))
                 mm = out[-1][1]
                 dumps.append((os.path.dirname(mm) or ".") if _MODULE_ENTRY.match(os.path.basename(mm)) else mm)
         return out, dumps
@@ -182,6 +261,73 @@ def _expand_one(
         raise FileNotFoundError(2, "No such file or directory", p)
     one = _input(p, p, True)
     return [one], [one[1].replace(os.sep, "/")]
+
+
+def _has_magic(part: str) -> bool:
+    return any(c in part for c in "*?[")
+
+
+def _glob(pattern: str, follow_links: bool, max_files: int) -> list[tuple[str, str, Optional[str], bool]]:
+    """(path as matched, path to open, error, is a directory) of what ``pattern`` matches (``glob.glob(pattern, recursive=True)`` semantics: ``**``
+    any number of directories, names starting with ``.`` only by a pattern that does), sorted.
+
+    Not ``glob.glob``: it follows every symlink to a directory, so two ``x -> .`` links made it
+    enumerate for ever. Here the directory the pattern starts from (its leading components
+    without ``*?[``) is walked once with the rules of a directory walk (``_Walk``: each
+    directory once, links inside it only unless ``follow_links``, ``max_files`` entries at most)
+    and its entries are matched against the rest of the pattern.
+    """
+    parts = pattern.replace(os.sep, "/").split("/")
+    k = next(i for i, part in enumerate(parts) if _has_magic(part))
+    base = "/".join(parts[:k]) if k else ""
+    if k == 1 and parts[0] == "":
+        base = "/"
+    rest = [q for q in parts[k:] if q != ""]
+    top = base or "."
+    if not rest or not os.path.isdir(top):
+        return []
+    if _glob_match(tuple(rest), ()):  # `dir/**` matches dir itself: everything under it
+        return [(base.rstrip("/") or top, top, None, True)]
+    w = _Walk(top, follow_links, max_files)
+    try:
+        st = os.stat(top)
+        key: Optional[tuple[int, int]] = (st.st_dev, st.st_ino)
+        w.seen[key] = ""
+    except OSError:
+        key = None
+    w.tree(top, "", key)
+    while w.links:
+        rel, full = heapq.heappop(w.links)
+        w.link(rel, full)
+    # every entry met: the files (and error rows) found, and the directories walked
+    entries: dict[str, tuple[str, Optional[str], bool]] = {}  # rel -> (full path, error, is a dir)
+    for r, full, err in w.found:
+        entries[r.replace(os.sep, "/")] = (full, err, False)
+    for r in w.dirs:
+        entries[r] = (os.path.join(top, r), None, True)
+    prefix = "" if not base else (base if base.endswith("/") else base + "/")
+    hits = [r for r in entries if _glob_match(tuple(rest), tuple(r.split("/")))]
+    # a directory matched is walked by the caller: nothing under it is listed on its own
+    hit_dirs = {r for r in hits if entries[r][2]}
+    keep = [r for r in hits if not any(r.startswith(d + "/") for d in hit_dirs)]
+    return sorted((prefix + r, *entries[r]) for r in keep)
+
+
+@functools.lru_cache(maxsize=4096)
+def _glob_match(pat: tuple[str, ...], parts: tuple[str, ...]) -> bool:
+    """Whether path components ``parts`` match pattern components ``pat`` (see ``_glob``)."""
+    if not pat:
+        return not parts
+    head = pat[0]
+    if head == "**":
+        if _glob_match(pat[1:], parts):
+            return True
+        return bool(parts) and not parts[0].startswith(".") and _glob_match(pat, parts[1:])
+    if not parts:
+        return False
+    if parts[0].startswith(".") and not head.startswith("."):
+        return False
+    return fnmatch.fnmatchcase(parts[0], head) and _glob_match(pat[1:], parts[1:])
 
 
 def _walk_dumps(found: list[Input], root: str, strip: int) -> list[str]:
@@ -243,6 +389,7 @@ class _Walk:
         self.found: list[tuple[str, str, Optional[str]]] = []  # (relative path, full path, error)
         self.seen: dict[tuple[int, int], str] = {}  # (device, inode) -> relative path read as
         self.links: list[tuple[str, str]] = []  # heap of symlinks met: (relative path, full path)
+        self.dirs: set[str] = set()  # relative paths of the directories walked (for globs)
 
     def count(self) -> None:
         self.entries += 1
@@ -286,6 +433,7 @@ class _Walk:
                             self.found.append((er, e.path, f"OSError: same directory as {self.seen[k] or '.'}"))
                             continue
                         self.seen[k] = er
+                        self.dirs.add(er)
                         stack.append((e.path, er + "/", s.st_dev))
                         continue
                     # d_ino from the directory listing, no stat per file; same device as d
@@ -316,6 +464,7 @@ class _Walk:
             return
         self.seen[k] = rel
         if stat.S_ISDIR(s.st_mode):
+            self.dirs.add(rel)
             self.tree(target, rel + "/", k)
         else:
             self.found.append((rel, target, None))  # opened by its resolved path

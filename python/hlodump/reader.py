@@ -159,6 +159,10 @@ def read_plan(plan: Any, tables: Optional[list[str]], *, on_error: str = "raise"
     finally:
         if bar is not None:
             bar.close()
+    from . import completeness
+
+    raw = dict(raw)
+    completeness.apply(raw, on_error, tables)  # files cut short (FORMATS.md §2.10): errors too
     out = {}
     for name, t in raw.items():
         if string_view is False:

@@ -65,6 +65,7 @@ def scan(
         raise ValueError("on_error must be 'raise' or 'collect'")
     if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
         raise ValueError(f"batch_size must be a positive integer (got {batch_size!r})")
+    batch_size = min(batch_size, 2**62)  # "no limit": the core takes a 64-bit size (2**63 overflowed)
     names = SCHEMAS[table].names
     if columns is not None:
         if isinstance(columns, str):
@@ -201,7 +202,9 @@ class Scan:
     def to_polars(self) -> Any:
         """A ``polars.LazyFrame`` (Polars IO plugin): projection, ``n_rows`` (stops the read
         early) and predicates (applied to each batch) are pushed into the scan."""
-        import polars as pl
+        from ._extras import require
+
+        pl = require("polars", "Scan.to_polars()")
         from polars.io.plugins import register_io_source
 
         def source(

@@ -21,7 +21,8 @@ General conventions (apply to every table unless a column says otherwise)
   ``read_arrow(..., string_view=True)``). ``read_arrow``'s default hands each table to pyarrow
   with every text column cast to ``large_string`` (on first access), as
   ``read_arrow(..., string_view=False)`` does when reading. Columns built by us (paths, kinds,
-  messages) are ``string`` in ``files``/``errors`` and are cast the same way.
+  messages) are ``large_string`` in ``files``/``errors`` (64-bit offsets: error rows quote their
+  lines, at most 64 KiB of each, and many of them passed 2 GiB).
 * Text columns with few distinct values per file (opcodes, shapes, shape indices, source files
   and functions, op names, kinds, memory spaces …: the columns typed ``D``) are
   dictionary-encoded as read: ``dictionary<int32, large_string>``, int32 keys (null rows null)
@@ -48,7 +49,7 @@ import pyarrow as pa
 __all__ = ["SCHEMAS", "TABLE_NAMES", "schema", "empty_table", "to_large_string_schema"]
 
 S = pa.string_view()  # text from the mapped file (zero-copy)
-T = pa.string()  # text we make ourselves (paths, kinds, messages)
+T = pa.large_string()  # text we make ourselves (paths, kinds, messages): 64-bit offsets
 # text with few distinct values (opcodes, shapes, kinds …), dictionary-encoded: int32 keys into
 # a dictionary of the batch's distinct strings (copies: large_string, owned by the batch)
 D = pa.dictionary(pa.int32(), pa.large_string())

@@ -60,6 +60,17 @@ OBSTORE_SCHEMES = frozenset({"s3", "s3a", "gs", "gcs", "az", "azure", "abfs", "a
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]*)://")
 _CHAINED = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*::")
 _GLOB = re.compile(r"[*?\[]")
+# the user-info part of a URL (``s3://KEY:SECRET@bucket/…``, ``ftp://user:pw@host/…``)
+_USERINFO = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]*://)([^/@\s]*)@")
+
+
+def redact(text: str) -> str:
+    """``text`` without the credentials of the URLs in it: ``s3://KEY:SECRET@bucket/k`` →
+    ``s3://bucket/k`` (what we keep in ``files.path``/``files.dump`` and print in errors)."""
+    return _URL_USERINFO_ANYWHERE.sub(r"\1", text)
+
+
+_URL_USERINFO_ANYWHERE = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*://)[^/@\s'\"]*@")
 
 #: Objects at least this large are fetched as concurrent ranges (then joined: one copy).
 RANGE_THRESHOLD = 64 << 20
@@ -140,8 +151,27 @@ def _short(e: BaseException) -> str:
     return first if len(first) <= 300 else first[:300] + "…"
 
 
+def _redacted(e: BaseException) -> BaseException:
+    """``e`` with the credentials of URLs removed from its text (and ``filename``)."""
+    if isinstance(e, OSError):
+        if isinstance(e.filename, str):
+            e.filename = redact(e.filename)
+        if isinstance(e.strerror, str):
+            e.strerror = redact(e.strerror)
+    e.args = tuple(redact(a) if isinstance(a, str) else a for a in e.args)
+    return e
+
+
+def _reraise_interrupts(e: BaseException) -> None:
+    """Let Ctrl-C and exits through; everything else (obstore's ``PanicException``, a
+    ``BaseException``, included) becomes a ``StoreError`` by ``_error``."""
+    if isinstance(e, (KeyboardInterrupt, SystemExit, GeneratorExit)):
+        raise e
+
+
 def _error(e: BaseException, url: str, action: str) -> BaseException:
     """``e`` (from obstore or fsspec) as the exception hlodump raises for ``url``."""
+    url = redact(url)
     if isinstance(e, (KeyboardInterrupt, MemoryError, StoreError)):
         return e
     name = type(e).__name__
@@ -155,7 +185,7 @@ def _error(e: BaseException, url: str, action: str) -> BaseException:
         return PermissionError(13, f"access denied ({short})", url)
     if name == "UnknownConfigurationKeyError":
         return StoreError(f"{url}: unknown storage option ({short})")
-    return StoreError(f"{url}: cannot {action}: {short}")
+    return StoreError(f"{url}: cannot {action}: {redact(short)}")
 
 
 def _row_error(e: BaseException) -> str:
@@ -178,6 +208,27 @@ _S3FS_KEYS = {"key": "aws_access_key_id", "secret": "aws_secret_access_key", "to
               "endpoint_url": "aws_endpoint", "region_name": "aws_region"}
 
 
+def _check_option(key: str, value: Any) -> None:
+    """Refuse values obstore (object_store) would panic on instead of reporting: an endpoint
+    that is not an http(s) URL, a region that is not a region name."""
+    lk = key.lower()
+    if not isinstance(value, str):
+        return
+    if "endpoint" in lk:
+        from urllib.parse import urlsplit
+
+        try:
+            u = urlsplit(value)
+            ok = u.scheme in ("http", "https") and bool(u.hostname)
+            u.port  # noqa: B018 - raises ValueError for a port that is not a number
+        except ValueError:
+            ok = False
+        if not ok or any(c.isspace() or ord(c) < 0x20 or ord(c) == 0x7f for c in value):
+            raise StoreError(f"storage option {key}={value!r} is not an http(s) URL (e.g. http://127.0.0.1:9000)")
+    if lk.endswith("region") and not re.fullmatch(r"[A-Za-z0-9_\-]*", value):
+        raise StoreError(f"storage option {key}={value!r} is not a region name (e.g. us-east-1)")
+
+
 def _obstore_options(scheme: str, storage_options: Optional[Mapping[str, Any]]) -> tuple[dict, dict, Any]:
     """(config, client_options, retry_config) for obstore from ``storage_options``."""
     config: dict[str, Any] = {}
@@ -185,6 +236,12 @@ def _obstore_options(scheme: str, storage_options: Optional[Mapping[str, Any]]) 
     retry = None
     for k, v in dict(storage_options or {}).items():
         lk = k.lower()
+        _check_option(k, v)
+        # `aws_allow_http`, `google_timeout` …: client options with a store prefix (object_store
+        # panicked on them as store config: "Expected config prefix to start with aws_")
+        unprefixed = lk.split("_", 1)[1] if lk.startswith(("aws_", "google_", "azure_")) else lk
+        if unprefixed != lk and unprefixed in _CLIENT_KEYS:
+            lk = unprefixed
         if lk == "retry_config":
             retry = v
         elif lk == "client_options" and isinstance(v, Mapping):
@@ -222,8 +279,8 @@ def _need(module: str, url: str) -> Any:
     try:
         return importlib.import_module(module)
     except ImportError:
-        raise StoreError(f"{url}: reading this URL needs the {module.split('.')[0]} package: "
-                         "pip install 'hlodump[cloud]'") from None
+        raise StoreError(f"{redact(url)}: reading this URL needs the {module.split('.')[0]} package: "
+                         "pip install \"hlodump[cloud]\"") from None
 
 
 class Backend:
@@ -270,7 +327,8 @@ class ObstoreBackend(Backend):
                 try:
                     self._store = store_mod.from_url(self.root + "/", config=config or None,
                                                      client_options=client or None, retry_config=retry)
-                except Exception as e:
+                except BaseException as e:  # PanicException is a BaseException
+                    _reraise_interrupts(e)
                     raise _error(e, self.root, "configure the store") from None
             return self._store
 
@@ -284,7 +342,8 @@ class ObstoreBackend(Backend):
         try:
             for batch in obstore.list(self.store, prefix.strip("/") or None, chunk_size=1000):
                 out.extend((m["path"], int(m["size"])) for m in batch)
-        except Exception as e:
+        except BaseException as e:
+            _reraise_interrupts(e)
             raise _error(e, self.url(prefix), "list") from None
         return out
 
@@ -295,7 +354,8 @@ class ObstoreBackend(Backend):
             return None
         try:
             return int(obstore.head(self.store, key)["size"])
-        except Exception as e:
+        except BaseException as e:
+            _reraise_interrupts(e)
             err = _error(e, self.url(key), "read")
             if isinstance(err, FileNotFoundError) and "bucket" not in str(err):
                 return None
@@ -319,7 +379,8 @@ class ObstoreBackend(Backend):
 
         try:
             obstore.put(self.store, key, memoryview(data).cast("B"))  # no copy (pyarrow Buffers included)
-        except Exception as e:
+        except BaseException as e:
+            _reraise_interrupts(e)
             raise _error(e, self.url(key), "write") from None
 
 
@@ -379,8 +440,21 @@ def backend_for(url: str, storage_options: Optional[Mapping[str, Any]] = None) -
     if scheme in OBSTORE_SCHEMES:
         rest = url[m.end():] if m else url
         bucket, _, key = rest.partition("/")
+        userinfo, at, host = bucket.rpartition("@")
+        if at:  # credentials in the URL: used (S3 key:secret), never kept in the bucket name
+            bucket = host
+            user, colon, secret = userinfo.partition(":")
+            if scheme in ("s3", "s3a") and colon:
+                from urllib.parse import unquote
+
+                opts = dict(storage_options or {})
+                opts.setdefault("aws_access_key_id", unquote(user))
+                opts.setdefault("aws_secret_access_key", unquote(secret))
+                storage_options = opts
         if not bucket:
-            raise StoreError(f"{url}: no bucket in the URL")
+            raise StoreError(f"{redact(url)}: no bucket in the URL")
+        if not re.fullmatch(r"[A-Za-z0-9._\-]+", bucket):
+            raise StoreError(f"{redact(url)}: {bucket!r} is not a bucket or container name")
         return ObstoreBackend(scheme, bucket, storage_options), key
     b = FsspecBackend(url, storage_options)
     key = b.fs._strip_protocol(url)
@@ -505,8 +579,9 @@ def _fetch(plan: Plan, jobs: list[int], progress: Optional[bool]) -> dict[int, A
         r: Remote = plan.origins[i]  # type: ignore[assignment]
         try:
             got: Any = r.backend.get_sync(r.key, r.size)  # type: ignore[attr-defined]
-        except Exception as e:  # noqa: BLE001 - reported per object
-            got = e
+        except BaseException as e:  # noqa: BLE001 - reported per object (a PanicException too)
+            _reraise_interrupts(e)
+            got = e if isinstance(e, Exception) else StoreError(f"{redact(r.backend.url(r.key))}: cannot read: {_short(e)}")
         with lock:
             tick(1, r.size)
         return i, got
@@ -530,6 +605,9 @@ def plan(path: Any, follow_links: bool = False, max_files: int = MAX_FILES,
     expanded by ``hlodump.paths``, with the same rules)."""
     if isinstance(max_files, bool) or not isinstance(max_files, int) or max_files < 1:
         raise ValueError(f"max_files must be a positive integer (got {max_files!r})")
+    from .paths import check_input
+
+    check_input(path)
     items, prefix_dirs = _items(path)
     out = Plan()
     named: list[tuple[int, Any]] = []  # (index, directory key) of inputs named one by one
@@ -543,7 +621,14 @@ def plan(path: Any, follow_links: bool = False, max_files: int = MAX_FILES,
             out.add(inp, inp[1], buf)
             named.append((start, ("mem", posixpath.dirname(inp[1]))))
         elif is_url(it) and not os.path.lexists(it):
-            _expand_url(it, prefix_dirs, max_files, storage_options, out)
+            try:
+                _expand_url(it, prefix_dirs, max_files, storage_options, out)
+            except (OSError, HlodumpError, ValueError) as e:
+                raise _redacted(e) from None
+            for i in range(start, len(out.inputs)):  # credentials never reach files.path/dump
+                full, shown, explicit, err = out.inputs[i]
+                out.inputs[i] = (redact(full), redact(shown), explicit, err and redact(err))
+                out.dumps[i] = redact(out.dumps[i])
             if len(out.inputs) == start + 1 and out.inputs[start][2]:
                 named.append((start, ("url", posixpath.dirname(out.inputs[start][1]))))
         else:

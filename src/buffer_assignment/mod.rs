@@ -159,7 +159,8 @@ impl State<'_> {
             State::Allocations { current: _, broken: _ } => Some(ChunkStart::Allocation),
             State::Values { block: None } => Some(ChunkStart::ValueHeader),
             State::Values { block: Some(_) } => None,
-            State::LiveRange(Live::Schedule) => Some(ChunkStart::Scheduled),
+            // counted against its header's max (`Parser::sequence`): a chunk could not check it
+            State::LiveRange(Live::Schedule) => None,
             State::LiveRange(Live::Buffers) => Some(ChunkStart::LiveRange),
             State::LiveRange(Live::Start | Live::AfterPeak) => None,
             State::LiveRange(Live::Peak { time: _, running: _ } | Live::Tree { stack: _ }) => None,
@@ -215,6 +216,18 @@ struct Parser<'t, 'c> {
     /// Reused buffers of the instruction parser, for the `defining_*` columns that need the
     /// full parse.
     scratch: crate::hlo::Scratch,
+    /// The `InstructionSequence` being counted against its `HloLiveRange (max N)` header
+    /// (FORMATS.md §2.10: positions run 0 … max-1), until the list ends (`end_sequence`).
+    sequence: Option<Sequence<'c>>,
+}
+
+/// What the check of a live-range section's `InstructionSequence` needs: the header's `max`,
+/// its line, and the entries read so far.
+struct Sequence<'c> {
+    max: i64,
+    header_no: u64,
+    header: &'c [u8],
+    count: i64,
 }
 
 /// A value block's `positions` and `uses`.
@@ -242,8 +255,6 @@ pub enum ChunkStart {
     Allocation,
     /// `<ID NAME …>` at column 0 (Used values section, not glued to the previous line)
     ValueHeader,
-    /// `    N:NAME` (HloLiveRange InstructionSequence)
-    Scheduled,
     /// `    NAME{…}:A-B` (HloLiveRange BufferLiveRange)
     LiveRange,
 }
@@ -274,8 +285,8 @@ impl ChunkStart {
         if rest.is_empty() || rest.contains(&b' ') {
             return None; // peak and tree lines have spaces
         }
-        if rest[0].is_ascii_digit() && memchr::memchr(b':', rest).is_some() {
-            return Some(ChunkStart::Scheduled);
+        if rest[0].is_ascii_digit() {
+            return None; // `    N:NAME` of an InstructionSequence: counted, no chunk starts there
         }
         let ends_in_digit = rest.last().is_some_and(u8::is_ascii_digit);
         (is_name_start(rest[0]) && ends_in_digit && memchr::memmem::find(rest, b"}:").is_some()).then_some(ChunkStart::LiveRange)
@@ -288,7 +299,6 @@ impl ChunkStart {
         match self {
             ChunkStart::Allocation => State::Allocations { current: None, broken: false },
             ChunkStart::ValueHeader => State::Values { block: None },
-            ChunkStart::Scheduled => State::LiveRange(Live::Schedule),
             ChunkStart::LiveRange => State::LiveRange(Live::Buffers),
         }
     }
@@ -346,22 +356,47 @@ impl<'c> LineGrammar<'c> for Parser<'_, 'c> {
 
 impl<'t, 'c> Parser<'t, 'c> {
     fn new(ctx: FileCtx<'c>, t: &'t mut Tables) -> Parser<'t, 'c> {
-        Parser { ctx, t, state: State::Idle, tree_rows: 0, spare: Lists::default(), scratch: Default::default() }
+        Parser {
+            ctx,
+            t,
+            state: State::Idle,
+            tree_rows: 0,
+            spare: Lists::default(),
+            scratch: Default::default(),
+            sequence: None,
+        }
     }
 
-    /// See `ChunkState`. A chunk numbers tree rows from 0, so none may start after a tree line.
+    /// See `ChunkState`. A chunk numbers tree rows from 0, so none may start after a tree line;
+    /// nor inside an `InstructionSequence` being counted (a chunk could not check it).
     fn chunk_state(&self) -> ChunkState {
-        ChunkState(self.state.chunk_start().filter(|_| self.tree_rows == 0))
+        ChunkState(self.state.chunk_start().filter(|_| self.tree_rows == 0 && self.sequence.is_none()))
     }
 
     fn blank(&mut self, no: u64) -> R<()> {
         self.close_block(no, "an empty line", b"")?;
+        self.end_sequence().map_err(crate::lex::Stop::Fatal)?;
         self.state = State::Idle;
         Ok(())
     }
 
     fn finish(mut self, last: u64) -> Result<()> {
-        self.close_block(last, "the end of the file", b"")
+        self.close_block(last, "the end of the file", b"")?;
+        self.end_sequence()
+    }
+
+    /// The `InstructionSequence` is over (another list, the end of the section or file): an
+    /// error at its header if it did not list `max` instructions (a file cut short).
+    fn end_sequence(&mut self) -> Result<()> {
+        let Some(seq) = self.sequence.take() else { return Ok(()) };
+        if seq.count == seq.max {
+            return Ok(());
+        }
+        let msg = format!(
+            "the InstructionSequence lists {} instruction(s) but its header says max {}: the file is cut short or edited",
+            seq.count, seq.max
+        );
+        self.ctx.error_at(&mut self.t.errors, seq.header_no, 1, msg, seq.header)
     }
 
     fn section_header(&mut self, no: u64, text: &'c [u8]) -> R<bool> {
@@ -384,6 +419,7 @@ impl<'t, 'c> Parser<'t, 'c> {
     /// A section header ends the section before it (and an open value block, an error).
     fn enter(&mut self, state: State<'c>, no: u64, text: &[u8]) -> R<()> {
         self.close_block(no, "a new section", text)?;
+        self.end_sequence().map_err(crate::lex::Stop::Fatal)?;
         self.state = state;
         Ok(())
     }
@@ -612,7 +648,7 @@ impl<'t, 'c> Parser<'t, 'c> {
 
     // ------------------------------------------------------------------ HloLiveRange (§2.6)
 
-    fn live_range_header(&mut self, no: u64, text: &[u8]) -> R<()> {
+    fn live_range_header(&mut self, no: u64, text: &'c [u8]) -> R<()> {
         if text.starts_with(b"HloLiveRange not available") {
             self.total("live_range", "not_available", None, 0, no);
             return Ok(());
@@ -624,6 +660,7 @@ impl<'t, 'c> Parser<'t, 'c> {
         cur.expect("):", "")?;
         cur.end("the HloLiveRange header")?;
         self.total("live_range", "max", None, max, no);
+        self.sequence = Some(Sequence { max, header_no: no, header: text, count: 0 });
         Ok(())
     }
 
@@ -632,6 +669,10 @@ impl<'t, 'c> Parser<'t, 'c> {
             b"  Peak memory could not be determined due to unbounded dynamic shape.";
         const STACK: &[u8] = b"  Stack trace breakdown for peak usage: ";
         const EXPECTED: &str = "expected a live-range line: '  InstructionSequence:', '  BufferLiveRange:', '  Live ranges at T (peak):', '  Stack trace breakdown …' or a 4-space-indented entry under one";
+        let other_list = text == b"  BufferLiveRange:" || text.starts_with(b"  Live ranges at ") || text == UNBOUNDED || text.starts_with(STACK);
+        if other_list {
+            self.end_sequence().map_err(crate::lex::Stop::Fatal)?;
+        }
         if text == b"  InstructionSequence:" {
             self.state = State::LiveRange(Live::Schedule);
         } else if text == b"  BufferLiveRange:" {
@@ -691,6 +732,9 @@ impl<'t, 'c> Parser<'t, 'c> {
         t.position.push(position);
         t.instruction.push(&src, name);
         t.line.push(no as i64);
+        if let Some(seq) = &mut self.sequence {
+            seq.count += 1;
+        }
         Ok(())
     }
 
@@ -1113,7 +1157,7 @@ mod tests {
     /// `ChunkStart::state` and `State::chunk_start` are each other's inverse.
     #[test]
     fn chunk_start_states_round_trip() {
-        for k in [ChunkStart::Allocation, ChunkStart::ValueHeader, ChunkStart::Scheduled, ChunkStart::LiveRange] {
+        for k in [ChunkStart::Allocation, ChunkStart::ValueHeader, ChunkStart::LiveRange] {
             assert_eq!(k.state().chunk_start(), Some(k));
             assert!(ChunkState(Some(k)).admits(Some(k)) && !ChunkState(None).admits(Some(k)));
         }

@@ -67,7 +67,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         print(f"hlodump: {_esc(e)}", file=sys.stderr)
         print(f"hlodump: {_KEEP_GOING_HINT}", file=sys.stderr)
         return 1
-    except FileNotFoundError as e:
+    except (FileNotFoundError, FileExistsError) as e:
         print(f"hlodump: {_esc(e)}", file=sys.stderr)
         return 2
     except (OSError, HlodumpError, ValueError) as e:

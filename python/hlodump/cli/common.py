@@ -51,8 +51,11 @@ def read(paths: Any, args: argparse.Namespace, tables: Optional[Sequence[str]] =
     from .. import read_arrow
 
     threads = getattr(args, "threads", None)
-    if threads is not None and threads < 0:
-        raise UsageError(f"--threads must be 0 or more, not {threads}")
+    if threads is not None:
+        from .. import MAX_THREADS
+
+        if not 1 <= threads <= MAX_THREADS:
+            raise UsageError(f"--threads must be between 1 and {MAX_THREADS}, not {threads}")
     from ..stores import is_url
 
     p = _arg_paths(paths)
@@ -62,8 +65,22 @@ def read(paths: Any, args: argparse.Namespace, tables: Optional[Sequence[str]] =
             raise UsageError(f"{s}: No such file or directory")
     # string_view=True: the commands hand the tables to DuckDB, Parquet and the analysis, which
     # take the zero-copy views; no large_string copy is ever made.
-    d = read_arrow(p, tables=tables, on_error="collect" if getattr(args, "keep_going", False) else "raise",
-                   threads=threads, string_view=True, storage_options=storage_options(args))
+    keep_going = getattr(args, "keep_going", False)
+    while True:
+        try:
+            d = read_arrow(p, tables=tables, on_error="collect" if keep_going else "raise",
+                           threads=threads, string_view=True, storage_options=storage_options(args))
+            break
+        except FileNotFoundError as e:
+            # a glob that matches nothing: an error, or with --keep-going a warning (the rest is read)
+            items = p if isinstance(p, list) else [p]
+            if not (keep_going and e.filename in items and any(c in str(e.filename) for c in "*?[")):
+                raise
+            print(f"hlodump: warning: {e.filename}: no file matches this glob; skipped", file=sys.stderr)
+            rest = [x for x in items if x != e.filename]
+            if not rest:
+                raise UsageError(f"{e.filename}: no file matches this glob; nothing to read") from None
+            p = rest[0] if len(rest) == 1 else rest
     seen = getattr(args, "_dumps_read", None)
     if seen is None:
         seen = args._dumps_read = []

@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import IO, Any, Sequence
 
-from .common import add_common, read, storage_options
+from .common import UsageError, add_common, read, storage_options
 
 from .. import cli_safety
 
@@ -30,13 +30,21 @@ def _cmd_tables(args: argparse.Namespace) -> int:
 def _cmd_query(args: argparse.Namespace) -> int:
     import duckdb
 
-    d = read(args.paths, args)
-    con = d.to_duckdb(cli_safety.connect(getattr(args, "allow_file_access", False)))  # see cli_safety
     try:
-        rel = con.sql(args.sql)
-    except duckdb.Error as e:  # bad SQL: a message, not a traceback
+        con = cli_safety.connect(getattr(args, "allow_file_access", False), getattr(args, "memory_limit", None))
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+    d = read(args.paths, args)
+    con = d.to_duckdb(con)  # see cli_safety
+    try:
+        return _run_query(con, args)
+    except duckdb.Error as e:  # bad SQL, or an error raised while fetching: a message, not a traceback
         print(f"hlodump: SQL error: {cli_safety.escape_controls(str(e))}", file=sys.stderr)
-        return 1
+        return 2
+
+
+def _run_query(con: Any, args: argparse.Namespace) -> int:
+    rel = con.sql(args.sql)
     if rel is None:  # a statement without a result
         return 0
     fmt = args.format
@@ -99,7 +107,7 @@ def _cmd_convert(args: argparse.Namespace) -> int:
             print(p)
         return 0
     d = read(args.paths, args)
-    for p in d.write_parquet(args.out, storage_options=storage_options(args)):
+    for p in d.write_parquet(args.out, storage_options=storage_options(args), overwrite=args.overwrite):
         print(p)
     return 0
 
@@ -125,6 +133,8 @@ def register(sub: Any) -> None:
     sp = sub.add_parser("convert", help="write one Parquet file per table (zstd)")
     add_common(sp, module=False, json=False)
     sp.add_argument("out", help="output directory (a local path or an object-store URL)")
+    sp.add_argument("--overwrite", action="store_true",
+                    help="replace table files OUT already holds (without it, convert refuses and writes nothing)")
     sp.add_argument("--engine", choices=["local", "ray"], default="local",
                     help="local (default): one Parquet file per table; ray: read on a Ray cluster, Parquet "
                          "partitioned by table and dump (OUT/<table>/dump=<dump>/part-N.parquet)")

@@ -268,6 +268,8 @@ class _Parser:
         self.peak_running = 0
         self.tree_row = 0  # rows are numbered per file
         self.tree_stack: list[int] = []  # tree_stack[d] = row of the latest line at depth d
+        # the InstructionSequence counted against its header's max (§2.10): [max, line, text, count]
+        self.sequence: list[Any] | None = None
         # defining instructions repeat (once per tuple leaf): parse each text once
         self.instruction_cache: dict[str, dict[str, Any]] = {}
         self.parse_instruction = _instruction_parser()
@@ -306,10 +308,20 @@ class _Parser:
     def blank(self, lineno: int) -> None:
         """Empty lines end the allocation, value and live-range sections and report tables."""
         self.close_block(lineno, "an empty line")
+        self.end_sequence()
         self.section = None
 
     def finish(self, last_line: int) -> None:
         self.close_block(last_line, "the end of the file")
+        self.end_sequence()
+
+    def end_sequence(self) -> None:
+        """The InstructionSequence is over: an error at its header unless it listed max entries."""
+        seq, self.sequence = self.sequence, None
+        if seq is None or seq[3] == seq[0]:
+            return
+        self.ctx.error(seq[1], 1, f"the InstructionSequence lists {seq[3]} instruction(s) but its header says "
+                                  f"max {seq[0]}: the file is cut short or edited", seq[2])
 
     def section_header(self, lineno: int, text: str) -> bool:
         """Column-0 lines that open a section, in whatever file they appear."""
@@ -330,6 +342,7 @@ class _Parser:
 
     def enter(self, section: str | None, lineno: int, text: str) -> None:
         self.close_block(lineno, "a new section", text)
+        self.end_sequence()
         self.section = section
 
     # ------------------------------------------------------------------ allocations (§2.2, §2.3)
@@ -537,8 +550,12 @@ class _Parser:
         cur.expect("):")
         cur.end("the HloLiveRange header")
         self.total("live_range", "max", None, maximum, lineno)
+        self.sequence = [maximum, lineno, text, 0]
 
     def live_range_line(self, lineno: int, text: str) -> None:
+        if (text == "  BufferLiveRange:" or text.startswith("  Live ranges at ") or text == _UNBOUNDED_PEAK
+                or text.startswith("  Stack trace breakdown for peak usage: ")):
+            self.end_sequence()  # another list: the InstructionSequence is over
         if text == "  InstructionSequence:":
             self.live_sub = "schedule"
         elif text == "  BufferLiveRange:":
@@ -577,6 +594,8 @@ class _Parser:
         name = cur.name()
         cur.end("the scheduled instruction")
         self.ctx.add("schedule", {"position": position, "instruction": name, "line": lineno})
+        if self.sequence is not None:
+            self.sequence[3] += 1
 
     def buffer_line(self, lineno: int, text: str) -> None:
         cur = _Cursor(text, 4)

@@ -43,7 +43,7 @@ _FILE_LINE = r"[^ \]:]+:[0-9]+"
 # One log prefix (FORMATS.md §2.9.1); they may follow one another, separated by spaces.
 PREFIX_RE = re.compile(
     r"[0-9]*\x1b?\[[0-9;]*m"                                          # ANSI code (ESC may be lost)
-    r"|\((?:[^\s()]+ )?pid=[0-9]+(?:, ip=[^\s()]+)?\)"                 # Ray worker tag
+    r"|\((?:[^ \t\n\f\r()]+ )?pid=[0-9]+(?:, ip=[^ \t\n\f\r()]+)?\)"  # Ray worker tag (ASCII spaces as Rust)
     rf"|[IWEF][0-9]{{4}} {_CLOCK}(?:\.[0-9]+)? +[0-9]+ {_FILE_LINE}\]"  # glog
     rf"|{_DATE} {_CLOCK}(?:\.[0-9]+)?: [IWEF] +(?:[0-9]+ +)?{_FILE_LINE}\]"  # TensorFlow / absl-py
     rf"|\[{_DATE} {_CLOCK}(?:[,.][0-9]+)? [IWEF] [0-9]+ [0-9]+\] {_FILE_LINE}:"  # Ray C++
@@ -85,11 +85,21 @@ def _exact(sign: str, whole: str, frac: str, power: int) -> int | None:
     if len(whole) > 19:
         return None
     frac = frac.rstrip("0")
-    num = int(whole) * 10 ** len(frac) + int(frac or "0")
+    num = int(whole) * 10 ** len(frac) + _digits_int(frac or "0")
     v = (2 * num * 1024**power + 10 ** len(frac)) // (2 * 10 ** len(frac))
     if v > I64_MAX:
         return None
     return -v if sign else v
+
+
+def _digits_int(d: str) -> int:
+    """``int(d)`` for a digit string of any length (Python refuses more than 4300 digits in one
+    conversion; the grammar has no such limit and the Rust reader none either)."""
+    v = 0
+    for k in range(0, len(d), 1000):
+        part = d[k:k + 1000]
+        v = v * 10 ** len(part) + int(part)
+    return v
 
 
 class _Bad(Exception):

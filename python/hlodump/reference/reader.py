@@ -63,8 +63,9 @@ class FileContext:
         row["file_id"] = self.file_id
         self.sink.add(table, row)
 
-    def error(self, line: int, column: int, message: str, text: str = "") -> None:
+    def error(self, line: int, column: int, message: str, text: "str | bytes" = "") -> None:
         """Report a problem at ``line``/``column`` (1-based). Raises in strict mode."""
+        text, message = error_text(text), error_text(message)
         if self.sink.on_error == "raise":
             raise ParseError(self.path, line, column, message, text)
         self.sink.add(
@@ -74,6 +75,27 @@ class FileContext:
 
 
 LONE_CR = "lone CR (a carriage return not followed by a line feed)"
+#: A line longer than this is an error (Rust: lines.rs `MAX_LINE_LEN`, `TOO_LONG`): no Arrow
+#: text value holds more than 2**31 - 1 bytes, and every value we keep is a piece of a line.
+MAX_LINE_LEN = 2**31 - 1
+TOO_LONG = "line longer than 2147483647 bytes, the most one Arrow text value can hold"
+#: The most bytes of a line (or message) an error keeps (Rust: error.rs `MAX_ERROR_TEXT`).
+MAX_ERROR_TEXT = 1 << 16
+
+
+def error_text(text: "str | bytes") -> str:
+    """At most ``MAX_ERROR_TEXT`` bytes of ``text``, then "… (N bytes)" (the whole length).
+    Bytes (a line that is not UTF-8) are cut first, then decoded with U+FFFD, as Rust does."""
+    if isinstance(text, bytes):
+        if len(text) <= MAX_ERROR_TEXT:
+            return text.decode("utf-8", "replace")
+        return text[:MAX_ERROR_TEXT].decode("utf-8", "replace") + f"… ({len(text)} bytes)"
+    if len(text) * 4 <= MAX_ERROR_TEXT:  # cheap: no encoding for short texts
+        return text
+    b = text.encode("utf-8", "surrogateescape")
+    if len(b) <= MAX_ERROR_TEXT:
+        return text
+    return b[:MAX_ERROR_TEXT].decode("utf-8", "replace") + f"… ({len(b)} bytes)"
 
 
 def split_lines(data: bytes, ctx: FileContext) -> list[str | None]:
@@ -92,17 +114,21 @@ def split_lines(data: bytes, ctx: FileContext) -> list[str | None]:
     for i, raw in enumerate(parts, start=1):
         if raw.endswith(b"\r") and not (last_open and i == len(parts)):
             raw = raw[:-1]
+        if len(raw) > MAX_LINE_LEN:
+            ctx.error(i, 1, TOO_LONG, raw)  # type: ignore[arg-type]  # bytes: cut as Rust cuts
+            out.append(None)
+            continue
         cr = raw.find(b"\r")
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as e:
             if cr < 0 or e.start < cr:
-                ctx.error(i, e.start + 1, "invalid UTF-8", raw.decode("utf-8", "replace"))
+                ctx.error(i, e.start + 1, "invalid UTF-8", raw)  # type: ignore[arg-type]
                 out.append(None)
                 continue
             text = raw.decode("utf-8", "replace")
         if cr >= 0:
-            ctx.error(i, cr + 1, LONE_CR, text)
+            ctx.error(i, cr + 1, LONE_CR, raw)  # type: ignore[arg-type]
             out.append(None)
             continue
         out.append(text)
@@ -142,6 +168,9 @@ def read_arrow(
         if tables is not None and name not in tables and name not in ("files", "errors"):
             continue
         out[name] = pa.Table.from_pylist(sink.rows[name], schema=schema(name, string_view is not False))
+    from ..completeness import apply
+
+    apply(out, on_error, list(tables) if tables is not None else None)  # as the Rust reader does
     return Dump._complete(out, list(tables) if tables is not None else None, string_view)
 
 

@@ -1,0 +1,132 @@
+"""Checks of a whole file that no single line can make (FORMATS.md §2.10 and §3): a file cut
+short can be a valid prefix line by line and still contradict what a complete file has.
+
+Run by both readers after parsing (``reader.read_plan``, ``reference.reader.read_arrow``), on
+the finished tables, so a file parsed in chunks is checked like one parsed whole:
+
+* a file whose name says it is a dump but that is empty (0 bytes);
+* an HLO module with no computation, or none marked ``ENTRY`` (XLA prints every module with
+  its entry computation last: a file without one was cut short);
+* a buffer assignment (``BufferAssignment:`` first) without a single allocation;
+* an allocation listed twice in one file (two buffer assignments concatenated: every figure
+  would count twice), a value that lies past the end of its allocation (offset + size > size).
+
+(The live-range check — an ``InstructionSequence`` shorter than its ``HloLiveRange (max N)``
+header — is made by the parsers, where the list ends.)
+
+Each problem is an ``errors`` row (``on_error="collect"``) or a ``ParseError`` (strict).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Optional
+
+import pyarrow as pa
+
+__all__ = ["problems", "apply"]
+
+#: (file_id, line, column, message, text)
+Problem = tuple[int, int, int, str, str]
+
+
+def _ids(t: Optional[pa.Table], where: Optional[str] = None) -> set[int]:
+    if t is None or t.num_rows == 0:
+        return set()
+    if where is None:
+        return set(t.column("file_id").to_pylist())
+    ids, flags = t.column("file_id").to_pylist(), t.column(where).to_pylist()
+    return {i for i, f in zip(ids, flags) if f}
+
+
+def problems(tables: Mapping[str, pa.Table], wanted: Optional[list[str]] = None) -> list[Problem]:
+    """The problems of every file of ``tables`` (a read's tables; ``wanted``: the tables the
+    read was asked for, None for all: a check runs only when its tables were read)."""
+    def read(name: str) -> bool:
+        return (wanted is None or name in wanted) and name in tables
+
+    files = tables["files"]
+    out: list[Problem] = []
+    cols = ["file_id", "kind", "content_kind", "size_bytes", "parsed", "error"]
+    rows = files.select(cols).to_pylist()
+    modules = {r["file_id"]: r for r in tables["modules"].select(["file_id", "name", "line"]).to_pylist()} \
+        if read("modules") else {}
+    with_comp = _ids(tables.get("computations")) if read("computations") else None
+    with_entry = _ids(tables.get("computations"), "is_entry") if read("computations") else None
+    with_alloc = _ids(tables.get("allocations")) if read("allocations") else None
+    # a file with errors already is known to be incomplete: no second report of the same cut
+    reported = set(tables["errors"].column("file_id").to_pylist())
+    for r in rows:
+        fid = r["file_id"]
+        if r["error"] is not None or fid in reported:
+            continue
+        if r["size_bytes"] == 0 and r["kind"] not in ("other", None):
+            out.append((fid, 1, 1, f"empty file (0 bytes), though its name says {r['kind']}: XLA writes no "
+                                   "empty dump files (cut short, or still being written?)", ""))
+            continue
+        if not r["parsed"]:
+            continue
+        if r["content_kind"] == "hlo_module" and with_comp is not None and fid in modules:
+            m = modules[fid]
+            if fid not in with_comp:
+                out.append((fid, m["line"], 1, f"module {m['name']} has no computation (the file is cut short?)", ""))
+            elif with_entry is not None and fid not in with_entry:
+                out.append((fid, m["line"], 1, f"module {m['name']} has no ENTRY computation (XLA prints it last: "
+                                              "the file is cut short?)", ""))
+        elif r["content_kind"] == "buffer_assignment" and with_alloc is not None and fid not in with_alloc:
+            out.append((fid, 1, 1, "BufferAssignment without a single allocation (the file is cut short?)", ""))
+    if read("allocations") and read("assignments"):
+        out.extend(_allocation_problems(tables))
+        out.sort(key=lambda p: (p[0], p[1]))  # file order, then line order
+    return out
+
+
+def apply(tables: dict[str, pa.Table], on_error: str, wanted: Optional[list[str]] = None) -> None:
+    """Check ``tables`` (a read's tables, changed in place): raise ``ParseError`` for the first
+    problem in strict mode, else append the problems to ``errors``."""
+    found = problems(tables, wanted)
+    if not found:
+        return
+    paths = dict(zip(tables["files"].column("file_id").to_pylist(), tables["files"].column("path").to_pylist()))
+    if on_error == "raise":
+        from .exceptions import ParseError
+
+        fid, line, col, msg, text = found[0]
+        raise ParseError(paths[fid], line, col, msg, text)
+    errors = tables["errors"]
+    add = pa.table({"file_id": pa.array([p[0] for p in found], pa.int32()),
+                    "line": pa.array([p[1] for p in found], pa.int64()),
+                    "column": pa.array([p[2] for p in found], pa.int64()),
+                    "message": pa.array([p[3] for p in found], errors.schema.field("message").type),
+                    "text": pa.array([p[4] for p in found], errors.schema.field("text").type)})
+    tables["errors"] = pa.concat_tables([errors, add.cast(errors.schema)])
+
+
+def _allocation_problems(tables: Mapping[str, pa.Table]) -> list[Problem]:
+    """Allocations listed twice in one file (two buffer assignments concatenated) and values
+    that lie past the end of their allocation (FORMATS.md §2.10: offset + size <= size)."""
+    import pyarrow.compute as pc
+
+    out: list[Problem] = []
+    alloc = tables["allocations"].select(["file_id", "allocation", "size", "line"])
+    if alloc.num_rows:
+        first = alloc.group_by(["file_id", "allocation"], use_threads=False).aggregate([("line", "min")])
+        if first.num_rows < alloc.num_rows:  # some (file, allocation) twice
+            j = alloc.join(first, ["file_id", "allocation"])
+            again = j.filter(pc.greater(j.column("line"), j.column("line_min"))).sort_by([("file_id", "ascending"),
+                                                                                          ("line", "ascending")])
+            for r in again.to_pylist():
+                out.append((r["file_id"], r["line"], 1, f"allocation {r['allocation']} again (first at line "
+                                                        f"{r['line_min']}): two buffer assignments in one file?", ""))
+    asg = tables["assignments"].select(["file_id", "allocation", "value_id", "offset", "size", "line"])
+    if asg.num_rows and alloc.num_rows:
+        sizes = alloc.select(["file_id", "allocation", "size"]).rename_columns(["file_id", "allocation", "allocation_size"])
+        sizes = sizes.group_by(["file_id", "allocation"], use_threads=False).aggregate([("allocation_size", "max")])
+        j = asg.join(sizes, ["file_id", "allocation"])
+        end = pc.add_checked(pc.cast(j.column("offset"), pa.decimal128(20, 0)), pc.cast(j.column("size"), pa.decimal128(20, 0)))
+        past = j.filter(pc.greater(end, pc.cast(j.column("allocation_size_max"), pa.decimal128(20, 0))))
+        for r in past.sort_by([("file_id", "ascending"), ("line", "ascending")]).to_pylist():
+            out.append((r["file_id"], r["line"], 1, f"value {r['value_id']} lies past the end of allocation "
+                                                    f"{r['allocation']} (offset {r['offset']} + size {r['size']} > "
+                                                    f"{r['allocation_size_max']} bytes)", ""))
+    return out
