@@ -224,7 +224,8 @@ SCHEMAS: dict[str, pa.Schema] = {
     "memory_report": pa.schema([
         _f("file_id", I32), _f("memory_space", D, True), _f("color", I32, True),
         _f("table", I32), _f("allocation", I64, True), _f("cumulative_bytes", I64, True),
-        _f("percent", I32, True), _f("size", I64), _f("offset", I64, True),
+        _f("percent", I32, True), _f("size", I64), _f("size_is_rounded", B),
+        _f("offset", I64, True),
         _f("used_by_n_values", I32, True), _f("shapes", D, True), _f("row_kind", D),
         _f("remaining_bytes", I64, True), _f("flags", S, True), _f("line", I64),
     ]),

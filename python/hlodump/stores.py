@@ -57,6 +57,9 @@ Input = tuple[str, str, bool, Optional[str]]
 #: Schemes read with obstore; every other ``scheme://`` goes to fsspec (``file://`` is local).
 OBSTORE_SCHEMES = frozenset({"s3", "s3a", "gs", "gcs", "az", "azure", "abfs", "abfss", "adl"})
 
+#: Our schemes that object_store spells otherwise.
+_OBJECT_STORE_SCHEME = {"gcs": "gs"}
+
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]*)://")
 _CHAINED = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*::")
 _GLOB = re.compile(r"[*?\[]")
@@ -119,6 +122,11 @@ def needs_stores(path: Any) -> bool:
 # ------------------------------------------------------------------------------ backends
 
 
+#: object_store's text for a request the server refused (GCS and Azure answer 401/403 with a
+#: body of their own; object_store raises a generic error for them).
+_DENIED_STATUS = re.compile(r"non-2xx status code: (40[13] [A-Za-z ]+?):")
+
+
 def _short(e: BaseException) -> str:
     """The useful part of an object-store error: the S3 error code and message if the server
     sent one, else the first line (object_store appends request details and a debug dump)."""
@@ -127,6 +135,10 @@ def _short(e: BaseException) -> str:
     msg = re.search(r"<Message>([^<]*)</Message>", text)
     if code:
         return code.group(1) + (f": {msg.group(1)}" if msg else "")
+    status = _DENIED_STATUS.search(text)
+    gcs = re.search(r'"message":\s*"((?:[^"\\]|\\.)*)"', text)  # GCS's JSON error body
+    if status and gcs:
+        return f"{status.group(1)}: {gcs.group(1)}"
     head = text.split("\n\nDebug source:")[0].strip()
     first = head.splitlines()[0] if head else type(e).__name__
     os_error = re.search(r'Os \{[^}]*?message: "([^"]*)"', text, re.S)
@@ -151,7 +163,9 @@ def _error(e: BaseException, url: str, action: str) -> BaseException:
     if isinstance(e, FileNotFoundError) or name == "NotFoundError" or "NoSuchKey" in short:
         return FileNotFoundError(2, "No such object", url)
     if isinstance(e, PermissionError) or name in ("PermissionDeniedError", "UnauthenticatedError") \
-            or short.startswith(("AccessDenied", "InvalidAccessKeyId", "SignatureDoesNotMatch")):
+            or short.startswith(("AccessDenied", "InvalidAccessKeyId", "SignatureDoesNotMatch", "Authorization",
+                                 "AuthenticationFailed")) \
+            or _DENIED_STATUS.search(str(e)):
         return PermissionError(13, f"access denied ({short})", url)
     if name == "UnknownConfigurationKeyError":
         return StoreError(f"{url}: unknown storage option ({short})")
@@ -267,8 +281,10 @@ class ObstoreBackend(Backend):
             if self._store is None:
                 store_mod = _need("obstore.store", self.root)
                 config, client, retry = _obstore_options(self.scheme, self.storage_options)
+                # object_store knows gs:// but not gcs:// (fsspec's spelling): same store
+                scheme = _OBJECT_STORE_SCHEME.get(self.scheme, self.scheme)
                 try:
-                    self._store = store_mod.from_url(self.root + "/", config=config or None,
+                    self._store = store_mod.from_url(f"{scheme}://{self.bucket}/", config=config or None,
                                                      client_options=client or None, retry_config=retry)
                 except Exception as e:
                     raise _error(e, self.root, "configure the store") from None

@@ -118,7 +118,12 @@ fn comp_header(s: &[u8]) -> Option<(&[u8], bool, &[u8], &[u8])> {
     let start = |i: usize| -> Option<((usize, usize), usize)> {
         let j = if s.get(i) == Some(&b'%') { i + 1 } else { i };
         let e = name_end(s, j)?;
-        (s.get(e) == Some(&b' ')).then_some(((j, e), e + 1))
+        // the name ends at a blank or, as XLA's lexer allows, at the signature's '('
+        match s.get(e) {
+            Some(b' ') => Some(((j, e), e + 1)),
+            Some(b'(') => Some(((j, e), e)),
+            _ => None,
+        }
     };
     let (is_entry, (na, nb), rest_at) = match s.starts_with(b"ENTRY ").then(|| start(6)).flatten() {
         Some((n, r)) => (true, n, r),
@@ -460,7 +465,9 @@ impl<'t, 'c> Parser<'t, 'c> {
         match first {
             // trailing blanks or a ',' continue into the general grammar (a next line may
             // start with ',': XLA reads line breaks as blanks)
-            Some(ins) if !line.text.ends_with(b" ") && !line.text.ends_with(b"\t") && !self.next_starts_with_comma(line) => {
+            // (a line ending in ',' continues: `custom_call_target="x",` then `backend_config=…`
+            // on a line of its own, as XLA's test inputs write)
+            Some(ins) if !matches!(line.text.last(), Some(b' ' | b'\t' | b',')) && !self.next_starts_with_comma(line) => {
                 self.emit(line, line.text, 0, &ins)
             }
             _ => match self.leading_trivia(line)? {
@@ -818,6 +825,8 @@ mod tests {
         assert_eq!(comp_header(b"%f (a: f32[]) -> {").map(|h| h.3), Some(&b""[..]));
         assert_eq!(comp_header(b"%f (a: f32[]) -> f32[]"), None);
         assert_eq!(comp_header(b"garbage at column 0"), None);
+        assert_eq!(comp_header(b"%add(a: f32[]) -> f32[] {").map(|h| (h.0, h.2)), Some((&b"add"[..], &b"(a: f32[])"[..])));
+        assert_eq!(comp_header(b"ENTRY %main(a: f32[]) -> f32[] {").map(|h| (h.0, h.1)), Some((&b"main"[..], true)));
     }
 
     #[test]

@@ -651,7 +651,9 @@ def custom_call_info(backend_config: str | None) -> dict[str, Any]:
 # ----------------------------------------------------------------------------- module
 
 _HEADER_RE = re.compile(r"HloModule (\S+?)(?:, (.*))?$", re.S)
-_COMP_START_RE = re.compile(r"(ENTRY )?%?(" + NAME + r") ")
+# The name ends at a blank or, as XLA's lexer allows, right at the signature's '(' (XLA's
+# own test inputs write `%add(a: f32[]) -> f32[] {`).
+_COMP_START_RE = re.compile(r"(ENTRY )?%?(" + NAME + r")(?: |(?=\())")
 _COMP_CLOSE_RE = re.compile(r'\}(?:, execution_thread="([^"]*)")?(.*)$', re.S)
 
 
@@ -1124,7 +1126,9 @@ class _ModuleParser:
         row = parse_instruction(text)
         # trailing blanks or a ',' continue into the general grammar (a next line may start
         # with ',': XLA reads line breaks as blanks)
-        if row is not None and not s.endswith((" ", "\t")) and not self.next_starts_with_comma(ln):
+        # (a line ending in ',' continues on the next: `custom_call_target="x",` then
+        # `backend_config={…}` on a line of its own, as XLA's test inputs write)
+        if row is not None and not s.endswith((" ", "\t", ",")) and not self.next_starts_with_comma(ln):
             self.emit(row, text, 0, ln)
             return
         rest = self.leading_trivia(ln)

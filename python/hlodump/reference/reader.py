@@ -76,13 +76,15 @@ class FileContext:
 LONE_CR = "lone CR (a carriage return not followed by a line feed)"
 
 
-def split_lines(data: bytes, ctx: FileContext) -> list[str | None]:
+def split_lines(data: bytes, ctx: FileContext, lone_cr: bool = False) -> list[str | None]:
     """Split ``data`` into lines: LF separated, one CR before the LF removed, decoded as UTF-8.
 
     A line that is not valid UTF-8 or holds a lone CR (a CR not followed by LF; also a CR that
     ends a file without a final LF) is reported at its first such byte and becomes ``None``
     (parsers skip ``None`` lines). A final line without a newline counts; an empty last piece
-    after the final newline does not.
+    after the final newline does not. ``lone_cr``: the format reads logs (``Format.log``), where
+    a lone CR is a terminal's redraw: it stays in the line's text, unreported, and the parser
+    splits the line there (only invalid UTF-8 is reported).
     """
     parts = data.split(b"\n")
     if parts and parts[-1] == b"":
@@ -92,7 +94,7 @@ def split_lines(data: bytes, ctx: FileContext) -> list[str | None]:
     for i, raw in enumerate(parts, start=1):
         if raw.endswith(b"\r") and not (last_open and i == len(parts)):
             raw = raw[:-1]
-        cr = raw.find(b"\r")
+        cr = -1 if lone_cr else raw.find(b"\r")
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as e:
@@ -180,7 +182,7 @@ def _read_one(file_id: int, full: str, shown: str, explicit: bool, sink: Sink, p
     assert fmt is not None
     row["parsed"] = True
     data = data[file_names.text_start(data):]  # XLA never writes a byte-order mark
-    lines = split_lines(data, ctx)
+    lines = split_lines(data, ctx, lone_cr=fmt.log)
     try:
         fmt.parse(lines, ctx, data)
     except _Stop:
