@@ -507,6 +507,20 @@ pub fn classify_path(path: &str) -> FileName {
     out
 }
 
+/// Suffixes of what XLA writes beside its text dumps (object code, LLVM IR, MLIR, protobufs,
+/// PTX/cubin, HTML/dot graphs, …): none is a format of ours (`is_side_output`).
+pub const SIDE_OUTPUT_SUFFIXES: [&str; 17] = [
+    ".o", ".ll", ".mlir", ".pb", ".pb.gz", ".ptx", ".cubin", ".hsaco", ".html", ".dot", ".url", ".pyz",
+    ".riegeli", ".pbtxt", ".textproto", ".fdo_profile", ".json",
+];
+
+/// A file XLA wrote beside its text dumps, by its name: a module token (`module_0003.…`, also
+/// from its per-module folder) and a suffix of `SIDE_OUTPUT_SUFFIXES`. Such a file is an
+/// `other` row, named explicitly or not (a shell glob over a dump matches them).
+pub fn is_side_output(path: &str, name: &FileName) -> bool {
+    name.kind == FileKind::Other && name.module_id.is_some() && SIDE_OUTPUT_SUFFIXES.iter().any(|s| path.ends_with(s))
+}
+
 fn is_blank(line: &[u8]) -> bool {
     line.iter()
         .all(|&c| matches!(c, b' ' | b'\t' | b'\r' | 0x0b | 0x0c))

@@ -301,11 +301,13 @@ def test_word_wrapped_operator_lines_are_joined_back(tmp_path: Path, width: int)
     assert [keep(b) for b in got["oom_buffers"]] == [keep(b) for b in want["oom_buffers"]]
 
 
-def test_char_wrapped_operator_lines_keep_every_buffer(tmp_path: Path) -> None:
-    """A terminal's wrap cuts at a fixed column, inside words: every buffer is still a row; a
-    cut between two items joins without a space (the only reading that parses)."""
+@pytest.mark.parametrize("width", [23, 57, 80])
+def test_char_wrapped_operator_lines_keep_every_buffer(tmp_path: Path, width: int) -> None:
+    """A terminal's wrap cuts at a fixed column, inside words and keys: every buffer is still a
+    row, with its source line (a cut inside a quoted value is joined with a space: both
+    readings parse, FORMATS.md §2.9.1)."""
     base = (DATA / "gpu_five_buffers.log").read_text()
-    wrapped = _wrap_operators(base, lambda l: [l[i:i + 57] for i in range(0, len(l), 57)])
+    wrapped = _wrap_operators(base, lambda l: [l[i:i + width] for i in range(0, len(l), width)])
     got = both(_variant(tmp_path, "chars.log", wrapped))
     assert got["errors"] == []
     bufs = got["oom_buffers"]
@@ -323,6 +325,19 @@ def test_foreign_line_inside_a_buffer_is_an_error_and_later_buffers_stay(tmp_pat
     (e,) = rows["errors"]
     assert (e["line"], e["column"]) == (at + 1, 1) and e["message"].startswith("out-of-memory report cut off")
     assert "I0528" in e["text"]
+
+
+def test_several_foreign_lines_inside_a_buffer(tmp_path: Path) -> None:
+    """A traceback printed into the middle of buffer 2: one error at its first line, buffer 2
+    gives no row, buffers 1 and 3-5 do; a report after it is read as usual."""
+    lines = (DATA / "gpu_five_buffers.log").read_text().split("\n")
+    at = lines.index("\t\tXLA Label: fusion")
+    lines[at:at] = ["Traceback (most recent call last):", '  File "train.py", line 3, in <module>', "    step()"]
+    text = "\n".join(lines) + (DATA / "gpu_rocm.log").read_text()
+    rows = both(_variant(tmp_path, "traceback.log", text))
+    assert [(b["report_id"], b["rank"]) for b in rows["oom_buffers"]] == [(0, 1), (0, 3), (0, 4), (0, 5), (1, 1), (1, 2), (1, 3)]
+    assert [(e["line"], e["column"]) for e in rows["errors"]] == [(at + 1, 1)]
+    assert figures(rows, "summary", report=1) == {"requested": 2 * GiB}
 
 
 def test_unjoinable_wrap_is_an_error_at_its_line(tmp_path: Path) -> None:

@@ -32,8 +32,11 @@
 //! list: with a space if that parses, else without one); a report's first line (the report is
 //! cut off there and the line is read again); otherwise a foreign line (another thread's log
 //! line, a wrap that cannot be joined): the cut-off error at it, the buffer gives no row, and
-//! the report goes on if buffers follow (`Part::Interrupted`: the interrupted buffer's
-//! remaining fields and rule are passed over, the next `Buffer N:` / `N. Size:` is read).
+//! the report goes on (`Part::Interrupted`: the interrupted buffer's remaining fields and rule,
+//! and further foreign lines, are passed over; the next `Buffer N:` / `N. Size:` is read; a
+//! line that opens a report ends it). An `Operator:` rest is joined when the joined text starts
+//! an op-metadata list (`op_metadata_prefix`: the last item may be cut) and the line has no log
+//! prefix.
 //!
 //! Rows of a report are kept until it ends; a report whose lines (from its marker on, prefixes,
 //! indentation and blank lines removed) equal those of an earlier report of the file — the same
@@ -432,7 +435,7 @@ impl<'t, 'c> Parser<'t, 'c> {
             (Backend::Tpu, _) => self.tpu_line(no, part, cur, c),
         };
         let taken = match taken {
-            Ok(false) if self.rep().part == Part::Buffer => Ok(self.foreign_buffer_line(no, start, c)),
+            Ok(false) if self.rep().part == Part::Buffer => Ok(self.foreign_buffer_line(no, text, start, c)),
             other => other,
         };
         let consumed = match &taken {
@@ -456,8 +459,10 @@ impl<'t, 'c> Parser<'t, 'c> {
     /// A line inside a buffer that is none of its fields (see the module's header): true if the
     /// report keeps it (a wrapped `Operator:` rest, or a foreign line), false if it opens a
     /// report (this one is cut off there).
-    fn foreign_buffer_line(&mut self, no: u64, start: usize, c: &'c [u8]) -> bool {
-        if self.rep().buf.as_ref().is_some_and(|b| b.wrap) && self.join_operator(c) {
+    fn foreign_buffer_line(&mut self, no: u64, text: &[u8], start: usize, c: &'c [u8]) -> bool {
+        // (a wrapped rest has no log prefix: only blanks before it)
+        let unprefixed = text[..start].iter().all(|&b| b == b' ' || b == b'\t');
+        if unprefixed && self.rep().buf.as_ref().is_some_and(|b| b.wrap) && self.join_operator(c) {
             return true;
         }
         if opens_report(c) {
@@ -473,14 +478,14 @@ impl<'t, 'c> Parser<'t, 'c> {
         true
     }
 
-    /// Join `c` to the buffer's `Operator:` text if the result is an op-metadata list (with a
-    /// space if that parses, else without one).
+    /// Join `c` (a line with no prefix or indentation) to the buffer's `Operator:` text if the
+    /// result starts an op-metadata list (with a space if that reads, else without one).
     fn join_operator(&mut self, c: &'c [u8]) -> bool {
         let b = self.rep().buf.as_mut().expect("inside a buffer");
         let head: &[u8] = b.operator.as_deref().unwrap_or(b"");
         for sep in [&b" "[..], b""] {
             let joined = [head, sep, c].concat();
-            if op_metadata(&joined).is_some() {
+            if op_metadata_prefix(&joined) {
                 b.operator = Some(Cow::Owned(joined));
                 return true;
             }
@@ -489,7 +494,8 @@ impl<'t, 'c> Parser<'t, 'c> {
     }
 
     /// After a foreign line in a buffer: the next buffer resumes the report; the remaining
-    /// fields and rule of the interrupted buffer are passed over; anything else ends it.
+    /// fields and rule of the interrupted buffer, and other foreign lines, are passed over; a
+    /// line that opens a report ends it.
     fn interrupted_line(&mut self, no: u64, backend: Backend, cur: Cur<'c>, c: &'c [u8]) -> R<bool> {
         let resumes = match backend {
             Backend::Gpu => c.strip_prefix(b"Buffer ").is_some_and(|r| r.len() > 1 && r.ends_with(b":") && r[..r.len() - 1].iter().all(u8::is_ascii_digit)),
@@ -507,7 +513,14 @@ impl<'t, 'c> Parser<'t, 'c> {
             };
         }
         let keys: &[&[u8]] = if backend == Backend::Gpu { &GPU_KEYS } else { &TPU_KEYS };
-        Ok(is_rule(c) || keys.iter().any(|k| c.starts_with(k)))
+        if is_rule(c) || keys.iter().any(|k| c.starts_with(k)) {
+            return Ok(true);
+        }
+        if opens_report(c) {
+            return Ok(false);
+        }
+        self.request = request_in(c).map(|(v, b)| (no, v, b));
+        Ok(true)
     }
 
     fn gpu_line(&mut self, no: u64, part: Part, mut cur: Cur<'c>, c: &'c [u8]) -> R<bool> {
@@ -864,6 +877,60 @@ impl<'t, 'c> Parser<'t, 'c> {
         }
         self.seen.push(r.key);
         Ok(())
+    }
+}
+
+/// Whether `s` is the start of an `OpMetadataToString` list: whole items separated by single
+/// spaces, the last one possibly cut (a key, `KEY=`, an open quoted string or group, a bare
+/// value). Decides whether a wrapped line continues an `Operator:` line.
+fn op_metadata_prefix(s: &[u8]) -> bool {
+    let n = s.len();
+    let mut i = 0;
+    loop {
+        let k = i + s[i..].iter().take_while(|b| b.is_ascii_lowercase() || **b == b'_').count();
+        if k == i {
+            return false;
+        }
+        if k == n {
+            return true;
+        }
+        if s[k] != b'=' {
+            return false;
+        }
+        i = k + 1;
+        if i == n {
+            return true;
+        }
+        match s[i] {
+            b'"' => {
+                let mut j = i + 1;
+                while j < n && s[j] != b'"' {
+                    j += if s[j] == b'\\' { 2 } else { 1 };
+                }
+                if j >= n {
+                    return true;
+                }
+                i = j + 1;
+            }
+            b'{' => match memchr::memchr(b'}', &s[i..]) {
+                None => return true,
+                Some(p) => i += p + 1,
+            },
+            _ => {
+                let j = i + s[i..].iter().take_while(|&&b| b != b' ').count();
+                if j == i {
+                    return false;
+                }
+                i = j;
+            }
+        }
+        if i == n {
+            return true;
+        }
+        if s[i] != b' ' {
+            return false;
+        }
+        i += 1;
     }
 }
 

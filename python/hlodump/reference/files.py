@@ -316,6 +316,18 @@ def _folder_module(folder: str) -> tuple[int, str | None] | None:
     return (mid, name) if mid is not None else None
 
 
+# What XLA writes beside its text dumps (object code, LLVM IR, MLIR, protobufs, PTX/cubin,
+# graphs …): none is a format of ours. Same list as files.rs SIDE_OUTPUT_SUFFIXES.
+SIDE_OUTPUT_SUFFIXES = (".o", ".ll", ".mlir", ".pb", ".pb.gz", ".ptx", ".cubin", ".hsaco", ".html", ".dot", ".url",
+                        ".pyz", ".riegeli", ".pbtxt", ".textproto", ".fdo_profile", ".json")
+
+
+def is_side_output(path: str, name: dict) -> bool:
+    """A file XLA wrote beside its text dumps, by its name (a module token and a suffix of
+    ``SIDE_OUTPUT_SUFFIXES``): an ``other`` row, named explicitly or not."""
+    return name["kind"] == "other" and name["module_id"] is not None and path.endswith(SIDE_OUTPUT_SUFFIXES)
+
+
 def classify_path(path: str) -> dict:
     """``classify`` of the base name of ``path`` (a shown path, ``/``-separated; on Windows also
     ``\\``), plus the module of the nearest per-module parent folder when the base name names

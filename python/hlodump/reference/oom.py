@@ -28,8 +28,10 @@ fields is, in this order: the rest of a hard-wrapped ``Operator:`` line (joined 
 joined text is an ``OpMetadataToString`` list: with a space if that parses, else without one);
 a report's first line (the report is cut off there, and the line is read again); otherwise a
 foreign line (another thread's log line, an unjoinable wrap): the cut-off error at it, the
-buffer gives no row, and the report goes on if a buffer's lines follow (its remaining fields
-are passed over, the next ``Buffer N:`` / ``N. Size:`` is read). Rows of a report are given
+buffer gives no row, and the report goes on (the interrupted buffer's remaining fields and
+further foreign lines are passed over, the next ``Buffer N:`` / ``N. Size:`` is read, a line
+that opens a report ends it). A rest is joined when the joined text starts an op-metadata list
+(``op_metadata_prefix``: the last item may be cut) and the line has no log prefix. Rows of a report are given
 when it ends; a report whose key lines equal an earlier report's gives one ``oom_reports`` row
 ``section='repeat'`` (``report_id`` = the earlier report's, ``line`` = its first line) and
 nothing else (the log line and the exception printing the same report).
@@ -129,8 +131,52 @@ def tpu_bytes(text: str) -> int | None:
     return _exact(m.group(1), m.group(2), m.group(3) or "", _TPU_POWER[m.group(4)])
 
 
-_META_ITEM_RE = re.compile(r'([a-z_]+)=("(?:[^"\\]|\\.)*"|\{[^}]*\}|[^ ]+)')
+_META_ITEM_RE = re.compile(r'([a-z_]+)=("(?:[^"\\]|\\.)*"|\{[^}]*\}|[^ "{][^ ]*)')
 _UNESCAPE = {'"': '"', "\\": "\\", "'": "'", "n": "\n", "t": "\t", "r": "\r"}
+
+
+def op_metadata_prefix(s: str) -> bool:
+    """Whether ``s`` is the start of an ``OpMetadataToString`` list: whole items separated by
+    single spaces, the last one possibly cut (a key, ``KEY=``, an open quoted string or group,
+    a bare value). Decides whether a wrapped line continues an ``Operator:`` line."""
+    i, n = 0, len(s)
+    while True:
+        k = i
+        while k < n and (s[k] == "_" or "a" <= s[k] <= "z"):
+            k += 1
+        if k == i:
+            return False
+        if k == n:
+            return True
+        if s[k] != "=":
+            return False
+        i = k + 1
+        if i == n:
+            return True
+        if s[i] == '"':
+            j = i + 1
+            while j < n and s[j] != '"':
+                j += 2 if s[j] == "\\" else 1
+            if j >= n:
+                return True
+            i = j + 1
+        elif s[i] == "{":
+            j = s.find("}", i)
+            if j < 0:
+                return True
+            i = j + 1
+        else:
+            j = i
+            while j < n and s[j] != " ":
+                j += 1
+            if j == i:
+                return False
+            i = j
+        if i == n:
+            return True
+        if s[i] != " ":
+            return False
+        i += 1
 
 
 def op_metadata(text: str) -> dict[str, Any] | None:
@@ -380,7 +426,8 @@ class _Parser:
         ``Operator:`` line, or a cut (see the module's docstring). True if the report keeps it."""
         r = self.report
         assert r is not None and r.buf is not None
-        if r.buf.get("wrap") == "operator" and self.join_operator(c):
+        # (a wrapped rest has no log prefix: only blanks before it)
+        if r.buf.get("wrap") == "operator" and not text[:start].strip(_WS) and self.join_operator(c):
             return True
         if self.opens_report(c):
             return False
@@ -392,20 +439,21 @@ class _Parser:
         return True
 
     def join_operator(self, c: str) -> bool:
-        """Join ``c`` to the buffer's ``Operator:`` text if the result is an op-metadata list
-        (with a space if that parses, else without one)."""
+        """Join ``c`` (a line with no prefix or indentation) to the buffer's ``Operator:`` text
+        if the result starts an op-metadata list (with a space if that reads, else without)."""
         r = self.report
         assert r is not None and r.buf is not None
         head = r.buf["operator"]
         for sep in (" ", ""):
-            if op_metadata(head + sep + c) is not None:
+            if op_metadata_prefix(head + sep + c):
                 r.buf["operator"] = head + sep + c
                 return True
         return False
 
     def interrupted_line(self, no: int, text: str, start: int, c: str) -> bool:
         """After a foreign line in a buffer: the next buffer resumes the report; the remaining
-        fields and rule of the interrupted buffer are passed over; anything else ends it."""
+        fields and rule of the interrupted buffer, and other foreign lines, are passed over; a
+        line that opens a report ends it."""
         r = self.report
         assert r is not None
         if r.backend == "gpu":
@@ -417,7 +465,13 @@ class _Parser:
         if resumes:
             r.part = "peak" if r.backend == "gpu" else "allocs"
             return (self.gpu_line if r.backend == "gpu" else self.tpu_line)(no, text, start, c)
-        return _RULE_RE.fullmatch(c) is not None or any(c.startswith(k) for k in keys)
+        if _RULE_RE.fullmatch(c) is not None or any(c.startswith(k) for k in keys):
+            return True
+        if self.opens_report(c):
+            return False
+        req = _request(c)
+        self.request = (no, *req) if req else None
+        return True
 
     def gpu_line(self, no: int, text: str, start: int, c: str) -> bool:
         r = self.report

@@ -174,7 +174,9 @@ def _read_one(file_id: int, full: str, shown: str, explicit: bool, sink: Sink, p
     if row["kind"] == "other" and (fmt is not None or content == "debug_options"):
         row["kind"] = content
     sink.add("files", row)
-    if fmt is None and content == "unknown" and (explicit or file_names.classify_path(shown)["kind"] != "other"):
+    named = file_names.classify_path(shown)
+    if fmt is None and content == "unknown" and (explicit or named["kind"] != "other") \
+            and not file_names.is_side_output(shown, named):
         _not_a_dump(data, explicit, file_names.classify_path(shown)["kind"], ctx)
         return
     if content not in parse:  # not a format we parse, or none of its tables was requested
