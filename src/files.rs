@@ -497,7 +497,7 @@ fn folder_module(folder: &str) -> Option<(i32, Option<String>)> {
 /// base name classifies exactly as `classify`.
 pub fn classify_path(path: &str) -> FileName {
     let mut parts = path.rsplit(is_separator);
-    let mut out = classify(parts.next().unwrap_or(""));
+    let mut out = classify(without_compression(parts.next().unwrap_or("")));
     if out.module_id.is_none() && out.module_name.is_none() {
         if let Some((id, name)) = parts.find_map(folder_module) {
             out.module_id = Some(id);
@@ -505,6 +505,22 @@ pub fn classify_path(path: &str) -> FileName {
         }
     }
     out
+}
+
+/// Suffixes of compressed files read transparently (`hlodump.stores.decompressed`).
+pub const COMPRESSION_SUFFIXES: [&str; 4] = [".gz", ".bz2", ".xz", ".zst"];
+
+/// A base name without its compression suffix (`module_0001.x.txt.gz` is classified as
+/// `module_0001.x.txt`), except XLA's own compressed protobufs (`….pb.gz`), which keep it.
+pub fn without_compression(name: &str) -> &str {
+    for s in COMPRESSION_SUFFIXES {
+        if let Some(rest) = name.strip_suffix(s) {
+            if !rest.ends_with(".pb") && !rest.is_empty() {
+                return rest;
+            }
+        }
+    }
+    name
 }
 
 /// Suffixes of what XLA writes beside its text dumps (object code, LLVM IR, MLIR, protobufs,

@@ -462,9 +462,19 @@ class Plan:
         ``buffers`` argument of ``_core.read`` (None when every input is a local file). A
         fetch that fails raises for an object named explicitly; for one found by listing it
         becomes the input's ``files.error``."""
-        if all(o is None for o in self.origins):
+        packed = [i for i, (inp, o) in enumerate(zip(self.inputs, self.origins))
+                   if o is None and inp[3] is None and compression_of(inp[1]) is not None]
+        if all(o is None for o in self.origins) and not packed:
             return None
         buffers: list[Any] = [None] * len(self.inputs)
+        for i in packed:
+            full, shown, explicit, _ = self.inputs[i]
+            try:
+                buffers[i] = _as_uint8(decompressed(full, shown), shown)
+            except OSError as e:
+                if explicit:
+                    raise
+                self.inputs[i] = (full, shown, explicit, f"OSError: {e.strerror or e}")
         jobs = [i for i, o in enumerate(self.origins) if isinstance(o, Remote) and self.inputs[i][3] is None]
         fetched = _fetch(self, jobs, progress)
         for i, o in enumerate(self.origins):
@@ -484,6 +494,59 @@ class Plan:
             else:
                 buffers[i] = _as_uint8(o, self.inputs[i][1])
         return buffers
+
+
+# ------------------------------------------------------------------------------ compressed files
+
+#: Compression suffixes read transparently, and the module that reads each (zstd only when the
+#: ``zstandard`` package is installed; without it a ``.zst`` file is read as it is).
+_COMPRESSION = {".gz": "gzip", ".bz2": "bz2", ".xz": "lzma", ".zst": "zstandard"}
+
+
+def compression_of(name: str) -> Optional[str]:
+    """The module that decompresses the file ``name``, or None: not compressed, XLA's own
+    compressed protobuf (``….pb.gz``, never text of ours), or zstd without ``zstandard``."""
+    low = name.lower()
+    for suffix, module in _COMPRESSION.items():
+        if low.endswith(suffix) and not low[:-len(suffix)].endswith(".pb"):
+            if module == "zstandard":
+                try:
+                    import zstandard  # noqa: F401
+                except ImportError:
+                    return None
+            return module
+    return None
+
+
+def decompressed(path: str, shown: str) -> bytes:
+    """The decompressed bytes of a compressed file (streamed in 1 MiB pieces into one buffer:
+    the file's text must be contiguous for the parser; costs the decompression time and the
+    decompressed size in memory, no map). A corrupt file is an ``OSError`` naming it."""
+    import io
+
+    module = compression_of(shown)
+    out = io.BytesIO()
+    try:
+        with open(path, "rb") as raw:
+            if module == "zstandard":
+                import zstandard
+
+                stream: Any = zstandard.ZstdDecompressor().stream_reader(raw)
+            else:
+                import importlib
+
+                stream = importlib.import_module(module).open(raw)  # type: ignore[union-attr]
+            with stream:
+                while True:
+                    piece = stream.read(1 << 20)
+                    if not piece:
+                        break
+                    out.write(piece)
+    except OSError as e:
+        raise OSError(e.errno, f"cannot read {module} data ({e.strerror or e})", shown) from None
+    except Exception as e:  # zlib.error, lzma.LZMAError, EOFError, zstd errors
+        raise OSError(0, f"cannot read {module} data ({type(e).__name__}: {e})", shown) from None
+    return out.getvalue()
 
 
 def _as_uint8(obj: Any, name: str) -> Any:

@@ -1152,6 +1152,39 @@ Program hbm requirement 63.80G:
     }
 
     #[test]
+    fn lone_cr_is_a_redraw_and_columns_count_on_the_real_line() {
+        let with_cr = GPU.replacen("BufferAssignment OOM Debugging.", " 10%|#  |\r100%|###|\rBufferAssignment OOM Debugging.", 1);
+        let (t, r) = run(with_cr.as_bytes(), false);
+        r.unwrap();
+        assert_eq!(t.oom_buffers.len(), 2);
+        let bad = with_cr.replacen("Size: 384.0KiB", "x\rSize: 384.0XiB", 1);
+        let (t, r) = run(bad.as_bytes(), true);
+        r.unwrap();
+        assert_eq!(t.errors.line.0, vec![19]);
+        assert_eq!(t.errors.column.0, vec![2 + 2 + 7]); // "\t\tx\r" then "\t\tSize: "
+    }
+
+    #[test]
+    fn wrapped_operator_is_joined() {
+        let line = "\t\tOperator: op_name=\"jit(concatenate)/jit(main)/concatenate[dimension=0]\" source_file=\"/x/models.py\" source_line=689";
+        let wrapped = "\t\tOperator: op_name=\"jit(concatenate)/jit(ma\nin)/concatenate[dimension=0]\"\nsource_file=\"/x/models.py\" source_li\nne=689";
+        let (t, r) = run(GPU.replacen(line, wrapped, 1).as_bytes(), false);
+        r.unwrap();
+        assert_eq!(t.oom_buffers.len(), 2);
+        assert_eq!(t.oom_buffers.source_line.0, vec![Some(689), None]);
+    }
+
+    #[test]
+    fn metadata_prefixes() {
+        for ok in [&b"op_name=\"a b"[..], b"op_name=\"x\" source_li", b"op_name=", b"a={x y", b"source_line=1", b"k=v kk=\"\\\""] {
+            assert!(op_metadata_prefix(ok), "{}", String::from_utf8_lossy(ok));
+        }
+        for bad in [&b""[..], b" op_name=x", b"op_name=x  y=1", b"Traceback (most", b"op_name=\"x\"source", b"k= v"] {
+            assert!(!op_metadata_prefix(bad), "{}", String::from_utf8_lossy(bad));
+        }
+    }
+
+    #[test]
     fn metadata() {
         let m = op_metadata(br#"op_type="add" op_name="a\"b" source_file="/f.py" source_line=7 profile_type={a b}"#);
         assert_eq!(m.unwrap().source_file.as_deref(), Some(&b"/f.py"[..]));

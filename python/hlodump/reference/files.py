@@ -322,6 +322,20 @@ SIDE_OUTPUT_SUFFIXES = (".o", ".ll", ".mlir", ".pb", ".pb.gz", ".ptx", ".cubin",
                         ".pyz", ".riegeli", ".pbtxt", ".textproto", ".fdo_profile", ".json")
 
 
+COMPRESSION_SUFFIXES = (".gz", ".bz2", ".xz", ".zst")
+
+
+def without_compression(name: str) -> str:
+    """A base name without its compression suffix (``module_0001.x.txt.gz`` is classified as
+    ``module_0001.x.txt``), except XLA's own compressed protobufs (``….pb.gz``)."""
+    for s in COMPRESSION_SUFFIXES:
+        if name.endswith(s):
+            rest = name[:-len(s)]
+            if rest and not rest.endswith(".pb"):
+                return rest
+    return name
+
+
 def is_side_output(path: str, name: dict) -> bool:
     """A file XLA wrote beside its text dumps, by its name (a module token and a suffix of
     ``SIDE_OUTPUT_SUFFIXES``): an ``other`` row, named explicitly or not."""
@@ -333,7 +347,7 @@ def classify_path(path: str) -> dict:
     ``\\``), plus the module of the nearest per-module parent folder when the base name names
     none (rules above). A bare base name gives exactly ``classify(name)``."""
     parts = path.replace(os.sep, "/").split("/")
-    out = classify(parts[-1])
+    out = classify(without_compression(parts[-1]))
     if out["module_id"] is None and out["module_name"] is None:
         for folder in reversed(parts[:-1]):
             m = _folder_module(folder)
