@@ -204,7 +204,10 @@ def test_tabs_and_spaces_and_prefixes_give_the_same_rows(tmp_path: Path) -> None
     ray = "".join(f"\x1b[36m(RayWorker pid=123, ip=10.0.0.1)\x1b[0m {line}\n" for line in base.splitlines())
     pylog = "".join(f"ERROR:absl:{line}\n" for line in base.splitlines())
     crlf = base.replace("\n", "\r\n")
-    for name, text in [("spaces", spaces), ("glog", glog), ("ray", ray), ("pylog", pylog), ("crlf", crlf)]:
+    quoted = "".join(f"> {line}\n" for line in base.splitlines())  # quoted in a GitHub reply
+    nested = "".join(f"> >{line}\n" for line in base.splitlines())
+    for name, text in [("spaces", spaces), ("glog", glog), ("ray", ray), ("pylog", pylog), ("crlf", crlf),
+                       ("quoted", quoted), ("nested", nested)]:
         got = both(_variant(tmp_path, name + ".log", text))
         for t in ("oom_buffers", "oom_reports"):
             assert [{k: v for k, v in r.items() if k != "line"} for r in got[t]] == \

@@ -64,6 +64,7 @@ PREFIX_RE = re.compile(
     rf"|{_DATE}[ T]{_CLOCK}(?:[.,][0-9]+)?(?:Z|[+-][0-9]{{2}}:?[0-9]{{2}})?:?"
     rf"|{_CLOCK}(?:\.[0-9]+)?"                                        # time of day (Elixir Logger)
     r"|\[(?:debug|info|notice|warning|warn|error|critical|alert|emergency)\]"  # [level] (Elixir)
+    r"|>"                                                             # Markdown quote
 )
 _WS = " \t"
 
