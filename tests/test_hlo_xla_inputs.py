@@ -6,7 +6,12 @@ the same instructions, opcodes and operands.
 Forms XLA's test inputs use that dumps never do (all accepted by XLA's lexer, which treats line
 breaks as blanks): an attribute continued on a line of its own after a trailing ',' (or a line
 starting with ','), a computation header with no blank before the signature's '('
-(`%add(a: f32[]) -> f32[] {`), an empty signature (`ENTRY main () -> f32[6] {`), comments.
+(`%add(a: f32[]) -> f32[] {`), an empty signature (`ENTRY main () -> f32[6] {`), comments
+anywhere a blank may be (also `ENTRY /* … */ name {` and before `HloModule`), a module name
+ending in ':', computations without ENTRY or ROOT, one-space indentation.
+
+Not read (documented in FORMATS.md §3.6.1): a computation header spanning lines, CR-only line
+ends (a lone CR stays an error in the formats XLA writes), `{` on the line after a header.
 
 Names: XLA's parser makes every instruction name unique in the module: a name already used in
 an earlier computation gets a suffix (`lhs` → `lhs.1`, `sum` → `sum.1`). hlodump keeps the

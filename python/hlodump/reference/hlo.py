@@ -693,8 +693,32 @@ _FILE_LOCATION_RE = re.compile(
 _STACK_FRAME_RE = re.compile(r"([0-9]+) \{file_location_id=([0-9]+) parent_frame_id=([0-9]+)\}$")
 
 
+def _entry_after_comments(text: str) -> str | None:
+    """``ENTRY`` followed by blanks and at least one ``/* … */`` comment: the text after them."""
+    if not text.startswith("ENTRY"):
+        return None
+    i, comments = 5, 0
+    while True:
+        i = _skip_blanks(text, i)
+        if not text.startswith("/*", i):
+            break
+        j = text.find("*/", i + 2)
+        if j < 0:
+            return None
+        i, comments = j + 2, comments + 1
+    return text[i:] if comments else None
+
+
 def _parse_comp_header(text: str) -> dict[str, Any] | None:
     """``[ENTRY ]%name (sig) -> result {`` or short form ``[ENTRY ]name {``."""
+    rest = _entry_after_comments(text)
+    if rest is not None:
+        # ``ENTRY /* … */ name …`` (XLA's parser tests): the header after the comments
+        h = _parse_comp_header(rest)
+        if h is None or h["is_entry"]:
+            return None
+        h["is_entry"] = True
+        return h
     m = _COMP_START_RE.match(text)
     if m is None:
         return None
