@@ -397,3 +397,14 @@ def test_repeated_report_is_a_row_naming_the_first() -> None:
     (rep,) = [r for r in rows["oom_reports"] if r["section"] == "repeat"]
     assert (rep["report_id"], rep["key"], rep["line"], rep["bytes"]) == (0, "repeats report", 34, None)
     assert rep["value"] == "BufferAssignment OOM Debugging."
+
+
+def test_endless_continuation_lines_stop_being_joined(tmp_path: Path) -> None:
+    """A wrapped Operator: takes at most 64 lines (16 KiB): a file of endless KEY=VALUE lines
+    after one is read in linear time, with the cut-off error at the first line not joined."""
+    lines = (DATA / "gpu_five_buffers.log").read_text().split("\n")
+    at = next(i for i, l in enumerate(lines) if "Operator: " in l) + 1
+    lines[at:at] = ["k=v"] * 5000
+    rows = both(_variant(tmp_path, "endless.log", "\n".join(lines)))
+    assert [(e["line"], e["column"]) for e in rows["errors"]] == [(at + 64 + 1, 1)]
+    assert [b["rank"] for b in rows["oom_buffers"]] == [2, 3, 4, 5]

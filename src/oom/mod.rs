@@ -28,8 +28,9 @@
 //! last line of the file when the file ends), and the unfinished buffer gives no row.
 //!
 //! A line inside a buffer that is none of its fields is, in this order: the rest of a
-//! hard-wrapped `Operator:` line (joined back when the joined text is an `OpMetadataToString`
-//! list: with a space if that parses, else without one); a report's first line (the report is
+//! hard-wrapped `Operator:` line (joined back when the joined text starts an
+//! `OpMetadataToString` list: with a space if that reads, else without one; at most
+//! `MAX_JOINED` bytes and `MAX_JOINS` lines, so a file of such lines costs linear time); a report's first line (the report is
 //! cut off there and the line is read again); otherwise a foreign line (another thread's log
 //! line, a wrap that cannot be joined): the cut-off error at it, the buffer gives no row, and
 //! the report goes on (`Part::Interrupted`: the interrupted buffer's remaining fields and rule,
@@ -106,6 +107,8 @@ struct Buf<'c> {
     operator: Option<Cow<'c, [u8]>>,
     /// The last field read was `Operator:` (a wrapped rest of it may follow).
     wrap: bool,
+    /// Wrapped lines joined to `operator` so far (at most `MAX_JOINS`).
+    joins: u32,
     shape: Option<&'c [u8]>,
     unpadded: Option<i64>,
     padding: Option<(&'c [u8], i64)>,
@@ -234,6 +237,12 @@ fn trim_end(t: &[u8]) -> &[u8] {
     let n = t.iter().rev().take_while(|&&b| b == b' ' || b == b'\t').count();
     &t[..t.len() - n]
 }
+
+/// The longest `Operator:` text a wrapped line is joined to (XLA's op names are far shorter;
+/// the bound keeps a file of endless continuation lines linear).
+const MAX_JOINED: usize = 16 << 10;
+/// The most wrapped lines joined to one `Operator:` line (16 KiB wrapped at 256 columns).
+const MAX_JOINS: u32 = 64;
 
 const GPU_KEYS: [&[u8]; 5] = [b"Size:", b"Operator:", b"Entry Parameter Subshape:", b"XLA Label:", b"Shape:"];
 const TPU_KEYS: [&[u8]; 6] = [b"Operator:", b"Shape:", b"Unpadded size:", b"Extra memory due to padding:", b"XLA label:", b"Allocation type:"];
@@ -482,13 +491,20 @@ impl<'t, 'c> Parser<'t, 'c> {
     /// result starts an op-metadata list (with a space if that reads, else without one).
     fn join_operator(&mut self, c: &'c [u8]) -> bool {
         let b = self.rep().buf.as_mut().expect("inside a buffer");
-        let head: &[u8] = b.operator.as_deref().unwrap_or(b"");
+        let head_len = b.operator.as_deref().map_or(0, <[u8]>::len);
+        if head_len + 1 + c.len() > MAX_JOINED || b.joins >= MAX_JOINS {
+            return false;
+        }
+        // appended in place, taken back if it does not read
+        let text = b.operator.get_or_insert(Cow::Borrowed(b"")).to_mut();
         for sep in [&b" "[..], b""] {
-            let joined = [head, sep, c].concat();
-            if op_metadata_prefix(&joined) {
-                b.operator = Some(Cow::Owned(joined));
+            text.extend_from_slice(sep);
+            text.extend_from_slice(c);
+            if op_metadata_prefix(text) {
+                b.joins += 1;
                 return true;
             }
+            text.truncate(head_len);
         }
         false
     }

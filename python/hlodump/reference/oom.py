@@ -25,7 +25,8 @@ A report that ends where its printer cannot stop (see ``_expected``) is reported
 that ended it (``column`` = where its content starts) or, at the end of the file, after the end
 of its last line; an unfinished buffer gives no row. A line inside a buffer that is none of its
 fields is, in this order: the rest of a hard-wrapped ``Operator:`` line (joined back when the
-joined text is an ``OpMetadataToString`` list: with a space if that parses, else without one);
+joined text starts an ``OpMetadataToString`` list: with a space if that reads, else without
+one; at most ``MAX_JOINED`` bytes and ``MAX_JOINS`` lines);
 a report's first line (the report is cut off there, and the line is read again); otherwise a
 foreign line (another thread's log line, an unjoinable wrap): the cut-off error at it, the
 buffer gives no row, and the report goes on (the interrupted buffer's remaining fields and
@@ -209,6 +210,9 @@ def op_metadata(text: str) -> dict[str, Any] | None:
         pos += 1
 
 
+# The longest Operator: text a wrapped line is joined to (bytes; as src/oom/mod.rs MAX_JOINED).
+MAX_JOINED = 16 << 10
+MAX_JOINS = 64  # the most wrapped lines joined to one Operator: line (as MAX_JOINS)
 _GPU_MARKER = "BufferAssignment OOM Debugging."
 _TPU_MARKER = "Ran out of memory in memory space "
 _REQUEST_RE = re.compile(r"Out of memory while trying to allocate ([0-9]+) bytes")
@@ -445,9 +449,12 @@ class _Parser:
         r = self.report
         assert r is not None and r.buf is not None
         head = r.buf["operator"]
+        if len(head.encode("utf-8")) + 1 + len(c.encode("utf-8")) > MAX_JOINED or r.buf["joins"] >= MAX_JOINS:
+            return False
         for sep in (" ", ""):
             if op_metadata_prefix(head + sep + c):
                 r.buf["operator"] = head + sep + c
+                r.buf["joins"] += 1
                 return True
         return False
 
@@ -627,7 +634,7 @@ class _Parser:
         assert r is not None
         prev = r.buf
         r.part = "buffer"
-        r.buf = {"rank": rank, "line": no, "broken": False, "wrap": None}
+        r.buf = {"rank": rank, "line": no, "broken": False, "wrap": None, "joins": 0}
         if prev is not None and not prev["broken"]:
             self.error(no, len(text[:start].encode("utf-8")) + 1,
                        f"buffer {prev['rank']} has no closing ==== rule (the report lost lines here)")
