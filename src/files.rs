@@ -413,7 +413,8 @@ fn id_only(kind: FileKind, name: &str) -> FileName {
 /// Split an XLA dump file name (a base name, no directory) into its kind and parts.
 /// Never fails: an unrecognised name is `Other` with every part `None`.
 pub fn classify(basename: &str) -> FileName {
-    let name = basename;
+    // a compressed file is the file it holds (`….txt.gz`; XLA's `….pb.gz` keep the suffix)
+    let name = without_compression(basename);
     // 1. per-execution files (snapshots)
     for ext in EXEC_EXTS {
         if let Some(core) = name.strip_suffix(ext) {
@@ -497,7 +498,7 @@ fn folder_module(folder: &str) -> Option<(i32, Option<String>)> {
 /// base name classifies exactly as `classify`.
 pub fn classify_path(path: &str) -> FileName {
     let mut parts = path.rsplit(is_separator);
-    let mut out = classify(without_compression(parts.next().unwrap_or("")));
+    let mut out = classify(parts.next().unwrap_or(""));
     if out.module_id.is_none() && out.module_name.is_none() {
         if let Some((id, name)) = parts.find_map(folder_module) {
             out.module_id = Some(id);

@@ -264,8 +264,9 @@ def classify(basename: str) -> dict:
 
     Keys: kind, module_id, module_name, stage, backend, pass_index, pipeline, after_pass,
     before_pass, substep. Never raises; an unrecognised name is kind "other" with nulls.
+    A compressed file is the file it holds (``….txt.gz``; XLA's ``….pb.gz`` keep the suffix).
     """
-    name = basename
+    name = without_compression(basename)
     # 1. per-execution files (snapshots)
     for ext in _EXEC_EXTS:
         if name.endswith(ext):
@@ -347,7 +348,7 @@ def classify_path(path: str) -> dict:
     ``\\``), plus the module of the nearest per-module parent folder when the base name names
     none (rules above). A bare base name gives exactly ``classify(name)``."""
     parts = path.replace(os.sep, "/").split("/")
-    out = classify(without_compression(parts[-1]))
+    out = classify(parts[-1])
     if out["module_id"] is None and out["module_name"] is None:
         for folder in reversed(parts[:-1]):
             m = _folder_module(folder)
