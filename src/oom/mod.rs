@@ -1187,7 +1187,10 @@ Program hbm requirement 63.80G:
         let (t, r) = run(GPU.replacen(line, wrapped, 1).as_bytes(), false);
         r.unwrap();
         assert_eq!(t.oom_buffers.len(), 2);
-        assert_eq!(t.oom_buffers.source_line.0, vec![Some(689), None]);
+        let (_, b) = t.finish().into_iter().find(|(n, _)| *n == "oom_buffers").unwrap();
+        let lines = b.column_by_name("source_line").unwrap();
+        let lines = lines.as_any().downcast_ref::<arrow_array::Int64Array>().unwrap();
+        assert_eq!(lines.iter().collect::<Vec<_>>(), vec![Some(689), None]);
     }
 
     #[test]
