@@ -413,7 +413,8 @@ fn id_only(kind: FileKind, name: &str) -> FileName {
 /// Split an XLA dump file name (a base name, no directory) into its kind and parts.
 /// Never fails: an unrecognised name is `Other` with every part `None`.
 pub fn classify(basename: &str) -> FileName {
-    let name = basename;
+    // a compressed file is the file it holds (`….txt.gz`; XLA's `….pb.gz` keep the suffix)
+    let name = without_compression(basename);
     // 1. per-execution files (snapshots)
     for ext in EXEC_EXTS {
         if let Some(core) = name.strip_suffix(ext) {
@@ -505,6 +506,36 @@ pub fn classify_path(path: &str) -> FileName {
         }
     }
     out
+}
+
+/// Suffixes of compressed files read transparently (`hlodump.stores.decompressed`).
+pub const COMPRESSION_SUFFIXES: [&str; 4] = [".gz", ".bz2", ".xz", ".zst"];
+
+/// A base name without its compression suffix (`module_0001.x.txt.gz` is classified as
+/// `module_0001.x.txt`), except XLA's own compressed protobufs (`….pb.gz`), which keep it.
+pub fn without_compression(name: &str) -> &str {
+    for s in COMPRESSION_SUFFIXES {
+        if let Some(rest) = name.strip_suffix(s) {
+            if !rest.ends_with(".pb") && !rest.is_empty() {
+                return rest;
+            }
+        }
+    }
+    name
+}
+
+/// Suffixes of what XLA writes beside its text dumps (object code, LLVM IR, MLIR, protobufs,
+/// PTX/cubin, HTML/dot graphs, …): none is a format of ours (`is_side_output`).
+pub const SIDE_OUTPUT_SUFFIXES: [&str; 17] = [
+    ".o", ".ll", ".mlir", ".pb", ".pb.gz", ".ptx", ".cubin", ".hsaco", ".html", ".dot", ".url", ".pyz",
+    ".riegeli", ".pbtxt", ".textproto", ".fdo_profile", ".json",
+];
+
+/// A file XLA wrote beside its text dumps, by its name: a module token (`module_0003.…`, also
+/// from its per-module folder) and a suffix of `SIDE_OUTPUT_SUFFIXES`. Such a file is an
+/// `other` row, named explicitly or not (a shell glob over a dump matches them).
+pub fn is_side_output(path: &str, name: &FileName) -> bool {
+    name.kind == FileKind::Other && name.module_id.is_some() && SIDE_OUTPUT_SUFFIXES.iter().any(|s| path.ends_with(s))
 }
 
 fn is_blank(line: &[u8]) -> bool {
@@ -759,7 +790,8 @@ mod tests {
         ("module_0001.jit_f.thunk_sequence_after_thunk_passes.txt", "other", Some(1), Some("jit_f"), None, None, None, None, None, None, None),
         ("module_0001.jit_f.ptx", "other", Some(1), None, None, None, None, None, None, None, None),
         ("module_0001.jit_f.gpu_target_config.txt", "other", Some(1), None, None, None, None, None, None, None, None),
-        ("module_0001.jit_f.before_optimizations.txt.gz", "other", Some(1), None, None, None, None, None, None, None, None),
+        ("module_0001.jit_f.before_optimizations.txt.gz", "hlo_module", Some(1), Some("jit_f"), Some("before_optimizations"), None, None, None, None, None, None),
+        ("module_0001.jit_f.cpu_after_optimizations-buffer-assignment.txt.xz", "buffer_assignment", Some(1), Some("jit_f"), Some("after_optimizations"), Some("cpu"), None, None, None, None, None),
         ("1712345678901234.module_0001.jit_f.execution_0000.hlo_snapshot.pb", "other", Some(1), Some("jit_f"), None, None, None, None, None, None, None),
         ("module_jit_f.execution_0003.hlo_snapshot.pb", "other", None, Some("jit_f"), None, None, None, None, None, None, None),
         ("module_0001.jit_f.execution_0000.hlo_unoptimized_snapshot.pb", "other", Some(1), Some("jit_f"), None, None, None, None, None, None, None),

@@ -12,7 +12,7 @@ use arrow_array::RecordBatch;
 use rayon::prelude::*;
 
 use crate::error::{Error, FileCtx, Result};
-use crate::files::{classify_path, sniff, sniff_is_final, text_start, ContentKind, FileKind};
+use crate::files::{classify_path, is_side_output, sniff, sniff_is_final, text_start, ContentKind, FileKind};
 use crate::formats::{Format, FormatSet};
 use crate::source::Source;
 use crate::split::Finished;
@@ -388,6 +388,7 @@ fn not_regular(input: &Input) -> std::io::Error {
 /// when no format is parsed (`append_file`).
 fn file(t: &mut Tables, file_id: usize, input: &Input, bytes: std::io::Result<(&[u8], u64, &Source)>, src: crate::source::SourceRef, opts: &Options) -> Result<Vec<Finished>> {
     let name = classify_path(&input.shown);
+    let side_output = is_side_output(&input.shown, &name);
     let f = &mut t.files;
     f.file_id.push(file_id as i32);
     f.path.push(input.shown.clone());
@@ -428,7 +429,7 @@ fn file(t: &mut Tables, file_id: usize, input: &Input, bytes: std::io::Result<(&
     f.parsed.push(parser.is_some());
     f.error.push_opt(None::<String>);
     let ctx = FileCtx { file_id: file_id as i32, path: &input.shown, collect: opts.collect, src, proj: opts.projection.as_deref() };
-    if format.is_none() && sniffed == ContentKind::Unknown && (input.explicit || name.kind != FileKind::Other) {
+    if format.is_none() && sniffed == ContentKind::Unknown && (input.explicit || name.kind != FileKind::Other) && !side_output {
         // Never zero rows in silence: a file the user named, or whose name says it is a dump,
         // that is none of our formats.
         not_a_dump(bytes, input, name.kind, ctx, &mut t.errors)?;

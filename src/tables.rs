@@ -255,7 +255,7 @@ tables! {
     }
     memory_report: MemoryReport {
         file_id: I32, memory_space: OptDict, color: OptI32, table: I32, allocation: OptI64,
-        cumulative_bytes: OptI64, percent: OptI32, size: I64, offset: OptI64,
+        cumulative_bytes: OptI64, percent: OptI32, size: I64, size_is_rounded: Bool, offset: OptI64,
         used_by_n_values: OptI32, shapes: OptDict, row_kind: DictText, remaining_bytes: OptI64,
         flags: OptStr, line: I64,
     }

@@ -199,7 +199,9 @@ CASES = [
      O, 1, "jit_f", N, N, N, N, N, N, N),
     ("module_0001.jit_f.ptx", O, 1, N, N, N, N, N, N, N, N),
     ("module_0001.jit_f.gpu_target_config.txt", O, 1, N, N, N, N, N, N, N, N),
-    ("module_0001.jit_f.before_optimizations.txt.gz", O, 1, N, N, N, N, N, N, N, N),
+    # a compressed file is classified as the file it holds (issue 31: read transparently)
+    ("module_0001.jit_f.before_optimizations.txt.gz", H, 1, "jit_f", BO, N, N, N, N, N, N),
+    ("module_0001.jit_f.cpu_after_optimizations-buffer-assignment.txt.xz", BA, 1, "jit_f", "after_optimizations", "cpu", N, N, N, N, N),
     ("1712345678901234.module_0001.jit_f.execution_0000.hlo_snapshot.pb",
      O, 1, "jit_f", N, N, N, N, N, N, N),
     ("module_jit_f.execution_0003.hlo_snapshot.pb", O, N, "jit_f", N, N, N, N, N, N, N),

@@ -48,6 +48,10 @@ def test_report_agrees_with_the_buffer_assignment(read, d: str) -> None:
             for r in listed:
                 exact = allocs[r["allocation"]]
                 assert abs(r["size"] - exact["size"]) <= _human_tolerance(exact["size"])
+                # the flag says which sizes are approximate: those printed above 1 KiB
+                assert r["size_is_rounded"] == (exact["size"] >= 1024)
+                if not r["size_is_rounded"]:
+                    assert r["size"] == exact["size"]
                 assert r["flags"] == exact["flags"]  # the same flags text as the buffer assignment
                 assert r["color"] == exact["color"]
             assert listed[-1]["remaining_bytes"] == 0 and listed[-1]["percent"] == 100
@@ -56,6 +60,9 @@ def test_report_agrees_with_the_buffer_assignment(read, d: str) -> None:
                 if r["row_kind"] == "offsets":
                     a = allocs[r["allocation"]]
                     assert 0 <= r["offset"] < a["size"]
+            for r in rows:
+                if r["row_kind"] == "offsets":
+                    assert r["size_is_rounded"] == (r["size"] >= 1024), r
         else:  # table form (jax 0.9.2+): per memory space
             assert sum(v for k, v in totals.items() if k == "total_bytes") == total
             assert all(r["row_kind"] == "offsets" and r["allocation"] is None for r in rows)

@@ -36,7 +36,7 @@ def rust(path: Path, on_error: str = "collect") -> dict[str, list[dict[str, Any]
 def reference(path: Path, on_error: str = "collect") -> dict[str, list[dict[str, Any]]]:
     sink = _Sink(on_error)
     ctx = FileContext(0, str(path), sink)  # type: ignore[arg-type]
-    oom.parse(split_lines(path.read_bytes(), ctx), ctx)
+    oom.parse(split_lines(path.read_bytes(), ctx, lone_cr=True), ctx)
     cols = {t: [f.name for f in _core.read([(str(path), str(path), True, None)], tables=TABLES, on_error="collect")[t].schema] for t in TABLES}
     return {t: [{c: r.get(c) for c in cols[t]} for r in sink.rows[t]] for t in TABLES}
 
@@ -204,7 +204,10 @@ def test_tabs_and_spaces_and_prefixes_give_the_same_rows(tmp_path: Path) -> None
     ray = "".join(f"\x1b[36m(RayWorker pid=123, ip=10.0.0.1)\x1b[0m {line}\n" for line in base.splitlines())
     pylog = "".join(f"ERROR:absl:{line}\n" for line in base.splitlines())
     crlf = base.replace("\n", "\r\n")
-    for name, text in [("spaces", spaces), ("glog", glog), ("ray", ray), ("pylog", pylog), ("crlf", crlf)]:
+    quoted = "".join(f"> {line}\n" for line in base.splitlines())  # quoted in a GitHub reply
+    nested = "".join(f"> >{line}\n" for line in base.splitlines())
+    for name, text in [("spaces", spaces), ("glog", glog), ("ray", ray), ("pylog", pylog), ("crlf", crlf),
+                       ("quoted", quoted), ("nested", nested)]:
         got = both(_variant(tmp_path, name + ".log", text))
         for t in ("oom_buffers", "oom_reports"):
             assert [{k: v for k, v in r.items() if k != "line"} for r in got[t]] == \
@@ -245,3 +248,163 @@ def test_malformed_size_is_reported_at_its_column(tmp_path: Path) -> None:
     assert [b["rank"] for b in rows["oom_buffers"]] == [1, 3]
     (e,) = rows["errors"]
     assert e["line"] == 20 and e["column"] == 9 and "expected the size" in e["message"]
+
+
+# ------------------------------------------------------------- logs as a terminal shows them
+
+
+def _word_wrap(line: str, width: int) -> list[str]:
+    """``line`` broken at spaces into pieces of at most ``width`` characters (the space at each
+    break is lost), as a page or an e-mail client wraps long lines."""
+    out, cur = [], ""
+    for word in line.split(" "):
+        if cur and len(cur) + 1 + len(word) > width:
+            out.append(cur)
+            cur = word
+        else:
+            cur = f"{cur} {word}" if cur else word
+    return out + [cur]
+
+
+def _wrap_operators(text: str, wrap) -> str:
+    out = []
+    for line in text.split("\n"):
+        out.extend(wrap(line) if "Operator: " in line else [line])
+    return "\n".join(out)
+
+
+def test_complete_report_gives_every_buffer() -> None:
+    """The printer's own layout (BufferAssignment::ToVerboseString: a tab before `Buffer N:`,
+    two before its fields): five buffers, each a row, with the figures the shapes imply."""
+    rows = both(DATA / "gpu_five_buffers.log")
+    assert rows["errors"] == []
+    bufs = rows["oom_buffers"]
+    assert [b["rank"] for b in bufs] == [1, 2, 3, 4, 5]
+    assert [b["line"] for b in bufs] == [13, 20, 27, 32, 37]
+    # sizes are HumanReadableNumBytes of the shapes' bytes (to its 2 decimals)
+    for b in bufs:
+        dims = [int(d) for d in (b["shape"] or b["entry_parameter_subshape"]).split("[")[1].rstrip("]").split(",")]
+        exact = (4 if (b["shape"] or b["entry_parameter_subshape"]).startswith("f32") else 2)
+        for d in dims:
+            exact *= d
+        assert abs(b["size_bytes"] - exact) <= 0.005 * (1 << 30), b["rank"]
+    assert bufs[0]["source_line"] == 175 and bufs[4]["op_type"] == "mul"
+    assert figures(rows, "summary") == {"requested": 2110783616}
+
+
+@pytest.mark.parametrize("width", [60, 80, 100])
+def test_word_wrapped_operator_lines_are_joined_back(tmp_path: Path, width: int) -> None:
+    base = (DATA / "gpu_five_buffers.log").read_text()
+    want = both(DATA / "gpu_five_buffers.log")
+    wrapped = _wrap_operators(base, lambda l: _word_wrap(l, width))
+    assert wrapped.count("\n") > base.count("\n") + 3
+    got = both(_variant(tmp_path, "wrapped.log", wrapped))
+    assert got["errors"] == []
+    keep = lambda r: {k: v for k, v in r.items() if k != "line"}  # noqa: E731
+    assert [keep(b) for b in got["oom_buffers"]] == [keep(b) for b in want["oom_buffers"]]
+
+
+@pytest.mark.parametrize("width", [23, 57, 80])
+def test_char_wrapped_operator_lines_keep_every_buffer(tmp_path: Path, width: int) -> None:
+    """A terminal's wrap cuts at a fixed column, inside words and keys: every buffer is still a
+    row, with its source line (a cut inside a quoted value is joined with a space: both
+    readings parse, FORMATS.md §2.9.1)."""
+    base = (DATA / "gpu_five_buffers.log").read_text()
+    wrapped = _wrap_operators(base, lambda l: [l[i:i + width] for i in range(0, len(l), width)])
+    got = both(_variant(tmp_path, "chars.log", wrapped))
+    assert got["errors"] == []
+    bufs = got["oom_buffers"]
+    assert [b["rank"] for b in bufs] == [1, 2, 3, 4, 5]
+    assert [b["source_line"] for b in bufs] == [175, 175, None, None, 180]
+
+
+def test_foreign_line_inside_a_buffer_is_an_error_and_later_buffers_stay(tmp_path: Path) -> None:
+    lines = (DATA / "gpu_five_buffers.log").read_text().split("\n")
+    at = lines.index("\t\tXLA Label: custom-call")
+    glog = "I0528 07:02:44.351000   27490 other_thread.cc:12] "
+    lines.insert(at, glog + "something else")
+    rows = both(_variant(tmp_path, "interleaved.log", "\n".join(lines)))
+    assert [b["rank"] for b in rows["oom_buffers"]] == [2, 3, 4, 5]
+    (e,) = rows["errors"]
+    # at the line's content (after its log prefix), as every cut-off error
+    assert (e["line"], e["column"]) == (at + 1, len(glog) + 1) and e["message"].startswith("out-of-memory report cut off")
+    assert "I0528" in e["text"]
+
+
+def test_several_foreign_lines_inside_a_buffer(tmp_path: Path) -> None:
+    """A traceback printed into the middle of buffer 2: one error at its first line, buffer 2
+    gives no row, buffers 1 and 3-5 do; a report after it is read as usual."""
+    lines = (DATA / "gpu_five_buffers.log").read_text().split("\n")
+    at = lines.index("\t\tXLA Label: fusion")
+    lines[at:at] = ["Traceback (most recent call last):", '  File "train.py", line 3, in <module>', "    step()"]
+    text = "\n".join(lines) + (DATA / "gpu_rocm.log").read_text()
+    rows = both(_variant(tmp_path, "traceback.log", text))
+    assert [(b["report_id"], b["rank"]) for b in rows["oom_buffers"]] == [(0, 1), (0, 3), (0, 4), (0, 5), (1, 1), (1, 2), (1, 3)]
+    assert [(e["line"], e["column"]) for e in rows["errors"]] == [(at + 1, 1)]
+    assert figures(rows, "summary", report=1) == {"requested": 2 * GiB}
+
+
+def test_unjoinable_wrap_is_an_error_at_its_line(tmp_path: Path) -> None:
+    lines = (DATA / "gpu_five_buffers.log").read_text().split("\n")
+    at = next(i for i, l in enumerate(lines) if "Operator: " in l) + 1
+    lines.insert(at, "precision=None (this is not a KEY=VALUE list")
+    rows = both(_variant(tmp_path, "badwrap.log", "\n".join(lines)))
+    assert [b["rank"] for b in rows["oom_buffers"]] == [2, 3, 4, 5]
+    assert [(e["line"], e["column"]) for e in rows["errors"]] == [(at + 1, 1)]
+
+
+def _progress(n: int) -> str:
+    """A tqdm-style progress bar redrawn with lone CRs on one line of the file."""
+    return "".join(f"\r{k * 10:3d}%|{'#' * k}{' ' * (10 - k)}| {k}/{n}" for k in range(n + 1))
+
+
+def test_lone_cr_progress_bars_do_not_fail_a_log(tmp_path: Path) -> None:
+    base = (DATA / "gpu_five_buffers.log").read_text()
+    want = both(DATA / "gpu_five_buffers.log")
+    # a progress bar line before the report, and one redrawn over the start of the log line
+    lines = base.split("\n")
+    text = "\n".join([_progress(10)] + lines[:1] + [_progress(3) + "\r" + lines[1]] + lines[2:])
+    path = _variant(tmp_path, "progress.log", text)
+    got = both(path)
+    assert got["errors"] == []
+    assert [b["rank"] for b in got["oom_buffers"]] == [1, 2, 3, 4, 5]
+    # line numbers are the file's: one more line (the progress bar) than the report alone
+    assert [b["line"] for b in got["oom_buffers"]] == [b["line"] + 1 for b in want["oom_buffers"]]
+    assert figures(got, "summary") == {"requested": 2110783616}
+    # strict mode reads it too
+    _core.read([(str(path), str(path), True, None)], tables=TABLES)
+
+
+def test_lone_cr_error_columns_count_on_the_real_line(tmp_path: Path) -> None:
+    text = (DATA / "gpu_rocm.log").read_text().replace("Size: 1.00GiB\n\t\tEntry", "Size: 1.00XiB\n\t\tEntry")
+    lines = text.split("\n")
+    at = next(i for i, l in enumerate(lines) if "1.00XiB" in l)
+    lines[at] = "\r\r" + lines[at]  # a tool that redraws before printing
+    rows = both(_variant(tmp_path, "cr_bad.log", "\n".join(lines)))
+    (e,) = rows["errors"]
+    assert (e["line"], e["column"]) == (at + 1, 2 + len("\t\tSize: ") + 1)
+    assert e["text"] == lines[at]
+
+
+def test_lone_cr_stays_an_error_for_formats_xla_writes(tmp_path: Path) -> None:
+    p = _variant(tmp_path, "m.hlo.txt", "HloModule m\r\rENTRY e {\n  ROOT p = f32[] parameter(0)\n}\n")
+    out = _core.read([(str(p), str(p), True, None)], tables=["errors"], on_error="collect")
+    assert "lone CR" in out["errors"].to_pylist()[0]["message"]
+
+
+def test_repeated_report_is_a_row_naming_the_first() -> None:
+    rows = both(DATA / "gpu_glog_twice.log")
+    (rep,) = [r for r in rows["oom_reports"] if r["section"] == "repeat"]
+    assert (rep["report_id"], rep["key"], rep["line"], rep["bytes"]) == (0, "repeats report", 34, None)
+    assert rep["value"] == "BufferAssignment OOM Debugging."
+
+
+def test_endless_continuation_lines_stop_being_joined(tmp_path: Path) -> None:
+    """A wrapped Operator: takes at most 64 lines (16 KiB): a file of endless KEY=VALUE lines
+    after one is read in linear time, with the cut-off error at the first line not joined."""
+    lines = (DATA / "gpu_five_buffers.log").read_text().split("\n")
+    at = next(i for i, l in enumerate(lines) if "Operator: " in l) + 1
+    lines[at:at] = ["k=v"] * 5000
+    rows = both(_variant(tmp_path, "endless.log", "\n".join(lines)))
+    assert [(e["line"], e["column"]) for e in rows["errors"]] == [(at + 64 + 1, 1)]
+    assert [b["rank"] for b in rows["oom_buffers"]] == [2, 3, 4, 5]

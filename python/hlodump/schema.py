@@ -235,7 +235,10 @@ SCHEMAS: dict[str, pa.Schema] = {
     "memory_report": pa.schema([
         _f("file_id", I32), _f("memory_space", D, True), _f("color", I32, True),
         _f("table", I32), _f("allocation", I64, True), _f("cumulative_bytes", I64, True),
-        _f("percent", I32, True), _f("size", I64), _f("offset", I64, True),
+        # size_is_rounded: size was read from HumanReadableNumBytes text with a unit above B
+        # ("29.49MiB": two decimals, so approximate); false for byte counts and the protobuf form.
+        _f("percent", I32, True), _f("size", I64), _f("size_is_rounded", B),
+        _f("offset", I64, True),
         _f("used_by_n_values", I32, True), _f("shapes", D, True), _f("row_kind", D),
         _f("remaining_bytes", I64, True), _f("flags", S, True), _f("line", I64),
     ]),
@@ -380,7 +383,9 @@ SCHEMAS: dict[str, pa.Schema] = {
         _f("depth", I32), _f("kind", D, True), _f("section", D, True), _f("annotation", S),
         _f("line", I64),
     ]),
-    # XLA's out-of-memory reports (§2.9; reference/oom.py), one row per figure a report states.
+    # XLA's out-of-memory reports (§2.9; reference/oom.py), one row per figure a report states;
+    # a report printed again in the file is one row, section="repeat", under the report_id of
+    # its first printing (key "repeats report", bytes null, value its first line from the marker).
     "oom_reports": pa.schema([
         _f("file_id", I32), _f("report_id", I32), _f("backend", D), _f("memory_space", D, True),
         _f("section", D), _f("key", D), _f("bytes", I64, True), _f("value", S), _f("line", I64),

@@ -57,6 +57,9 @@ Input = tuple[str, str, bool, Optional[str]]
 #: Schemes read with obstore; every other ``scheme://`` goes to fsspec (``file://`` is local).
 OBSTORE_SCHEMES = frozenset({"s3", "s3a", "gs", "gcs", "az", "azure", "abfs", "abfss", "adl"})
 
+#: Our schemes that object_store spells otherwise.
+_OBJECT_STORE_SCHEME = {"gcs": "gs"}
+
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]*)://")
 _CHAINED = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*::")
 _GLOB = re.compile(r"[*?\[]")
@@ -130,6 +133,11 @@ def needs_stores(path: Any) -> bool:
 # ------------------------------------------------------------------------------ backends
 
 
+#: object_store's text for a request the server refused (GCS and Azure answer 401/403 with a
+#: body of their own; object_store raises a generic error for them).
+_DENIED_STATUS = re.compile(r"non-2xx status code: (40[13] [A-Za-z ]+?):")
+
+
 def _short(e: BaseException) -> str:
     """The useful part of an object-store error: the S3 error code and message if the server
     sent one, else the first line (object_store appends request details and a debug dump)."""
@@ -138,6 +146,10 @@ def _short(e: BaseException) -> str:
     msg = re.search(r"<Message>([^<]*)</Message>", text)
     if code:
         return code.group(1) + (f": {msg.group(1)}" if msg else "")
+    status = _DENIED_STATUS.search(text)
+    gcs = re.search(r'"message":\s*"((?:[^"\\]|\\.)*)"', text)  # GCS's JSON error body
+    if status and gcs:
+        return f"{status.group(1)}: {gcs.group(1)}"
     head = text.split("\n\nDebug source:")[0].strip()
     first = head.splitlines()[0] if head else type(e).__name__
     os_error = re.search(r'Os \{[^}]*?message: "([^"]*)"', text, re.S)
@@ -181,7 +193,9 @@ def _error(e: BaseException, url: str, action: str) -> BaseException:
     if isinstance(e, FileNotFoundError) or name == "NotFoundError" or "NoSuchKey" in short:
         return FileNotFoundError(2, "No such object", url)
     if isinstance(e, PermissionError) or name in ("PermissionDeniedError", "UnauthenticatedError") \
-            or short.startswith(("AccessDenied", "InvalidAccessKeyId", "SignatureDoesNotMatch")):
+            or short.startswith(("AccessDenied", "InvalidAccessKeyId", "SignatureDoesNotMatch", "Authorization",
+                                 "AuthenticationFailed")) \
+            or _DENIED_STATUS.search(str(e)):
         return PermissionError(13, f"access denied ({short})", url)
     if name == "UnknownConfigurationKeyError":
         return StoreError(f"{url}: unknown storage option ({short})")
@@ -324,8 +338,10 @@ class ObstoreBackend(Backend):
             if self._store is None:
                 store_mod = _need("obstore.store", self.root)
                 config, client, retry = _obstore_options(self.scheme, self.storage_options)
+                # object_store knows gs:// but not gcs:// (fsspec's spelling): same store
+                scheme = _OBJECT_STORE_SCHEME.get(self.scheme, self.scheme)
                 try:
-                    self._store = store_mod.from_url(self.root + "/", config=config or None,
+                    self._store = store_mod.from_url(f"{scheme}://{self.bucket}/", config=config or None,
                                                      client_options=client or None, retry_config=retry)
                 except BaseException as e:  # PanicException is a BaseException
                     _reraise_interrupts(e)
@@ -520,9 +536,19 @@ class Plan:
         ``buffers`` argument of ``_core.read`` (None when every input is a local file). A
         fetch that fails raises for an object named explicitly; for one found by listing it
         becomes the input's ``files.error``."""
-        if all(o is None for o in self.origins):
+        packed = [i for i, (inp, o) in enumerate(zip(self.inputs, self.origins))
+                   if o is None and inp[3] is None and compression_of(inp[1]) is not None]
+        if all(o is None for o in self.origins) and not packed:
             return None
         buffers: list[Any] = [None] * len(self.inputs)
+        for i in packed:
+            full, shown, explicit, _ = self.inputs[i]
+            try:
+                buffers[i] = _as_uint8(decompressed(full, shown), shown)
+            except OSError as e:
+                if explicit:
+                    raise
+                self.inputs[i] = (full, shown, explicit, f"OSError: {e.strerror or e}")
         jobs = [i for i, o in enumerate(self.origins) if isinstance(o, Remote) and self.inputs[i][3] is None]
         fetched = _fetch(self, jobs, progress)
         for i, o in enumerate(self.origins):
@@ -542,6 +568,59 @@ class Plan:
             else:
                 buffers[i] = _as_uint8(o, self.inputs[i][1])
         return buffers
+
+
+# ------------------------------------------------------------------------------ compressed files
+
+#: Compression suffixes read transparently, and the module that reads each (zstd only when the
+#: ``zstandard`` package is installed; without it a ``.zst`` file is read as it is).
+_COMPRESSION = {".gz": "gzip", ".bz2": "bz2", ".xz": "lzma", ".zst": "zstandard"}
+
+
+def compression_of(name: str) -> Optional[str]:
+    """The module that decompresses the file ``name``, or None: not compressed, XLA's own
+    compressed protobuf (``….pb.gz``, never text of ours), or zstd without ``zstandard``."""
+    low = name.lower()
+    for suffix, module in _COMPRESSION.items():
+        if low.endswith(suffix) and not low[:-len(suffix)].endswith(".pb"):
+            if module == "zstandard":
+                try:
+                    import zstandard  # noqa: F401
+                except ImportError:
+                    return None
+            return module
+    return None
+
+
+def decompressed(path: str, shown: str) -> bytes:
+    """The decompressed bytes of a compressed file (streamed in 1 MiB pieces into one buffer:
+    the file's text must be contiguous for the parser; costs the decompression time and the
+    decompressed size in memory, no map). A corrupt file is an ``OSError`` naming it."""
+    import io
+
+    module = compression_of(shown)
+    out = io.BytesIO()
+    try:
+        with open(path, "rb") as raw:
+            if module == "zstandard":
+                import zstandard
+
+                stream: Any = zstandard.ZstdDecompressor().stream_reader(raw)
+            else:
+                import importlib
+
+                stream = importlib.import_module(module).open(raw)  # type: ignore[union-attr]
+            with stream:
+                while True:
+                    piece = stream.read(1 << 20)
+                    if not piece:
+                        break
+                    out.write(piece)
+    except OSError as e:
+        raise OSError(e.errno, f"cannot read {module} data ({e.strerror or e})", shown) from None
+    except Exception as e:  # zlib.error, lzma.LZMAError, EOFError, zstd errors
+        raise OSError(0, f"cannot read {module} data ({type(e).__name__}: {e})", shown) from None
+    return out.getvalue()
 
 
 def _as_uint8(obj: Any, name: str) -> Any:

@@ -114,11 +114,21 @@ pub fn count_indented_lines(data: &[u8]) -> usize {
 /// `[ENTRY ]%name (sig) -> result {` or the short form `[ENTRY ]name {`:
 /// (name, is_entry, signature, result_shape).
 fn comp_header(s: &[u8]) -> Option<(&[u8], bool, &[u8], &[u8])> {
+    if let Some(rest) = entry_after_comments(s) {
+        // `ENTRY /* … */ name …` (XLA's parser tests): the header after the comments
+        let (name, is_entry, signature, result) = comp_header(rest)?;
+        return (!is_entry).then_some((name, true, signature, result));
+    }
     // `(ENTRY )?%?(NAME) ` with the regex's backtracking: "ENTRY" itself may be the name.
     let start = |i: usize| -> Option<((usize, usize), usize)> {
         let j = if s.get(i) == Some(&b'%') { i + 1 } else { i };
         let e = name_end(s, j)?;
-        (s.get(e) == Some(&b' ')).then_some(((j, e), e + 1))
+        // the name ends at a blank or, as XLA's lexer allows, at the signature's '('
+        match s.get(e) {
+            Some(b' ') => Some(((j, e), e + 1)),
+            Some(b'(') => Some(((j, e), e)),
+            _ => None,
+        }
     };
     let (is_entry, (na, nb), rest_at) = match s.starts_with(b"ENTRY ").then(|| start(6)).flatten() {
         Some((n, r)) => (true, n, r),
@@ -141,6 +151,22 @@ fn comp_header(s: &[u8]) -> Option<(&[u8], bool, &[u8], &[u8])> {
     }
     let result = if tail.len() >= 6 { &tail[4..tail.len() - 2] } else { b"" };
     Some((&s[na..nb], is_entry, &rest[..close], result))
+}
+
+/// `ENTRY` followed by blanks and at least one `/* … */` comment: the text after them.
+fn entry_after_comments(s: &[u8]) -> Option<&[u8]> {
+    let rest = s.strip_prefix(b"ENTRY")?;
+    let mut i = 0;
+    let mut comments = 0;
+    loop {
+        i += blanks(&rest[i..]);
+        if !rest[i..].starts_with(b"/*") {
+            break;
+        }
+        i += 2 + memchr::memmem::find(&rest[i + 2..], b"*/")? + 2;
+        comments += 1;
+    }
+    (comments > 0).then_some(&rest[i..])
 }
 
 /// `}[, execution_thread="T"][ // name]`: Some(thread) when the line closes a computation.
@@ -460,7 +486,9 @@ impl<'t, 'c> Parser<'t, 'c> {
         match first {
             // trailing blanks or a ',' continue into the general grammar (a next line may
             // start with ',': XLA reads line breaks as blanks)
-            Some(ins) if !line.text.ends_with(b" ") && !line.text.ends_with(b"\t") && !self.next_starts_with_comma(line) => {
+            // (a line ending in ',' continues: `custom_call_target="x",` then `backend_config=…`
+            // on a line of its own, as XLA's test inputs write)
+            Some(ins) if !matches!(line.text.last(), Some(b' ' | b'\t' | b',')) && !self.next_starts_with_comma(line) => {
                 self.emit(line, line.text, 0, &ins)
             }
             _ => match self.leading_trivia(line)? {
@@ -818,6 +846,10 @@ mod tests {
         assert_eq!(comp_header(b"%f (a: f32[]) -> {").map(|h| h.3), Some(&b""[..]));
         assert_eq!(comp_header(b"%f (a: f32[]) -> f32[]"), None);
         assert_eq!(comp_header(b"garbage at column 0"), None);
+        assert_eq!(comp_header(b"ENTRY /* c */ /**/first {"), Some((&b"first"[..], true, &b""[..], &b""[..])));
+        assert_eq!(comp_header(b"ENTRY /* c */ ENTRY first {"), None);
+        assert_eq!(comp_header(b"%add(a: f32[]) -> f32[] {").map(|h| (h.0, h.2)), Some((&b"add"[..], &b"(a: f32[])"[..])));
+        assert_eq!(comp_header(b"ENTRY %main(a: f32[]) -> f32[] {").map(|h| (h.0, h.1)), Some((&b"main"[..], true)));
     }
 
     #[test]

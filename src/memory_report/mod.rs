@@ -222,6 +222,7 @@ impl<'t, 'c> Parser<'t, 'c> {
 
     fn group_row(&mut self, no: u64, text: &'c [u8], row: GroupRow<'c>) -> R<()> {
         let (mut cur, cumulative, percent) = cumulative_prefix(text)?;
+        let size_is_rounded = human_is_rounded(text, cur.pos);
         let size = cur.human("the size")?;
         cur.expect("; ", "")?;
         cur.spaces();
@@ -241,6 +242,7 @@ impl<'t, 'c> Parser<'t, 'c> {
         t.cumulative_bytes.push(Some(cumulative));
         t.percent.push(percent);
         t.size.push(size);
+        t.size_is_rounded.push(size_is_rounded);
         t.offset.push(Some(offset));
         t.used_by_n_values.push(Some(count));
         t.shapes.push(&src, shapes);
@@ -289,11 +291,12 @@ impl<'t, 'c> Parser<'t, 'c> {
         let remaining = cur.human("the bytes remaining (total_size - cumulative_size)")?;
         cur.expect("; ", "")?;
         let line = allocation_line(text, cur.pos, SizeForm::Human)?;
-        self.allocation_row(no, rank, &line, Some(cumulative), percent, Some(remaining));
+        let rounded = human_is_rounded(text, cur.pos + memchr::memmem::find(&text[cur.pos..], b": size ").expect("an allocation line") + 7);
+        self.allocation_row(no, rank, &line, Some(cumulative), percent, Some(remaining), rounded);
         Ok(())
     }
 
-    fn allocation_row(&mut self, no: u64, rank: i32, a: &AllocationLine<'c>, cumulative: Option<i64>, percent: Option<i32>, remaining: Option<i64>) {
+    fn allocation_row(&mut self, no: u64, rank: i32, a: &AllocationLine<'c>, cumulative: Option<i64>, percent: Option<i32>, remaining: Option<i64>, size_is_rounded: bool) {
         let src = self.ctx.src;
         let t = &mut self.t.memory_report;
         t.file_id.push(self.ctx.file_id);
@@ -304,6 +307,7 @@ impl<'t, 'c> Parser<'t, 'c> {
         t.cumulative_bytes.push(cumulative);
         t.percent.push(percent);
         t.size.push(a.size);
+        t.size_is_rounded.push(size_is_rounded);
         t.offset.push(None);
         t.used_by_n_values.push(None);
         t.shapes.push_null();
@@ -411,6 +415,7 @@ impl<'t, 'c> Parser<'t, 'c> {
             t.cumulative_bytes.push(Some(entry.cumulative.unwrap_or(0)));
             t.percent.push(None);
             t.size.push(entry.size.unwrap_or(0));
+            t.size_is_rounded.push(false); // the protobuf states bytes
             t.offset.push(Some(0));
             t.used_by_n_values.push(Some(entry.positions.len() as i32));
             t.shapes.push_owned(&shapes);
@@ -442,6 +447,13 @@ fn cumulative_prefix(text: &[u8]) -> R<(Cur<'_>, i64, Option<i32>)> {
     cur.expect("%); ", "")?;
     cur.spaces();
     Ok((cur, cumulative, percent))
+}
+
+/// Whether the `HumanReadableNumBytes` text at `pos` was rounded: any unit above `B` prints one
+/// or two decimals (`29.49MiB`), so its byte count is approximate (`memory_report.size_is_rounded`).
+fn human_is_rounded(text: &[u8], pos: usize) -> bool {
+    let n = text[pos..].iter().take_while(|&&b| b.is_ascii_digit() || b == b'.' || b == b'-').count();
+    text.get(pos + n) != Some(&b'B')
 }
 
 /// `The rest N WHAT are less than P% of the total size and not shown.` from `start`

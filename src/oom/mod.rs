@@ -14,6 +14,11 @@
 //!   allocations in hbm:` and `N. Size: X` blocks of `Operator:` / `Shape:` / `Unpadded size:`
 //!   / `Extra memory due to padding:` / `XLA label:` / `Allocation type:` lines closed by a rule.
 //!
+//! A lone CR (a carriage return not followed by LF: a progress bar redrawing its line) ends a
+//! piece of the line as a terminal shows it: each piece is read as a line of its own, with the
+//! file's line number, and columns count from the start of the real line (`log_lines`). Formats
+//! XLA writes itself keep rejecting a lone CR; logs are written by everything else.
+//!
 //! Every line first loses its log prefixes (`prefix.rs`) and its indentation: lines are matched
 //! by their keys, so tabs turned into spaces and prefixes on some lines only do not matter.
 //! Blank lines are skipped. A report ends at the first line that is not part of it (which is
@@ -22,10 +27,23 @@
 //! between `Total … usage` and the allocation list), that is an error at that line (at the
 //! last line of the file when the file ends), and the unfinished buffer gives no row.
 //!
+//! A line inside a buffer that is none of its fields is, in this order: the rest of a
+//! hard-wrapped `Operator:` line (joined back when the joined text starts an
+//! `OpMetadataToString` list: with a space if that reads, else without one; at most
+//! `MAX_JOINED` bytes and `MAX_JOINS` lines, so a file of such lines costs linear time); a report's first line (the report is
+//! cut off there and the line is read again); otherwise a foreign line (another thread's log
+//! line, a wrap that cannot be joined): the cut-off error at it, the buffer gives no row, and
+//! the report goes on (`Part::Interrupted`: the interrupted buffer's remaining fields and rule,
+//! and further foreign lines, are passed over; the next `Buffer N:` / `N. Size:` is read; a
+//! line that opens a report ends it). An `Operator:` rest is joined when the joined text starts
+//! an op-metadata list (`op_metadata_prefix`: the last item may be cut) and the line has no log
+//! prefix.
+//!
 //! Rows of a report are kept until it ends; a report whose lines (from its marker on, prefixes,
 //! indentation and blank lines removed) equal those of an earlier report of the file — the same
-//! report printed by the log line and again by the exception — gives no rows and no cut-off
-//! error. Reports are numbered (`report_id`) from 0 in the order they end.
+//! report printed by the log line and again by the exception — gives one `oom_reports` row
+//! (`section = 'repeat'`, the earlier report's `report_id`, `line` = its first line) and no
+//! other row or cut-off error. Reports are numbered (`report_id`) from 0 in the order they end.
 //!
 //! Reference: `reference/oom.py` (same grammar, written with regular expressions).
 
@@ -34,7 +52,7 @@ mod prefix;
 use std::borrow::Cow;
 
 use crate::error::{FileCtx, Result};
-use crate::lex::{bad, feed, checked_lines, tpu_size_match, Cur, LineGrammar, I32_MAX, R};
+use crate::lex::{bad, tpu_size_match, Cur, LineGrammar, Stop, I32_MAX, R};
 use crate::tables::Tables;
 
 pub use prefix::content_start;
@@ -68,6 +86,8 @@ enum Part {
     Allocs,
     /// Inside a buffer (both).
     Buffer,
+    /// After a foreign line inside a buffer: a next buffer resumes the report.
+    Interrupted,
 }
 
 struct Figure<'c> {
@@ -83,7 +103,12 @@ struct Buf<'c> {
     rank: i32,
     line: u64,
     size: Option<(&'c [u8], i64)>,
-    operator: Option<&'c [u8]>,
+    /// Owned when a hard-wrapped line was joined back.
+    operator: Option<Cow<'c, [u8]>>,
+    /// The last field read was `Operator:` (a wrapped rest of it may follow).
+    wrap: bool,
+    /// Wrapped lines joined to `operator` so far (at most `MAX_JOINS`).
+    joins: u32,
     shape: Option<&'c [u8]>,
     unpadded: Option<i64>,
     padding: Option<(&'c [u8], i64)>,
@@ -103,17 +128,31 @@ struct Report<'c> {
     buf: Option<Buf<'c>>,
     /// The report's lines as compared for duplicates.
     key: Vec<&'c [u8]>,
-    /// The last line read into the report: (number, text).
-    last: (u64, &'c [u8]),
+    /// The last line read into the report.
+    last: Here<'c>,
     /// TPU: a section after the summary line was printed, so the allocation list must follow.
     detailed: bool,
+    /// The report's first line.
+    first: u64,
+    /// Cut-off errors inside the report (foreign lines in a buffer), given when it ends unless
+    /// it repeats an earlier report: (line, column, message, real line).
+    cuts: Vec<(u64, u64, String, &'c [u8])>,
+}
+
+/// A piece of a line: its number, its text, where it starts in the real line, the real line.
+#[derive(Clone, Copy)]
+struct Here<'c> {
+    no: u64,
+    text: &'c [u8],
+    off: usize,
+    full: &'c [u8],
 }
 
 impl Report<'_> {
     /// What was expected next, when the report may not end here.
     fn expected(&self) -> Option<String> {
         let what = match self.part {
-            Part::Peak | Part::Allocs => return None,
+            Part::Peak | Part::Allocs | Part::Interrupted => return None,
             Part::Head if !self.detailed => return None,
             Part::StatsHeader => "'BufferAssignment stats:'".to_string(),
             Part::Stats => "a statistics line (LABEL: SIZE) or 'Peak buffers:'".to_string(),
@@ -140,22 +179,77 @@ struct Parser<'t, 'c> {
     seen: Vec<Vec<&'c [u8]>>,
     /// The allocator's request on the last non-blank line outside a report: (line, text, bytes).
     request: Option<(u64, &'c [u8], i64)>,
+    /// The real line being read, and where its current piece starts in it (errors count
+    /// columns on the real line).
+    full: &'c [u8],
+    off: usize,
 }
 
 /// Parse the out-of-memory reports found in one file.
 pub fn parse<'c>(data: &'c [u8], ctx: FileCtx<'c>, t: &mut Tables) -> Result<()> {
-    let lines = checked_lines(data, &ctx, &mut t.errors)?;
-    let mut p = Parser { ctx, t, report: None, seen: Vec::new(), request: None };
-    feed(&mut p, lines)?;
+    let lines = log_lines(data, &ctx, &mut t.errors)?;
+    let mut p = Parser { ctx, t, report: None, seen: Vec::new(), request: None, full: b"", off: 0 };
+    for line in lines {
+        if line.bad.is_some_and(|b| !b.lone_cr) || (line.bad.is_some() && std::str::from_utf8(line.text).is_err()) {
+            continue; // not UTF-8: reported by log_lines
+        }
+        p.t.line_end()?; // a streaming read hands out a batch here when one is full
+        p.full = line.text;
+        p.off = 0;
+        for piece in line.text.split(|&b| b == b'\r') {
+            match p.line(line.no, piece) {
+                Ok(()) => {}
+                Err(Stop::Bad(pos, msg)) => p.report(line.no, pos as u64 + 1, msg, piece)?,
+                Err(Stop::Fatal(e)) => return Err(e),
+            }
+            p.off += piece.len() + 1;
+        }
+    }
     if p.report.is_some() {
         p.end_report(None)?;
     }
     Ok(())
 }
 
+/// The lines of a log, after every line that is not valid UTF-8 has been reported at its first
+/// bad byte (as `lex::checked_lines` does), but a lone CR is no error: it stays in the line and
+/// `parse` splits the line there, as a terminal redraws it.
+fn log_lines<'c>(data: &'c [u8], ctx: &FileCtx<'_>, errors: &mut crate::tables::Errors) -> Result<crate::lines::Lines<'c>> {
+    let lines = crate::lines::Lines::new(data);
+    if lines.has_bad_lines() {
+        for line in lines.clone() {
+            let Some(bad) = line.bad else { continue };
+            let col = if bad.lone_cr {
+                match std::str::from_utf8(line.text) {
+                    Ok(_) => continue,
+                    Err(e) => e.valid_up_to() as u64 + 1,
+                }
+            } else {
+                bad.col
+            };
+            ctx.error_at(errors, line.no, col, "invalid UTF-8".to_string(), line.text)?;
+        }
+    }
+    Ok(lines)
+}
+
 fn trim_end(t: &[u8]) -> &[u8] {
     let n = t.iter().rev().take_while(|&&b| b == b' ' || b == b'\t').count();
     &t[..t.len() - n]
+}
+
+/// The longest `Operator:` text a wrapped line is joined to (XLA's op names are far shorter;
+/// the bound keeps a file of endless continuation lines linear).
+const MAX_JOINED: usize = 16 << 10;
+/// The most wrapped lines joined to one `Operator:` line (16 KiB wrapped at 256 columns).
+const MAX_JOINS: u32 = 64;
+
+const GPU_KEYS: [&[u8]; 5] = [b"Size:", b"Operator:", b"Entry Parameter Subshape:", b"XLA Label:", b"Shape:"];
+const TPU_KEYS: [&[u8]; 6] = [b"Operator:", b"Shape:", b"Unpadded size:", b"Extra memory due to padding:", b"XLA label:", b"Allocation type:"];
+
+/// Whether a line read outside a report would open one.
+fn opens_report(c: &[u8]) -> bool {
+    c.ends_with(GPU_MARKER) || memchr::memmem::find(c, TPU_MARKER).is_some() || is_tpu_header(c)
 }
 
 fn is_rule(c: &[u8]) -> bool {
@@ -224,14 +318,19 @@ impl<'c> LineGrammar<'c> for Parser<'_, 'c> {
         self.idle_line(no, text, start, c)
     }
 
-    fn report(&mut self, line: u64, column: u64, msg: String, text: &[u8]) -> Result<()> {
-        self.ctx.error_at(&mut self.t.errors, line, column, msg, text)
+    /// `column` counts on the current piece of the line; the error names the real line.
+    fn report(&mut self, line: u64, column: u64, msg: String, _piece: &[u8]) -> Result<()> {
+        self.ctx.error_at(&mut self.t.errors, line, self.off as u64 + column, msg, self.full)
     }
 }
 
 impl<'t, 'c> Parser<'t, 'c> {
     fn rep(&mut self) -> &mut Report<'c> {
         self.report.as_mut().expect("inside a report")
+    }
+
+    fn here(&self, no: u64, text: &'c [u8]) -> Here<'c> {
+        Here { no, text, off: self.off, full: self.full }
     }
 
     fn figure(&mut self, section: &'static str, key: impl Into<String>, bytes: Option<i64>, value: &'c [u8], line: u64) {
@@ -281,8 +380,10 @@ impl<'t, 'c> Parser<'t, 'c> {
             buffers: Vec::new(),
             buf: None,
             key: vec![key],
-            last: (no, text),
+            last: self.here(no, text),
             detailed: false,
+            first: no,
+            cuts: Vec::new(),
         });
     }
 
@@ -337,18 +438,24 @@ impl<'t, 'c> Parser<'t, 'c> {
             (r.backend, r.part)
         };
         let cur = Cur { t: text, pos: start, stop: start + c.len() };
-        let taken = match backend {
-            Backend::Gpu => self.gpu_line(no, part, cur, c),
-            Backend::Tpu => self.tpu_line(no, part, cur, c),
+        let taken = match (backend, part) {
+            (_, Part::Interrupted) => self.interrupted_line(no, backend, cur, c),
+            (Backend::Gpu, _) => self.gpu_line(no, part, cur, c),
+            (Backend::Tpu, _) => self.tpu_line(no, part, cur, c),
+        };
+        let taken = match taken {
+            Ok(false) if self.rep().part == Part::Buffer => Ok(self.foreign_buffer_line(no, text, start, c)),
+            other => other,
         };
         let consumed = match &taken {
             Ok(b) => *b,
             Err(_) => true,
         };
         if consumed {
+            let here = self.here(no, text);
             let r = self.rep();
             r.key.push(c);
-            r.last = (no, text);
+            r.last = here;
         }
         if taken.is_err() {
             if let Some(b) = self.rep().buf.as_mut() {
@@ -356,6 +463,80 @@ impl<'t, 'c> Parser<'t, 'c> {
             }
         }
         taken
+    }
+
+    /// A line inside a buffer that is none of its fields (see the module's header): true if the
+    /// report keeps it (a wrapped `Operator:` rest, or a foreign line), false if it opens a
+    /// report (this one is cut off there).
+    fn foreign_buffer_line(&mut self, no: u64, text: &[u8], start: usize, c: &'c [u8]) -> bool {
+        // (a wrapped rest has no log prefix: only blanks before it)
+        let unprefixed = text[..start].iter().all(|&b| b == b' ' || b == b'\t');
+        if unprefixed && self.rep().buf.as_ref().is_some_and(|b| b.wrap) && self.join_operator(c) {
+            return true;
+        }
+        if opens_report(c) {
+            return false;
+        }
+        let (off, full) = (self.off, self.full);
+        let r = self.rep();
+        let what = r.expected().expect("inside a buffer");
+        r.cuts.push((no, (off + start) as u64 + 1, format!("out-of-memory report cut off: expected {what}"), full));
+        r.part = Part::Interrupted;
+        r.buf = None;
+        self.request = request_in(c).map(|(v, b)| (no, v, b));
+        true
+    }
+
+    /// Join `c` (a line with no prefix or indentation) to the buffer's `Operator:` text if the
+    /// result starts an op-metadata list (with a space if that reads, else without one).
+    fn join_operator(&mut self, c: &'c [u8]) -> bool {
+        let b = self.rep().buf.as_mut().expect("inside a buffer");
+        let head_len = b.operator.as_deref().map_or(0, <[u8]>::len);
+        if head_len + 1 + c.len() > MAX_JOINED || b.joins >= MAX_JOINS {
+            return false;
+        }
+        // appended in place, taken back if it does not read
+        let text = b.operator.get_or_insert(Cow::Borrowed(b"")).to_mut();
+        for sep in [&b" "[..], b""] {
+            text.extend_from_slice(sep);
+            text.extend_from_slice(c);
+            if op_metadata_prefix(text) {
+                b.joins += 1;
+                return true;
+            }
+            text.truncate(head_len);
+        }
+        false
+    }
+
+    /// After a foreign line in a buffer: the next buffer resumes the report; the remaining
+    /// fields and rule of the interrupted buffer, and other foreign lines, are passed over; a
+    /// line that opens a report ends it.
+    fn interrupted_line(&mut self, no: u64, backend: Backend, cur: Cur<'c>, c: &'c [u8]) -> R<bool> {
+        let resumes = match backend {
+            Backend::Gpu => c.strip_prefix(b"Buffer ").is_some_and(|r| r.len() > 1 && r.ends_with(b":") && r[..r.len() - 1].iter().all(u8::is_ascii_digit)),
+            Backend::Tpu => {
+                let n = c.iter().take_while(|b| b.is_ascii_digit()).count();
+                n > 0 && c[n..].starts_with(b". Size:")
+            }
+        };
+        if resumes {
+            let part = if backend == Backend::Gpu { Part::Peak } else { Part::Allocs };
+            self.rep().part = part;
+            return match backend {
+                Backend::Gpu => self.gpu_line(no, part, cur, c),
+                Backend::Tpu => self.tpu_line(no, part, cur, c),
+            };
+        }
+        let keys: &[&[u8]] = if backend == Backend::Gpu { &GPU_KEYS } else { &TPU_KEYS };
+        if is_rule(c) || keys.iter().any(|k| c.starts_with(k)) {
+            return Ok(true);
+        }
+        if opens_report(c) {
+            return Ok(false);
+        }
+        self.request = request_in(c).map(|(v, b)| (no, v, b));
+        Ok(true)
     }
 
     fn gpu_line(&mut self, no: u64, part: Part, mut cur: Cur<'c>, c: &'c [u8]) -> R<bool> {
@@ -558,6 +739,7 @@ impl<'t, 'c> Parser<'t, 'c> {
         let prev = r.buf.take();
         r.part = Part::Buffer;
         r.buf = Some(Buf { rank, line: no, ..Buf::default() });
+        // (a previous buffer cut by a foreign line was dropped then: `buf` is None)
         if let Some(b) = prev {
             if !b.broken {
                 let msg = format!("buffer {} has no closing ==== rule (the report lost lines here)", b.rank);
@@ -583,8 +765,6 @@ impl<'t, 'c> Parser<'t, 'c> {
             r.buffers.push(b);
             return Ok(true);
         }
-        const GPU_KEYS: [&[u8]; 5] = [b"Size:", b"Operator:", b"Entry Parameter Subshape:", b"XLA Label:", b"Shape:"];
-        const TPU_KEYS: [&[u8]; 6] = [b"Operator:", b"Shape:", b"Unpadded size:", b"Extra memory due to padding:", b"XLA label:", b"Allocation type:"];
         let keys: &[&[u8]] = if backend == Backend::Gpu { &GPU_KEYS } else { &TPU_KEYS };
         let Some(&key) = keys.iter().find(|k| c.starts_with(k)) else { return Ok(false) };
         let key_at = cur.pos;
@@ -594,6 +774,7 @@ impl<'t, 'c> Parser<'t, 'c> {
         let value = &cur.t[at..cur.stop];
         let name = std::str::from_utf8(&key[..key.len() - 1]).expect("ASCII");
         let b = self.rep().buf.as_mut().expect("inside a buffer");
+        b.wrap = key == b"Operator:";
         let twice = match key {
             b"Size:" => b.size.is_some(),
             b"Operator:" => b.operator.is_some(),
@@ -622,7 +803,7 @@ impl<'t, 'c> Parser<'t, 'c> {
                 let v = cur.tpu_size("the padding")?;
                 self.rep().buf.as_mut().expect("buffer").padding = Some((value, v));
             }
-            b"Operator:" => b.operator = Some(value),
+            b"Operator:" => b.operator = Some(Cow::Borrowed(value)),
             b"Entry Parameter Subshape:" => b.entry_subshape = Some(value),
             b"XLA Label:" | b"XLA label:" => b.xla_label = Some(value),
             b"Shape:" => b.shape = Some(value),
@@ -634,21 +815,36 @@ impl<'t, 'c> Parser<'t, 'c> {
     /// The report ended before line `at` (None: at the end of the file).
     fn end_report(&mut self, at: Option<(u64, &'c [u8], usize)>) -> Result<()> {
         let r = self.report.take().expect("a report is open");
-        if self.seen.iter().any(|k| *k == r.key) {
+        let src = self.ctx.src;
+        let backend = if r.backend == Backend::Gpu { "gpu" } else { "tpu" };
+        if let Some(earlier) = self.seen.iter().position(|k| *k == r.key) {
+            // Printed again (the log line, then the exception): one row that says so.
+            let t = &mut self.t.oom_reports;
+            t.file_id.push(self.ctx.file_id);
+            t.report_id.push(earlier as i32);
+            t.backend.push(backend);
+            t.memory_space.push_opt(&src, r.memory_space);
+            t.section.push("repeat");
+            t.key.push("repeats report".to_string());
+            t.bytes.push(None);
+            t.value.push(&src, r.key[0]);
+            t.line.push(r.first as i64);
             return Ok(());
+        }
+        for (no, column, msg, full) in &r.cuts {
+            self.ctx.error_at(&mut self.t.errors, *no, *column, msg.clone(), full)?;
         }
         if let Some(what) = r.expected() {
             match at {
                 Some((no, text, start)) => self.report(no, start as u64 + 1, format!("out-of-memory report cut off: expected {what}"), text)?,
                 None => {
-                    let (no, text) = r.last;
-                    self.report(no, text.len() as u64 + 1, format!("out-of-memory report cut off by the end of the file: expected {what}"), text)?
+                    let last = r.last;
+                    (self.off, self.full) = (last.off, last.full);
+                    self.report(last.no, last.text.len() as u64 + 1, format!("out-of-memory report cut off by the end of the file: expected {what}"), last.text)?
                 }
             }
         }
         let id = self.seen.len() as i32;
-        let src = self.ctx.src;
-        let backend = if r.backend == Backend::Gpu { "gpu" } else { "tpu" };
         let t = &mut self.t.oom_reports;
         for f in &r.figures {
             t.file_id.push(self.ctx.file_id);
@@ -664,7 +860,13 @@ impl<'t, 'c> Parser<'t, 'c> {
         let t = &mut self.t.oom_buffers;
         for b in &r.buffers {
             let (size, size_bytes) = b.size.expect("checked at the rule");
-            let meta = b.operator.and_then(op_metadata).unwrap_or_default();
+            // A joined (owned) operator's fields are copied: views point into the input only.
+            let meta = match &b.operator {
+                Some(Cow::Borrowed(s)) => op_metadata(s),
+                Some(Cow::Owned(v)) => op_metadata(v).map(OpMetadata::into_owned),
+                None => None,
+            }
+            .unwrap_or_default();
             let push_cow = |col: &mut crate::columns::ViewCol, v: &Option<Cow<'c, [u8]>>| match v {
                 Some(Cow::Borrowed(s)) => col.push(&src, s),
                 Some(Cow::Owned(s)) => col.push_owned(s),
@@ -675,7 +877,7 @@ impl<'t, 'c> Parser<'t, 'c> {
             t.rank.push(b.rank);
             t.size_bytes.push(size_bytes);
             t.size.push(&src, size);
-            t.operator.push_opt(&src, b.operator);
+            push_cow(&mut t.operator, &b.operator);
             push_cow(&mut t.op_type, &meta.op_type);
             push_cow(&mut t.op_name, &meta.op_name);
             push_cow(&mut t.source_file, &meta.source_file);
@@ -694,6 +896,60 @@ impl<'t, 'c> Parser<'t, 'c> {
     }
 }
 
+/// Whether `s` is the start of an `OpMetadataToString` list: whole items separated by single
+/// spaces, the last one possibly cut (a key, `KEY=`, an open quoted string or group, a bare
+/// value). Decides whether a wrapped line continues an `Operator:` line.
+fn op_metadata_prefix(s: &[u8]) -> bool {
+    let n = s.len();
+    let mut i = 0;
+    loop {
+        let k = i + s[i..].iter().take_while(|b| b.is_ascii_lowercase() || **b == b'_').count();
+        if k == i {
+            return false;
+        }
+        if k == n {
+            return true;
+        }
+        if s[k] != b'=' {
+            return false;
+        }
+        i = k + 1;
+        if i == n {
+            return true;
+        }
+        match s[i] {
+            b'"' => {
+                let mut j = i + 1;
+                while j < n && s[j] != b'"' {
+                    j += if s[j] == b'\\' { 2 } else { 1 };
+                }
+                if j >= n {
+                    return true;
+                }
+                i = j + 1;
+            }
+            b'{' => match memchr::memchr(b'}', &s[i..]) {
+                None => return true,
+                Some(p) => i += p + 1,
+            },
+            _ => {
+                let j = i + s[i..].iter().take_while(|&&b| b != b' ').count();
+                if j == i {
+                    return false;
+                }
+                i = j;
+            }
+        }
+        if i == n {
+            return true;
+        }
+        if s[i] != b' ' {
+            return false;
+        }
+        i += 1;
+    }
+}
+
 /// The fields of `OpMetadataToString` we keep (FORMATS.md §2.9.2).
 #[derive(Default, Debug, PartialEq)]
 pub struct OpMetadata<'c> {
@@ -701,6 +957,13 @@ pub struct OpMetadata<'c> {
     pub op_name: Option<Cow<'c, [u8]>>,
     pub source_file: Option<Cow<'c, [u8]>>,
     pub source_line: Option<i64>,
+}
+
+impl OpMetadata<'_> {
+    fn into_owned(self) -> OpMetadata<'static> {
+        let own = |c: Option<Cow<'_, [u8]>>| c.map(|c| Cow::Owned(c.into_owned()));
+        OpMetadata { op_type: own(self.op_type), op_name: own(self.op_name), source_file: own(self.source_file), source_line: self.source_line }
+    }
 }
 
 /// `KEY=VALUE` items separated by single spaces, VALUE a `"`-quoted C-escaped string, a `{…}`
@@ -902,6 +1165,42 @@ Program hbm requirement 63.80G:
         let keys: Vec<_> = t.oom_reports.key.0.iter().map(|k| k.clone().unwrap()).collect();
         assert_eq!(i64s(t, "oom_buffers", "padding_bytes"), vec![31 << 30]);
         assert_eq!(keys, ["used", "capacity", "exceeded", "total", "reserved", "program", "arguments", "output size", "shared with arguments", "total", "global", "scoped", "HLO temp", "HLO temp unpadded", "HLO temp padded", "HLO temp fragmentation"]);
+    }
+
+    #[test]
+    fn lone_cr_is_a_redraw_and_columns_count_on_the_real_line() {
+        let with_cr = GPU.replacen("BufferAssignment OOM Debugging.", " 10%|#  |\r100%|###|\rBufferAssignment OOM Debugging.", 1);
+        let (t, r) = run(with_cr.as_bytes(), false);
+        r.unwrap();
+        assert_eq!(t.oom_buffers.len(), 2);
+        let bad = with_cr.replacen("Size: 384.0KiB", "x\rSize: 384.0XiB", 1);
+        let (t, r) = run(bad.as_bytes(), true);
+        r.unwrap();
+        assert_eq!(t.errors.line.0, vec![19]);
+        assert_eq!(t.errors.column.0, vec![2 + 2 + 7]); // "\t\tx\r" then "\t\tSize: "
+    }
+
+    #[test]
+    fn wrapped_operator_is_joined() {
+        let line = "\t\tOperator: op_name=\"jit(concatenate)/jit(main)/concatenate[dimension=0]\" source_file=\"/x/models.py\" source_line=689";
+        let wrapped = "\t\tOperator: op_name=\"jit(concatenate)/jit(ma\nin)/concatenate[dimension=0]\"\nsource_file=\"/x/models.py\" source_li\nne=689";
+        let (t, r) = run(GPU.replacen(line, wrapped, 1).as_bytes(), false);
+        r.unwrap();
+        assert_eq!(t.oom_buffers.len(), 2);
+        let (_, b) = t.finish().into_iter().find(|(n, _)| *n == "oom_buffers").unwrap();
+        let lines = b.column_by_name("source_line").unwrap();
+        let lines = lines.as_any().downcast_ref::<arrow_array::Int64Array>().unwrap();
+        assert_eq!(lines.iter().collect::<Vec<_>>(), vec![Some(689), None]);
+    }
+
+    #[test]
+    fn metadata_prefixes() {
+        for ok in [&b"op_name=\"a b"[..], b"op_name=\"x\" source_li", b"op_name=", b"a={x y", b"source_line=1", b"k=v kk=\"\\\""] {
+            assert!(op_metadata_prefix(ok), "{}", String::from_utf8_lossy(ok));
+        }
+        for bad in [&b""[..], b" op_name=x", b"op_name=x  y=1", b"Traceback (most", b"op_name=\"x\"source", b"k= v"] {
+            assert!(!op_metadata_prefix(bad), "{}", String::from_utf8_lossy(bad));
+        }
     }
 
     #[test]

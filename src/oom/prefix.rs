@@ -18,7 +18,9 @@
 //! * a timestamp: `["["] DDDD-DD-DD[ T]DD:DD:DD[[.,]D+][Z|±DD[:]DD]["]"][":"]` (only the
 //!   timestamp and a `:` are skipped: `- NAME - LEVEL -` style separators are not recognised);
 //! * a bare time of day `DD:DD:DD[.D+]` and a lower-case `[level]` (Elixir's Logger:
-//!   `13:21:27.502 [error] `).
+//!   `13:21:27.502 [error] `);
+//! * a Markdown quote `>` (a report quoted in a GitHub reply: `> BufferAssignment stats:`,
+//!   nested `> >`).
 //!
 //! LEVEL is one of DEBUG INFO WARNING WARN ERROR CRITICAL FATAL. FILE is any run of bytes other
 //! than space, `]` and `:`.
@@ -243,6 +245,7 @@ fn prefix_at(t: &[u8], i: usize) -> Option<usize> {
         .or_else(|| timestamp(t, i))
         .or_else(|| time_of_day(t, i))
         .or_else(|| bracket_level(t, i))
+        .or_else(|| lit(t, i, b">"))
 }
 
 /// Where a line's content starts: after every log prefix and the spaces and tabs around them.
@@ -291,5 +294,7 @@ mod tests {
         assert_eq!(content("INFO something"), "INFO something");
         assert_eq!(content("13:21:27.502 [error] Execution"), "Execution");
         assert_eq!(content("(run_subprocess_ray pid=867) (VLLM pid=1857) Peak buffers:"), "Peak buffers:");
+        assert_eq!(content("> > \tBuffer 1:"), "Buffer 1:");
+        assert_eq!(content(">BufferAssignment stats:"), "BufferAssignment stats:");
     }
 }

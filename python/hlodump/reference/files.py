@@ -264,8 +264,9 @@ def classify(basename: str) -> dict:
 
     Keys: kind, module_id, module_name, stage, backend, pass_index, pipeline, after_pass,
     before_pass, substep. Never raises; an unrecognised name is kind "other" with nulls.
+    A compressed file is the file it holds (``….txt.gz``; XLA's ``….pb.gz`` keep the suffix).
     """
-    name = basename
+    name = without_compression(basename)
     # 1. per-execution files (snapshots)
     for ext in _EXEC_EXTS:
         if name.endswith(ext):
@@ -314,6 +315,32 @@ def _folder_module(folder: str) -> tuple[int, str | None] | None:
         return None
     mid, name = _parse_head(folder)
     return (mid, name) if mid is not None else None
+
+
+# What XLA writes beside its text dumps (object code, LLVM IR, MLIR, protobufs, PTX/cubin,
+# graphs …): none is a format of ours. Same list as files.rs SIDE_OUTPUT_SUFFIXES.
+SIDE_OUTPUT_SUFFIXES = (".o", ".ll", ".mlir", ".pb", ".pb.gz", ".ptx", ".cubin", ".hsaco", ".html", ".dot", ".url",
+                        ".pyz", ".riegeli", ".pbtxt", ".textproto", ".fdo_profile", ".json")
+
+
+COMPRESSION_SUFFIXES = (".gz", ".bz2", ".xz", ".zst")
+
+
+def without_compression(name: str) -> str:
+    """A base name without its compression suffix (``module_0001.x.txt.gz`` is classified as
+    ``module_0001.x.txt``), except XLA's own compressed protobufs (``….pb.gz``)."""
+    for s in COMPRESSION_SUFFIXES:
+        if name.endswith(s):
+            rest = name[:-len(s)]
+            if rest and not rest.endswith(".pb"):
+                return rest
+    return name
+
+
+def is_side_output(path: str, name: dict) -> bool:
+    """A file XLA wrote beside its text dumps, by its name (a module token and a suffix of
+    ``SIDE_OUTPUT_SUFFIXES``): an ``other`` row, named explicitly or not."""
+    return name["kind"] == "other" and name["module_id"] is not None and path.endswith(SIDE_OUTPUT_SUFFIXES)
 
 
 def classify_path(path: str) -> dict:

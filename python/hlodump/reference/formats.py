@@ -21,6 +21,9 @@ class Format:
     contents: tuple[str, ...]
     tables: tuple[str, ...]
     parse: Callable[[list[str | None], Any, bytes], None]
+    # A format found inside logs (OOM reports): a lone CR is a terminal's redraw, not an error;
+    # the lines keep it and the parser splits there (formats XLA writes itself reject it).
+    log: bool = False
 
 
 def _hlo(lines: list[str | None], ctx: Any, data: bytes) -> None:
@@ -61,7 +64,7 @@ FORMATS: tuple[Format, ...] = (
             "peak_breakdown", "totals"), _buffer_assignment),
     Format("memory_report", ("memory_usage_report",), ("memory_report", "totals"), _memory_report),
     Format("thunk_sequence", ("thunk_sequence",), ("thunks",), _thunks),
-    Format("oom_report", ("oom_report",), ("oom_reports", "oom_buffers"), _oom),
+    Format("oom_report", ("oom_report",), ("oom_reports", "oom_buffers"), _oom, log=True),
 )
 
 

@@ -651,7 +651,9 @@ def custom_call_info(backend_config: str | None) -> dict[str, Any]:
 # ----------------------------------------------------------------------------- module
 
 _HEADER_RE = re.compile(r"HloModule (\S+?)(?:, (.*))?$", re.S)
-_COMP_START_RE = re.compile(r"(ENTRY )?%?(" + NAME + r") ")
+# The name ends at a blank or, as XLA's lexer allows, right at the signature's '(' (XLA's
+# own test inputs write `%add(a: f32[]) -> f32[] {`).
+_COMP_START_RE = re.compile(r"(ENTRY )?%?(" + NAME + r")(?: |(?=\())")
 _COMP_CLOSE_RE = re.compile(r'\}(?:, execution_thread="([^"]*)")?(.*)$', re.S)
 
 
@@ -691,8 +693,32 @@ _FILE_LOCATION_RE = re.compile(
 _STACK_FRAME_RE = re.compile(r"([0-9]+) \{file_location_id=([0-9]+) parent_frame_id=([0-9]+)\}$")
 
 
+def _entry_after_comments(text: str) -> str | None:
+    """``ENTRY`` followed by blanks and at least one ``/* … */`` comment: the text after them."""
+    if not text.startswith("ENTRY"):
+        return None
+    i, comments = 5, 0
+    while True:
+        i = _skip_blanks(text, i)
+        if not text.startswith("/*", i):
+            break
+        j = text.find("*/", i + 2)
+        if j < 0:
+            return None
+        i, comments = j + 2, comments + 1
+    return text[i:] if comments else None
+
+
 def _parse_comp_header(text: str) -> dict[str, Any] | None:
     """``[ENTRY ]%name (sig) -> result {`` or short form ``[ENTRY ]name {``."""
+    rest = _entry_after_comments(text)
+    if rest is not None:
+        # ``ENTRY /* … */ name …`` (XLA's parser tests): the header after the comments
+        h = _parse_comp_header(rest)
+        if h is None or h["is_entry"]:
+            return None
+        h["is_entry"] = True
+        return h
     m = _COMP_START_RE.match(text)
     if m is None:
         return None
@@ -1124,7 +1150,9 @@ class _ModuleParser:
         row = parse_instruction(text)
         # trailing blanks or a ',' continue into the general grammar (a next line may start
         # with ',': XLA reads line breaks as blanks)
-        if row is not None and not s.endswith((" ", "\t")) and not self.next_starts_with_comma(ln):
+        # (a line ending in ',' continues on the next: `custom_call_target="x",` then
+        # `backend_config={…}` on a line of its own, as XLA's test inputs write)
+        if row is not None and not s.endswith((" ", "\t", ",")) and not self.next_starts_with_comma(ln):
             self.emit(row, text, 0, ln)
             return
         rest = self.leading_trivia(ln)

@@ -26,6 +26,13 @@ from .buffer_assignment import I32_MAX, I64_MAX, _Bad, _column, _Cursor, _to_int
 __all__ = ["parse"]
 
 _LIST_HEADER = "cumulative_size; total_size - cumulative_size; allocation"
+
+
+def human_is_rounded(text: str, pos: int) -> bool:
+    """Whether the ``HumanReadableNumBytes`` text at ``pos`` was rounded: any unit above ``B``
+    prints one or two decimals (``29.49MiB``), so its byte count is approximate."""
+    n = len(text[pos:]) - len(text[pos:].lstrip("0123456789.-"))
+    return not text.startswith("B", pos + n)
 _TABLE_HEADER_RE = re.compile(r"[ \t]*cumulative_size; +size; +offset; +used_by_n_values; +shapes_list")
 _TABLE_RULE_RE = re.compile(r"[ \t]+-+")
 
@@ -200,6 +207,7 @@ class _Parser:
                   allocation: int | None) -> None:
         """``R9(HUMAN)(R3%); R10(HUMAN); R12(UINT); R16(UINT); SHAPES`` after the indent."""
         cur, cumulative, percent = _cumulative_prefix(text)
+        rounded = human_is_rounded(text, cur.pos)
         size = cur.human("the size")
         cur.expect("; ")
         cur.spaces()
@@ -211,7 +219,8 @@ class _Parser:
         self.ctx.add("memory_report", {
             "memory_space": space, "color": color, "table": self.tables - 1,
             "allocation": allocation, "cumulative_bytes": cumulative, "percent": percent,
-            "size": size, "offset": offset, "used_by_n_values": count, "shapes": cur.rest(),
+            "size": size, "size_is_rounded": rounded, "offset": offset, "used_by_n_values": count,
+            "shapes": cur.rest(),
             "row_kind": "offsets", "remaining_bytes": None, "flags": None, "line": lineno,
         })
 
@@ -240,14 +249,16 @@ class _Parser:
         remaining = cur.human("the bytes remaining (total_size - cumulative_size)")
         cur.expect("; ")
         a = allocation_line(text, cur.pos, human_size=True)
-        self.add_allocation(lineno, self.rank, a, cumulative, percent, remaining)
+        rounded = human_is_rounded(text, text.index(": size ", cur.pos) + 7)
+        self.add_allocation(lineno, self.rank, a, cumulative, percent, remaining, rounded)
 
     def add_allocation(self, lineno: int, rank: int, a: dict[str, Any], cumulative: int | None,
-                       percent: int | None, remaining: int | None) -> None:
+                       percent: int | None, remaining: int | None, rounded: bool) -> None:
         self.ctx.add("memory_report", {
             "memory_space": None, "color": a["color"], "table": rank,
             "allocation": a["allocation"], "cumulative_bytes": cumulative, "percent": percent,
-            "size": a["size"], "offset": None, "used_by_n_values": None, "shapes": None,
+            "size": a["size"], "size_is_rounded": rounded, "offset": None, "used_by_n_values": None,
+            "shapes": None,
             "row_kind": "allocation", "remaining_bytes": remaining, "flags": a["flags"],
             "line": lineno,
         })
@@ -318,7 +329,7 @@ class _Parser:
                 "memory_space": None, "color": color, "table": rank,
                 "allocation": _single(entry, "index", 0),
                 "cumulative_bytes": _single(entry, "cumulative_size", 0), "percent": None,
-                "size": _single(entry, "size", 0), "offset": 0,
+                "size": _single(entry, "size", 0), "size_is_rounded": False, "offset": 0,
                 "used_by_n_values": len(positions), "shapes": "; ".join(positions),
                 "row_kind": "allocation", "remaining_bytes": None, "flags": None,
                 "line": entry_line,

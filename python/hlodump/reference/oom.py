@@ -10,6 +10,9 @@ Input: the decoded lines of a file (a log, a paste, the report alone). Output ro
 
 How a line is read:
 
+0. a lone CR (a terminal's redraw: progress bars) ends a piece of the line as a terminal
+   shows it: each piece is read as a line of its own, with the file's line number (columns
+   count from the start of the real line);
 1. log prefixes (``PREFIX_RE``: ANSI codes, Ray tags, glog, TensorFlow/absl, Ray C++, Python
    logging, timestamps) and then spaces/tabs are removed from its start, spaces/tabs from its
    end; an empty remainder is a blank line and is skipped;
@@ -20,9 +23,19 @@ How a line is read:
 
 A report that ends where its printer cannot stop (see ``_expected``) is reported at the line
 that ended it (``column`` = where its content starts) or, at the end of the file, after the end
-of its last line; an unfinished buffer gives no row. Rows of a report are given when it ends;
-a report whose key lines equal an earlier report's gives nothing (the log line and the exception
-printing the same report).
+of its last line; an unfinished buffer gives no row. A line inside a buffer that is none of its
+fields is, in this order: the rest of a hard-wrapped ``Operator:`` line (joined back when the
+joined text starts an ``OpMetadataToString`` list: with a space if that reads, else without
+one; at most ``MAX_JOINED`` bytes and ``MAX_JOINS`` lines);
+a report's first line (the report is cut off there, and the line is read again); otherwise a
+foreign line (another thread's log line, an unjoinable wrap): the cut-off error at it, the
+buffer gives no row, and the report goes on (the interrupted buffer's remaining fields and
+further foreign lines are passed over, the next ``Buffer N:`` / ``N. Size:`` is read, a line
+that opens a report ends it). A rest is joined when the joined text starts an op-metadata list
+(``op_metadata_prefix``: the last item may be cut) and the line has no log prefix. Rows of a report are given
+when it ends; a report whose key lines equal an earlier report's gives one ``oom_reports`` row
+``section='repeat'`` (``report_id`` = the earlier report's, ``line`` = its first line) and
+nothing else (the log line and the exception printing the same report).
 """
 
 from __future__ import annotations
@@ -52,6 +65,7 @@ PREFIX_RE = re.compile(
     rf"|{_DATE}[ T]{_CLOCK}(?:[.,][0-9]+)?(?:Z|[+-][0-9]{{2}}:?[0-9]{{2}})?:?"
     rf"|{_CLOCK}(?:\.[0-9]+)?"                                        # time of day (Elixir Logger)
     r"|\[(?:debug|info|notice|warning|warn|error|critical|alert|emergency)\]"  # [level] (Elixir)
+    r"|>"                                                             # Markdown quote
 )
 _WS = " \t"
 
@@ -129,8 +143,52 @@ def tpu_bytes(text: str) -> int | None:
     return _exact(m.group(1), m.group(2), m.group(3) or "", _TPU_POWER[m.group(4)])
 
 
-_META_ITEM_RE = re.compile(r'([a-z_]+)=("(?:[^"\\]|\\.)*"|\{[^}]*\}|[^ ]+)')
+_META_ITEM_RE = re.compile(r'([a-z_]+)=("(?:[^"\\]|\\.)*"|\{[^}]*\}|[^ "{][^ ]*)')
 _UNESCAPE = {'"': '"', "\\": "\\", "'": "'", "n": "\n", "t": "\t", "r": "\r"}
+
+
+def op_metadata_prefix(s: str) -> bool:
+    """Whether ``s`` is the start of an ``OpMetadataToString`` list: whole items separated by
+    single spaces, the last one possibly cut (a key, ``KEY=``, an open quoted string or group,
+    a bare value). Decides whether a wrapped line continues an ``Operator:`` line."""
+    i, n = 0, len(s)
+    while True:
+        k = i
+        while k < n and (s[k] == "_" or "a" <= s[k] <= "z"):
+            k += 1
+        if k == i:
+            return False
+        if k == n:
+            return True
+        if s[k] != "=":
+            return False
+        i = k + 1
+        if i == n:
+            return True
+        if s[i] == '"':
+            j = i + 1
+            while j < n and s[j] != '"':
+                j += 2 if s[j] == "\\" else 1
+            if j >= n:
+                return True
+            i = j + 1
+        elif s[i] == "{":
+            j = s.find("}", i)
+            if j < 0:
+                return True
+            i = j + 1
+        else:
+            j = i
+            while j < n and s[j] != " ":
+                j += 1
+            if j == i:
+                return False
+            i = j
+        if i == n:
+            return True
+        if s[i] != " ":
+            return False
+        i += 1
 
 
 def op_metadata(text: str) -> dict[str, Any] | None:
@@ -162,6 +220,9 @@ def op_metadata(text: str) -> dict[str, Any] | None:
         pos += 1
 
 
+# The longest Operator: text a wrapped line is joined to (bytes; as src/oom/mod.rs MAX_JOINED).
+MAX_JOINED = 16 << 10
+MAX_JOINS = 64  # the most wrapped lines joined to one Operator: line (as MAX_JOINS)
 _GPU_MARKER = "BufferAssignment OOM Debugging."
 _TPU_MARKER = "Ran out of memory in memory space "
 _REQUEST_RE = re.compile(r"Out of memory while trying to allocate ([0-9]+) bytes")
@@ -214,10 +275,14 @@ class _Report:
     buffers: list[dict[str, Any]] = field(default_factory=list)
     buf: dict[str, Any] | None = None
     detailed: bool = False
+    first: int = 0
+    # Cut-off errors found inside the report (foreign lines in a buffer): given when it ends,
+    # unless it repeats an earlier report.
+    cuts: list[tuple[int, int, str, str]] = field(default_factory=list)
 
     def expected(self) -> str | None:
         """What must come next if the report cannot end here."""
-        if self.part in ("peak", "allocs") or (self.part == "head" and not self.detailed):
+        if self.part in ("peak", "allocs", "interrupted") or (self.part == "head" and not self.detailed):
             return None
         if self.part == "stats_header":
             return "'BufferAssignment stats:'"
@@ -239,17 +304,25 @@ class _Parser:
         self.report: _Report | None = None
         self.seen: list[list[str]] = []
         self.request: tuple[int, str, int] | None = None
+        self.full, self.off = "", 0
 
     def run(self, lines: list[str | None]) -> None:
-        for no, text in enumerate(lines, start=1):
-            if text is None:
+        for no, full in enumerate(lines, start=1):
+            if full is None:
                 continue
-            try:
-                self.line(no, text)
-            except _Bad as bad:
-                self.ctx.error(no, len(text[:bad.pos].encode("utf-8")) + 1, bad.message, text)
+            self.full, self.off = full, 0
+            for text in full.split("\r"):
+                try:
+                    self.line(no, text)
+                except _Bad as bad:
+                    self.error(no, len(text[:bad.pos].encode("utf-8")) + 1, bad.message)
+                self.off += len(text.encode("utf-8")) + 1
         if self.report is not None:
             self.end(None)
+
+    def error(self, no: int, column: int, message: str) -> None:
+        """An error at ``column`` of the current piece of line ``no`` (counted on the real line)."""
+        self.ctx.error(no, self.off + column, message, self.full)
 
     def line(self, no: int, text: str) -> None:
         start = content_start(text)
@@ -275,24 +348,33 @@ class _Parser:
             req = _request(c[:at])
             request = (no, *req) if req else self.request
             self.request = None
-            self.report = _Report("gpu", "stats_header", [c[at:]], (no, text))
+            self.report = _Report("gpu", "stats_header", [c[at:]], self.here(no, text), first=no)
             if request:
                 self.figure("summary", "requested", request[2], request[1], request[0])
             return
         at = c.find(_TPU_MARKER)
         if at >= 0:
             self.request = None
-            self.report = _Report("tpu", "head", [c[at:]], (no, text))
+            self.report = _Report("tpu", "head", [c[at:]], self.here(no, text), first=no)
             self.tpu_summary(no, text, start + at + len(_TPU_MARKER), start + len(c))
             return
         if _tpu_header_space(c) is not None:
             # A TPU report pasted without its first line.
             self.request = None
-            self.report = _Report("tpu", "head", [c], (no, text))
+            self.report = _Report("tpu", "head", [c], self.here(no, text), first=no)
             self.tpu_line(no, text, start, c)
             return
         req = _request(c)
         self.request = (no, *req) if req else None
+
+    def here(self, no: int, text: str) -> tuple[int, str, int, str]:
+        """Where the report's last line is: (number, piece, offset of the piece, real line)."""
+        return (no, text, self.off, self.full)
+
+    @staticmethod
+    def opens_report(c: str) -> bool:
+        """Whether a line read outside a report would open one."""
+        return c.endswith(_GPU_MARKER) or _TPU_MARKER in c or _tpu_header_space(c) is not None
 
     def tpu_summary(self, no: int, text: str, pos: int, stop: int) -> None:
         assert self.report is not None
@@ -337,17 +419,77 @@ class _Parser:
         r = self.report
         assert r is not None
         try:
-            taken = (self.gpu_line if r.backend == "gpu" else self.tpu_line)(no, text, start, c)
+            if r.part == "interrupted":
+                taken = self.interrupted_line(no, text, start, c)
+            else:
+                taken = (self.gpu_line if r.backend == "gpu" else self.tpu_line)(no, text, start, c)
+                if not taken and r.part == "buffer":
+                    taken = self.foreign_buffer_line(no, text, start, c)
         except _Bad:
             r.key.append(c)
-            r.last = (no, text)
+            r.last = self.here(no, text)
             if r.buf is not None:
                 r.buf["broken"] = True
             raise
         if taken:
             r.key.append(c)
-            r.last = (no, text)
+            r.last = self.here(no, text)
         return taken
+
+    def foreign_buffer_line(self, no: int, text: str, start: int, c: str) -> bool:
+        """A line inside a buffer that is none of its fields: the rest of a hard-wrapped
+        ``Operator:`` line, or a cut (see the module's docstring). True if the report keeps it."""
+        r = self.report
+        assert r is not None and r.buf is not None
+        # (a wrapped rest has no log prefix: only blanks before it)
+        if r.buf.get("wrap") == "operator" and not text[:start].strip(_WS) and self.join_operator(c):
+            return True
+        if self.opens_report(c):
+            return False
+        r.cuts.append((no, self.off + len(text[:start].encode("utf-8")) + 1,
+                       f"out-of-memory report cut off: expected {r.expected()}", self.full))
+        r.part, r.buf = "interrupted", None
+        req = _request(c)
+        self.request = (no, *req) if req else None
+        return True
+
+    def join_operator(self, c: str) -> bool:
+        """Join ``c`` (a line with no prefix or indentation) to the buffer's ``Operator:`` text
+        if the result starts an op-metadata list (with a space if that reads, else without)."""
+        r = self.report
+        assert r is not None and r.buf is not None
+        head = r.buf["operator"]
+        if len(head.encode("utf-8")) + 1 + len(c.encode("utf-8")) > MAX_JOINED or r.buf["joins"] >= MAX_JOINS:
+            return False
+        for sep in (" ", ""):
+            if op_metadata_prefix(head + sep + c):
+                r.buf["operator"] = head + sep + c
+                r.buf["joins"] += 1
+                return True
+        return False
+
+    def interrupted_line(self, no: int, text: str, start: int, c: str) -> bool:
+        """After a foreign line in a buffer: the next buffer resumes the report; the remaining
+        fields and rule of the interrupted buffer, and other foreign lines, are passed over; a
+        line that opens a report ends it."""
+        r = self.report
+        assert r is not None
+        if r.backend == "gpu":
+            resumes = _GPU_BUFFER_RE.fullmatch(c) is not None
+            keys = _GPU_KEYS
+        else:
+            resumes = _TPU_BUFFER_RE.match(c) is not None
+            keys = _TPU_KEYS
+        if resumes:
+            r.part = "peak" if r.backend == "gpu" else "allocs"
+            return (self.gpu_line if r.backend == "gpu" else self.tpu_line)(no, text, start, c)
+        if _RULE_RE.fullmatch(c) is not None or any(c.startswith(k) for k in keys):
+            return True
+        if self.opens_report(c):
+            return False
+        req = _request(c)
+        self.request = (no, *req) if req else None
+        return True
 
     def gpu_line(self, no: int, text: str, start: int, c: str) -> bool:
         r = self.report
@@ -502,10 +644,10 @@ class _Parser:
         assert r is not None
         prev = r.buf
         r.part = "buffer"
-        r.buf = {"rank": rank, "line": no, "broken": False}
+        r.buf = {"rank": rank, "line": no, "broken": False, "wrap": None, "joins": 0}
         if prev is not None and not prev["broken"]:
-            self.ctx.error(no, len(text[:start].encode("utf-8")) + 1,
-                           f"buffer {prev['rank']} has no closing ==== rule (the report lost lines here)", text)
+            self.error(no, len(text[:start].encode("utf-8")) + 1,
+                       f"buffer {prev['rank']} has no closing ==== rule (the report lost lines here)")
 
     def buffer_line(self, no: int, text: str, start: int, c: str) -> bool:
         r = self.report
@@ -524,6 +666,7 @@ class _Parser:
         if key is None:
             return False
         name = _FIELD[key]
+        r.buf["wrap"] = name if name == "operator" else None
         pos = start + len(key)
         while s.startswith(" ", pos):
             pos += 1
@@ -551,18 +694,24 @@ class _Parser:
         r = self.report
         assert r is not None
         self.report = None
-        if any(k == r.key for k in self.seen):
-            return
+        for rid, k in enumerate(self.seen):
+            if k == r.key:
+                # Printed again (the log line, then the exception): one row that says so.
+                self.ctx.add("oom_reports", {"report_id": rid, "backend": r.backend, "memory_space": r.memory_space,
+                                             "section": "repeat", "key": "repeats report", "bytes": None,
+                                             "value": r.key[0], "line": r.first})
+                return
+        for no, column, message, full in r.cuts:
+            self.ctx.error(no, column, message, full)
         what = r.expected()
         if what is not None:
             if at is not None:
                 no, text, start = at
-                self.ctx.error(no, len(text[:start].encode("utf-8")) + 1,
-                               f"out-of-memory report cut off: expected {what}", text)
+                self.error(no, len(text[:start].encode("utf-8")) + 1, f"out-of-memory report cut off: expected {what}")
             else:
-                no, text = r.last
-                self.ctx.error(no, len(text.encode("utf-8")) + 1,
-                               f"out-of-memory report cut off by the end of the file: expected {what}", text)
+                no, text, off, full = r.last
+                self.ctx.error(no, off + len(text.encode("utf-8")) + 1,
+                               f"out-of-memory report cut off by the end of the file: expected {what}", full)
         rid = len(self.seen)
         self.seen.append(r.key)
         for f in r.figures:

@@ -98,13 +98,15 @@ def error_text(text: "str | bytes") -> str:
     return b[:MAX_ERROR_TEXT].decode("utf-8", "replace") + f"… ({len(b)} bytes)"
 
 
-def split_lines(data: bytes, ctx: FileContext) -> list[str | None]:
+def split_lines(data: bytes, ctx: FileContext, lone_cr: bool = False) -> list[str | None]:
     """Split ``data`` into lines: LF separated, one CR before the LF removed, decoded as UTF-8.
 
     A line that is not valid UTF-8 or holds a lone CR (a CR not followed by LF; also a CR that
     ends a file without a final LF) is reported at its first such byte and becomes ``None``
     (parsers skip ``None`` lines). A final line without a newline counts; an empty last piece
-    after the final newline does not.
+    after the final newline does not. ``lone_cr``: the format reads logs (``Format.log``), where
+    a lone CR is a terminal's redraw: it stays in the line's text, unreported, and the parser
+    splits the line there (only invalid UTF-8 is reported).
     """
     parts = data.split(b"\n")
     if parts and parts[-1] == b"":
@@ -118,7 +120,7 @@ def split_lines(data: bytes, ctx: FileContext) -> list[str | None]:
             ctx.error(i, 1, TOO_LONG, raw)  # type: ignore[arg-type]  # bytes: cut as Rust cuts
             out.append(None)
             continue
-        cr = raw.find(b"\r")
+        cr = -1 if lone_cr else raw.find(b"\r")
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as e:
@@ -188,6 +190,10 @@ def _read_one(file_id: int, full: str, shown: str, explicit: bool, sink: Sink, p
         if not stat.S_ISREG(os.stat(full).st_mode):
             raise OSError("not a regular file")
         data = read_regular(full, nofollow=not explicit)
+        from ..stores import compression_of, decompressed
+
+        if compression_of(shown) is not None:  # as hlodump.stores.Plan.load does
+            data = decompressed(full, shown)
     except OSError as e:
         if explicit:
             raise
@@ -201,7 +207,9 @@ def _read_one(file_id: int, full: str, shown: str, explicit: bool, sink: Sink, p
     if row["kind"] == "other" and (fmt is not None or content == "debug_options"):
         row["kind"] = content
     sink.add("files", row)
-    if fmt is None and content == "unknown" and (explicit or file_names.classify_path(shown)["kind"] != "other"):
+    named = file_names.classify_path(shown)
+    if fmt is None and content == "unknown" and (explicit or named["kind"] != "other") \
+            and not file_names.is_side_output(shown, named):
         _not_a_dump(data, explicit, file_names.classify_path(shown)["kind"], ctx)
         return
     if content not in parse:  # not a format we parse, or none of its tables was requested
@@ -209,7 +217,7 @@ def _read_one(file_id: int, full: str, shown: str, explicit: bool, sink: Sink, p
     assert fmt is not None
     row["parsed"] = True
     data = data[file_names.text_start(data):]  # XLA never writes a byte-order mark
-    lines = split_lines(data, ctx)
+    lines = split_lines(data, ctx, lone_cr=fmt.log)
     try:
         fmt.parse(lines, ctx, data)
     except _Stop:
