@@ -49,7 +49,8 @@ def _tqdm_class() -> Any:
 
 def _width(stream: Any) -> int:
     """The terminal's width, so the line is cut rather than wrapped; unknown (a pipe, a
-    pseudo-terminal without a size): no limit. tqdm's own guess, 0, would drop our format."""
+    pseudo-terminal without a size): no limit. tqdm's own guesses there (0 columns, -1 rows)
+    would drop the line."""
     import os
 
     try:
@@ -75,7 +76,7 @@ class ProgressBar:
             # "·█": tqdm's bar with these two characters, as the line always looked.
             self._bar = cls(total=self.total, file=self.stream, desc=label + " " if label else "",
                             bar_format=_FORMAT, ascii="·█", mininterval=0.1, leave=True, delay=1e-6,
-                            ncols=_width(self.stream), dynamic_ncols=False, disable=False)
+                            ncols=_width(self.stream), nrows=1000, dynamic_ncols=False, disable=False)
             self._bar.files_total = files
 
     def update(self, files: int, nbytes: int) -> None:
