@@ -8,6 +8,7 @@
                                           peak, timeline, fragmentation, top buffers)
     hlodump plot PATH… -o out.png|html    memory in use vs program order
     hlodump diff A B                      what changed in memory between two compiles
+    hlodump report PATH… -o report.html   one offline HTML page of the whole dump (plotly)
 
 Every command takes a dump file of any kind, a dump directory, a glob or several of them, and
 ``--threads N``, ``--keep-going`` (problems are reported in one line at the end; exit status 1
@@ -29,13 +30,14 @@ __all__ = ["main", "build_parser"]
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from . import data, memory
+    from . import data, memory, report
 
     p = argparse.ArgumentParser(prog="hlodump", description="XLA compiler dumps as Arrow tables.")
     p.add_argument("--version", action="version", version=f"hlodump {__version__}")
     sub = p.add_subparsers(dest="command", required=True)
     data.register(sub)
     memory.register(sub)
+    report.register(sub)
     return p
 
 
