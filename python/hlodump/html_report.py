@@ -104,7 +104,7 @@ def report_data(dump: "Dump", *, compare: Optional["Dump"] = None, modules: Opti
     if compare is not None:
         say("compare")
         brows, bdetails, _ = _collect(compare, None, top, max_points, say, side="b")
-        _pair(dump, compare, rows, brows, details, bdetails)
+        _pair(dump, compare, rows, brows, details, bdetails, unpaired_b=modules is None)
         sections.append("compare")
     rows.sort(key=lambda r: (-(r["peak"] if r["peak"] is not None else -1), r["key"]))
     index = {"title": "hlodump report", "sections": sections, "modules": rows,
@@ -429,10 +429,12 @@ def _labelled(per_module: dict[str, list[list[Any]]], cols: list[str]) -> dict[s
 # ------------------------------------------------------------------------------ compare
 
 def _pair(a: "Dump", b: "Dump", rows: list[dict[str, Any]], brows: list[dict[str, Any]],
-          details: dict[str, dict[str, Any]], bdetails: dict[str, dict[str, Any]]) -> None:
+          details: dict[str, dict[str, Any]], bdetails: dict[str, dict[str, Any]], unpaired_b: bool) -> None:
     """``analysis.diff``'s pairing: each A module gets its B partner's id and the changes; B
-    modules without a partner are added as rows of their own."""
+    modules without a partner are added as rows of their own (``unpaired_b``: unless only
+    some A modules were asked for)."""
     t = A.diff(a, b)
+    details.update(bdetails)
     by_key_a = {r["key"]: r for r in rows}
     by_key_b = {r["key"]: r for r in brows}
     changes: dict[tuple[Optional[str], Optional[str]], list[list[Any]]] = {}
@@ -453,10 +455,13 @@ def _pair(a: "Dump", b: "Dump", rows: list[dict[str, Any]], brows: list[dict[str
             paired_b.add(rb["key"])
         details[target["id"]]["changes"] = ch[:200]
     for rb in brows:
-        if rb["key"] not in paired_b:
+        if rb["key"] in paired_b:
+            rows.append(rb)
+        elif unpaired_b:
             rb["only_b"] = True
             rows.append(rb)
-    details.update(bdetails)
+        else:
+            del details[rb["id"]]
 
 
 # ------------------------------------------------------------------------------ embedding
