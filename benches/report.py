@@ -98,6 +98,7 @@ def long_timeline(steps: int) -> dict[str, float]:
     data = {"index": {"title": "bench", "sections": ["memory"], "modules": [row], "categories": cats,
                       "colors": html_report.COLORS, "dumps": ["bench"], "open": "a0", "version": hlodump.__version__},
             "details": {"a0": det}}
+    os.makedirs(WORK, exist_ok=True)
     path = os.path.join(WORK, "long.html")
     with open(path, "w", encoding="utf-8") as fh:
         fh.write(html_report.render(data))

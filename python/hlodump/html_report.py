@@ -260,7 +260,7 @@ def _num(v: Any) -> Any:
 
 def _timelines(tl: pa.Table, max_points: int) -> dict[str, dict[str, Any]]:
     """memory_timeline rows → per module a dense [category × step] matrix (colors summed),
-    downsampled. One sort of the whole table; the loop is over modules, not rows."""
+    downsampled. One sort of the whole table; the loop is over modules, never over rows."""
     if tl.num_rows == 0:
         return {}
     mod = tl.column("module").cast(pa.large_string()).combine_chunks().dictionary_encode()
@@ -269,7 +269,7 @@ def _timelines(tl: pa.Table, max_points: int) -> dict[str, dict[str, Any]]:
     c_codes = np.asarray(cat.indices.to_numpy(zero_copy_only=False), dtype=np.int64)
     steps = np.asarray(tl.column("step").to_numpy(), dtype=np.int64)
     nbytes = np.asarray(tl.column("bytes").to_numpy(), dtype=np.int64)
-    ins = tl.column("instruction").cast(pa.large_string()).to_pylist()
+    ins = tl.column("instruction").cast(pa.large_string()).combine_chunks()
     cat_names = cat.dictionary.to_pylist()
     order = np.lexsort((steps, m_codes))
     bounds = np.flatnonzero(np.diff(m_codes[order])) + 1
@@ -277,19 +277,22 @@ def _timelines(tl: pa.Table, max_points: int) -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
     for part in np.split(order, bounds):
         key = mod.dictionary[int(m_codes[part[0]])].as_py()
-        n = int(steps[part].max()) + 1
-        used = sorted(set(c_codes[part].tolist()), key=lambda c: cat_rank.get(cat_names[c], 99))
+        st = steps[part]
+        n = int(st.max()) + 1
+        used = sorted(np.unique(c_codes[part]).tolist(), key=lambda c: cat_rank.get(cat_names[c], 99))
+        lut = np.full(len(cat_names), -1, dtype=np.int64)
+        lut[used] = np.arange(len(used))
         mat = np.zeros((len(used), n), dtype=np.int64)
-        row_of = {c: i for i, c in enumerate(used)}
-        np.add.at(mat, (np.array([row_of[c] for c in c_codes[part].tolist()], dtype=np.int64), steps[part]), nbytes[part])
-        names: list[Optional[str]] = [None] * n
-        for i in part.tolist():  # instruction names: one per step (repeated per category/colour)
-            names[steps[i]] = ins[i]
+        np.add.at(mat, (lut[c_codes[part]], st), nbytes[part])
+        row_at = np.full(n, -1, dtype=np.int64)  # a row of each step: its instruction
+        row_at[st] = part
         total = mat.sum(axis=0)
         mx = int(total.argmax()) if n else 0
         keep = _downsample(total, max_points, must=[mx])
-        out[key] = {"x": keep.tolist(), "ins": [names[i] for i in keep.tolist()],
-                    "cats": [[cat_names[c], mat[row_of[c], keep].tolist()] for c in used],
+        rows = row_at[keep]
+        names = ins.take(pa.array(np.where(rows >= 0, rows, 0))).to_pylist()
+        out[key] = {"x": keep.tolist(), "ins": [nm if r >= 0 else None for nm, r in zip(names, rows.tolist())],
+                    "cats": [[cat_names[c], mat[i, keep].tolist()] for i, c in enumerate(used)],
                     "steps": n, "downsampled": len(keep) < n, "max_step": mx, "max_bytes": int(total[mx]) if n else 0}
     return out
 
