@@ -13,6 +13,7 @@ import re
 import shutil
 
 import numpy as np
+import pyarrow as pa
 import pytest
 
 from conftest import DATA
@@ -309,4 +310,65 @@ def test_hostile_names_are_escaped(tmp_path) -> None:
         assert PAYLOAD_SRC in b.eval("document.getElementById('hover').textContent")
         assert b.eval("window.__xss") is None
         assert not [e for e in b.events if e.get("method") == "Page.javascriptDialogOpening"]
+        assert b.console_errors == [] and cdp.outside_requests(b.requests) == []
+
+
+# ------------------------------------------------------------------ sections of analyses to come
+
+def test_cost_collective_and_pass_sections_light_up(monkeypatch, tmp_path) -> None:
+    """With ``analysis.costs``/``roofline``/``collectives``/``passes`` present (the column names
+    their issues give), the index gets flops, bytes accessed and collective bytes per module,
+    the detail their tables, and the page draws them without an error. Without them (this
+    build), none of it appears."""
+    d = hlodump.read_arrow(CF10, progress=False)
+    plain = html_report.report_data(d)
+    assert plain["index"]["sections"] == ["memory"]
+    assert all(r["flops"] is None and r["collective_bytes"] is None for r in plain["index"]["modules"])
+    keys = A.modules(d).column("module").to_pylist()
+    n = len(keys)
+    costs = pa.table({"module": keys * 2, "computation": ["main"] * 2 * n,
+                      "instruction": [f"dot.{i}" for i in range(2 * n)], "opcode": ["dot"] * 2 * n,
+                      "flops": [float(1000 * (i + 1)) for i in range(2 * n)], "transcendentals": [0.0] * 2 * n,
+                      "bytes_accessed": [float(10 * (i + 1)) for i in range(2 * n)], "op_name": ["<b>x</b>"] * 2 * n,
+                      "source_file": ["/src/a.py"] * 2 * n, "source_line": [7] * n + [8] * n})
+    roof = costs.append_column("time_s", pa.array([1e-6 * (i + 1) for i in range(2 * n)])).append_column(
+        "bound", pa.array(["memory"] * 2 * n))
+    coll = pa.table({"module": keys, "module_name": ["m"] * n, "kind": ["all-reduce"] * n,
+                     "instruction": ["all-reduce.1"] * n, "bytes": [4096] * n, "bytes_per_device": [6144] * n,
+                     "group_size": [4] * n, "num_groups": [2] * n})
+    passes = pa.table({"module": [keys[0]] * 3, "module_name": ["m"] * 3, "pass_index": [0, 1, 2],
+                       "pipeline": ["p"] * 3, "pass_name": ["a", "<script>b</script>", "c"],
+                       "instructions": [10, 8, 9], "added": [0, 0, 1], "removed": [0, 2, 0], "changed": [0, 1, 0]})
+    monkeypatch.setattr(A, "costs", lambda dump: costs, raising=False)
+    monkeypatch.setattr(A, "roofline", lambda dump: roof, raising=False)
+    monkeypatch.setattr(A, "collectives", lambda dump: coll, raising=False)
+    monkeypatch.setattr(A, "passes", lambda dump: passes, raising=False)
+    data = html_report.report_data(d)
+    assert data["index"]["sections"] == ["memory", "costs", "roofline", "collectives", "passes"]
+    for i, r in enumerate(sorted(data["index"]["modules"], key=lambda r: keys.index(r["key"]))):
+        k = keys.index(r["key"])
+        assert r["flops"] == 1000 * (k + 1) + 1000 * (k + n + 1)
+        assert r["bytes_accessed"] == 10 * (k + 1) + 10 * (k + n + 1)
+        assert r["collective_bytes"] == 4096
+        det = data["details"][r["id"]]
+        assert det["cost_by_flops"]["rows"][0][0] == f"dot.{k + n}"  # the larger of its two
+        assert [row[0] for row in det["cost_by_source"]["rows"]] == ["/src/a.py:8", "/src/a.py:7"]
+        assert det["cost_by_time"]["rows"][0][0] == f"dot.{k + n}"
+        assert len(det["intensity"]) == 2 and det["collectives"]["rows"][0][0] == "all-reduce"
+    first = next(r for r in data["index"]["modules"] if r["key"] == keys[0])
+    assert [row[0] for row in data["details"][first["id"]]["passes"]["rows"]] == [0, 1, 2]
+    data["index"]["open"] = first["id"]
+    out = tmp_path / "costs.html"
+    out.write_text(html_report.render(data), encoding="utf-8")
+    cdp = _browser()
+    with cdp.Browser.launch() as b:
+        b.open(out.as_uri())
+        b.wait_until("document.querySelector('#passes .main-svg') !== null && "
+                     "document.querySelector('#roofline .main-svg') !== null")
+        heads = b.eval("[...document.querySelectorAll('#detail h3')].map(h => h.textContent)")
+        for h in ("top instructions by estimated time", "top instructions by flops", "source lines by flops",
+                  "collectives", "instructions after each pass"):
+            assert any(x.startswith(h) for x in heads), (h, heads)
+        assert "flops" in b.eval("[...document.querySelectorAll('#modules th')].map(t => t.textContent)")
+        assert b.eval("document.querySelectorAll('#detail b, #detail script').length") == 0
         assert b.console_errors == [] and cdp.outside_requests(b.requests) == []

@@ -248,6 +248,12 @@ def _top_per_module(t: Optional[pa.Table], n: int, order: str, cols: list[str], 
     return out
 
 
+def _table(rel: Any) -> pa.Table:
+    """A DuckDB relation as a pyarrow Table (``.arrow()`` is a reader in newer DuckDB)."""
+    t = rel.to_arrow_table() if hasattr(rel, "to_arrow_table") else rel.arrow()
+    return t if isinstance(t, pa.Table) else t.read_all()
+
+
 def _num(v: Any) -> Any:
     if isinstance(v, float) and not math.isfinite(v):
         return None
@@ -353,11 +359,13 @@ def _optional_sections(d: "Dump", sel: list[str], sections: list[str]) -> dict[s
             problems.append(f"{name}: {type(e).__name__}: {e}")
 
     def costs() -> None:
-        t = A.costs(d, sel)  # type: ignore[attr-defined]
+        t = A.costs(d)  # type: ignore[attr-defined]
         mod = _col(t, "module")
         if mod is None or t.num_rows == 0:
             return
         ins, flops, nb = _col(t, "instruction", "name"), _col(t, "flops"), _col(t, "bytes_accessed")
+        if flops is None or nb is None:
+            raise ValueError(f"costs() has no flops/bytes_accessed columns (has {', '.join(t.column_names)})")
         import duckdb
 
         con = duckdb.connect()
@@ -371,9 +379,11 @@ def _optional_sections(d: "Dump", sel: list[str], sections: list[str]) -> dict[s
         src = _col(t, "source_file")
         if src:
             line = _col(t, "source_line")
-            by_line = con.sql(f"""select "{mod}" as module, "{src}" || coalesce(':' || "{line}"::varchar, '') as source,
+            suffix = f"""coalesce(':' || "{line}"::varchar, '')""" if line else "''"
+            by_line = con.sql(f"""select "{mod}" as module, "{src}" || {suffix} as source,
                                          sum("{flops}") as flops, sum("{nb}") as bytes_accessed, count(*) as instructions
-                                  from c where "{src}" is not null group by all""").arrow()
+                                  from c where "{src}" is not null group by all""")
+            by_line = _table(by_line)
             scols = ["source", "flops", "bytes_accessed", "instructions"]
             out["detail"]["cost_by_source"] = _labelled(_top_per_module(by_line, DETAIL_ROWS, "flops", scols), scols)
         # the intensity scatter: every instruction with flops and bytes (the largest 2,000 per module)
@@ -382,7 +392,7 @@ def _optional_sections(d: "Dump", sel: list[str], sections: list[str]) -> dict[s
                                                      where=f'"{flops}" > 0 and "{nb}" > 0', module_col=mod)
 
     def roofline() -> None:
-        t = A.roofline(d, sel)  # type: ignore[attr-defined]
+        t = A.roofline(d)  # type: ignore[attr-defined]
         mod = _col(t, "module")
         tcol = _col(t, "time_s", "estimated_time_s", "time", "estimated_time", "seconds")
         if mod is None or tcol is None or t.num_rows == 0:
@@ -393,7 +403,7 @@ def _optional_sections(d: "Dump", sel: list[str], sections: list[str]) -> dict[s
         out["detail"]["cost_by_time"] = _labelled(_top_per_module(t, DETAIL_ROWS, tcol, cols, module_col=mod), cols)
 
     def collectives() -> None:
-        t = A.collectives(d, sel)  # type: ignore[attr-defined]
+        t = A.collectives(d)  # type: ignore[attr-defined]
         mod = _col(t, "module")
         if mod is None or t.num_rows == 0:
             return
