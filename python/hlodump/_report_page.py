@@ -38,8 +38,8 @@ th.sorted-asc::after{content:" \25B2"} th.sorted-desc::after{content:" \25BC"}
 #detail h3{font-size:13px;margin:14px 0 4px 0;color:#37474f}
 .facts{font-size:12px;color:#444;margin:2px 0}
 .row{display:flex;gap:12px;align-items:flex-start;flex-wrap:wrap}
-.chart{flex:1 1 560px;min-width:420px;height:380px;background:#fff;border:1px solid #ddd}
-#hover{flex:0 0 340px;height:380px;overflow:auto;font:11px ui-monospace,monospace;white-space:pre-wrap;background:#fff;border:1px solid #ddd;padding:6px;box-sizing:border-box}
+.chart{flex:1 1 520px;min-width:420px;height:380px;background:#fff;border:1px solid #ddd}
+#hover{flex:0 0 400px;height:380px;overflow:auto;font:11px ui-monospace,monospace;white-space:pre-wrap;background:#fff;border:1px solid #ddd;padding:6px;box-sizing:border-box}
 .tables{display:flex;gap:16px;flex-wrap:wrap}
 .tables>div{background:#fff;border:1px solid #ddd;padding:4px 6px;overflow:auto;max-width:100%}
 .note{font-size:12px;color:#6d4c41;margin:2px 0}
@@ -168,10 +168,10 @@ function timelineFigure(d, ymax) {
   const pk = d.peak;
   if (pk && pk.step !== null && pk.step !== undefined) {
     shapes.push({type: "line", x0: pk.step, x1: pk.step, yref: "paper", y0: 0, y1: 1, line: {color: "crimson", dash: "dash", width: 1.5}});
-    ann.push({x: pk.step, yref: "paper", y: 1, yanchor: "bottom", text: "XLA's peak " + fmtBytes(pk.bytes) + " @ step " + pk.step, showarrow: false, font: {color: "crimson", size: 11}});
+    ann.push({x: pk.step, yref: "paper", y: 1, xanchor: "left", yanchor: "bottom", xshift: 3, text: "XLA's peak " + fmtBytes(pk.bytes) + " @ step " + pk.step, showarrow: false, font: {color: "crimson", size: 11}});
   }
   if (t.max_step !== undefined && (!pk || pk.step !== t.max_step)) {
-    ann.push({x: t.max_step, y: t.max_bytes, text: "most live " + fmtBytes(t.max_bytes) + " @ " + t.max_step, showarrow: true, arrowhead: 2, ax: 30, ay: -24, font: {size: 10}});
+    ann.push({x: t.max_step, y: t.max_bytes, text: "most live " + fmtBytes(t.max_bytes) + " @ step " + t.max_step, showarrow: true, arrowhead: 2, ax: -70, ay: 0, xanchor: "right", font: {size: 10}});
   }
   const layout = {
     margin: {l: 70, r: 12, t: 28, b: 40}, hovermode: "x unified", showlegend: true,
@@ -207,7 +207,11 @@ function showHover(d, idx) {
   s += "  total: " + fmtBytes(tot) + "\n\n";
   const live = liveAt(d, step);
   s += "largest live buffers" + (d.live && d.live.length >= 150 ? " (of the module's 150 largest)" : "") + ":\n";
-  for (const b of live.slice(0, 14)) s += "  " + fmtBytes(b[2]).padStart(10) + "  " + b[0] + (b[1] && b[1] !== "{}" ? b[1] : "") + "  " + (b[5] || "") + (b[7] ? "\n              op_name: " + b[7] : "") + (b[8] ? "\n              source: " + b[8] : "") + "\n";
+  for (const b of live.slice(0, 14)) {
+    s += fmtBytes(b[2]).padStart(10) + "  " + b[0] + (b[1] && b[1] !== "{}" ? b[1] : "") + "  " + (b[5] || "") + "\n";
+    const where = [b[7], b[8]].filter(Boolean).join("  @ ");
+    if (where) s += "            " + where + "\n";
+  }
   if (live.length > 14) s += "  \u2026 " + (live.length - 14) + " more\n";
   if (!live.length) s += "  (none known)\n";
   box.textContent = s;
