@@ -322,7 +322,7 @@ def test_cost_collective_and_pass_sections_light_up(monkeypatch, tmp_path) -> No
     build), none of it appears."""
     d = hlodump.read_arrow(CF10, progress=False)
     plain = html_report.report_data(d)
-    assert plain["index"]["sections"] == ["memory"]
+    assert not {"costs", "roofline", "collectives"} & set(plain["index"]["sections"])
     assert all(r["flops"] is None and r["collective_bytes"] is None for r in plain["index"]["modules"])
     keys = A.modules(d).column("module").to_pylist()
     n = len(keys)
@@ -372,3 +372,23 @@ def test_cost_collective_and_pass_sections_light_up(monkeypatch, tmp_path) -> No
         assert "flops" in b.eval("[...document.querySelectorAll('#modules th')].map(t => t.textContent)")
         assert b.eval("document.querySelectorAll('#detail b, #detail script').length") == 0
         assert b.console_errors == [] and cdp.outside_requests(b.requests) == []
+
+
+def test_instructions_per_pass_file(monkeypatch) -> None:
+    """Until ``analysis.passes`` lands, per-pass dumps get the instruction count of each pass
+    file: equal to the instruction lines of that file's text, in pass order."""
+    src = os.path.join(CORPUS10, "transformer")
+    d = hlodump.read_arrow(src, progress=False)
+    monkeypatch.delattr(A, "passes", raising=False)
+    got = html_report._pass_counts(d, A.modules(d).column("module").to_pylist())
+    instr = re.compile(r"^\s+(ROOT )?%?[\w.\-]+ = ")
+    n_files = 0
+    for key, v in got.items():
+        name = key.rsplit(":", 1)[-1]
+        files = sorted(f for f in os.listdir(src) if f.startswith(name + ".") and re.match(re.escape(name) + r"\.\d{4}\.", f))
+        assert [r[0] for r in v["rows"]] == [int(f[len(name) + 1:len(name) + 5]) for f in files]
+        for row, f in zip(v["rows"], files):
+            with open(os.path.join(src, f), encoding="utf-8") as fh:
+                assert row[3] == sum(1 for line in fh if instr.match(line)), f
+            n_files += 1
+    assert len(got) == 2 and n_files >= 20

@@ -430,8 +430,41 @@ def _optional_sections(d: "Dump", sel: list[str], sections: list[str]) -> dict[s
 
     for name, fn in (("costs", costs), ("roofline", roofline), ("collectives", collectives), ("passes", passes)):
         attempt(name, fn)
+    if getattr(A, "passes", None) is None:
+        counted = _pass_counts(d, sel)
+        if counted:
+            out["detail"]["passes"] = counted
+            out["sections"].append("passes")
     if problems:
         out["detail"]["section_problems"] = {k: problems for k in sel}
+    return out
+
+
+def _pass_counts(d: "Dump", sel: list[str]) -> dict[str, dict[str, Any]]:
+    """Until ``analysis.passes`` exists: per module, the instructions of each per-pass file
+    (``--xla_dump_hlo_pass_re``), in pass order. One count over the instructions table."""
+    files = d["files"]
+    stage = files.column("stage").to_pylist()
+    if "pass" not in stage:
+        return {}
+    wanted = set(sel)
+    of_file: dict[int, str] = {}
+    for m in A.modules(d).to_pylist():
+        if m["module"] in wanted:
+            for f in m["file_ids"] or []:
+                of_file[f] = m["module"]
+    fids = np.asarray(d["instructions"].column("file_id").to_numpy(zero_copy_only=False), dtype=np.int64)
+    counts = np.bincount(fids, minlength=max(files.column("file_id").to_pylist(), default=0) + 1) if fids.size else None
+    cols = ["pass_index", "pass_name", "pipeline", "instructions"]
+    out: dict[str, dict[str, Any]] = {}
+    for fid, st, idx, name, pipe in zip(files.column("file_id").to_pylist(), stage,
+                                        files.column("pass_index").to_pylist(), files.column("after_pass").to_pylist(),
+                                        files.column("pipeline").to_pylist()):
+        if st == "pass" and fid in of_file:
+            n = int(counts[fid]) if counts is not None and fid < len(counts) else 0
+            out.setdefault(of_file[fid], {"columns": cols, "rows": []})["rows"].append([idx, name, pipe, n])
+    for v in out.values():
+        v["rows"].sort(key=lambda r: (r[0] is None, r[0] or 0))
     return out
 
 
