@@ -168,6 +168,14 @@ def test_module_and_compare(tmp_path, capsys) -> None:
     rb = next(r for r in idx["modules"] if r["id"] == ra["other"])
     assert rb["name"] == "jit_rnn_loss" and rb["side"] == "b"
     assert ra["delta_peak"] == rb["peak"] - ra["peak"]
+    cdp = _browser()
+    with cdp.Browser.launch() as br:  # both timelines drawn side by side, on one scale
+        br.open("file://" + os.path.abspath(out))
+        assert br.eval("IDX.open") == ra["id"]
+        br.wait_until("document.querySelector('#timeline .main-svg') && document.querySelector('#timeline-b .main-svg')")
+        ra_, rb_ = br.eval("['timeline', 'timeline-b'].map(i => document.getElementById(i)._fullLayout.yaxis.range[1])")
+        assert ra_ == rb_ > 0
+        assert br.console_errors == [] and cdp.outside_requests(br.requests) == []
     det = _detail(page, ra["id"])
     da, db = hlodump.read_arrow(str(a), progress=False), hlodump.read_arrow(str(b), progress=False)
     want = [r for r in A.diff(da, db).to_pylist() if r["module_a"] == ra["key"]]
@@ -392,3 +400,24 @@ def test_instructions_per_pass_file(monkeypatch) -> None:
                 assert row[3] == sum(1 for line in fh if instr.match(line)), f
             n_files += 1
     assert len(got) == 2 and n_files >= 20
+
+
+def test_parse_errors_per_module(tmp_path, capsys) -> None:
+    """--keep-going: a module's row counts the errors of its files (the errors table's rows)."""
+    src = tmp_path / "cf"
+    src.mkdir()
+    for f in os.listdir(CF10):
+        if f.startswith(RNN_LOSS):
+            shutil.copy(os.path.join(CF10, f), src / f)
+    ba = src / (RNN_LOSS + "-buffer-assignment.txt")
+    lines = ba.read_text().splitlines(keepends=True)
+    i = next(i for i, ln in enumerate(lines) if ln.startswith("allocation "))
+    lines.insert(i + 1, " value: <garbage here>\n")
+    ba.write_text("".join(lines))
+    out = str(tmp_path / "e.html")
+    assert main(["report", str(src), "-o", out, "--keep-going", "--errors-ok"]) == 0
+    d = hlodump.read_arrow(str(src), progress=False, on_error="collect")
+    n = d["errors"].num_rows + sum(e is not None for e in d["files"].column("error").to_pylist())
+    assert n >= 1
+    (row,) = _index(open(out, encoding="utf-8").read())["modules"]
+    assert row["errors"] == n

@@ -110,7 +110,7 @@ def report_data(dump: "Dump", *, compare: Optional["Dump"] = None, modules: Opti
     index = {"title": "hlodump report", "sections": sections, "modules": rows,
              "categories": list(COLORS), "colors": COLORS,
              "dumps": sorted({r["dump"] for r in rows if r["dump"]}),
-             "open": rows[0]["id"] if rows else None, "version": _version()}
+             "open": next((r["id"] for r in rows if r["side"] == "a"), None), "version": _version()}
     return {"index": index, "details": details}
 
 
