@@ -163,7 +163,7 @@ def _collect(d: "Dump", keys: Optional[Sequence[str]], top: int, max_points: int
     say("timeline")
     tls = _timelines(A.memory_timeline(d, sel), max_points)
     say("buffers")
-    live = _top_per_module(_buffers_table(d, sel), LIVE_BUFFERS, "size",
+    live = _top_per_module(A.buffers(d, sel), LIVE_BUFFERS, "size",
                            ["instruction", "shape_index", "size", "start", "end", "shape", "category", "op_name", "source"],
                            where='"start" is not null')
     by_op = _top_per_module(A.breakdown(d, "op_name", sel), DETAIL_ROWS, "bytes", ["key", "bytes", "buffers", "share"])
@@ -172,9 +172,8 @@ def _collect(d: "Dump", keys: Optional[Sequence[str]], top: int, max_points: int
                              ["instruction", "shape_index", "shape", "allocated_bytes", "logical_bytes", "padding_bytes",
                               "category", "op_name", "source"], where="padding_bytes > 0")
     errs = _errors_per_module(d, mods)
-    sections = ["memory"]
     say("costs, collectives, passes")
-    opt = _optional_sections(d, sel, sections)
+    opt = _optional_sections(d, sel)
     rows: list[dict[str, Any]] = []
     details: dict[str, dict[str, Any]] = {}
     for n, m in enumerate(mods):
@@ -207,11 +206,7 @@ def _collect(d: "Dump", keys: Optional[Sequence[str]], top: int, max_points: int
             "padded": padded.get(key, []),
             **{k: v.get(key) for k, v in opt["detail"].items()},
         }
-    return rows, details, sections + opt["sections"]
-
-
-def _buffers_table(d: "Dump", sel: list[str]) -> pa.Table:
-    return A.buffers(d, sel)
+    return rows, details, ["memory"] + opt["sections"]
 
 
 def _plain(t: pa.Table) -> pa.Table:
@@ -342,27 +337,27 @@ def _col(t: pa.Table, *names: str) -> Optional[str]:
     return next((n for n in names if n in t.column_names), None)
 
 
-def _optional_sections(d: "Dump", sel: list[str], sections: list[str]) -> dict[str, Any]:
+def _optional_sections(d: "Dump", sel: list[str]) -> dict[str, Any]:
     """The cost, roofline, collective and pass analyses, where ``hlodump.analysis`` has them
     (issues 24, 25): module totals for the index and per-module rows for the detail. A failing
     one becomes a note on the page rather than no page."""
     out: dict[str, Any] = {"flops": {}, "bytes_accessed": {}, "collective_bytes": {}, "detail": {}, "sections": []}
     problems: list[str] = []
 
-    def attempt(name: str, fn: Callable[[], None]) -> None:
+    def attempt(name: str, fn: Callable[[], bool]) -> None:
         if getattr(A, name, None) is None:
             return
         try:
-            fn()
-            out["sections"].append(name)
+            if fn():  # rows for some module
+                out["sections"].append(name)
         except Exception as e:  # noqa: BLE001 - an optional section must not cost the page
             problems.append(f"{name}: {type(e).__name__}: {e}")
 
-    def costs() -> None:
+    def costs() -> bool:
         t = A.costs(d)  # type: ignore[attr-defined]
         mod = _col(t, "module")
         if mod is None or t.num_rows == 0:
-            return
+            return False
         ins, flops, nb = _col(t, "instruction", "name"), _col(t, "flops"), _col(t, "bytes_accessed")
         if flops is None or nb is None:
             raise ValueError(f"costs() has no flops/bytes_accessed columns (has {', '.join(t.column_names)})")
@@ -390,23 +385,25 @@ def _optional_sections(d: "Dump", sel: list[str], sections: list[str]) -> dict[s
         pts = [c for c in (ins, "opcode", flops, nb) if c and c in t.column_names]
         out["detail"]["intensity"] = _top_per_module(t, 2000, flops, pts,
                                                      where=f'"{flops}" > 0 and "{nb}" > 0', module_col=mod)
+        return True
 
-    def roofline() -> None:
+    def roofline() -> bool:
         t = A.roofline(d)  # type: ignore[attr-defined]
         mod = _col(t, "module")
         tcol = _col(t, "time_s", "estimated_time_s", "time", "estimated_time", "seconds")
         if mod is None or tcol is None or t.num_rows == 0:
-            return
+            return False
         cols = [c for c in (_col(t, "instruction", "name"), "opcode", tcol, _col(t, "bound", "bound_by"),
                             _col(t, "arithmetic_intensity", "intensity"), "flops", "bytes_accessed", "op_name",
                             "source_file", "source_line") if c and c in t.column_names]
         out["detail"]["cost_by_time"] = _labelled(_top_per_module(t, DETAIL_ROWS, tcol, cols, module_col=mod), cols)
+        return True
 
-    def collectives() -> None:
+    def collectives() -> bool:
         t = A.collectives(d)  # type: ignore[attr-defined]
         mod = _col(t, "module")
         if mod is None or t.num_rows == 0:
-            return
+            return False
         import duckdb
 
         con = duckdb.connect()
@@ -416,17 +413,19 @@ def _optional_sections(d: "Dump", sel: list[str], sections: list[str]) -> dict[s
         cols = [c for c in ("kind", _col(t, "instruction", "name"), "bytes", "bytes_per_device", "group_size",
                             "num_groups", "op_name", "source_file", "source_line") if c and c in t.column_names]
         out["detail"]["collectives"] = _labelled(_top_per_module(t, 50, "bytes", cols, module_col=mod), cols)
+        return True
 
-    def passes() -> None:
+    def passes() -> bool:
         t = A.passes(d)  # type: ignore[attr-defined]
         mod = _col(t, "module", "module_key")
         if mod is None or t.num_rows == 0:
-            return
+            return False
         cols = [c for c in ("pass_index", _col(t, "pass_name", "after_pass"), "pipeline", "instructions", "added",
                             "removed", "changed") if c and c in t.column_names]
         got = _top_per_module(t, 100000, "pass_index", cols, module_col=mod)
         out["detail"]["passes"] = {k: {"columns": cols, "rows": sorted(v, key=lambda r: r[0] or 0)}
                                    for k, v in got.items()}
+        return True
 
     for name, fn in (("costs", costs), ("roofline", roofline), ("collectives", collectives), ("passes", passes)):
         attempt(name, fn)
