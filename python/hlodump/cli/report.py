@@ -24,12 +24,14 @@ def _stage_bar(args: argparse.Namespace) -> tuple[Optional[Any], Callable[[str],
         return None, lambda _s: None
     from tqdm import tqdm
 
-    n = len(_STAGES) * (2 if args.compare else 1) + (1 if args.compare else 0) + 1
-    bar = tqdm(total=n, file=sys.stderr, desc="hlodump report", bar_format="{desc}: {n}/{total} {postfix}",
-               leave=False, mininterval=0)
+    from ..progress import _width
 
-    def say(stage: str) -> None:
-        bar.set_postfix_str(stage, refresh=False)
+    n = len(_STAGES) * (2 if args.compare else 1) + (1 if args.compare else 0)
+    bar = tqdm(total=n, file=sys.stderr, bar_format="{desc} ({n}/{total}, {elapsed})", leave=False,
+               mininterval=0, ncols=_width(sys.stderr), nrows=1000, delay=1e-6)
+
+    def say(stage: str) -> None:  # the stage starting now
+        bar.set_description_str(f"hlodump report: {stage}", refresh=False)
         bar.update(1)
 
     return bar, say
