@@ -2,7 +2,7 @@
 """``hlodump report`` on a big dump: how long each analysis takes, how big the page is, and how
 fast headless Chromium opens it and draws a module.
 
-    python benches/report.py [--copies 39] [--steps 100000]
+    python benches/report.py [--copies 39] [--steps 100000] [--replicate]
 
 Inputs: the jax 0.10.2 dumps of tests/data (control_flow, misc, spmd, transformer: 52 modules
 with their per-pass files) copied ``--copies`` times into /tmp/hlodump-bench-report (each copy
@@ -10,6 +10,10 @@ is a dump of its own, so 39 copies are 2,028 modules). Prints the seconds of the
 stage of ``report_data`` (summary, timeline, buffers and the rest), of rendering the page, its
 size, and in Chromium (tests/cdp.py, the system chromium) the seconds from navigation to the
 load event, to the first chart drawn, and from a click on the last row to its chart.
+
+``--replicate``: the page alone — ``report_data`` of the 52 modules once, its rows and details
+repeated ``--copies`` times into one page (real module data, 2,028 modules for 39), so the
+page's size and speed are measured apart from the analysis.
 
 ``--steps``: also one synthetic module of that many schedule steps (5 categories), through the
 same downsampling (``html_report._timelines``), drawn in Chromium: the seconds to draw and to
@@ -45,6 +49,19 @@ def make_inputs(copies: int) -> str:
         for i in range(copies):
             shutil.copytree(SRC, os.path.join(root, f"run{i:03d}"))
     return root
+
+
+def replicate(data: dict, copies: int) -> dict:
+    """The rows and details of ``data`` repeated ``copies`` times (keys and ids made unique)."""
+    rows, details = [], {}
+    for i in range(copies):
+        for r in data["index"]["modules"]:
+            nid = f"{r['id']}c{i}"
+            rows.append(dict(r, id=nid, key=f"run{i:03d}/{r['key']}", dump=f"run{i:03d}/{r['dump']}"))
+            details[nid] = dict(data["details"][r["id"]], key=rows[-1]["key"])
+    rows.sort(key=lambda r: -(r["peak"] or -1))
+    index = dict(data["index"], modules=rows, open=rows[0]["id"], dumps=sorted({r["dump"] for r in rows}))
+    return {"index": index, "details": details}
 
 
 def browse(path: str) -> dict[str, float]:
@@ -123,11 +140,12 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--copies", type=int, default=39)
     ap.add_argument("--steps", type=int, default=100_000)
+    ap.add_argument("--replicate", action="store_true")
     args = ap.parse_args()
     if args.steps:
         for k, v in long_timeline(args.steps).items():
             print(f"long timeline: {k}: {v:,.3f}", flush=True)
-    root = make_inputs(args.copies)
+    root = SRC if args.replicate else make_inputs(args.copies)
     t0 = time.monotonic()
     d = hlodump.read_arrow(root, progress=False, string_view=True)
     print(f"read: {time.monotonic() - t0:.2f} s, {d['files'].num_rows:,} files", flush=True)
@@ -136,6 +154,8 @@ def main() -> None:
     marks.append(("end", time.monotonic()))
     for (a, ta), (_, tb) in zip(marks, marks[1:]):
         print(f"report_data {a}: {tb - ta:.2f} s", flush=True)
+    if args.replicate:
+        data = replicate(data, args.copies)
     t1 = time.monotonic()
     path = os.path.join(WORK, f"report{args.copies}.html")
     with open(path, "w", encoding="utf-8") as fh:
