@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess  # noqa: F401  (kept for the tests of other commands)
 
 import pytest
 
