@@ -139,11 +139,11 @@ def test_wheel_installs_and_runs_without_rust(wheel: tuple[Path, float], tmp_pat
     py, binp = venv / "bin" / "python", venv / "bin"
     site = subprocess.run([str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
                           check=True, capture_output=True, text=True).stdout.strip()
-    # The dependencies (pyarrow, numpy, duckdb, rich) come from this test's environment, added
+    # The dependencies (pyarrow, numpy, duckdb, rich, tqdm) come from this test's environment, added
     # *after* the venv's own site-packages (a plain path: its .pth files, e.g. an editable
     # hlodump, are not run), so no download is needed and the wheel's hlodump is the one found.
     dep_dirs = []
-    for mod in ("pyarrow", "numpy", "duckdb", "rich"):
+    for mod in ("pyarrow", "numpy", "duckdb", "rich", "tqdm"):
         spec = importlib.util.find_spec(mod)
         assert spec is not None and spec.origin, mod
         dep_dirs.append(str(Path(spec.origin).parent.parent))

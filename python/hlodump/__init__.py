@@ -39,4 +39,14 @@ def _max_threads() -> int:
 #: Most worker threads ``read_arrow(threads=...)`` accepts.
 MAX_THREADS = _max_threads()
 
-__all__ = ["read_arrow", "capture", "CaptureError", "scan", "Scan", "ScanWarning", "compact", "MAX_THREADS", "decode_body", "mapped_pages_lost", "Dump", "ParseError", "HlodumpError", "SCHEMAS", "TABLE_NAMES", "__version__"]
+
+def __getattr__(name: str) -> object:
+    # hlodump.report (html_report.report): imported on first use, so `import hlodump` does not
+    # load the analysis and its page template
+    if name == "report":
+        from .html_report import report
+
+        return report
+    raise AttributeError(f"module 'hlodump' has no attribute {name!r}")
+
+__all__ = ["read_arrow", "capture", "CaptureError", "scan", "Scan", "ScanWarning", "compact", "MAX_THREADS", "decode_body", "mapped_pages_lost", "Dump", "ParseError", "HlodumpError", "SCHEMAS", "TABLE_NAMES", "report", "__version__"]

@@ -14,6 +14,7 @@
     hlodump record [-o DIR] -- CMD …      run CMD with XLA dumping its compiles; their summary
     hlodump passes PATH…                  per-pass dumps: what each pass added/removed/changed
                                           (--instruction NAME: its story; --diff PASS)
+    hlodump report PATH… -o report.html   one offline HTML page of the whole dump (plotly)
 
 Every command takes a dump file of any kind, a dump directory, a glob or several of them, and
 ``--threads N``, ``--keep-going`` (problems are reported in one line at the end; exit status 1
@@ -35,7 +36,7 @@ __all__ = ["main", "build_parser"]
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from . import cost, data, memory, passes
+    from . import cost, data, memory, passes, report
 
     p = argparse.ArgumentParser(prog="hlodump", description="XLA compiler dumps as Arrow tables.")
     p.add_argument("--version", action="version", version=f"hlodump {__version__}")
@@ -44,6 +45,7 @@ def build_parser() -> argparse.ArgumentParser:
     memory.register(sub)
     cost.register(sub)
     passes.register(sub)
+    report.register(sub)
     return p
 
 

@@ -215,6 +215,12 @@ def _cmd_plot(args: argparse.Namespace) -> int:
     ext = ext.lower()
     if ext not in (".png", ".html", ".htm"):
         raise UsageError("-o must end in .png or .html")
+    if ext != ".png":
+        try:
+            import plotly  # noqa: F401
+        except ImportError:
+            raise UsageError("hlodump plot: HTML output needs plotly (its JavaScript is inlined into the page): "
+                             "pip install 'hlodump[plot]' (or write a PNG: -o out.png)") from None
     d = read(args.paths, args)
     sel = _modules(d, args)
     info = {m["module"]: m for m in A.modules(d).to_pylist()}
@@ -313,7 +319,7 @@ def register(sub: Any) -> None:
     sp.add_argument("--buffers", type=int, default=10, metavar="N", help="buffers at the peak to show (default 10)")
     sp.set_defaults(func=_cmd_summary)
 
-    sp = sub.add_parser("plot", help="memory in use vs program order (PNG or interactive HTML)")
+    sp = sub.add_parser("plot", help="memory in use vs program order (PNG, or the interactive page of hlodump report)")
     add_common(sp, json=False)
     sp.add_argument("-o", "--output", required=True, help="out.png or out.html (one per module: suffixed)")
     sp.add_argument("--top", type=int, default=5, help="peak buffers to label (default 5)")

@@ -1,0 +1,369 @@
+"""The HTML page of ``hlodump.report``: markup, style and the script that builds the module
+table and, on demand, one module's charts (plotly.js) and tables.
+
+Placeholders: ``%%TITLE%%`` (HTML-escaped), ``%%PLOTLY%%`` (plotly.min.js), ``%%INDEX%%`` (the
+module table, JSON escaped for a script block), ``%%DETAILS%%`` (one ``<script
+type="application/json" id="m-ID">`` per module, parsed only when that module is opened).
+
+Everything from the dump is inserted with ``textContent`` or as plotly data (numbers; the few
+strings plotly shows pass through ``esc``, since plotly reads a little HTML in labels).
+"""
+
+PAGE = r"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data: blob:; font-src data:">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>%%TITLE%%</title>
+<style>
+body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:0;color:#222;background:#fafafa}
+header{padding:10px 18px;background:#263238;color:#eceff1}
+header h1{font-size:18px;margin:0 0 4px 0}
+header .sub{font-size:12px;color:#b0bec5}
+main{padding:10px 18px}
+#controls{display:flex;gap:12px;align-items:center;margin:6px 0}
+#search{width:340px;padding:4px 6px;font-size:13px}
+#count{font-size:12px;color:#555}
+#tablewrap{max-height:34vh;overflow:auto;border:1px solid #ddd;background:#fff}
+table{border-collapse:collapse;font-size:12px}
+#modules{width:100%}
+th{position:sticky;top:0;background:#eceff1;text-align:left;padding:3px 8px;cursor:pointer;white-space:nowrap;user-select:none}
+th.num,td.num{text-align:right}
+td{padding:2px 8px;border-bottom:1px solid #f0f0f0;white-space:nowrap;max-width:520px;overflow:hidden;text-overflow:ellipsis}
+#modules tbody tr{cursor:pointer}
+#modules tbody tr:hover{background:#fff3e0}
+#modules tbody tr.sel{background:#ffe0b2}
+th.sorted-asc::after{content:" \25B2"} th.sorted-desc::after{content:" \25BC"}
+#detail{margin-top:12px}
+#detail h2{font-size:16px;margin:6px 0 2px 0}
+#detail h3{font-size:13px;margin:14px 0 4px 0;color:#37474f}
+.facts{font-size:12px;color:#444;margin:2px 0}
+.row{display:flex;gap:12px;align-items:flex-start;flex-wrap:wrap}
+.chart{flex:1 1 520px;min-width:420px;height:380px;background:#fff;border:1px solid #ddd}
+#hover{flex:0 0 400px;height:380px;overflow:auto;font:11px ui-monospace,monospace;white-space:pre-wrap;background:#fff;border:1px solid #ddd;padding:6px;box-sizing:border-box}
+.tables{display:flex;gap:16px;flex-wrap:wrap}
+.tables>div{background:#fff;border:1px solid #ddd;padding:4px 6px;overflow:auto;max-width:100%}
+.note{font-size:12px;color:#6d4c41;margin:2px 0}
+.muted{color:#888}
+</style></head>
+<body>
+<header><h1 id="title"></h1><div class="sub" id="sub"></div></header>
+<main>
+<div id="controls"><input id="search" type="search" placeholder="filter modules (name, key, dump)" aria-label="filter modules"><span id="count"></span></div>
+<div id="tablewrap"><table id="modules"><thead></thead><tbody></tbody></table></div>
+<section id="detail"></section>
+</main>
+<script>%%PLOTLY%%</script>
+<script type="application/json" id="index">%%INDEX%%</script>
+%%DETAILS%%
+<script>
+"use strict";
+const IDX = JSON.parse(document.getElementById("index").textContent);
+const COLORS = IDX.colors;
+const UNITS = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
+function fmtBytes(b) {
+  if (b === null || b === undefined) return "";
+  let v = Math.abs(b), i = 0;
+  while (v >= 1024 && i < UNITS.length - 1) { v /= 1024; i++; }
+  return (b < 0 ? "-" : "") + (i ? v.toFixed(2) : String(v)) + UNITS[i];
+}
+function fmtNum(v) {
+  if (v === null || v === undefined) return "";
+  if (typeof v !== "number") return String(v);
+  if (Number.isInteger(v)) return v.toLocaleString("en-US");
+  return Math.abs(v) >= 1e4 || Math.abs(v) < 1e-3 ? v.toExponential(3) : v.toPrecision(4);
+}
+function fmtPct(v) { return v === null || v === undefined ? "" : (100 * v).toFixed(1) + "%"; }
+// plotly reads a few HTML tags in labels: any dump text given to it goes through this
+function esc(s) { return String(s === null || s === undefined ? "" : s).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;"); }
+function el(tag, attrs, text) {
+  const e = document.createElement(tag);
+  if (attrs) for (const k in attrs) e.setAttribute(k, attrs[k]);
+  if (text !== undefined && text !== null) e.textContent = text;
+  return e;
+}
+
+// ------------------------------------------------------------------ the module table
+const COLS = [
+  {k: "name", t: "module"}, {k: "dump", t: "dump"}, {k: "module_id", t: "id", num: 1},
+  {k: "peak", t: "peak", num: 1, b: 1}, {k: "total", t: "allocated", num: 1, b: 1},
+  {k: "argument", t: "argument", num: 1, b: 1}, {k: "output", t: "output", num: 1, b: 1},
+  {k: "temp", t: "temp", num: 1, b: 1}, {k: "steps", t: "steps", num: 1},
+  {k: "instructions", t: "instructions", num: 1},
+  {k: "flops", t: "flops", num: 1}, {k: "bytes_accessed", t: "bytes accessed", num: 1, b: 1},
+  {k: "collective_bytes", t: "collective bytes", num: 1, b: 1},
+  {k: "other_peak", t: "peak (compared)", num: 1, b: 1}, {k: "delta_peak", t: "\u0394 peak", num: 1, b: 1},
+  {k: "errors", t: "errors", num: 1},
+];
+const ROWS = IDX.modules;
+const SHOWN = COLS.filter(c => c.k === "name" || c.k === "errors" || ROWS.some(r => r[c.k] !== null && r[c.k] !== undefined));
+let sortKey = null, sortDir = -1, selected = null;
+
+function cell(r, c) {
+  const v = r[c.k];
+  if (c.k === "name") return (r.side === "b" ? "[compared] " : "") + v;
+  if (c.b) return fmtBytes(v);
+  if (c.num) return fmtNum(v);
+  return v === null || v === undefined ? "" : String(v);
+}
+function buildHead() {
+  const tr = el("tr");
+  for (const c of SHOWN) {
+    const th = el("th", c.num ? {class: "num"} : null, c.t);
+    th.dataset.k = c.k;
+    th.addEventListener("click", () => { sortDir = sortKey === c.k ? -sortDir : (c.num ? -1 : 1); sortKey = c.k; buildBody(); });
+    tr.appendChild(th);
+  }
+  document.querySelector("#modules thead").appendChild(tr);
+}
+function buildBody() {
+  const q = document.getElementById("search").value.trim().toLowerCase();
+  let rows = q ? ROWS.filter(r => (r.name + "\n" + r.key + "\n" + (r.dump || "")).toLowerCase().includes(q)) : ROWS.slice();
+  if (sortKey) rows.sort((a, b) => {
+    const x = a[sortKey], y = b[sortKey];
+    if (x === y) return 0;
+    if (x === null || x === undefined) return 1;
+    if (y === null || y === undefined) return -1;
+    return (x < y ? -1 : 1) * sortDir;
+  });
+  document.querySelectorAll("#modules th").forEach(th => {
+    th.classList.toggle("sorted-asc", th.dataset.k === sortKey && sortDir > 0);
+    th.classList.toggle("sorted-desc", th.dataset.k === sortKey && sortDir < 0);
+  });
+  const tb = document.querySelector("#modules tbody");
+  const frag = document.createDocumentFragment();
+  for (const r of rows) {
+    const tr = el("tr", {"data-id": r.id, title: r.key});
+    if (r.id === selected) tr.classList.add("sel");
+    for (const c of SHOWN) tr.appendChild(el("td", c.num ? {class: "num"} : null, cell(r, c)));
+    tr.addEventListener("click", () => openModule(r.id));
+    frag.appendChild(tr);
+  }
+  tb.replaceChildren(frag);
+  document.getElementById("count").textContent = rows.length + " of " + ROWS.length + " modules";
+}
+
+// ------------------------------------------------------------------ one module, on demand
+const CACHE = new Map();
+function detailOf(id) {
+  if (!CACHE.has(id)) {
+    const node = document.getElementById("m-" + id);
+    CACHE.set(id, node ? JSON.parse(node.textContent) : null);
+  }
+  return CACHE.get(id);
+}
+function totals(t) {
+  const n = t.x.length, out = new Array(n).fill(0);
+  for (const [, ys] of t.cats) for (let i = 0; i < n; i++) out[i] += ys[i];
+  return out;
+}
+function timelineFigure(d, ymax) {
+  const t = d.timeline;
+  const top = ymax || Math.max(1, ...totals(t));
+  const data = t.cats.map(([cat, ys]) => ({
+    type: "scatter", mode: "lines", x: t.x, y: ys, name: cat, stackgroup: "one",
+    line: {width: 0.6, shape: "hv", color: COLORS[cat] || "#999"}, fillcolor: COLORS[cat] || "#999",
+    hovertemplate: "%{y:,} B<extra>" + esc(cat) + "</extra>",
+  }));
+  const shapes = [], ann = [];
+  const pk = d.peak;
+  if (pk && pk.step !== null && pk.step !== undefined) {
+    shapes.push({type: "line", x0: pk.step, x1: pk.step, yref: "paper", y0: 0, y1: 1, line: {color: "crimson", dash: "dash", width: 1.5}});
+    ann.push({x: pk.step, yref: "paper", y: 1, xanchor: "left", yanchor: "bottom", xshift: 3, text: "XLA's peak " + fmtBytes(pk.bytes) + " @ step " + pk.step, showarrow: false, font: {color: "crimson", size: 11}});
+  }
+  if (t.max_step !== undefined && (!pk || pk.step !== t.max_step)) {
+    ann.push({x: t.max_step, y: t.max_bytes, text: "most live " + fmtBytes(t.max_bytes) + " @ step " + t.max_step, showarrow: true, arrowhead: 2, ax: -70, ay: 0, xanchor: "right", font: {size: 10}});
+  }
+  const layout = {
+    margin: {l: 70, r: 12, t: 28, b: 40}, hovermode: "x unified", showlegend: true,
+    legend: {orientation: "h", y: -0.16, font: {size: 10}},
+    xaxis: {title: {text: "schedule step" + (t.downsampled ? " (" + t.steps.toLocaleString("en-US") + " steps, " + t.x.length + " drawn: each bucket's highest and lowest)" : ""), font: {size: 11}}},
+    yaxis: Object.assign({title: {text: "live bytes", font: {size: 11}}, range: [0, top * 1.08]}, binaryTicks(top)),
+    shapes: shapes, annotations: ann,
+  };
+  return {data, layout};
+}
+// axis ticks at round KiB/MiB/GiB values, as every other figure on the page is printed
+function binaryTicks(ymax) {
+  let unit = 1;
+  while (ymax / unit >= 1024 && unit < Math.pow(1024, 5)) unit *= 1024;
+  const span = ymax / unit;
+  const step = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000].find(s => span / s <= 6) || 1000;
+  const vals = [];
+  for (let v = 0; v <= span * 1.08; v += step) vals.push(v * unit);
+  return {tickvals: vals, ticktext: vals.map(fmtBytes)};
+}
+const CONFIG = {displaylogo: false, responsive: true};
+
+function liveAt(d, step) {
+  return (d.live || []).filter(b => b[3] <= step && step <= b[4]);
+}
+function showHover(d, idx) {
+  const t = d.timeline, box = document.getElementById("hover");
+  if (!t || idx === null || idx < 0 || idx >= t.x.length) return;
+  const step = t.x[idx];
+  let s = "step " + step + ": " + (t.ins[idx] === null ? "(end)" : t.ins[idx]) + "\n";
+  let tot = 0;
+  for (const [cat, ys] of t.cats) { tot += ys[idx]; if (ys[idx]) s += "  " + cat + ": " + fmtBytes(ys[idx]) + "\n"; }
+  s += "  total: " + fmtBytes(tot) + "\n\n";
+  const live = liveAt(d, step);
+  s += "largest live buffers" + (d.live && d.live.length >= 150 ? " (of the module's 150 largest)" : "") + ":\n";
+  for (const b of live.slice(0, 14)) {
+    s += fmtBytes(b[2]).padStart(10) + "  " + b[0] + (b[1] && b[1] !== "{}" ? b[1] : "") + "  " + (b[5] || "") + "\n";
+    const where = [b[7], b[8]].filter(Boolean).join("  @ ");
+    if (where) s += "            " + where + "\n";
+  }
+  if (live.length > 14) s += "  \u2026 " + (live.length - 14) + " more\n";
+  if (!live.length) s += "  (none known)\n";
+  box.textContent = s;
+}
+function drawTimeline(div, d, ymax) {
+  if (!d.timeline) { div.replaceChildren(el("p", {class: "muted"}, "no live ranges in this dump: no timeline (buffer assignment alone has no program order)")); return; }
+  const f = timelineFigure(d, ymax);
+  Plotly.newPlot(div, f.data, f.layout, CONFIG);
+  div.on("plotly_hover", ev => { if (ev.points && ev.points.length) showHover(d, ev.points[0].pointIndex); });
+  div.on("plotly_click", ev => { if (ev.points && ev.points.length) showHover(d, ev.points[0].pointIndex); });
+}
+
+function table(parent, title, columns, rows, fmt) {
+  if (!rows || !rows.length) return null;
+  const box = el("div");
+  box.appendChild(el("h3", null, title));
+  const t = el("table"), tr = el("tr");
+  columns.forEach((c, i) => tr.appendChild(el("th", fmt && fmt[i] ? {class: "num"} : null, c)));
+  const thead = el("thead"); thead.appendChild(tr); t.appendChild(thead);
+  const tb = el("tbody");
+  for (const r of rows) {
+    const row = el("tr");
+    r.forEach((v, i) => {
+      const f = fmt && fmt[i];
+      const text = f === "b" ? fmtBytes(v) : f === "p" ? fmtPct(v) : f === "n" ? fmtNum(v) : (v === null || v === undefined ? "" : String(v));
+      const td = el("td", f ? {class: "num"} : null, text);
+      if (!f && text.length > 60) td.title = text;
+      row.appendChild(td);
+    });
+    tb.appendChild(row);
+  }
+  t.appendChild(tb); box.appendChild(t); parent.appendChild(box);
+  return box;
+}
+function labelled(parent, title, x, numeric) {
+  if (!x || !x.rows || !x.rows.length) return;
+  const fmt = x.columns.map(c => /bytes/.test(c) ? "b" : (numeric.includes(c) || /flops|time|intensity|size|count|instructions|added|removed|changed|index|groups|transcendentals/.test(c)) ? "n" : "");
+  table(parent, title, x.columns, x.rows, fmt);
+}
+
+function facts(d, r) {
+  const out = [];
+  if (r) out.push("peak " + fmtBytes(r.peak), "allocated " + fmtBytes(r.total));
+  const ma = d.memory_analysis;
+  if (ma) out.push("argument " + fmtBytes(ma.argument_size_in_bytes), "output " + fmtBytes(ma.output_size_in_bytes),
+                   "alias " + fmtBytes(ma.alias_size_in_bytes), "temp " + fmtBytes(ma.temp_size_in_bytes));
+  if (d.timeline) out.push(d.timeline.steps.toLocaleString("en-US") + " steps");
+  if (r && r.flops !== null && r.flops !== undefined) out.push(fmtNum(r.flops) + " flops");
+  if (r && r.bytes_accessed !== null && r.bytes_accessed !== undefined) out.push(fmtBytes(r.bytes_accessed) + " accessed");
+  if (r && r.errors) out.push(r.errors + " parse errors");
+  return out.join(" \u00b7 ");
+}
+const ROW_OF = new Map(ROWS.map(r => [r.id, r]));
+
+function openModule(id) {
+  const d = detailOf(id);
+  if (!d) return;
+  selected = id;
+  document.querySelectorAll("#modules tbody tr").forEach(tr => tr.classList.toggle("sel", tr.dataset.id === id));
+  const box = document.getElementById("detail");
+  box.querySelectorAll(".js-plotly-plot").forEach(p => Plotly.purge(p));
+  box.replaceChildren();
+  box.dataset.module = d.key;
+  box.appendChild(el("h2", null, d.name));
+  box.appendChild(el("div", {class: "facts"}, d.key));
+  box.appendChild(el("div", {class: "facts"}, facts(d, ROW_OF.get(id))));
+  const other = d.other ? detailOf(d.other) : null;
+  const row = el("div", {class: "row"});
+  const ca = el("div", {class: "chart", id: "timeline"});
+  row.appendChild(ca);
+  let cb = null;
+  if (other) { cb = el("div", {class: "chart", id: "timeline-b"}); row.appendChild(cb); }
+  const hover = el("div", {id: "hover"}, "hover or click a step: its instruction and the largest buffers live there");
+  row.appendChild(hover);
+  box.appendChild(row);
+  let ymax = null;
+  if (other && d.timeline && other.timeline) ymax = Math.max(...totals(d.timeline), ...totals(other.timeline));
+  drawTimeline(ca, d, ymax);
+  if (other) {
+    const title = el("div", {class: "facts"}, "compared: " + other.key + " \u00b7 " + facts(other, ROW_OF.get(d.other)));
+    box.insertBefore(title, row);
+    drawTimeline(cb, other, ymax);
+  }
+
+  const t1 = el("div", {class: "tables"});
+  box.appendChild(t1);
+  table(t1, "buffers at the peak" + (d.peak ? " (step " + d.peak.step + ", " + (d.peak.instruction || "") + ")" : ""),
+        ["#", "buffer", "bytes", "shape", "category", "op_name", "source"],
+        d.top_buffers.map(b => [b.rank, b.buffer, b.bytes, b.shape, b.category, b.op_name, b.source]),
+        ["n", "", "b", "", "", "", ""]);
+  table(t1, "memory spaces at their most live (fragmentation, padding)",
+        ["color", "allocated", "most live", "at step", "free in allocations", "fragmentation", "padding", "logical"],
+        d.spaces.map(s => [s.color, s.allocated_bytes, s.max_live_bytes, s.step, s.free_bytes, s.fragmentation, s.padding_bytes, s.logical_bytes]),
+        ["n", "b", "b", "n", "b", "p", "b", "b"]);
+  const t2 = el("div", {class: "tables"});
+  box.appendChild(t2);
+  table(t2, "peak bytes by op_name", ["op_name", "bytes", "buffers", "share"], d.by_op_name, ["", "b", "n", "p"]);
+  table(t2, "peak bytes by source line", ["source", "bytes", "buffers", "share"], d.by_source, ["", "b", "n", "p"]);
+  table(t2, "most padded values", ["instruction", "index", "shape", "allocated", "logical", "padding", "category", "op_name", "source"],
+        d.padded, ["", "", "", "b", "b", "b", "", "", ""]);
+
+  const t3 = el("div", {class: "tables"});
+  box.appendChild(t3);
+  labelled(t3, "top instructions by estimated time", d.cost_by_time, []);
+  labelled(t3, "top instructions by flops", d.cost_by_flops, []);
+  labelled(t3, "top instructions by bytes accessed", d.cost_by_bytes, []);
+  labelled(t3, "source lines by flops", d.cost_by_source, []);
+  if (d.intensity && d.intensity.length) {
+    const div = el("div", {class: "chart", id: "roofline"});
+    box.appendChild(el("h3", null, "arithmetic intensity (roofline): flops vs flops per byte accessed"));
+    box.appendChild(div);
+    const pts = d.intensity;
+    Plotly.newPlot(div, [{type: "scatter", mode: "markers", x: pts.map(p => p[2] / p[3]), y: pts.map(p => p[2]),
+      text: pts.map(p => esc(p[0]) + " (" + esc(p[1]) + ")"), hovertemplate: "%{text}<br>%{x:.3g} flops/B, %{y:.3g} flops<extra></extra>",
+      marker: {size: 6, opacity: 0.7}}],
+      {margin: {l: 70, r: 12, t: 10, b: 40}, xaxis: {type: "log", title: {text: "flops per byte accessed"}}, yaxis: {type: "log", title: {text: "flops"}}}, CONFIG);
+  }
+  labelled(t3, "collectives", d.collectives, []);
+  if (d.passes && d.passes.rows.length) {
+    const div = el("div", {class: "chart", id: "passes"});
+    box.appendChild(el("h3", null, "instructions after each pass"));
+    box.appendChild(div);
+    const p = d.passes;
+    Plotly.newPlot(div, [{type: "scatter", mode: "lines+markers", x: p.rows.map(r => r[0]), y: p.rows.map(r => r[p.columns.indexOf("instructions")]),
+      text: p.rows.map(r => esc(r[1])), hovertemplate: "pass %{x}: %{text}<br>%{y} instructions<extra></extra>", line: {shape: "hv"}}],
+      {margin: {l: 60, r: 12, t: 10, b: 40}, xaxis: {title: {text: "pass index"}}, yaxis: {title: {text: "instructions"}}}, CONFIG);
+    const t4 = el("div", {class: "tables"}); box.appendChild(t4);
+    labelled(t4, "passes", p, []);
+  }
+  if (d.changes && d.changes.length) {
+    const t5 = el("div", {class: "tables"}); box.appendChild(t5);
+    table(t5, "what changed (analysis.diff)", ["what", "change", "key", "before", "after", "delta", "detail"], d.changes,
+          ["", "", "", "n", "n", "n", ""]);
+  }
+  for (const n of d.notes || []) box.appendChild(el("p", {class: "note"}, "note: " + n));
+  for (const n of d.section_problems || []) box.appendChild(el("p", {class: "note"}, "section not shown: " + n));
+  if (location.hash !== "#" + id) history.replaceState(null, "", "#" + id);
+}
+
+// ------------------------------------------------------------------ start
+document.getElementById("title").textContent = IDX.title;
+document.title = IDX.title;
+const nErr = ROWS.reduce((s, r) => s + (r.errors || 0), 0);
+document.getElementById("sub").textContent = ROWS.length + " modules \u00b7 " + (IDX.dumps.join(", ") || "") +
+  (nErr ? " \u00b7 " + nErr + " parse errors" : "") + " \u00b7 hlodump " + IDX.version +
+  " \u00b7 sections: " + IDX.sections.join(", ");
+buildHead();
+buildBody();
+document.getElementById("search").addEventListener("input", buildBody);
+const fromHash = decodeURIComponent(location.hash.slice(1));
+const first = ROW_OF.has(fromHash) ? fromHash : IDX.open;
+if (first) openModule(first);
+</script>
+</body></html>
+"""

@@ -1,0 +1,81 @@
+"""``hlodump report``: one self-contained HTML page of a whole dump.
+
+    hlodump report PATH… -o report.html [--compare OTHER…] [--module M] [--top N] [--title T]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any, Callable, Optional
+
+from .common import UsageError, add_common, read, select_module
+
+__all__ = ["register"]
+
+# the stages html_report announces, for the progress line
+_STAGES = ("summary", "timeline", "buffers", "costs, collectives, passes")
+
+
+def _stage_bar(args: argparse.Namespace) -> tuple[Optional[Any], Callable[[str], None]]:
+    """A tqdm line on stderr naming the analysis running (a terminal only; a report of 2,000
+    modules spends most of its time there, after the read's own progress line)."""
+    if not sys.stderr.isatty():
+        return None, lambda _s: None
+    from tqdm import tqdm
+
+    from ..progress import _width
+
+    n = len(_STAGES) * (2 if args.compare else 1) + (1 if args.compare else 0)
+    bar = tqdm(total=n, file=sys.stderr, bar_format="{desc} ({n}/{total}, {elapsed})", leave=False,
+               mininterval=0, ncols=_width(sys.stderr), nrows=1000, delay=1e-6)
+
+    def say(stage: str) -> None:  # the stage starting now
+        bar.set_description_str(f"hlodump report: {stage}", refresh=False)
+        bar.update(1)
+
+    return bar, say
+
+
+def _cmd_report(args: argparse.Namespace) -> int:
+    from .. import analysis as A
+    from .. import html_report
+
+    if not args.output.lower().endswith((".html", ".htm")):
+        raise UsageError("-o must end in .html")
+    d = read(args.paths, args)
+    other = read(args.compare, args) if args.compare else None
+    keys = None
+    if args.module is not None:
+        keys = [m.key for m in select_module(A._module_list(d), args.module)]
+    if not A._module_list(d):
+        kinds = sorted(set(d["files"].column("kind").to_pylist()))
+        raise UsageError("nothing to report: no module with HLO text, buffer assignment, live ranges or a "
+                         f"memory-usage report in {' '.join(map(str, args.paths))} (file kinds: {', '.join(kinds) or 'none'})")
+    try:
+        import plotly  # noqa: F401
+    except ImportError:
+        raise UsageError("hlodump report needs plotly (its JavaScript is inlined into the page): "
+                         "pip install 'hlodump[report]'") from None
+    bar, say = _stage_bar(args)
+    try:
+        out = html_report.report(d, args.output, compare=other, modules=keys, title=args.title, top=args.top,
+                                 progress=say)
+    finally:
+        if bar is not None:
+            bar.close()
+    sys.stdout.write(out + "\n")
+    return 0
+
+
+def register(sub: Any) -> None:
+    """Add ``report`` to the ``hlodump`` sub-command parser."""
+    sp = sub.add_parser("report", help="one self-contained HTML page of a dump: every module, its memory timeline, "
+                                       "peak buffers, costs and collectives (offline, no server)")
+    add_common(sp, json=False)
+    sp.add_argument("-o", "--output", required=True, help="the page to write (report.html)")
+    sp.add_argument("--compare", nargs="+", metavar="OTHER", help="a later compile: paired modules side by side "
+                                                                   "with what changed (as `hlodump diff`)")
+    sp.add_argument("--top", type=int, default=20, help="buffers at the peak listed per module (default 20)")
+    sp.add_argument("--title", default=None, help="the page title (default: hlodump report)")
+    sp.set_defaults(func=_cmd_report)
