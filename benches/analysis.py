@@ -32,7 +32,9 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 CORPUS = ROOT / "tests" / "data" / "corpus"
 ANALYSES = {
-    "summary": "A.summary(d)",
+    "summary": "A.summary(d, cost=False)",
+    "summary_with_cost": "A.summary(d)",
+    "cost_analysis": "A.cost_analysis(d)",
     "peak_buffers": "A.peak_buffers(d)",
     "memory_timeline": "A.memory_timeline(d)",
     "breakdown_source": "A.breakdown(d, 'source')",

@@ -52,7 +52,7 @@ def _summary_of(d: "Dump", m: Module) -> dict[str, Any]:
     eng = engine(d)
     hit = eng.results.get("diff_summary")
     if hit is None:
-        hit = eng.results["diff_summary"] = {s["module"]: s for s in summary(d, top=0)}
+        hit = eng.results["diff_summary"] = {s["module"]: s for s in summary(d, top=0, cost=False)}
     return hit[m.key]
 
 

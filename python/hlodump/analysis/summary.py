@@ -190,17 +190,23 @@ def _what_it_has(has: dict[str, int]) -> list[str]:
     return notes
 
 
-def summary(dump: "Dump", module: ModuleSel = None, top: int = 10) -> list[dict[str, Any]]:
+def summary(dump: "Dump", module: ModuleSel = None, top: int = 10, cost: bool = True) -> list[dict[str, Any]]:
     """A plain-data (JSON-ready) summary per module: totals by memory space and category, jax's
     ``memory_analysis`` figures, the peak (as the dump states it and as the by-slice timeline
-    shows it, compared in ``peak_check``), fragmentation and padding at the peak per memory
-    space, the top buffers at the peak with their source, and notes on what the dump lacks."""
+    shows it, compared in ``peak_check``; the three peaks side by side in ``peaks``),
+    fragmentation and padding at the peak per memory space, the top buffers at the peak with
+    their source, notes on what the dump lacks, and ``cost_analysis`` (jax's
+    ``Compiled.cost_analysis()`` figures from the HLO text, ``analysis.cost``; None without it).
+    ``cost=False`` leaves ``cost_analysis`` out (None): the memory figures alone cost about a
+    read of the dump, XLA's cost rules as much again (they visit every instruction)."""
     sc = scope_of(dump, module)
-    key = ("summary", int(top))
+    key = ("summary", int(top), bool(cost))
     hit = sc.cache.get(key)
     if hit is None:
         hit = _summary(sc, top)
-        if hit:
+        for s in hit:
+            s["cost_analysis"] = None
+        if hit and cost:
             from .cost import cost_analysis
 
             costs = {r["module"]: r for r in cost_analysis(dump, sc.keys)}
@@ -279,7 +285,7 @@ def peak_check(dump: "Dump", module: ModuleSel = None) -> list[dict[str, Any]]:
     """Per module with a ``Live ranges at T (peak)`` list: that list compared with the values
     live at T by the dump's live ranges, and XLA's peak with the slice timeline's peak; where
     they differ, ``explanations`` say why with the values involved (see ``summary``)."""
-    return [{"module": s["module"], **(s["peak_check"] or {})} for s in summary(dump, module, top=0)]
+    return [{"module": s["module"], **(s["peak_check"] or {})} for s in summary(dump, module, top=0, cost=False)]
 
 
 # --------------------------------------------------------------------------------- the peaks
