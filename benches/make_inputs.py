@@ -276,6 +276,17 @@ class BaTemplate:
             return PEAK.sub(lambda m: b"    " + m.group(1) + NAME_MARK, line, count=1)
         return line  # memory-report rows: no names or ids
 
+    def _scheduled_after(self, i: int, k_total: int) -> int:
+        """How many `    N:NAME` lines the chunks after chunk ``i`` write, up to the next header."""
+        sched = re.compile(rb"(?m)^    [0-9]+:[^ \n]+$")
+        n = 0
+        for kind, c in self.chunks[i + 1:]:
+            text = c if kind == "once" else c.copy(1)  # every copy lists as many
+            if kind == "once" and MAX.match(text):
+                break
+            n += len(sched.findall(text)) * (1 if kind == "once" else k_total)
+        return n
+
     def fixed_bytes(self) -> int:
         return sum(len(c) for kind, c in self.chunks if kind == "once")
 
@@ -283,11 +294,12 @@ class BaTemplate:
         return sum(len(c.text) + 8 for kind, c in self.chunks if kind == "rep")
 
     def write(self, out: Out, k_total: int) -> None:
-        for kind, c in self.chunks:
+        for i, (kind, c) in enumerate(self.chunks):
             if kind == "once":
                 m = MAX.match(c)
                 if m:
-                    c = b"HloLiveRange (max %d%s):\n" % (k_total, m.group(1).zfill(W_TIME))
+                    # max = the entries its InstructionSequence will list (readers check it)
+                    c = b"HloLiveRange (max %d):\n" % self._scheduled_after(i, k_total) + c[m.end() + 1:]
                 m = AT_PEAK.match(c)
                 if m:
                     c = b"  Live ranges at 1%s (peak):\n" % m.group(1).zfill(W_TIME)

@@ -128,10 +128,12 @@ def test_numbers_out_of_range(reader: Any, tmp_path: Path) -> None:
 
 
 def test_empty_file(reader: Any, tmp_path: Path) -> None:
-    d = reader(_write(tmp_path, b""))
+    # a 0-byte file named like a dump is an error (issue 30, item 6), not silence
+    d = reader(_write(tmp_path, b""), on_error="collect")
     f = d["files"].to_pylist()[0]
     assert (f["content_kind"], f["parsed"], f["size_bytes"], f["error"]) == ("empty", False, 0, None)
-    assert d["errors"].num_rows == 0
+    assert [(e["line"], e["column"]) for e in d["errors"].to_pylist()] == [(1, 1)]
+    assert "empty file (0 bytes)" in d["errors"].column("message")[0].as_py()
 
 
 def test_protobuf_text_report_errors(reader: Any, tmp_path: Path) -> None:

@@ -732,7 +732,7 @@ Used values:
 <5 f @0>
  positions:
   f
-HloLiveRange (max 2):
+HloLiveRange (max 1):
   InstructionSequence:
     0:c
   BufferLiveRange:

@@ -148,7 +148,9 @@ def test_fifo_swapped_in_between_stat_and_open_never_blocks(tmp_path: Path) -> N
     os.unlink(tmp_path / "f")
     r = _run(SWAP, str(tmp_path), timeout=300)  # a FIFO opened without O_NONBLOCK hangs here
     assert r.returncode == 0, r.stderr[-2000:]
-    assert set(eval(r.stdout)) <= {"None", "OSError: not a regular file", "FileNotFoundError: No such file or directory"}
+    seen = {e.split(" (")[0] for e in eval(r.stdout)}  # the swap can also land while the file is read:
+    assert seen <= {"None", "OSError: not a regular file", "FileNotFoundError: No such file or directory",
+                    "OSError: the file changed while it was read"}  # (issue 30, item 5)
 
 
 # ------------------------------------------------------------------------- 5. unbounded walks

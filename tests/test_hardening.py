@@ -266,7 +266,8 @@ def _cut_files(tmp_path: Path) -> dict[str, tuple[bytes, int, str]]:
     entry = hlo.index(b"\nENTRY ")
     return {
         "module_0001.a.cpu_after_optimizations-live-range.txt": (b"\n".join(live[:12]) + b"\n", 1, "lists 10 instruction"),
-        "module_0002.b.cpu_after_optimizations-live-range.txt": (b"HloLiveRange (max 3):\n", 1, "lists 0 instruction"),
+        "module_0002.b.cpu_after_optimizations-live-range.txt": (
+            b"HloLiveRange (max 3):\n  InstructionSequence:\n", 1, "lists 0 instruction"),
         # the sequence cut, then the next list: still at the header
         "module_0003.c.cpu_after_optimizations-live-range.txt": (
             b"\n".join(live[:12] + [b"  BufferLiveRange:"]) + b"\n", 1, "max 36"),
@@ -595,20 +596,18 @@ def test_minor_scan_batch_size_without_limit(core: Any) -> None:
     assert t.num_rows == hlodump.read_arrow(str(SEED)).allocations.num_rows
 
 
-def test_minor_concatenated_buffer_assignments_and_values_past_their_allocation(reader: Any, tmp_path: Path) -> None:
-    import hlodump
+def test_minor_allocation_checks_find_concatenations_and_values_past_their_allocation(reader: Any,
+                                                                                       tmp_path: Path) -> None:
+    """``completeness._allocation_problems`` (not wired into the readers yet, see its module)."""
+    from hlodump.completeness import _allocation_problems
 
     one = SEED.read_bytes()
     p = tmp_path / "module_0001.a.tpu_after_optimizations-buffer-assignment.txt"
     p.write_bytes(one + b"\n" + one)
     n_alloc = reader(str(SEED))["allocations"].num_rows
     d = reader(str(p), on_error="collect")
-    again = [e for e in d["errors"].to_pylist() if "again (first at line" in e["message"]]
+    again = [m for _, _, _, m, _ in _allocation_problems(d) if "again (first at line" in m]
     assert len(again) == n_alloc
-    with pytest.raises(hlodump.ParseError, match="two buffer assignments in one file"):
-        reader(str(p))
-    past = one.replace(b"(size=512,offset=0)", b"(size=512,offset=8)", 1)
-    assert past != one
-    p.write_bytes(past)
-    (e,) = reader(str(p), on_error="collect")["errors"].to_pylist()
-    assert "lies past the end of allocation 0 (offset 8 + size 512 > 512 bytes)" in e["message"] and e["line"] == 3
+    p.write_bytes(one.replace(b"(size=512,offset=0)", b"(size=512,offset=8)", 1))
+    ((fid, line, col, msg, _),) = _allocation_problems(reader(str(p), on_error="collect"))
+    assert "lies past the end of allocation 0 (offset 8 + size 512 > 512 bytes)" in msg and line == 3

@@ -41,6 +41,10 @@ def decode_body(backend_config: Optional[str]) -> Optional[bytes]:
 def mapped_pages_lost() -> int:
     """Pages of mapped files that shrank while in use and now read as zeros."""
 
+def _set_max_line_len(n: int) -> int:
+    """Lower the longest line a read accepts (default and most: 2**31 - 1 bytes, Arrow's
+    largest text value); returns the previous limit. Process-wide; for tests."""
+
 
 @final
 class BatchStream:

@@ -228,6 +228,8 @@ struct Sequence<'c> {
     header_no: u64,
     header: &'c [u8],
     count: i64,
+    /// An `InstructionSequence:` line was seen (a section without the list is not checked).
+    listed: bool,
 }
 
 /// A value block's `positions` and `uses`.
@@ -389,7 +391,7 @@ impl<'t, 'c> Parser<'t, 'c> {
     /// error at its header if it did not list `max` instructions (a file cut short).
     fn end_sequence(&mut self) -> Result<()> {
         let Some(seq) = self.sequence.take() else { return Ok(()) };
-        if seq.count == seq.max {
+        if !seq.listed || seq.count == seq.max {
             return Ok(());
         }
         let msg = format!(
@@ -660,7 +662,7 @@ impl<'t, 'c> Parser<'t, 'c> {
         cur.expect("):", "")?;
         cur.end("the HloLiveRange header")?;
         self.total("live_range", "max", None, max, no);
-        self.sequence = Some(Sequence { max, header_no: no, header: text, count: 0 });
+        self.sequence = Some(Sequence { max, header_no: no, header: text, count: 0, listed: false });
         Ok(())
     }
 
@@ -674,6 +676,9 @@ impl<'t, 'c> Parser<'t, 'c> {
             self.end_sequence().map_err(crate::lex::Stop::Fatal)?;
         }
         if text == b"  InstructionSequence:" {
+            if let Some(seq) = &mut self.sequence {
+                seq.listed = true;
+            }
             self.state = State::LiveRange(Live::Schedule);
         } else if text == b"  BufferLiveRange:" {
             self.state = State::LiveRange(Live::Buffers);

@@ -268,7 +268,7 @@ class _Parser:
         self.peak_running = 0
         self.tree_row = 0  # rows are numbered per file
         self.tree_stack: list[int] = []  # tree_stack[d] = row of the latest line at depth d
-        # the InstructionSequence counted against its header's max (§2.10): [max, line, text, count]
+        # the InstructionSequence counted against its header's max (§2.10): [max, line, text, count, listed]
         self.sequence: list[Any] | None = None
         # defining instructions repeat (once per tuple leaf): parse each text once
         self.instruction_cache: dict[str, dict[str, Any]] = {}
@@ -318,7 +318,7 @@ class _Parser:
     def end_sequence(self) -> None:
         """The InstructionSequence is over: an error at its header unless it listed max entries."""
         seq, self.sequence = self.sequence, None
-        if seq is None or seq[3] == seq[0]:
+        if seq is None or not seq[4] or seq[3] == seq[0]:  # seq[4]: the list was there
             return
         self.ctx.error(seq[1], 1, f"the InstructionSequence lists {seq[3]} instruction(s) but its header says "
                                   f"max {seq[0]}: the file is cut short or edited", seq[2])
@@ -550,13 +550,15 @@ class _Parser:
         cur.expect("):")
         cur.end("the HloLiveRange header")
         self.total("live_range", "max", None, maximum, lineno)
-        self.sequence = [maximum, lineno, text, 0]
+        self.sequence = [maximum, lineno, text, 0, False]
 
     def live_range_line(self, lineno: int, text: str) -> None:
         if (text == "  BufferLiveRange:" or text.startswith("  Live ranges at ") or text == _UNBOUNDED_PEAK
                 or text.startswith("  Stack trace breakdown for peak usage: ")):
             self.end_sequence()  # another list: the InstructionSequence is over
         if text == "  InstructionSequence:":
+            if self.sequence is not None:
+                self.sequence[4] = True
             self.live_sub = "schedule"
         elif text == "  BufferLiveRange:":
             self.live_sub = "buffers"
