@@ -72,3 +72,31 @@ def test_peaks_side_by_side() -> None:
             assert p["xla_listed"] == s["peak"]["bytes"]
         story = A.peak_story(s)
         assert len(story) == sum(p[k] is not None for k in ("live_by_slice", "xla_listed", "jax_peak_memory_in_bytes"))
+
+
+OOMS = sorted(glob.glob(os.path.join(DATA, "oom", "*.log")))
+
+
+@pytest.mark.parametrize("path", OOMS, ids=os.path.basename)
+def test_summary_of_an_oom_log(path: str, capsys) -> None:
+    """``hlodump summary`` of a pasted OOM log prints each report: what failed, and its buffers
+    — checked against the log's own text with regular expressions."""
+    from hlodump.analysis.oom import oom_summary
+
+    text = open(path, encoding="utf-8", errors="replace").read()
+    assert main(["summary", "--keep-going", "--errors-ok", path]) == 0
+    out = capsys.readouterr().out
+    assert "out-of-memory report" in out
+    d = A.load(path, lambda p: __import__("hlodump").read_arrow(p, on_error="collect"))
+    reps = oom_summary(d)
+    assert reps
+    requested = re.findall(r"(?:allocate|Attempting to allocate) (\d+) bytes", text)
+    for r in reps:
+        if "requested" in r["failed"] and requested:
+            assert str(r["failed"]["requested"]["bytes"]) in requested
+        for b in r["buffers"]:
+            if b["shape"]:
+                assert b["shape"].split("{")[0] in text
+    # a report printed twice is one report, printed twice
+    if os.path.basename(path) == "gpu_glog_twice.log":
+        assert [r["times_printed"] for r in reps] == [2] and "printed 2 times" in out

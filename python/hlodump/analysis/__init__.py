@@ -108,6 +108,11 @@ from .roofline_model import cost_breakdown, roofline  # noqa: E402
 
 __all__ += ["costs", "cost_analysis", "collectives", "roofline", "cost_breakdown", "devices"]
 
+# out-of-memory reports pasted from logs (issue 29)
+from .oom import oom_summary  # noqa: E402
+
+__all__ += ["oom_summary"]
+
 # pass history of per-pass dumps (issue 25)
 from .passes import history, passes  # noqa: E402
 

@@ -73,6 +73,8 @@ def _sorted(s: list[dict[str, Any]], key: str) -> list[dict[str, Any]]:
 
 def _cmd_summary(args: argparse.Namespace) -> int:
     d = read(args.paths, args)
+    if not A._module_list(d) and "oom_reports" in d and (d["oom_reports"].num_rows or d["oom_buffers"].num_rows):
+        return _oom_summary(d, args)
     mods = _modules(d, args)
     with _analysing(len(mods)):
         s = A.summary(d, [m.key for m in mods], top=args.buffers)
@@ -91,6 +93,53 @@ def _cmd_summary(args: argparse.Namespace) -> int:
         _render_overview(s, con, args.sort, len(detail))
     for m in detail:
         _render_summary(m, con)
+    return 0
+
+
+def _oom_summary(d: Any, args: argparse.Namespace) -> int:
+    """``summary`` of out-of-memory reports (a pasted log): what failed, the memory in use by
+    kind, the largest buffers with their source."""
+    from ..analysis.oom import oom_summary
+
+    reps = oom_summary(d, top=args.buffers)
+    if args.json:
+        json.dump(reps, sys.stdout, indent=1, default=str)
+        sys.stdout.write("\n")
+        return 0
+    fb = A.format_bytes
+    con = _console()
+    for r in reps:
+        head = (f"{r['path']}: out-of-memory report {r['report_id']} ({r['backend'] or 'backend unknown'}"
+                + (f", {r['memory_space']}" if r["memory_space"] else "") + f", line {r['line']})"
+                + (f", printed {r['times_printed']} times" if r["times_printed"] > 1 else ""))
+        lines = [head]
+        f = r["failed"]
+        if "requested" in f:
+            lines.append(f"failed: an allocation of {f['requested']['bytes']:,} bytes ({fb(f['requested']['bytes'])})")
+        if "used" in f or "capacity" in f:
+            used, cap = (f.get("used") or {}).get("bytes"), (f.get("capacity") or {}).get("bytes")
+            exc = (f.get("exceeded") or {}).get("bytes")
+            lines.append(f"failed: {fb(used)} used of {fb(cap)} capacity" + (f", exceeded by {fb(exc)}" if exc else ""))
+        for section, kv in r["figures"].items():
+            lines.append(f"{section.replace('_', ' ')}: " + ", ".join(
+                f"{k} {fb(v['bytes']) if v['bytes'] is not None else v['text']}" for k, v in kv.items()))
+        if con is None:  # pragma: no cover
+            for ln in lines:
+                _print(ln)
+            continue
+        con.print("\n".join(lines), markup=False)
+        if r["buffers"]:
+            from rich.table import Table
+
+            t = Table(title=f"largest buffers ({len(r['buffers'])} of {r['n_buffers']})", title_justify="left")
+            for col in ("#", "size", "shape", "op_name", "source", "kind"):
+                t.add_column(col, justify="right" if col in ("#", "size") else "left", overflow="fold")
+            for b in r["buffers"]:
+                t.add_row(str(b["rank"]), fb(b["size_bytes"]) if b["size_bytes"] is not None else (b["size"] or ""),
+                          b["shape"] or "", _short(b["op_name"]), _short(b["source"], keep_tail=True),
+                          b["xla_label"] or b["allocation_type"] or "")
+            con.print(t)
+        con.print("")
     return 0
 
 
