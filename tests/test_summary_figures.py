@@ -100,3 +100,34 @@ def test_summary_of_an_oom_log(path: str, capsys) -> None:
     # a report printed twice is one report, printed twice
     if os.path.basename(path) == "gpu_glog_twice.log":
         assert [r["times_printed"] for r in reps] == [2] and "printed 2 times" in out
+
+
+@pytest.mark.parametrize("path", [os.path.join(DATA, "seeds"), os.path.join(DATA, "corpus", "jax-0.10.2", "control_flow"),
+                                  os.path.join(DATA, "corpus", "jax-0.4.26", "control_flow")],
+                         ids=lambda p: os.path.relpath(p, DATA))
+def test_padding_says_how_it_counts(path: str) -> None:
+    """The summary's padding is summed per value and says so; ``occupied_bytes`` counts each
+    byte of the allocations that hold values once (the union of the slices, computed here by
+    hand), so it never exceeds what the module allocates."""
+    d = A.load(path)
+    bufs = A.buffers(d).to_pylist()
+    for s in A.summary(d, cost=False):
+        pad = s["padding"]
+        mine = [r for r in bufs if r["module"] == s["module"]]
+        assert pad["counted"] == "per value" and pad["values"] == len(mine)
+        assert pad["allocated_bytes"] == sum(r["size"] or 0 for r in mine)
+        by_alloc: dict = {}
+        for r in mine:
+            if r["allocation"] is not None and r["size"]:
+                by_alloc.setdefault(r["allocation"], []).append((r["offset"], r["offset"] + r["size"]))
+        union = 0
+        for iv in by_alloc.values():  # the union of intervals, by a sweep
+            end = None
+            for lo, hi in sorted(iv):
+                if end is None or lo > end:
+                    union += hi - lo
+                    end = hi
+                elif hi > end:
+                    union += hi - end
+                    end = hi
+        assert pad["occupied_bytes"] == union <= (s["total_bytes"] or 0)

@@ -157,10 +157,27 @@ def _timelines(sc: Scope) -> dict[str, dict[str, Any]]:
 
 
 def _padding(sc: Scope) -> dict[str, dict[str, int]]:
+    """Allocated vs logical bytes per module, summed per value (a slice that several values share
+    counts once per value: that is the padding of each value), and ``occupied_bytes``: the bytes
+    of allocations that hold any value, each byte once (the union of the slices)."""
     return {r["module"]: r for r in sc.arrow("""
-        select module, coalesce(sum(size::hugeint), 0)::bigint as allocated_bytes,
-               coalesce(sum(logical_bytes::hugeint), 0)::bigint as logical_bytes, count(*)::bigint as "values"
-        from @buffers group by module""").to_pylist()}
+        with per_value as (
+                 select module, coalesce(sum(size::hugeint), 0)::bigint as allocated_bytes,
+                        coalesce(sum(logical_bytes::hugeint), 0)::bigint as logical_bytes, count(*)::bigint as "values"
+                 from @buffers group by module),
+             sl as (select distinct module, allocation, "offset" as lo, "offset" + size as hi
+                    from @buffers where allocation is not null and size > 0),
+             run as (select *, max(hi) over (partition by module, allocation order by lo, hi
+                                             rows between unbounded preceding and 1 preceding) as prev_hi
+                     from sl),
+             isl as (select *, sum(case when prev_hi is null or lo > prev_hi then 1 else 0 end)
+                                   over (partition by module, allocation order by lo, hi rows unbounded preceding) as g
+                     from run),
+             occ as (select module, sum(w)::bigint as occupied_bytes
+                     from (select module, max(hi) - min(lo) as w from isl group by module, allocation, g)
+                     group by module)
+        select p.*, coalesce(o.occupied_bytes, 0) as occupied_bytes
+        from per_value p left join occ o using (module)""").to_pylist()}
 
 
 def _top(sc: Scope, top: int) -> dict[str, list[dict[str, Any]]]:
@@ -259,7 +276,7 @@ def _one(m: Module, tot: dict[str, Any], counts: dict[str, int], spaces: list[di
         notes.append("no live ranges in the dump: totals and allocations only (no timeline, no peak)")
     if tot.get("has_peak_unbounded"):
         notes.append("XLA could not determine the peak (unbounded dynamic shape)")
-    pad = pad or {"allocated_bytes": 0, "logical_bytes": 0, "values": 0}
+    pad = pad or {"allocated_bytes": 0, "logical_bytes": 0, "values": 0, "occupied_bytes": 0}
     return {
         "module": m.key, "module_name": m.name, "module_id": m.module_id, "dump": m.dump,
         "total_bytes": total_alloc if n_alloc else (stated_total if stated_total is not None
@@ -276,7 +293,8 @@ def _one(m: Module, tot: dict[str, Any], counts: dict[str, int], spaces: list[di
         "top_buffers": [{k: v for k, v in r.items() if k != "module"} for r in top_rows],
         "padding": {"allocated_bytes": int(pad["allocated_bytes"]), "logical_bytes": int(pad["logical_bytes"]),
                     "padding_bytes": int(pad["allocated_bytes"]) - int(pad["logical_bytes"]),
-                    "values": int(pad["values"])},
+                    "values": int(pad["values"]), "counted": "per value",
+                    "occupied_bytes": int(pad.get("occupied_bytes") or 0)},
         "notes": notes,
     } | {"peaks": None}
 

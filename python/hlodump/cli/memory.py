@@ -206,8 +206,10 @@ def _render_summary(m: dict[str, Any], con: Any) -> None:
                              f"({fb(sp['logical_bytes'])} logical)")
     pad = m["padding"]
     if pad["allocated_bytes"]:
-        lines.append(f"padding: values take {fb(pad['allocated_bytes'])} allocated for {fb(pad['logical_bytes'])} logical "
-                     f"({fb(pad['padding_bytes'])} overhead)")
+        lines.append(f"padding, summed per value ({pad['values']:,} values; a slice shared by several values counts "
+                     f"for each): {fb(pad['allocated_bytes'])} allocated for {fb(pad['logical_bytes'])} logical "
+                     f"({fb(pad['padding_bytes'])} overhead); the values occupy {fb(pad['occupied_bytes'])} of "
+                     f"the allocations, each byte once")
     for n in m["notes"]:
         lines.append(f"note: {n}")
     if con is None:  # pragma: no cover
