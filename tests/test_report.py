@@ -195,8 +195,9 @@ def test_page_in_chromium(corpus_report, tmp_path) -> None:
         # every module listed (the row's tooltip is its key)
         keys = b.eval("[...document.querySelectorAll('#modules tbody tr')].map(tr => tr.title)")
         assert sorted(keys) == sorted(A.modules(d).column("module").to_pylist()) and len(keys) == n
-        # only the opened module was drawn
-        assert b.eval("document.querySelectorAll('.js-plotly-plot').length") == 1
+        # only the opened module was drawn (its memory chart, and its cost charts where it has them)
+        assert b.eval("[...document.querySelectorAll('.js-plotly-plot')].every(p => p.closest('#detail'))")
+        assert b.eval("document.querySelectorAll('#timeline.js-plotly-plot').length") == 1
         shot = b.screenshot()
         w, h, var = cdp.png_stats(shot)
         assert (w, h) == (1400, 1000) and var > 0.01, "the rendered page is not blank"
@@ -264,11 +265,12 @@ def test_two_thousand_modules_open_lazily(tmp_path) -> None:
         b.open(out.as_uri())
         b.wait_until("document.querySelector('#timeline .main-svg') !== null")
         assert b.eval("document.querySelectorAll('#modules tbody tr').length") == 2000
-        assert b.eval("document.querySelectorAll('.js-plotly-plot').length") == 1
+        assert b.eval("[...document.querySelectorAll('.js-plotly-plot')].every(p => p.closest('#detail'))")
+        assert b.eval("document.querySelectorAll('#timeline.js-plotly-plot').length") == 1
         assert b.eval("CACHE.size") == 1  # one module's JSON parsed
         b.eval("document.querySelector('#modules tbody tr:last-child').click()")
         b.wait_until("document.getElementById('detail').dataset.module.endsWith('#0')")
-        assert b.eval("CACHE.size") == 2 and b.eval("document.querySelectorAll('.js-plotly-plot').length") == 1
+        assert b.eval("CACHE.size") == 2 and b.eval("document.querySelectorAll('#timeline.js-plotly-plot').length") == 1
         assert b.console_errors == [] and cdp.outside_requests(b.requests) == []
 
 
@@ -326,12 +328,15 @@ def test_hostile_names_are_escaped(tmp_path) -> None:
 def test_cost_collective_and_pass_sections_light_up(monkeypatch, tmp_path) -> None:
     """With ``analysis.costs``/``roofline``/``collectives``/``passes`` present (the column names
     their issues give), the index gets flops, bytes accessed and collective bytes per module,
-    the detail their tables, and the page draws them without an error. Without them (this
-    build), none of it appears."""
+    the detail their tables, and the page draws them without an error. The real cost analysis
+    gives each module's flops as ``cost_analysis`` does."""
     d = hlodump.read_arrow(CF10, progress=False)
     plain = html_report.report_data(d)
-    assert not {"costs", "roofline", "collectives"} & set(plain["index"]["sections"])
-    assert all(r["flops"] is None and r["collective_bytes"] is None for r in plain["index"]["modules"])
+    # this build has the cost analysis: the index shows each module's flops as jax would report them
+    assert {"costs", "roofline"} <= set(plain["index"]["sections"])
+    want = {r["module"]: (r["cost_analysis"] or {}).get("flops", 0.0) for r in A.cost_analysis(d)}
+    for r in plain["index"]["modules"]:
+        assert r["flops"] == pytest.approx(want[r["key"]]), r["key"]
     keys = A.modules(d).column("module").to_pylist()
     n = len(keys)
     costs = pa.table({"module": keys * 2, "computation": ["main"] * 2 * n,
@@ -347,6 +352,8 @@ def test_cost_collective_and_pass_sections_light_up(monkeypatch, tmp_path) -> No
     passes = pa.table({"module": [keys[0]] * 3, "module_name": ["m"] * 3, "pass_index": [0, 1, 2],
                        "pipeline": ["p"] * 3, "pass_name": ["a", "<script>b</script>", "c"],
                        "instructions": [10, 8, 9], "added": [0, 0, 1], "removed": [0, 2, 0], "changed": [0, 1, 0]})
+    summary = A.summary  # the stand-ins below are the costs: the summary's own cost_analysis is left out
+    monkeypatch.setattr(A, "summary", lambda dump, *a, **k: summary(dump, *a, **dict(k, cost=False)))
     monkeypatch.setattr(A, "costs", lambda dump: costs, raising=False)
     monkeypatch.setattr(A, "roofline", lambda dump: roof, raising=False)
     monkeypatch.setattr(A, "collectives", lambda dump: coll, raising=False)

@@ -355,6 +355,8 @@ def _optional_sections(d: "Dump", sel: list[str]) -> dict[str, Any]:
 
     def costs() -> bool:
         t = A.costs(d)  # type: ignore[attr-defined]
+        if "in_total" in t.column_names:  # the entry rows add up to the module (fused rows are inside them)
+            t = t.filter(t.column("in_total"))
         mod = _col(t, "module")
         if mod is None or t.num_rows == 0:
             return False
