@@ -34,7 +34,7 @@ def _rows_by_module(d: "Dump", what: str) -> dict[str, list[dict[str, Any]]]:
     key = ("diff_rows", what)
     hit = eng.results.get(key)
     if hit is None:
-        sc = eng.scope(eng.modules())
+        sc = eng.scope(module_list(d))
         if what == "allocations":
             t = allocations(d)
         elif what == "buffers":

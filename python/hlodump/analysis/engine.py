@@ -95,7 +95,7 @@ class Engine:
         self.con: "duckdb.DuckDBPyConnection" = duckdb.connect()
         self.lock = threading.RLock()  # a DuckDB connection serves one query at a time
         self._registered: set[str] = set()
-        self._modules: Optional[list["Module"]] = None
+        self.modules: Optional[list["Module"]] = None  # set by modules.module_list (once)
         self._scopes: dict[tuple[str, ...], Scope] = {}
         self.results: dict[Any, Any] = {}  # per-call caches of the public functions
         self.shape_bytes: dict[str, Optional[int]] = {}  # logical_bytes per distinct shape text
@@ -115,13 +115,6 @@ class Engine:
                 self.con.register(name, schema(name, False).empty_table())
             self._registered.add(name)
         return name
-
-    def modules(self) -> list["Module"]:
-        if self._modules is None:
-            from .modules import module_list_of
-
-            self._modules = module_list_of(self)
-        return self._modules
 
     def scope(self, mods: list["Module"]) -> "Scope":
         """The scope of ``mods`` (made once per distinct selection)."""

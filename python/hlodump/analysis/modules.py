@@ -116,7 +116,13 @@ def module_list_of(eng: Engine) -> list[Module]:
 
 def module_list(d: "Dump") -> list[Module]:
     """The modules of a dump (see the module docstring), computed once per dump."""
-    return engine(d).modules()
+    return _modules_of(engine(d))
+
+
+def _modules_of(eng: Engine) -> list[Module]:
+    if eng.modules is None:
+        eng.modules = module_list_of(eng)
+    return eng.modules
 
 
 def match_modules(mods: list[Module], wanted: Union[str, int]) -> list[Module]:
@@ -162,7 +168,7 @@ def select(mods: list[Module], module: ModuleSel, unique: bool = False) -> list[
 def scope_of(d: "Dump", module: ModuleSel) -> Scope:
     """The engine scope of the modules ``module=`` selects."""
     eng = engine(d)
-    return eng.scope(select(eng.modules(), module))
+    return eng.scope(select(_modules_of(eng), module))
 
 
 def modules(dump: "Dump", module: ModuleSel = None) -> pa.Table:
