@@ -191,10 +191,10 @@ def _render_summary(m: dict[str, Any], con: Any) -> None:
         lines.append("memory_analysis: " + ", ".join(f"{k} {v:,}" for k, v in ma.items()
                                                      if v or not k.startswith("host_")))
     lines.extend(A.peak_story(m))
-    if m.get("cost_analysis") is not None:
-        from ..analysis.cost import format_cost
+    from ..analysis.cost import format_cost
 
-        lines.append("cost (XLA's HloCostAnalysis rules, as jax's cost_analysis()): " + format_cost(m["cost_analysis"]))
+    # format_cost(None) says why there is no figure (no after-optimizations HLO text)
+    lines.append("cost (XLA's HloCostAnalysis rules, as jax's cost_analysis()): " + format_cost(m.get("cost_analysis")))
     tl = m["timeline"]
     if tl:
         lines.append(f"timeline: {tl['steps']} steps")
