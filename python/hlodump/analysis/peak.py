@@ -60,8 +60,7 @@ def _peak_list(sc: Scope) -> pa.Table:
 def _peak_buffers(sc: Scope) -> pa.Table:
     return sc.arrow("""
         with p as (select * from @peak_list),
-        sched as (select m.module, s.position, any_value(s.instruction)::varchar as instruction
-                  from schedule s join @modmap m using (file_id) group by all),
+        sched as (select * from @sched),
         bb as (select *, row_number() over (partition by module, instruction, shape_index order by value_id) as k
                from @buffers)
         select p.file_id, p.module, p.module_name,

@@ -90,8 +90,7 @@ def _peaks(sc: Scope) -> dict[str, dict[str, Any]]:
     """Per module with a peak list: its step, bytes, bytes by category and by memory space (in
     the order they first appear in the list), the instruction at that step."""
     head = {r["module"]: r for r in sc.arrow("""
-        with sched as (select m.module, s.position, any_value(s.instruction)::varchar as instruction
-                       from schedule s join @modmap m using (file_id) group by all),
+        with sched as (select * from @sched),
              p as (select module, min_by(time, rank) as t, sum(bytes)::bigint as bytes
                    from @peak_buffers group by module)
         select p.module, p.t, p.bytes, sched.instruction
@@ -111,8 +110,7 @@ def _peaks(sc: Scope) -> dict[str, dict[str, Any]]:
 def _timelines(sc: Scope) -> dict[str, dict[str, Any]]:
     """Per module with a timeline: steps, the first step with the most live bytes, and per
     memory space its most live bytes against what it allocates."""
-    sched_sql = """sched as (select m.module, s.position, any_value(s.instruction)::varchar as instruction
-                             from schedule s join @modmap m using (file_id) group by all)"""
+    sched_sql = "sched as (select * from @sched)"
     heads = {r["module"]: r for r in sc.arrow(f"""
         with {sched_sql}
         select x.module, n.n, x.step, x.bytes, t.logical_bytes::bigint as logical_bytes, sched.instruction

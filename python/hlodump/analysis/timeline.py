@@ -41,6 +41,14 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["memory_timeline"]
 
 
+@derived("sched")
+def _sched(sc: Scope) -> pa.Table:
+    """The instruction scheduled at each step of each module (``schedule``)."""
+    return sc.arrow("""
+        select m.module, s.position, any_value(s.instruction)::varchar as instruction
+        from schedule s join @modmap m using (file_id) group by all""")
+
+
 @derived("tl_rows")
 def _tl_rows(sc: Scope) -> pa.Table:
     """Values with a live range, with their slice and the slice's share of logical bytes."""
@@ -173,8 +181,7 @@ def memory_timeline(dump: "Dump", module: ModuleSel = None) -> pa.Table:
     sc = scope_of(dump, module)
     return sc.arrow("""
         with names as (select distinct module, module_name from @modmap),
-             sched as (select m.module, s.position, any_value(s.instruction)::varchar as instruction
-                       from schedule s join @modmap m using (file_id) group by all),
+             sched as (select * from @sched),
              grid as (select g.module, g.color, g.category, unnest(range(0, n.n + 1)) as step
                       from @tl_groups g join @tl_n n using (module))
         select grid.module, names.module_name, grid.step::int as step, sched.instruction,
