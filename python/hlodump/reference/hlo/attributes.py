@@ -1,0 +1,181 @@
+"""The generic ``KEY=VALUE`` attribute rule (FORMATS.md §3.8.1), ``metadata={…}`` (§3.9) and the
+integers in them (mirrors ``src/hlo/attributes.rs``)."""
+
+from __future__ import annotations
+
+import re
+
+from .scan import (
+    ScanError,
+    _CLOSE,
+    _KEY_EQ_RE,
+    _OPEN,
+    _match_close,
+    _skip_comment,
+    _skip_string,
+    _strip_comments,
+)
+
+
+# ----------------------------------------------------------------------------- attributes
+
+
+def split_attributes(text: str) -> list[tuple[str, str]]:
+    """Split an attribute list ``k1=v1, k2=v2, …`` per FORMATS.md §3.8.1.
+
+    A value ends right before a ", " at depth 0 (()[]{} counted together, strings and /*…*/
+    comments skipped) that is followed by ``KEY=``, or at the end of the text. So the generic
+    ``calls=%a, %b`` form keeps ``%a, %b`` as one value. Returns (key, raw value) pairs in
+    printed order. Raises ScanError for unbalanced text or an item without ``KEY=``.
+    """
+    return [(k, text[a:b]) for k, a, b in _attribute_spans(text)]
+
+
+def _attribute_spans(text: str) -> list[tuple[str, int, int]]:
+    """``split_attributes`` as (key, value start, value end) in ``text``."""
+    out: list[tuple[str, int, int]] = []
+    n = len(text)
+    if n == 0:
+        return out
+    pos = 0
+    while True:
+        m = _KEY_EQ_RE.match(text, pos)
+        if m is None:
+            raise ScanError(f"expected KEY= at {pos}")
+        key = text[pos:m.end() - 1]
+        vstart = m.end()
+        if vstart >= n or text[vstart] in " \t,":
+            raise ScanError("irregular text")  # empty value / blank after '=': general grammar
+        i = vstart
+        depth = 0
+        end = n
+        while i < n:
+            sm = _ATTR_SPECIAL_RE.search(text, i)
+            if sm is None:
+                break
+            i = sm.start()
+            c = text[i]
+            if c in _OPEN:
+                depth += 1
+                i += 1
+            elif c in _CLOSE:
+                depth -= 1
+                i += 1
+            elif c == '"':
+                i = _skip_string(text, i)
+            elif c == "/":
+                if text.startswith("//", i):
+                    raise ScanError("irregular text")
+                i = _skip_comment(text, i) if text.startswith("/*", i) else i + 1
+            else:  # ','
+                if depth == 0:
+                    if i > 0 and text[i - 1] in " \t":
+                        raise ScanError("irregular text")
+                    if text.startswith(", ", i) and _KEY_EQ_RE.match(text, i + 2):
+                        end = i
+                        break
+                    if _KEY_EQ_RE.match(text, _skip_blanks(text, i + 1)):
+                        raise ScanError("irregular text")
+                i += 1
+        if depth != 0:
+            raise ScanError("unbalanced brackets in attribute value")
+        out.append((key, vstart, end))
+        if end >= n:
+            return out
+        pos = end + 2
+
+
+_ATTR_SPECIAL_RE = re.compile(r'[()\[\]{}"/,]')
+
+
+def _skip_blanks(text: str, i: int) -> int:
+    while i < len(text) and text[i] in " \t":
+        i += 1
+    return i
+
+
+def _attr_dict(pairs: list[tuple[str, str]]) -> dict[str, str]:
+    d: dict[str, str] = {}
+    for k, v in pairs:
+        d.setdefault(k, v)
+    return d
+
+
+_MD_ITEM_RE = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_.\-]*)=")
+
+
+def parse_metadata(value: str) -> dict[str, str]:
+    """``{op_name="…" source_line=3 …}`` → {key: raw value} (space-separated items, §3.9)."""
+    return {k: raw for k, (_, raw) in _metadata_spans(value).items()}
+
+
+def _metadata_spans(value: str) -> dict[str, tuple[int, str]]:
+    """``parse_metadata`` with the offset of each raw value in ``value``."""
+    out: dict[str, tuple[int, str]] = {}
+    v = value.strip()
+    base = len(value) - len(value.lstrip())
+    if v.startswith("{") and v.endswith("}"):
+        v = v[1:-1]
+        base += 1
+    pos = 0
+    n = len(v)
+    while pos < n:
+        m = _MD_ITEM_RE.match(v, pos)
+        if m is None:
+            if v[pos:].strip() == "":
+                break
+            raise ScanError("bad metadata item")
+        key = m.group(1)
+        i = m.end()
+        if i < n and v[i] == '"':
+            j = _skip_string(v, i)
+        elif i < n and v[i] in _OPEN:
+            j = _match_close(v, i)
+        else:
+            j = i
+            while j < n and v[j] != " ":
+                j += 1
+        out.setdefault(key, (base + i, v[i:j]))
+        pos = j
+    return out
+
+
+I64_MAX = 2**63 - 1
+_ASCII_INT_RE = re.compile(r"-?[0-9]+")
+
+
+class _OutOfRange(Exception):
+    pass
+
+
+def _i64(text: str, signed: bool = True) -> int | None:
+    """An HLO number by ASCII byte rules: ``-?[0-9]+`` (``[0-9]+`` unless ``signed``), leading
+    zeros allowed. None when ``text`` is not such a number; raises _OutOfRange when it is one
+    that does not fit int64 (never converts long digit strings whole: Python's int() refuses
+    > 4300 digits)."""
+    if _ASCII_INT_RE.fullmatch(text) is None or (not signed and text.startswith("-")):
+        return None
+    neg = text.startswith("-")
+    d = text[1:] if neg else text
+    d = d.lstrip("0") or "0"
+    if len(d) > 19:
+        raise _OutOfRange
+    v = -int(d) if neg else int(d)
+    if not -I64_MAX - 1 <= v <= I64_MAX:
+        raise _OutOfRange
+    return v
+
+
+def _name_list(value: str) -> list[str]:
+    """``%a`` / ``{%a, %b}`` / ``%a, %b`` → ["a", "b"]."""
+    v = _strip_comments(value).strip()
+    if v.startswith("{") and v.endswith("}"):
+        v = v[1:-1]
+    names = []
+    for part in v.split(","):
+        p = part.strip()
+        if p.startswith("%"):
+            p = p[1:]
+        if p:
+            names.append(p)
+    return names

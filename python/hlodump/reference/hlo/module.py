@@ -1,0 +1,601 @@
+"""The file structure of an HLO module text: header, computations, instruction lines,
+stack-frame tables (mirrors ``src/hlo/module.rs``)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from .scan import (
+    NAME,
+    ScanError,
+    _CLOSE,
+    _OPEN,
+    _SPECIAL_RE,
+    _match_close,
+    _skip_comment,
+    _skip_string,
+)
+from .attributes import I64_MAX, _OutOfRange, _attr_dict, _i64, _skip_blanks, split_attributes
+from .instruction import _needs_continuation, parse_instruction
+from .custom_call import custom_call_info
+from .stack_frames import _TABLE_NAMES, StackFrameTables
+from .general import _GenError, _g_skip_trivia, _general_instruction
+
+
+# ----------------------------------------------------------------------------- module
+
+_HEADER_RE = re.compile(r"HloModule (\S+?)(?:, (.*))?$", re.S)
+# The name ends at a blank or, as XLA's lexer allows, right at the signature's '(' (XLA's
+# own test inputs write `%add(a: f32[]) -> f32[] {`).
+_COMP_START_RE = re.compile(r"(ENTRY )?%?(" + NAME + r")(?: |(?=\())")
+_COMP_CLOSE_RE = re.compile(r'\}(?:, execution_thread="([^"]*)")?(.*)$', re.S)
+
+
+def _trivia_only(t: str) -> bool:
+    """Blanks and comments only (what may follow a computation's '}')."""
+    try:
+        return _g_skip_trivia(t, 0, in_line=True) == len(t)
+    except _GenError:
+        return False
+
+
+def _blanks(s: str) -> int:
+    i = 0
+    while i < len(s) and s[i] in " \t":
+        i += 1
+    return i
+
+
+def _strip_line_comment(s: str) -> str:
+    p = s.find("//")
+    return s if p < 0 else s[:p].rstrip(" \t")
+
+
+class _Line:
+    """A line, or the rest of one: number, byte offset of its text, text, position of the text
+    in the whole-file string (None: the line's start, computed when needed)."""
+
+    __slots__ = ("no", "offset", "text", "fpos")
+
+    def __init__(self, no: int, offset: int, text: str, fpos: int | None = None) -> None:
+        self.no, self.offset, self.text, self.fpos = no, offset, text, fpos
+
+
+def _entry_after_comments(text: str) -> str | None:
+    """``ENTRY`` followed by blanks and at least one ``/* … */`` comment: the text after them."""
+    if not text.startswith("ENTRY"):
+        return None
+    i, comments = 5, 0
+    while True:
+        i = _skip_blanks(text, i)
+        if not text.startswith("/*", i):
+            break
+        j = text.find("*/", i + 2)
+        if j < 0:
+            return None
+        i, comments = j + 2, comments + 1
+    return text[i:] if comments else None
+
+
+def _parse_comp_header(text: str) -> dict[str, Any] | None:
+    """``[ENTRY ]%name (sig) -> result {`` or short form ``[ENTRY ]name {``."""
+    rest = _entry_after_comments(text)
+    if rest is not None:
+        # ``ENTRY /* … */ name …`` (XLA's parser tests): the header after the comments
+        h = _parse_comp_header(rest)
+        if h is None or h["is_entry"]:
+            return None
+        h["is_entry"] = True
+        return h
+    m = _COMP_START_RE.match(text)
+    if m is None:
+        return None
+    rest = text[m.end():]
+    sig = ""
+    result = ""
+    if rest == "{":
+        pass
+    elif rest.startswith("("):
+        try:
+            close = _match_close(rest, 0)
+        except ScanError:
+            return None
+        sig = rest[:close]
+        tail = rest[close:]
+        if not (tail.startswith(" -> ") and tail.endswith(" {")):
+            return None
+        result = tail[4:-2]
+    else:
+        return None
+    return {"name": m.group(2), "is_entry": m.group(1) is not None, "signature": sig,
+            "result_shape": result}
+
+
+def _line_offsets(lines: list[str | None], data: bytes | None) -> list[int]:
+    """Byte offset of the start of each line.
+
+    Exact when the raw file bytes are given. Otherwise computed as the sum of (UTF-8 length + 1)
+    of the previous lines, which is exact for LF files that are valid UTF-8 (a CRLF line adds
+    one more byte that the decoded lines no longer show; an undecodable line counts as 0 + 1).
+    """
+    if data is not None:
+        offs = [0]
+        pos = 0
+        while len(offs) < len(lines):
+            j = data.find(b"\n", pos)
+            if j < 0:
+                break
+            pos = j + 1
+            offs.append(pos)
+        if len(offs) == len(lines):
+            return offs
+    offs = []
+    pos = 0
+    for s in lines:
+        offs.append(pos)
+        pos += (len(s.encode("utf-8")) if s is not None else 0) + 1
+    return offs
+
+
+def parse_module(lines: list[str | None], ctx: Any, data: bytes | None = None) -> None:
+    """Parse the lines of one HLO module file into table rows (see module docstring)."""
+    _ModuleParser(lines, ctx, data).run()
+
+
+class _ModuleParser(StackFrameTables):
+    def __init__(self, lines: list[str | None], ctx: Any, data: bytes | None) -> None:
+        self.lines = lines
+        self.ctx = ctx
+        self.offsets = _line_offsets(lines, data)
+        self.file_names: dict[int, str] = {}
+        self.function_names: dict[int, str] = {}
+        self.file_locations: dict[int, tuple[int, int, int, int, int, int]] = {}
+        self.frames: dict[int, int] = {}  # frame id -> file_location_id
+        self.computation_id = -1
+        self.instruction_id = 0
+        self.comp_row: dict[str, Any] | None = None
+        self.comp_line = 0
+        self.comp_has_root = False
+        self.have_header = False
+        self.table: str | None = None
+        self.data = data
+        self.f: str | None = None
+        self.fstarts: list[int] = []
+        self.pending: _Line | None = None
+        self.i = 0
+
+    def error(self, lineno: int, column: int, message: str, text: str) -> None:
+        self.ctx.error(lineno, column, message, text)
+
+    def run(self) -> None:
+        lines = self.lines
+        n = len(lines)
+        self.i = 0
+        while True:
+            if self.pending is not None:
+                ln = self.pending
+                self.pending = None
+            else:
+                if self.i >= n:
+                    break
+                s0 = lines[self.i]
+                self.i += 1
+                if s0 is None:
+                    continue
+                ln = _Line(self.i, self.offsets[self.i - 1], s0)
+            s = ln.text
+            lineno = ln.no
+            if self.comp_row is not None:
+                if s.startswith("  "):
+                    self.instruction(ln)
+                    continue
+                if s.startswith("}"):
+                    self.close_computation(s, lineno)
+                    continue
+                if s == "":
+                    continue  # empty lines carry nothing (XLA never prints one inside)
+                rest = self.leading_trivia(ln)
+                if rest is None:
+                    continue
+                if rest.offset != ln.offset:
+                    self.pending = rest
+                    continue
+                b = _blanks(s)
+                if s[b:b + 1] == "}":
+                    self.close_computation(s[b:], lineno)
+                    continue
+                if not self.starts_module_item(s):
+                    self.general(ln)  # an instruction at column 0, or after one space or a tab
+                    continue
+                # A column-0 line inside a computation: missing '}' — report, then re-dispatch.
+                self.error(lineno, 1, "computation not closed before this line", s)
+                self.finish_computation(closed=False)
+            if s == "":
+                continue
+            if s.startswith("HloModule "):
+                self.i = self.header(s, lineno, self.i)
+                continue
+            if s[0] in " \t/":
+                rest = self.leading_trivia(ln)
+                if rest is None:
+                    continue
+                if rest.offset != ln.offset:
+                    self.pending = rest
+                    continue
+                b = _blanks(s)
+                if b > 0:  # blanks before a module-level line are insignificant
+                    self.pending = self.trim_start(ln, b)
+                    continue
+            if not self.have_header:
+                self.error(lineno, 1, "expected 'HloModule' header", s)
+                continue
+            if s in _TABLE_NAMES:
+                self.table = s
+                continue
+            if "0" <= s[:1] <= "9":  # ASCII digits only (str.isdigit takes any Unicode digit)
+                self.table_row(s, lineno)
+                continue
+            hdr = _parse_comp_header(s) or _parse_comp_header(_strip_line_comment(s))
+            if hdr is not None:
+                self.open_computation(hdr, lineno)
+                continue
+            self.error(lineno, 1, "unrecognised line", s)
+        if self.comp_row is not None:
+            self.error(n, 1, "file ends inside a computation", "")
+            self.finish_computation(closed=False)
+
+    @staticmethod
+    def starts_module_item(s: str) -> bool:
+        return (s.startswith("HloModule ") or "0" <= s[:1] <= "9" or s in _TABLE_NAMES
+                or _parse_comp_header(s) is not None
+                or _parse_comp_header(_strip_line_comment(s)) is not None)
+
+    # ------------------------------------------------------------------ general grammar
+
+    def whole(self) -> str:
+        """The whole file as one string ("surrogateescape": one character per undecodable
+        byte), and the position of every line in it."""
+        if self.f is None:
+            if self.data is not None:
+                self.f = bytes(self.data).decode("utf-8", "surrogateescape")
+            else:
+                self.f = "\n".join(s if s is not None else "" for s in self.lines)
+            starts = [0]
+            f = self.f
+            p = f.find("\n")
+            while p >= 0 and len(starts) < len(self.lines):
+                starts.append(p + 1)
+                p = f.find("\n", p + 1)
+            self.fstarts = starts
+        return self.f
+
+    def fpos(self, ln: _Line) -> int:
+        if ln.fpos is None:
+            self.whole()
+            ln.fpos = self.fstarts[ln.no - 1]
+        return ln.fpos
+
+    def line_end(self, no: int) -> int:
+        """Position in the whole string just past line ``no``'s text (its final CR excluded)."""
+        f = self.whole()
+        e = self.fstarts[no] - 1 if no < len(self.fstarts) else len(f)
+        if no < len(self.fstarts) and e > 0 and f[e - 1] == "\r":
+            e -= 1
+        elif no >= len(self.fstarts) and f.endswith("\n"):
+            e -= 1
+            if e > 0 and f[e - 1] == "\r":
+                e -= 1
+        return e
+
+    def at(self, no: int, pos: int) -> _Line:
+        """The rest of line ``no`` from position ``pos`` of the whole string."""
+        f = self.whole()
+        start = self.fstarts[no - 1]
+        off = self.offsets[no - 1] + len(f[start:pos].encode("utf-8", "surrogateescape"))
+        return _Line(no, off, f[pos:self.line_end(no)], pos)
+
+    def trim_start(self, ln: _Line, b: int) -> _Line:
+        return _Line(ln.no, ln.offset + len(ln.text[:b].encode("utf-8", "surrogateescape")), ln.text[b:],
+                     None if ln.fpos is None and b == 0 else self.fpos(ln) + b)
+
+    def error_pos(self, pos: int, msg: str) -> None:
+        import bisect
+
+        f = self.whole()
+        k = bisect.bisect_right(self.fstarts, pos) - 1
+        start = self.fstarts[k]
+        col = len(f[start:pos].encode("utf-8", "surrogateescape")) + 1
+        text = self.lines[k] if k < len(self.lines) and self.lines[k] is not None else ""
+        self.error(k + 1, col, msg, text)
+
+    def leading_trivia(self, ln: _Line) -> _Line | None:
+        s = ln.text
+        i = _blanks(s)
+        if i < len(s) and s[i] != "/":
+            return ln
+        f = self.whole()
+        try:
+            pos = _g_skip_trivia(f, self.fpos(ln) + i, in_line=True)
+        except _GenError as e:
+            self.error_pos(e.pos, e.msg)
+            self.i = len(self.lines)
+            return None
+        return self.resume(ln, pos)
+
+    def resume(self, ln: _Line, pos: int) -> _Line | None:
+        no = ln.no
+        while pos > self.line_end(no):
+            if self.i >= len(self.lines):
+                return None
+            self.i += 1
+            no = self.i
+        end = self.line_end(no)
+        pos = max(pos, self.fstarts[no - 1] if no != ln.no else self.fpos(ln))
+        if pos >= end:
+            return None
+        return self.at(no, pos)
+
+    def general(self, ln: _Line) -> None:
+        f = self.whole()
+        start = self.fpos(ln)
+        try:
+            row, end = _general_instruction(f, start)
+        except _GenError as e:
+            self.error_pos(e.pos, e.msg)
+            no = ln.no
+            while e.pos > self.line_end(no) and self.i < len(self.lines):
+                self.i += 1
+                no = self.i
+            return
+        no = ln.no
+        bad = False
+        while end > self.line_end(no) and self.i < len(self.lines):
+            self.i += 1
+            no = self.i
+            bad |= self.lines[no - 1] is None
+        if bad:
+            self.error(ln.no, 1, "instruction runs into a line that is not valid (see its error)", ln.text)
+        else:
+            self.emit(row, f, start, ln)
+        if end < self.line_end(no):
+            self.pending = self.at(no, end)
+
+    # ------------------------------------------------------------------ header and tables
+
+    def join_until_balanced(self, s: str, i: int) -> tuple[str, int] | None:
+        """Join ``s`` with following lines ("\\n") until its brackets balance; None at EOF."""
+        text = s
+        while True:
+            if _balanced(text):
+                return text, i
+            if i >= len(self.lines):
+                return None
+            nxt = self.lines[i]
+            i += 1
+            text = text + "\n" + (nxt if nxt is not None else "")
+
+    def header(self, s: str, lineno: int, i: int) -> int:
+        if self.have_header:
+            self.error(lineno, 1, "second 'HloModule' header", s)
+            return i
+        joined = self.join_until_balanced(s, i)
+        if joined is None:
+            self.error(lineno, len(s.encode()) + 1, "module header: unbalanced brackets", s)
+            return i
+        text, i = joined
+        m = _HEADER_RE.match(text)
+        if m is None:
+            self.error(lineno, 1, "bad module header", s)
+            return i
+        attrs_text = m.group(2) or ""
+        try:
+            attrs = _attr_dict(split_attributes(attrs_text))
+        except ScanError as e:
+            self.error(lineno, 1, f"module header attributes: {e}", s)
+            return i
+        layout = attrs.get("entry_computation_layout")
+        if layout is not None and layout.startswith("{") and layout.endswith("}"):
+            layout = layout[1:-1]
+        self.have_header = True
+        self.ctx.add("modules", {
+            "name": m.group(1),
+            "is_scheduled": attrs.get("is_scheduled") == "true",
+            "entry_computation_layout": layout,
+            "attributes": attrs_text,
+            "line": lineno,
+        })
+        return i
+
+    def numbers(self, m: re.Match, groups: range, s: str, lineno: int) -> list[int] | None:
+        """The int64 values of ``groups`` of a matched table row; None (and an error at the first
+        character of the first one out of range) if one does not fit."""
+        out = []
+        for g in groups:
+            try:
+                v = _i64(m.group(g))
+            except _OutOfRange:
+                col = len(s[:m.start(g)].encode("utf-8")) + 1
+                self.error(lineno, col, f"stack-frame table number is out of range (at most {I64_MAX})", s)
+                return None
+            assert v is not None
+            out.append(v)
+        return out
+
+    # ------------------------------------------------------------------ computations
+
+    def open_computation(self, hdr: dict[str, Any], lineno: int) -> None:
+        self.table = None
+        self.computation_id += 1
+        self.comp_row = {
+            "computation_id": self.computation_id,
+            "name": hdr["name"],
+            "is_entry": hdr["is_entry"],
+            "signature": hdr["signature"],
+            "result_shape": hdr["result_shape"],
+            "execution_thread": None,
+            "line": lineno,
+        }
+        self.comp_line = lineno
+        self.comp_has_root = False
+
+    def close_computation(self, s: str, lineno: int) -> None:
+        m = _COMP_CLOSE_RE.match(s)
+        if m is not None and not (m.group(2) == "" or _trivia_only(m.group(2))):
+            m = None
+        if m is None:
+            self.error(lineno, 1, "bad computation end", s)
+            return
+        assert self.comp_row is not None
+        self.comp_row["execution_thread"] = m.group(1)
+        self.finish_computation(closed=True)
+
+    def finish_computation(self, closed: bool) -> None:
+        assert self.comp_row is not None
+        self.ctx.add("computations", self.comp_row)
+        self.comp_row = None
+
+    # ------------------------------------------------------------------ instructions
+
+    def instruction(self, ln: _Line) -> None:
+        s, lineno = ln.text, ln.no
+        text = s
+        if "constant(" in s and _needs_continuation(s):
+            joined = self.join_constant(s, self.i)
+            if joined is None:
+                self.error(lineno, 1, "constant literal not closed before end of file", s)
+                self.i = len(self.lines)
+                return
+            text, self.i = joined
+            row = parse_instruction(text)
+            if row is None:
+                self.error(lineno, 1, "cannot parse instruction", s)
+                return
+            self.emit(row, text, 0, ln)
+            return
+        row = parse_instruction(text)
+        # trailing blanks or a ',' continue into the general grammar (a next line may start
+        # with ',': XLA reads line breaks as blanks)
+        # (a line ending in ',' continues on the next: `custom_call_target="x",` then
+        # `backend_config={…}` on a line of its own, as XLA's test inputs write)
+        if row is not None and not s.endswith((" ", "\t", ",")) and not self.next_starts_with_comma(ln):
+            self.emit(row, text, 0, ln)
+            return
+        rest = self.leading_trivia(ln)
+        if rest is None:
+            return
+        if rest.offset != ln.offset:
+            self.pending = rest
+            return
+        b = _blanks(rest.text)
+        if rest.text[b:b + 1] == "}":
+            self.close_computation(rest.text[b:], rest.no)
+            return
+        self.general(rest)
+
+    def next_starts_with_comma(self, ln: _Line) -> bool:
+        """The next token after the line (blanks, line breaks, comments skipped) is a ',' on a
+        later line."""
+        k = self.i  # index of the next line
+        # fast answers without building the whole-file string: the next line decides
+        while k < len(self.lines):
+            t = self.lines[k]
+            if t is None:
+                break
+            u = t.lstrip(" \t")
+            if u == "":
+                k += 1
+                continue
+            if u.startswith("/"):
+                break
+            return u.startswith(",")
+        else:
+            return False
+        f = self.whole()
+        e = self.line_end(ln.no) if ln.fpos is None else ln.fpos + len(ln.text)
+        try:
+            q = _g_skip_trivia(f, e)
+        except _GenError:
+            return False
+        return f[q:q + 1] == "," and "\n" in f[e:q]
+
+    def emit(self, row: dict[str, Any], text: str, base: int, ln: _Line) -> None:
+        lineno = ln.no
+        at = row.pop("number_error")
+        if at is not None:
+            # a metadata number out of range: an error at its line and column, no row
+            nl = text.rfind("\n", base, at)
+            no = lineno + text.count("\n", base, at)
+            if nl < 0:
+                nl = base - 1
+                line_text = ln.text
+                col = len(text[base:at].encode("utf-8")) + 1
+            else:
+                end = text.find("\n", at)
+                line_text = text[nl + 1:end if end >= 0 else len(text)]
+                if line_text.endswith("\r"):
+                    line_text = line_text[:-1]
+                col = len(text[nl + 1:at].encode("utf-8")) + 1
+            self.error(no, col, f"metadata number is out of range (at most {I64_MAX})", line_text)
+            return
+        if row["is_root"]:
+            if self.comp_has_root:
+                self.error(lineno, 3, "second ROOT in computation", ln.text)
+            self.comp_has_root = True
+        self.resolve_source(row)
+        row.pop("attribute_map")
+        row.pop("metadata")
+        assert self.comp_row is not None
+        row["computation_id"] = self.comp_row["computation_id"]
+        row["instruction_id"] = self.instruction_id
+        row["line"] = lineno
+        row["offset"] = ln.offset
+        self.instruction_id += 1
+        self.ctx.add("instructions", row)
+        if row["opcode"] == "custom-call":
+            info = custom_call_info(row["backend_config"])
+            info.update(instruction_id=row["instruction_id"], name=row["name"],
+                        target=row["custom_call_target"] or "")
+            self.ctx.add("custom_calls", info)
+
+    def join_constant(self, s: str, i: int) -> tuple[str, int] | None:
+        text = s
+        while _needs_continuation(text):
+            if i >= len(self.lines):
+                return None
+            nxt = self.lines[i]
+            i += 1
+            text = text + "\n" + (nxt if nxt is not None else "")
+        return text, i
+
+
+
+def _balanced(text: str) -> bool:
+    depth = 0
+    i = 0
+    n = len(text)
+    while i < n:
+        m = _SPECIAL_RE.search(text, i)
+        if m is None:
+            break
+        i = m.start()
+        c = text[i]
+        if c in _OPEN:
+            depth += 1
+            i += 1
+        elif c in _CLOSE:
+            depth -= 1
+            i += 1
+        elif c == '"':
+            try:
+                i = _skip_string(text, i)
+            except ScanError:
+                return False
+        elif text.startswith("/*", i):
+            try:
+                i = _skip_comment(text, i)
+            except ScanError:
+                return False
+        else:
+            i += 1
+    return depth <= 0
