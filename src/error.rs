@@ -1,10 +1,8 @@
-//! Errors of the core, and the per-file context that reports parse problems.
+//! Errors of the core, and the per-file context a parser reads with.
 
 use std::fmt;
 
-use crate::lines::Line;
 use crate::source::SourceRef;
-use crate::tables::Errors;
 
 /// A problem with the input at a known place.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -38,7 +36,9 @@ impl std::error::Error for Error {}
 
 pub type Result<T> = std::result::Result<T, Error>;
 
-/// What one format parser needs while it reads one file.
+/// What one format parser needs while it reads one file. Its reporting methods (`error`,
+/// `error_at`: an `Err`, or an `errors` row) are the line driver's (`driver.rs`): this module
+/// sits below the tables.
 #[derive(Clone, Copy)]
 pub struct FileCtx<'a> {
     pub file_id: i32,
@@ -50,6 +50,9 @@ pub struct FileCtx<'a> {
     /// The read's projection (`Options::projection`): fresh table sets (chunks of a split
     /// file) are made in it too.
     pub proj: Option<&'a [Option<u64>]>,
+    /// The reader has sized the table set for this file already, with its format's
+    /// `FormatSpec::presize` (for a whole group of small files): the parser need not.
+    pub presized: bool,
 }
 
 /// The most bytes of the offending line an error keeps (`ParseError.text`, `errors.text`): a
@@ -64,28 +67,6 @@ pub fn error_text(text: &[u8]) -> String {
         return String::from_utf8_lossy(text).into_owned();
     }
     format!("{}… ({} bytes)", String::from_utf8_lossy(&text[..MAX_ERROR_TEXT]), text.len())
-}
-
-impl<'a> FileCtx<'a> {
-    /// Report a problem at `column` (1-based) of `line`: an `Err` in strict mode, an `errors`
-    /// row in collect mode (then the caller skips the line and goes on).
-    pub fn error(&self, errors: &mut Errors, line: &Line, column: u64, message: impl Into<String>) -> Result<()> {
-        self.error_at(errors, line.no, column, message.into(), line.text)
-    }
-
-    pub fn error_at(&self, errors: &mut Errors, line: u64, column: u64, message: String, text: &[u8]) -> Result<()> {
-        let text = error_text(text);
-        let message = if message.len() > MAX_ERROR_TEXT { error_text(message.as_bytes()) } else { message };
-        if !self.collect {
-            return Err(Error::Parse(ParseError { path: self.path.to_string(), line, column, message, text }));
-        }
-        errors.file_id.push(self.file_id);
-        errors.line.push(line as i64);
-        errors.column.push(column as i64);
-        errors.message.push(message);
-        errors.text.push(text);
-        Ok(())
-    }
 }
 
 #[cfg(test)]

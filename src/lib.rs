@@ -6,8 +6,11 @@
 //! columns are views into the inputs (`source`, `columns`). `python` (feature `python`) is the
 //! thin PyO3 edge that maturin builds into `hlodump._core`.
 
+pub mod allocation_line;
 pub mod buffer_assignment;
+pub mod bytes;
 pub mod columns;
+pub mod driver;
 pub mod error;
 pub mod files;
 pub mod formats;

@@ -89,24 +89,13 @@ fn read_inputs<'py>(
 ) -> PyResult<Bound<'py, PyDict>> {
     let mut opts = base_options(on_error, threads, mmap)?;
     let inputs = make_inputs(inputs, dumps, buffers)?;
-    if let Some(wanted) = &tables {
-        // parse only the formats that can produce a requested table
-        opts = opts.for_tables(wanted);
-    }
-    let mut masks = match &columns {
+    let columns = match &columns {
         Some(c) => Some(projection_masks(c)?),
         None => None,
     };
-    if let Some(wanted) = &tables {
-        // a table not asked for is dropped by the caller: build none of it
-        let m = masks.get_or_insert_with(|| vec![None; TABLE_NAMES.len()]);
-        for (i, name) in TABLE_NAMES.iter().enumerate() {
-            if !matches!(*name, "files" | "errors") && !wanted.iter().any(|w| w == name) {
-                m[i] = Some(0);
-            }
-        }
-    }
-    opts.projection = masks.clone();
+    // files and errors always come back
+    opts = opts.for_tables(tables.as_deref(), columns, &["files", "errors"]);
+    let masks = opts.projection.clone();
     let abort = runtime::Abort::new();
     let stop = abort.clone();
     let report = move |files: u64, bytes: u64| {
@@ -304,11 +293,10 @@ fn scan_inputs(
         None => None,
     };
     let inputs = make_inputs(inputs, dumps, buffers)?;
-    let mut opts = opts.for_tables(&[table]);
-    // the other tables are not handed out (errors aside): build none of their text
-    let mut masks: Vec<Option<u64>> = TABLE_NAMES.iter().map(|&n| if n == "errors" { None } else { Some(0) }).collect();
-    masks[idx] = mask;
-    opts.projection = Some(masks);
+    // of the other tables only errors is handed out (a scan stops at the first error)
+    let mut columns = vec![None; TABLE_NAMES.len()];
+    columns[idx] = mask;
+    let opts = opts.for_tables(Some(&[table]), Some(columns), &["errors"]);
     let spec = crate::stream::StreamSpec { table: idx, batch_rows: batch_size as usize };
     let s = crate::stream::stream(inputs, opts, spec, runtime::Abort::new()).map_err(|e| Python::attach(|py| to_pyerr(py, e)))?;
     Ok(PyBatchStream { inner: std::sync::Mutex::new(s), schema: Tables::schema_projected(table, mask).expect("known table") })
@@ -452,7 +440,46 @@ fn classify_name<'py>(py: Python<'py>, basename: &str) -> PyResult<Bound<'py, Py
 /// Content kind of a file's bytes (first non-empty line).
 #[pyfunction]
 fn sniff(data: &[u8]) -> &'static str {
-    crate::files::sniff(data).as_str()
+    crate::formats::sniff(data).as_str()
+}
+
+/// The format registry (`formats.rs`) as data, for the test that holds the reference's
+/// (`reference/formats.py`) equal to it: per format its name, content kinds, tables and content
+/// rules (`Sniff`: first-line prefixes, two-line rules, markers, the kind of its line test), then
+/// the rules of the kinds no format parses under the name "".
+#[pyfunction]
+fn _formats() -> Vec<FormatFacts> {
+    use crate::formats::{Format, Sniff, UNPARSED};
+    let facts = |name: &'static str, contents: Vec<&'static str>, tables: Vec<&'static str>, s: &Sniff| FormatFacts {
+        name,
+        contents,
+        tables,
+        prefixes: s.prefixes.iter().map(|&(p, k)| (p.to_vec(), k.as_str())).collect(),
+        second_line: s.second_line.iter().map(|&(p, l, k)| (p.to_vec(), l.to_vec(), k.as_str())).collect(),
+        line: s.line.map(|(_, k)| k.as_str()),
+        markers: s.anywhere.iter().map(|m| m.to_vec()).collect(),
+    };
+    let mut out: Vec<FormatFacts> = Format::ALL
+        .iter()
+        .map(|f| {
+            let spec = f.spec();
+            facts(spec.name, spec.contents.iter().map(|c| c.as_str()).collect(), spec.tables.to_vec(), &spec.sniff)
+        })
+        .collect();
+    out.push(facts("", Vec::new(), Vec::new(), &UNPARSED));
+    out
+}
+
+/// One registry entry as `_formats` returns it (a dict).
+#[derive(IntoPyObject)]
+struct FormatFacts {
+    name: &'static str,
+    contents: Vec<&'static str>,
+    tables: Vec<&'static str>,
+    prefixes: Vec<(Vec<u8>, &'static str)>,
+    second_line: Vec<(Vec<u8>, Vec<u8>, &'static str)>,
+    line: Option<&'static str>,
+    markers: Vec<Vec<u8>>,
 }
 
 /// The decoded custom-call body of a `backend_config` (base64 of its JSON `"body"` string, or of
@@ -490,6 +517,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(compact, m)?)?;
     m.add_function(wrap_pyfunction!(rearm_sigbus, m)?)?;
     m.add_function(wrap_pyfunction!(_set_max_line_len, m)?)?;
+    m.add_function(wrap_pyfunction!(_formats, m)?)?;
     m.add("MAX_THREADS", runtime::MAX_THREADS)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

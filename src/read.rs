@@ -12,8 +12,8 @@ use arrow_array::RecordBatch;
 use rayon::prelude::*;
 
 use crate::error::{Error, FileCtx, Result};
-use crate::files::{classify_path, is_side_output, sniff, sniff_is_final, text_start, ContentKind, FileKind};
-use crate::formats::{Format, FormatSet};
+use crate::files::{self, classify_path, is_side_output, FileKind, Outcome};
+use crate::formats::{sniff, sniff_is_final, text_start, ContentKind, Format, FormatSet};
 use crate::source::Source;
 use crate::split::Finished;
 use crate::tables::{Tables, TABLE_NAMES};
@@ -80,11 +80,26 @@ impl Default for Options {
 }
 
 impl Options {
-    /// Parse only the formats that can produce one of `tables` (`read_arrow(tables=...)`): a file
-    /// whose format produces none of them is not parsed (`files.parsed` false, no `errors` rows).
-    /// Naming `errors` parses every format; `files` parses none.
-    pub fn for_tables<S: AsRef<str>>(mut self, tables: &[S]) -> Options {
-        self.formats = FormatSet::for_tables(tables);
+    /// What a read builds, from what its caller hands out (`read_arrow(tables=, columns=)`,
+    /// `scan(table, columns=)`): the one place this policy is written.
+    /// - `tables` (None: all): parse only the formats that can produce one of them (a file whose
+    ///   format produces none is not parsed: `files.parsed` false, no `errors` rows; naming
+    ///   `errors` parses every format, `files` none), and build no column of a table that is
+    ///   neither asked for nor in `always` (the caller drops it);
+    /// - `columns` (per table in `TABLE_NAMES` order a bit mask of its columns, None: all):
+    ///   build only those columns where that saves work (`Column::set_built`).
+    pub fn for_tables<S: AsRef<str>>(mut self, tables: Option<&[S]>, columns: Option<Vec<Option<u64>>>, always: &[&str]) -> Options {
+        let mut masks = columns;
+        if let Some(wanted) = tables {
+            self.formats = FormatSet::for_tables(wanted);
+            let m = masks.get_or_insert_with(|| vec![None; TABLE_NAMES.len()]);
+            for (i, name) in TABLE_NAMES.iter().enumerate() {
+                if !always.contains(name) && !wanted.iter().any(|w| w.as_ref() == *name) {
+                    m[i] = Some(0);
+                }
+            }
+        }
+        self.projection = masks;
         self
     }
 
@@ -206,20 +221,25 @@ pub(crate) fn plan(sizes: &[Option<u64>], map: MapPolicy, workers: usize) -> Vec
     groups
 }
 
-/// Size the instruction columns once for every HLO module of an arena group. Why: sized file
-/// by file, the columns of a group of hundreds of per-pass files regrow log2(files) times, each
-/// time copied whole (~6% of a per-pass directory's read). Not for a streaming read, whose
-/// batches are smaller than a group.
-fn presize_group<'a>(t: &mut Tables, files: impl Iterator<Item = &'a [u8]>, opts: &Options) {
-    if t.is_streaming() || !t.instructions.is_wanted() {
-        return;
+/// Size the tables once for all files of an arena group, for each format that can
+/// (`FormatSpec::presize`); returns the formats it sized for (their parsers then do not size
+/// per file: `FileCtx::presized`). Not for a streaming read, whose batches are smaller than a
+/// group.
+fn presize_group<'a>(t: &mut Tables, files: impl Iterator<Item = &'a [u8]>, opts: &Options) -> FormatSet {
+    let mut presized = FormatSet::NONE;
+    if t.is_streaming() {
+        return presized;
     }
-    let rows: usize = files
-        .filter(|bytes| opts.parser_for(sniff(bytes)) == Some(Format::HloModule))
-        .map(crate::hlo::module::count_indented_lines)
-        .sum();
-    t.instructions.reserve(rows);
-    t.instructions_presized = true;
+    let files: Vec<&[u8]> = files.collect();
+    for format in Format::ALL.into_iter().filter(|&f| opts.formats.contains(f)) {
+        let Some(presize) = format.spec().presize else { continue };
+        // sniffed only if the hook wants the files (not, say, when its tables are not wanted)
+        let mut of_format = files.iter().copied().filter(|bytes| opts.parser_for(sniff(bytes)) == Some(format));
+        if presize(t, &mut of_format) {
+            presized.insert(format);
+        }
+    }
+    presized
 }
 
 /// The group's table sets, finished, in order: one, or more when a big file was parsed in
@@ -253,7 +273,7 @@ pub(crate) fn read_group(inputs: &[Input], sizes: &[Option<u64>], g: &Group, opt
             (None, Ok(_)) => Some(&source.bytes()[*a..*b]),
             (_, Err(_)) => None,
         });
-        presize_group(&mut t, files, opts);
+        let mut presized = presize_group(&mut t, files, opts);
         // a group of in-memory inputs only has no arena block
         let add_arena = |t: &mut Tables| if source.is_empty() { crate::source::SourceRef::none() } else { t.add_source(&source) };
         let mut src = add_arena(&mut t);
@@ -261,11 +281,11 @@ pub(crate) fn read_group(inputs: &[Input], sizes: &[Option<u64>], g: &Group, opt
             let chunks = match (&inputs[i].data, r) {
                 (Some(data), Ok(size)) => {
                     let own = t.add_source(data);
-                    file(&mut t, i, &inputs[i], Ok((data.bytes(), size, data)), own, opts)
+                    file(&mut t, i, &inputs[i], Ok((data.bytes(), size, data)), own, presized, opts)
                 }
                 (_, r) => {
                     let bytes = &source.bytes()[start..end];
-                    file(&mut t, i, &inputs[i], r.map(|size| (bytes, size, &source)), src, opts)
+                    file(&mut t, i, &inputs[i], r.map(|size| (bytes, size, &source)), src, presized, opts)
                 }
             }
             .inspect_err(|_| t.end_stream_on_error())?;
@@ -273,6 +293,7 @@ pub(crate) fn read_group(inputs: &[Input], sizes: &[Option<u64>], g: &Group, opt
                 done.push(std::mem::replace(&mut t, opts.tables()).finish());
                 done.extend(chunks);
                 src = add_arena(&mut t);
+                presized = FormatSet::NONE; // a fresh table set, sized by nobody
             }
         }
     } else {
@@ -295,7 +316,7 @@ pub(crate) fn read_group(inputs: &[Input], sizes: &[Option<u64>], g: &Group, opt
         match loaded {
             Ok((source, size)) => {
                 let src = t.add_source(&source);
-                let parsed = file(&mut t, i, &inputs[i], Ok((source.bytes(), size, &source)), src, opts);
+                let parsed = file(&mut t, i, &inputs[i], Ok((source.bytes(), size, &source)), src, FormatSet::NONE, opts);
                 let changed = stamped.as_ref().and_then(|s| s.check().err());
                 let (mut chunks, changed) = match (parsed, changed) {
                     // a strict parse that failed on a file written to meanwhile: that is the error
@@ -313,7 +334,7 @@ pub(crate) fn read_group(inputs: &[Input], sizes: &[Option<u64>], g: &Group, opt
                     }
                     chunks.clear();
                     t = opts.tables();
-                    file(&mut t, i, &inputs[i], Err(changed), crate::source::SourceRef::none(), opts)?;
+                    file(&mut t, i, &inputs[i], Err(changed), crate::source::SourceRef::none(), FormatSet::NONE, opts)?;
                 }
                 if !chunks.is_empty() {
                     done.push(std::mem::replace(&mut t, opts.tables()).finish());
@@ -321,7 +342,7 @@ pub(crate) fn read_group(inputs: &[Input], sizes: &[Option<u64>], g: &Group, opt
                 }
             }
             Err(e) => {
-                file(&mut t, i, &inputs[i], Err(e), crate::source::SourceRef::none(), opts).inspect_err(|_| t.end_stream_on_error())?;
+                file(&mut t, i, &inputs[i], Err(e), crate::source::SourceRef::none(), FormatSet::NONE, opts).inspect_err(|_| t.end_stream_on_error())?;
             }
         }
     }
@@ -385,54 +406,33 @@ fn not_regular(input: &Input) -> std::io::Error {
 /// One file: its `files` row, then its tables if its content is a format we parse: into `t`,
 /// or, for a big file parsed in chunks, as the finished table sets returned (to follow `t`).
 /// `bytes` is the file's bytes and its size: all of them, or only its start (enough for `sniff`)
-/// when no format is parsed (`append_file`).
-fn file(t: &mut Tables, file_id: usize, input: &Input, bytes: std::io::Result<(&[u8], u64, &Source)>, src: crate::source::SourceRef, opts: &Options) -> Result<Vec<Finished>> {
+/// when no format is parsed (`append_file`). `presized`: the formats `t` was sized for
+/// (`presize_group`).
+fn file(t: &mut Tables, file_id: usize, input: &Input, bytes: std::io::Result<(&[u8], u64, &Source)>, src: crate::source::SourceRef, presized: FormatSet, opts: &Options) -> Result<Vec<Finished>> {
     let name = classify_path(&input.shown);
     let side_output = is_side_output(&input.shown, &name);
-    let f = &mut t.files;
-    f.file_id.push(file_id as i32);
-    f.path.push(input.shown.clone());
-    f.dump.push(input.dump.clone());
-    f.module_id.push(name.module_id);
-    f.module_name.push_opt(name.module_name);
-    f.stage.push_opt(name.stage);
-    f.backend.push_opt(name.backend);
-    f.pass_index.push(name.pass_index);
-    f.pipeline.push_opt(name.pipeline);
-    f.after_pass.push_opt(name.after_pass);
-    f.before_pass.push_opt(name.before_pass);
-    f.substep.push_opt(name.substep);
+    let name_kind = name.kind;
     let (bytes, size, source) = match bytes {
         Ok(b) => b,
         Err(e) => {
             if input.explicit && input.error.is_none() {
                 return Err(Error::Io { path: input.shown.clone(), source: e });
             }
-            f.kind.push(name.kind.as_str());
-            f.content_kind.push_opt(None::<String>);
-            f.size_bytes.push(0);
-            f.parsed.push(false);
-            f.error.push_opt(Some(io_message(&e)));
+            files::row(&mut t.files, file_id as i32, &input.shown, &input.dump, name, Outcome::Unreadable(io_message(&e)));
             return Ok(Vec::new());
         }
     };
-    let sniffed = sniff(bytes);
-    let content = sniffed.as_str();
-    let format = Format::of(sniffed);
-    let kind = if name.kind == FileKind::Other && (format.is_some() || sniffed == ContentKind::DebugOptions) { content } else { name.kind.as_str() };
+    let content = sniff(bytes);
     // a file whose format produces no requested table is not parsed (`Options::for_tables`)
-    let parser = opts.parser_for(sniffed);
+    let parser = opts.parser_for(content);
     debug_assert!(parser.is_none() || size == bytes.len() as u64, "a parsed file is read whole");
-    f.kind.push(kind);
-    f.content_kind.push_opt(Some(content));
-    f.size_bytes.push(size as i64);
-    f.parsed.push(parser.is_some());
-    f.error.push_opt(None::<String>);
-    let ctx = FileCtx { file_id: file_id as i32, path: &input.shown, collect: opts.collect, src, proj: opts.projection.as_deref() };
-    if format.is_none() && sniffed == ContentKind::Unknown && (input.explicit || name.kind != FileKind::Other) && !side_output {
+    files::row(&mut t.files, file_id as i32, &input.shown, &input.dump, name, Outcome::Read { content, size, parsed: parser.is_some() });
+    let presized = parser.is_some_and(|f| presized.contains(f));
+    let ctx = FileCtx { file_id: file_id as i32, path: &input.shown, collect: opts.collect, src, proj: opts.projection.as_deref(), presized };
+    if content == ContentKind::Unknown && (input.explicit || name_kind != FileKind::Other) && !side_output {
         // Never zero rows in silence: a file the user named, or whose name says it is a dump,
         // that is none of our formats.
-        not_a_dump(bytes, input, name.kind, ctx, &mut t.errors)?;
+        not_a_dump(bytes, input, name_kind, ctx, &mut t.errors)?;
         return Ok(Vec::new());
     }
     let Some(format) = parser else {

@@ -65,7 +65,7 @@ pub fn tables_for<'c>(source: &Source, ctx: FileCtx<'c>) -> (Tables, FileCtx<'c>
         t.project(p);
     }
     let src = t.add_source(source);
-    (t, FileCtx { src, collect: true, ..ctx })
+    (t, FileCtx { src, collect: true, presized: false, ..ctx })
 }
 
 /// Chunk starts: `first`, then nominal positions about `(len − first) / n` apart (at least
@@ -126,7 +126,7 @@ mod tests {
         let data = source.bytes();
         let mut t = Tables::default();
         let src = t.add_source(&source);
-        let ctx = FileCtx { file_id: 3, path: "x", collect: true, src, proj: None };
+        let ctx = FileCtx { file_id: 3, path: "x", collect: true, src, proj: None, presized: false };
         if hlo {
             crate::hlo::parse(data, ctx, &mut t).unwrap();
         } else {

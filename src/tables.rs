@@ -121,9 +121,6 @@ macro_rules! tables {
             blocks: Vec<Buffer>,
             /// A streaming read (`scan`): where full batches of its table go.
             stream: Option<Box<Stream>>,
-            /// The reader has sized `instructions` for every HLO file it will parse into this
-            /// set (an arena group of small files): the HLO parser then does not size it per file.
-            pub instructions_presized: bool,
         }
 
         /// Every table name, in the canonical order of `schema.py`.

@@ -78,11 +78,11 @@ struct Parser<'t, 'c> {
 pub fn parse<'c>(data: &'c [u8], ctx: FileCtx<'c>, t: &mut Tables) -> Result<()> {
     // The reference decodes (and reports) every line before it parses any: report invalid
     // UTF-8 first, so that errors come in the same order and strict mode fails at the same line.
-    let lines = crate::lex::checked_lines(data, &ctx, &mut t.errors)?;
+    let lines = crate::driver::checked_lines(data, &ctx, &mut t.errors)?;
     // Size the instruction columns once (no regrowth: no copies, no second round of fresh
     // pages): instruction lines are the lines that start with two spaces. (The reader may have
-    // done it for a whole group of small files: `presize_group`.)
-    if !t.instructions_presized {
+    // done it for a whole group of small files: `presize`.)
+    if !ctx.presized {
         t.instructions.reserve(count_indented_lines(data));
     }
     let mut p = Parser {

@@ -3,14 +3,17 @@
 //! left to right and reports the byte position of the first thing it did not expect, and the
 //! number grammars XLA prints (plain and digit-grouped integers, `HumanReadableNumBytes` sizes).
 //!
-//! Errors are positions within the line (`Stop::Bad`); the format's driver turns them into
-//! `ParseError`s / `errors` rows at the line's number, so every format reports alike.
+//! Errors are positions within the line (`Stop::Bad`); the line driver (`crate::driver`) turns
+//! them into `ParseError`s / `errors` rows at the line's number, so every format reports alike.
+//! This layer sits below the tables: it knows nothing of them.
 
 use crate::error::Error;
 
 pub mod classify;
 pub mod index;
 pub mod space;
+
+use crate::bytes::same_bytes;
 
 pub const I64_MAX: u64 = i64::MAX as u64;
 pub const I32_MAX: u64 = i32::MAX as u64;
@@ -236,36 +239,6 @@ pub fn unescape(s: &[u8], mut escape: impl FnMut(&[u8], &mut Vec<u8>) -> usize) 
     out
 }
 
-/// `a == b` without a `memcmp` call: the strings compared here are short (opcodes, shapes,
-/// op names, shape indices, the literals of `Cur::accept`), where the call costs more than the
-/// compare.
-#[inline(always)]
-pub fn same_bytes(a: &[u8], b: &[u8]) -> bool {
-    let n = a.len();
-    if n != b.len() {
-        return false;
-    }
-    let rd8 = |s: &[u8], at: usize| u64::from_le_bytes(s[at..at + 8].try_into().unwrap());
-    if n >= 8 {
-        let mut at = 0;
-        while at + 8 < n {
-            if rd8(a, at) != rd8(b, at) {
-                return false;
-            }
-            at += 8;
-        }
-        rd8(a, n - 8) == rd8(b, n - 8)
-    } else if n >= 4 {
-        let rd4 = |s: &[u8], at: usize| u32::from_le_bytes(s[at..at + 4].try_into().unwrap());
-        rd4(a, 0) == rd4(b, 0) && rd4(a, n - 4) == rd4(b, n - 4)
-    } else {
-        // 0..=3 bytes: positions 0, n/2 and n-1 cover them all. No memcmp call: glibc's AVX-512
-        // memcmp (a masked 32-byte load) took 28% of a buffer-assignment profile when the shape
-        // indices ("", "{}") of every position and use went through it.
-        n == 0 || (a[0] == b[0] && a[n / 2] == b[n / 2] && a[n - 1] == b[n - 1])
-    }
-}
-
 pub struct Cur<'a> {
     pub t: &'a [u8],
     pub pos: usize,
@@ -471,52 +444,6 @@ impl<'a> Cur<'a> {
 }
 
 
-// --------------------------------------------------------------------------- line driver
-
-/// A line-oriented grammar: one call per line; a `Stop::Bad` is reported at that line.
-pub trait LineGrammar<'c> {
-    fn line(&mut self, no: u64, text: &'c [u8]) -> R<()>;
-    /// Report a problem (an `Err` in strict mode, an `errors` row in collect mode).
-    fn report(&mut self, line: u64, column: u64, msg: String, text: &[u8]) -> crate::error::Result<()>;
-    /// The table set being filled (the driver offers it a flush between lines).
-    fn tables(&mut self) -> &mut crate::tables::Tables;
-}
-
-/// Feed every decodable line to `g` (lines that are not UTF-8 were reported up front by
-/// `checked_lines` and are skipped); returns the number of the last line read.
-pub fn feed<'c, G: LineGrammar<'c>>(g: &mut G, lines: crate::lines::Lines<'c>) -> crate::error::Result<u64> {
-    let mut last = 0;
-    for line in lines {
-        if line.bad.is_some() {
-            continue;
-        }
-        g.tables().line_end()?; // a streaming read hands out a batch here when one is full
-        last = line.no;
-        match g.line(line.no, line.text) {
-            Ok(()) => {}
-            Err(Stop::Bad(pos, msg)) => g.report(line.no, pos as u64 + 1, msg, line.text)?,
-            Err(Stop::Fatal(e)) => return Err(e),
-        }
-    }
-    Ok(last)
-}
-
-/// The lines of `data`, for a line grammar (`feed`), after every line that is not valid UTF-8
-/// has been reported at its first bad byte, before any other problem (as the reference does: it
-/// decodes the whole file before parsing). `Lines` checks the input once, for both.
-pub fn checked_lines<'c>(data: &'c [u8], ctx: &crate::error::FileCtx<'_>, errors: &mut crate::tables::Errors) -> crate::error::Result<crate::lines::Lines<'c>> {
-    let lines = crate::lines::Lines::new(data);
-    // also lone CRs (lines.rs): every line that is not valid UTF-8 or holds a lone CR
-    if lines.has_bad_lines() {
-        for line in lines.clone() {
-            if let Some(bad) = line.bad {
-                ctx.error_at(errors, line.no, bad.col, bad.message().to_string(), line.text)?;
-            }
-        }
-    }
-    Ok(lines)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -575,25 +502,6 @@ mod tests {
             }
         }
         assert_eq!(super::name_chars_end(b"abc", 7), 3);
-    }
-
-    #[test]
-    fn same_bytes_is_slice_equality() {
-        let text = b"abcdefghijklmnopqrstuvwxyzabcdefghijklmnop";
-        for n in 0..30 {
-            for m in 0..30 {
-                for k in 0..4 {
-                    let (a, b) = (&text[k..k + n], &text[..m]);
-                    assert_eq!(same_bytes(a, b), a == b, "{n} {m} {k}");
-                }
-            }
-        }
-        let mut x = text.to_vec();
-        for at in 0..x.len() {
-            x[at] ^= 1;
-            assert!(!same_bytes(&x, text), "{at}");
-            x[at] ^= 1;
-        }
     }
 
     #[test]

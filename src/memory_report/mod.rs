@@ -21,9 +21,10 @@
 
 mod proto;
 
-use crate::buffer_assignment::{allocation_line, AllocationLine, SizeForm};
+use crate::allocation_line::{allocation_line, AllocationLine, SizeForm};
 use crate::error::{FileCtx, Result};
-use crate::lex::{bad, feed, checked_lines, Cur, LineGrammar, I32_MAX, I64_MAX, R};
+use crate::driver::{checked_lines, feed, LineGrammar};
+use crate::lex::{bad, Cur, I32_MAX, I64_MAX, R};
 use crate::tables::Tables;
 
 use proto::{proto_tokens, Kind, ProtoBad, ProtoReader, Token};
@@ -504,7 +505,7 @@ mod tests {
     use super::*;
 
     fn run(data: &[u8]) -> (Tables, Result<()>) {
-        let ctx = FileCtx { file_id: 0, path: "t", collect: true, src: crate::source::SourceRef::none(), proj: None };
+        let ctx = FileCtx { file_id: 0, path: "t", collect: true, src: crate::source::SourceRef::none(), proj: None, presized: false };
         let mut t = Tables::default();
         let r = parse(data, ctx, &mut t);
         (t, r)
@@ -534,7 +535,7 @@ mod tests {
         ];
         for data in cases {
             for collect in [true, false] {
-                let ctx = FileCtx { file_id: 0, path: "t", collect, src: crate::source::SourceRef::none(), proj: None };
+                let ctx = FileCtx { file_id: 0, path: "t", collect, src: crate::source::SourceRef::none(), proj: None, presized: false };
                 let mut t = Tables::default();
                 let _ = parse(data, ctx, &mut t);
                 let _ = t.finish();

@@ -1,7 +1,7 @@
 //! XLA's out-of-memory report (FORMATS.md §2.9), alone, pasted, or inside a log: one
 //! `oom_reports` row per figure, one `oom_buffers` row per listed buffer.
 //!
-//! Two printers, both found anywhere in a file (`files::OOM_MARKERS`):
+//! Two printers, both found anywhere in a file (`MARKERS`):
 //!
 //! * **GPU/CPU** (`BufferAssignment::ToVerboseString`): `BufferAssignment OOM Debugging.`, the
 //!   stats block (`BufferAssignment stats:` + `LABEL: SIZE [(P%)]` lines), `Peak buffers:`
@@ -47,18 +47,27 @@
 //!
 //! Reference: `reference/oom.py` (same grammar, written with regular expressions).
 
+mod metadata;
 mod prefix;
+mod tpu;
 
 use std::borrow::Cow;
 
 use crate::error::{FileCtx, Result};
-use crate::lex::{bad, tpu_size_match, Cur, LineGrammar, Stop, I32_MAX, R};
+use crate::driver::LineGrammar;
+use crate::lex::{bad, Cur, Stop, I32_MAX, R};
 use crate::tables::Tables;
 
+pub use metadata::{op_metadata, OpMetadata};
 pub use prefix::content_start;
+use metadata::op_metadata_prefix;
+use tpu::is_tpu_header;
 
 const GPU_MARKER: &[u8] = b"BufferAssignment OOM Debugging.";
 const TPU_MARKER: &[u8] = b"Ran out of memory in memory space ";
+/// Text that marks an out-of-memory report anywhere in a file (`FormatSpec::sniff`). The third
+/// finds TPU reports pasted without their first line (`Largest program allocations in hbm:`).
+pub const MARKERS: [&[u8]; 3] = [GPU_MARKER, TPU_MARKER, b"Largest program allocations in "];
 const REQUEST: &[u8] = b"Out of memory while trying to allocate ";
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -212,7 +221,7 @@ pub fn parse<'c>(data: &'c [u8], ctx: FileCtx<'c>, t: &mut Tables) -> Result<()>
 }
 
 /// The lines of a log, after every line that is not valid UTF-8 has been reported at its first
-/// bad byte (as `lex::checked_lines` does), but a lone CR is no error: it stays in the line and
+/// bad byte (as `driver::checked_lines` does), but a lone CR is no error: it stays in the line and
 /// `parse` splits the line there, as a terminal redraws it.
 fn log_lines<'c>(data: &'c [u8], ctx: &FileCtx<'_>, errors: &mut crate::tables::Errors) -> Result<crate::lines::Lines<'c>> {
     let lines = crate::lines::Lines::new(data);
@@ -265,37 +274,6 @@ fn request_in(c: &[u8]) -> Option<(&[u8], i64)> {
     }
     let v = crate::lex::to_int(&c[at..at + n], crate::lex::I64_MAX)? as i64;
     Some((&c[at..at + n + 6], v))
-}
-
-/// `Total NAME usage …:`, `Program NAME requirement …:` or `Largest program allocations in NAME:`:
-/// the memory space NAME.
-fn tpu_header_space(c: &[u8]) -> Option<&[u8]> {
-    if !c.ends_with(b":") {
-        return None;
-    }
-    if let Some(r) = c.strip_prefix(b"Total ") {
-        memchr::memmem::find(c, b" usage ")?;
-        return Some(word(r));
-    }
-    if let Some(r) = c.strip_prefix(b"Program ") {
-        memchr::memmem::find(c, b" requirement ")?;
-        return Some(word(r));
-    }
-    c.strip_prefix(b"Largest program allocations in ").map(|r| &r[..r.len() - 1])
-}
-
-fn word(r: &[u8]) -> &[u8] {
-    &r[..r.iter().take_while(|&&b| b != b' ').count()]
-}
-
-fn is_tpu_header(c: &[u8]) -> bool {
-    tpu_header_space(c).is_some()
-}
-
-/// A TPU size token at `p` of `c` that ends the line or is followed by a space: its end.
-fn tpu_token(c: &[u8], p: usize) -> Option<usize> {
-    let (end, ..) = tpu_size_match(c, p)?;
-    (end == c.len() || c[end] == b' ').then_some(end)
 }
 
 impl<'c> LineGrammar<'c> for Parser<'_, 'c> {
@@ -385,50 +363,6 @@ impl<'t, 'c> Parser<'t, 'c> {
             first: no,
             cuts: Vec::new(),
         });
-    }
-
-    /// `NAME. [Used X of Y NAME.] [Exceeded NAME capacity by Z[.]]` after the TPU marker;
-    /// whatever follows is not read.
-    fn tpu_summary(&mut self, no: u64, text: &'c [u8], pos: usize, stop: usize) -> R<()> {
-        let mut cur = Cur { t: text, pos, stop };
-        let n = cur.view().iter().take_while(|&&b| b != b'.' && b != b' ').count();
-        if n == 0 {
-            return bad(cur.pos, "expected the memory space name");
-        }
-        self.rep().memory_space = Some(&text[cur.pos..cur.pos + n]);
-        cur.pos += n;
-        cur.expect(".", "after the memory space name")?;
-        cur.spaces();
-        if cur.accept("Used ") {
-            let at = cur.pos;
-            let used = cur.tpu_size("the memory used")?;
-            self.figure("summary", "used", Some(used), &text[at..cur.pos], no);
-            cur.expect(" of ", "")?;
-            let at = cur.pos;
-            let capacity = cur.tpu_size("the capacity")?;
-            self.figure("summary", "capacity", Some(capacity), &text[at..cur.pos], no);
-            let n = cur.view().iter().take_while(|&&b| b != b'.').count();
-            cur.pos += n;
-            cur.accept(".");
-            cur.spaces();
-        }
-        if cur.view().starts_with(b"Exceeded ") {
-            self.exceeded(no, &mut cur)?;
-        }
-        Ok(())
-    }
-
-    /// `Exceeded NAME capacity by Z[.]`
-    fn exceeded(&mut self, no: u64, cur: &mut Cur<'c>) -> R<()> {
-        cur.expect("Exceeded ", "")?;
-        let Some(by) = memchr::memmem::find(cur.view(), b" capacity by ") else {
-            return bad(cur.pos, "expected 'Exceeded NAME capacity by SIZE'");
-        };
-        cur.pos += by + b" capacity by ".len();
-        let at = cur.pos;
-        let v = cur.tpu_size("the excess")?;
-        self.figure("summary", "exceeded", Some(v), &cur.t[at..cur.pos], no);
-        Ok(())
     }
 
     /// A line while a report is open: true if it is part of the report.
@@ -596,143 +530,6 @@ impl<'t, 'c> Parser<'t, 'c> {
         Ok(true)
     }
 
-    fn tpu_line(&mut self, no: u64, part: Part, mut cur: Cur<'c>, c: &'c [u8]) -> R<bool> {
-        // `N. Size: X` starts an allocation (in the list, or after an unclosed one).
-        if matches!(part, Part::Allocs | Part::Buffer) {
-            let n = c.iter().take_while(|b| b.is_ascii_digit()).count();
-            if n > 0 && c[n..].starts_with(b". Size:") {
-                let rank = cur.uint("the allocation number", I32_MAX);
-                self.open_buffer(no, cur.t, rank.as_ref().map_or(0, |&v| v as i32))?;
-                rank?;
-                cur.expect(". Size:", "")?;
-                cur.spaces();
-                let at = cur.pos;
-                let v = cur.tpu_size("the size")?;
-                cur.end("the size")?;
-                self.rep().buf.as_mut().expect("opened").size = Some((&cur.t[at..cur.pos], v));
-                return Ok(true);
-            }
-            if part == Part::Allocs {
-                return Ok(false);
-            }
-            return self.buffer_line(no, cur, c);
-        }
-        if c.starts_with(b"Exceeded ") && part == Part::Head && !self.rep().detailed {
-            self.exceeded(no, &mut cur)?;
-            return Ok(true);
-        }
-        if let Some(space) = tpu_header_space(c) {
-            let r = self.rep();
-            if r.memory_space.is_none() {
-                r.memory_space = Some(space);
-            }
-        }
-        if c.starts_with(b"Total ") && memchr::memmem::find(c, b" usage ").is_some() && c.ends_with(b":") {
-            let r = self.rep();
-            r.part = Part::Usage;
-            r.detailed = true;
-            let at = memchr::memmem::find(c, b" usage ").unwrap() + b" usage ".len();
-            cur.pos += at;
-            let v_at = cur.pos;
-            cur.accept(">= ");
-            cur.stop -= 1;
-            let v = cur.tpu_size("the total usage")?;
-            cur.end("the total usage")?;
-            self.figure("total_usage", "total", Some(v), &cur.t[v_at..cur.stop], no);
-            return Ok(true);
-        }
-        if c.starts_with(b"Program ") && memchr::memmem::find(c, b" requirement ").is_some() && c.ends_with(b":") {
-            let r = self.rep();
-            r.part = Part::Program;
-            r.detailed = true;
-            cur.pos += memchr::memmem::find(c, b" requirement ").unwrap() + b" requirement ".len();
-            cur.stop -= 1;
-            let at = cur.pos;
-            let v = cur.tpu_size("the program requirement")?;
-            cur.end("the program requirement")?;
-            self.figure("program_requirement", "total", Some(v), &cur.t[at..cur.stop], no);
-            return Ok(true);
-        }
-        if c.starts_with(b"Largest program allocations in ") && c.ends_with(b":") {
-            let r = self.rep();
-            r.part = Part::Allocs;
-            r.detailed = true;
-            return Ok(true);
-        }
-        if let Some(rest) = c.strip_prefix(b"Output size ") {
-            let r = self.rep();
-            r.part = Part::Head;
-            r.detailed = true;
-            cur.pos += b"Output size ".len();
-            if rest.starts_with(b"unknown") {
-                self.figure("output", "output size", None, &cur.t[cur.pos..cur.pos + 7], no);
-                cur.pos += 7;
-                cur.accept(".");
-                cur.end("the output size")?;
-                return Ok(true);
-            }
-            let at = cur.pos;
-            let v = cur.tpu_size("the output size")?;
-            self.figure("output", "output size", Some(v), &cur.t[at..cur.pos], no);
-            cur.expect("; shares ", "")?;
-            let at = cur.pos;
-            let v = cur.tpu_size("the bytes shared with arguments")?;
-            self.figure("output", "shared with arguments", Some(v), &cur.t[at..cur.pos], no);
-            cur.expect(" with arguments", "")?;
-            cur.accept(".");
-            cur.end("the output size")?;
-            return Ok(true);
-        }
-        if matches!(part, Part::Usage | Part::Program) {
-            return self.tpu_entry(no, part, cur, c);
-        }
-        Ok(false)
-    }
-
-    /// `NAME SIZE [REST]` or `NAME unknown size` in a TPU section; `HLO temp` entries carry
-    /// `Unpadded (X)`, `Padded (X)` and `fragmentation (X)` figures in REST.
-    fn tpu_entry(&mut self, no: u64, part: Part, mut cur: Cur<'c>, c: &'c [u8]) -> R<bool> {
-        let mut p = 1;
-        let found = loop {
-            if p >= c.len() {
-                break None;
-            }
-            if c[p - 1] == b' ' && c[p] != b' ' {
-                if let Some(end) = tpu_token(c, p) {
-                    break Some((p, Some(end)));
-                }
-                if c[p..].starts_with(b"unknown size") {
-                    break Some((p, None));
-                }
-            }
-            p += 1;
-        };
-        let Some((p, end)) = found else { return Ok(false) };
-        if !c[0].is_ascii_alphabetic() {
-            return Ok(false);
-        }
-        let key = std::str::from_utf8(trim_end(&c[..p])).expect("UTF-8 line").to_string();
-        let section = if part == Part::Usage { "total_usage" } else { "program_requirement" };
-        let Some(end) = end else {
-            self.figure(section, key, None, &c[p..], no);
-            return Ok(true);
-        };
-        cur.pos += p;
-        let v = cur.tpu_size("the size")?;
-        self.figure(section, key.clone(), Some(v), &c[p..], no);
-        let base = cur.pos - end;
-        for (word, suffix) in [(&b"Unpadded ("[..], "unpadded"), (b"Padded (", "padded"), (b"fragmentation (", "fragmentation")] {
-            if let Some(at) = memchr::memmem::find(&c[end..], word) {
-                cur.pos = base + end + at + word.len();
-                let s = cur.pos;
-                let v = cur.tpu_size("the size")?;
-                cur.expect(")", "")?;
-                self.figure(section, format!("{key} {suffix}"), Some(v), &cur.t[s..cur.pos - 1], no);
-            }
-        }
-        Ok(true)
-    }
-
     /// Start buffer `rank` at line `no`; an unclosed buffer before it is reported and dropped.
     fn open_buffer(&mut self, no: u64, text: &'c [u8], rank: i32) -> R<()> {
         let r = self.rep();
@@ -896,178 +693,12 @@ impl<'t, 'c> Parser<'t, 'c> {
     }
 }
 
-/// Whether `s` is the start of an `OpMetadataToString` list: whole items separated by single
-/// spaces, the last one possibly cut (a key, `KEY=`, an open quoted string or group, a bare
-/// value). Decides whether a wrapped line continues an `Operator:` line.
-fn op_metadata_prefix(s: &[u8]) -> bool {
-    let n = s.len();
-    let mut i = 0;
-    loop {
-        let k = i + s[i..].iter().take_while(|b| b.is_ascii_lowercase() || **b == b'_').count();
-        if k == i {
-            return false;
-        }
-        if k == n {
-            return true;
-        }
-        if s[k] != b'=' {
-            return false;
-        }
-        i = k + 1;
-        if i == n {
-            return true;
-        }
-        match s[i] {
-            b'"' => {
-                let mut j = i + 1;
-                while j < n && s[j] != b'"' {
-                    j += if s[j] == b'\\' { 2 } else { 1 };
-                }
-                if j >= n {
-                    return true;
-                }
-                i = j + 1;
-            }
-            b'{' => match memchr::memchr(b'}', &s[i..]) {
-                None => return true,
-                Some(p) => i += p + 1,
-            },
-            _ => {
-                let j = i + s[i..].iter().take_while(|&&b| b != b' ').count();
-                if j == i {
-                    return false;
-                }
-                i = j;
-            }
-        }
-        if i == n {
-            return true;
-        }
-        if s[i] != b' ' {
-            return false;
-        }
-        i += 1;
-    }
-}
-
-/// The fields of `OpMetadataToString` we keep (FORMATS.md §2.9.2).
-#[derive(Default, Debug, PartialEq)]
-pub struct OpMetadata<'c> {
-    pub op_type: Option<Cow<'c, [u8]>>,
-    pub op_name: Option<Cow<'c, [u8]>>,
-    pub source_file: Option<Cow<'c, [u8]>>,
-    pub source_line: Option<i64>,
-}
-
-impl OpMetadata<'_> {
-    fn into_owned(self) -> OpMetadata<'static> {
-        let own = |c: Option<Cow<'_, [u8]>>| c.map(|c| Cow::Owned(c.into_owned()));
-        OpMetadata { op_type: own(self.op_type), op_name: own(self.op_name), source_file: own(self.source_file), source_line: self.source_line }
-    }
-}
-
-/// `KEY=VALUE` items separated by single spaces, VALUE a `"`-quoted C-escaped string, a `{…}`
-/// group or a bare token; None if the text is not such a list (the raw text stays in
-/// `operator`). String escapes `\"` `\\` `\'` `\n` `\t` `\r` are decoded, any other backslash
-/// is kept as printed. A key printed twice keeps its first value.
-pub fn op_metadata(s: &[u8]) -> Option<OpMetadata<'_>> {
-    let mut m = OpMetadata::default();
-    let mut i = 0;
-    loop {
-        let k = s[i..].iter().take_while(|b| b.is_ascii_lowercase() || **b == b'_').count();
-        if k == 0 || s.get(i + k) != Some(&b'=') {
-            return None;
-        }
-        let key = &s[i..i + k];
-        i += k + 1;
-        let (value, end): (Cow<'_, [u8]>, usize) = match s.get(i) {
-            Some(b'"') => {
-                let mut j = i + 1;
-                let mut escaped = false;
-                while j < s.len() && s[j] != b'"' {
-                    if s[j] == b'\\' {
-                        escaped = true;
-                        j += 1;
-                    }
-                    j += 1;
-                }
-                if j >= s.len() {
-                    return None;
-                }
-                let body = &s[i + 1..j];
-                (if escaped { Cow::Owned(unescape(body)) } else { Cow::Borrowed(body) }, j + 1)
-            }
-            Some(b'{') => {
-                let j = i + memchr::memchr(b'}', &s[i..])?;
-                (Cow::Borrowed(&s[i..=j]), j + 1)
-            }
-            _ => {
-                let j = i + s[i..].iter().take_while(|&&b| b != b' ').count();
-                if j == i {
-                    return None;
-                }
-                (Cow::Borrowed(&s[i..j]), j)
-            }
-        };
-        let slot = match key {
-            b"op_type" => Some(&mut m.op_type),
-            b"op_name" => Some(&mut m.op_name),
-            b"source_file" => Some(&mut m.source_file),
-            _ => None,
-        };
-        if let Some(slot) = slot {
-            if slot.is_none() {
-                *slot = Some(value);
-            }
-        } else if key == b"source_line" && m.source_line.is_none() {
-            if value.is_empty() || !value.iter().all(u8::is_ascii_digit) {
-                return None;
-            }
-            m.source_line = Some(crate::lex::to_int(&value, crate::lex::I64_MAX)? as i64);
-        }
-        i = end;
-        if i == s.len() {
-            return Some(m);
-        }
-        if s[i] != b' ' {
-            return None;
-        }
-        i += 1;
-    }
-}
-
-fn unescape(s: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(s.len());
-    let mut i = 0;
-    while i < s.len() {
-        if s[i] == b'\\' && i + 1 < s.len() {
-            let d = match s[i + 1] {
-                b'"' => Some(b'"'),
-                b'\\' => Some(b'\\'),
-                b'\'' => Some(b'\''),
-                b'n' => Some(b'\n'),
-                b't' => Some(b'\t'),
-                b'r' => Some(b'\r'),
-                _ => None,
-            };
-            if let Some(d) = d {
-                out.push(d);
-                i += 2;
-                continue;
-            }
-        }
-        out.push(s[i]);
-        i += 1;
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn run(data: &[u8], collect: bool) -> (Tables, Result<()>) {
-        let ctx = FileCtx { file_id: 0, path: "t", collect, src: crate::source::SourceRef::none(), proj: None };
+        let ctx = FileCtx { file_id: 0, path: "t", collect, src: crate::source::SourceRef::none(), proj: None, presized: false };
         let mut t = Tables::default();
         let r = parse(data, ctx, &mut t);
         (t, r)
@@ -1232,3 +863,4 @@ Program hbm requirement 63.80G:
         }
     }
 }
+

@@ -17,7 +17,8 @@
 //! unknown text is kept, never rejected. Reference: `reference/thunks.py`.
 
 use crate::error::{FileCtx, Result};
-use crate::lex::{feed, checked_lines, LineGrammar, R};
+use crate::driver::{checked_lines, feed, LineGrammar};
+use crate::lex::R;
 use crate::tables::Tables;
 
 /// One open level of nesting: the indentation of its lines, and the thunk and label it is under.
@@ -45,6 +46,12 @@ pub fn parse<'c>(data: &'c [u8], ctx: FileCtx<'c>, t: &mut Tables) -> Result<()>
     let mut p = Parser { ctx, t, stack: Vec::new(), next_id: 0 };
     feed(&mut p, lines)?;
     Ok(())
+}
+
+/// A file's first line that makes it a thunk sequence (`FormatSpec::sniff`): a thunk line,
+/// indented or not.
+pub fn is_first_line(line: &[u8]) -> bool {
+    thunk_line(&line[line.iter().take_while(|&&b| b == b' ').count()..]).is_some()
 }
 
 /// A thunk line (after its indentation) → (kind, annotation). Layouts (FORMATS.md §2.11):

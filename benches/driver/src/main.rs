@@ -16,17 +16,14 @@ fn main() {
         repeat = args[i + 1].parse().expect("--repeat N");
         args.drain(i..i + 2);
     }
-    let mut projection: Option<Vec<Option<u64>>> = None;
+    let mut only: Option<(String, u64)> = None;
     if let Some(i) = args.iter().position(|a| a == "--columns") {
         let spec = args[i + 1].clone();
         args.drain(i..i + 2);
         let (table, cols) = spec.split_once(':').expect("--columns TABLE:COL,COL");
         let names = hlodump::Tables::columns_of(table).expect("known table");
         let mask = cols.split(',').map(|c| 1u64 << names.iter().position(|n| *n == c).expect("known column")).fold(0, |a, b| a | b);
-        // like `read_arrow(tables=[TABLE], columns={TABLE: [...]})`: the other tables are unwanted
-        let mut masks = vec![Some(0); hlodump::TABLE_NAMES.len()];
-        masks[hlodump::TABLE_NAMES.iter().position(|n| *n == table).unwrap()] = Some(mask);
-        projection = Some(masks);
+        only = Some((table.to_string(), mask));
     }
     let mode = args.remove(0);
     match mode.as_str() {
@@ -51,7 +48,13 @@ fn main() {
                 .iter()
                 .map(|p| Input { path: PathBuf::from(p), shown: p.clone(), explicit: true, error: None, dump: p.clone(), data: None })
                 .collect();
-            let opts = Options { collect: false, threads, map: MapPolicy::Auto, projection: projection.clone(), ..Default::default() };
+            let mut opts = Options { collect: false, threads, map: MapPolicy::Auto, ..Default::default() };
+            if let Some((table, mask)) = &only {
+                // as `read_arrow(tables=[TABLE], columns={TABLE: [...]})` does
+                let mut columns = vec![None; hlodump::TABLE_NAMES.len()];
+                columns[hlodump::TABLE_NAMES.iter().position(|n| n == table).expect("known table")] = Some(*mask);
+                opts = opts.for_tables(Some(&[table.as_str()]), Some(columns), &["files", "errors"]);
+            }
             let mut best = f64::MAX;
             let mut rows = 0usize;
             let (mut anon_kb, mut arrow) = (0u64, 0usize);

@@ -1,20 +1,25 @@
 //! The format registry: every file format hlodump parses, and all the reader, the chunk
-//! splitter, `tables=` and the Python edge need to know about each.
+//! splitter, `tables=` and the Python edge need to know about each — also how each is
+//! recognised (`FormatSpec::sniff`; `sniff.rs` finds the lines those rules are tried on).
 //!
-//! A format is recognised by its content (`files::sniff`, from the first lines each format
-//! declares here), produces a fixed set of tables, is parsed by one function, and may know how
-//! to cut a big file into chunks. File *names* are classified separately (`files.rs`); a name
-//! never decides which parser runs.
+//! A format is recognised by its content, produces a fixed set of tables, is parsed by one
+//! function, may size its tables once for a group of small files, and may know how to cut a
+//! big file into chunks. File *names* are classified separately (`files`); a name never
+//! decides which parser runs.
 //!
 //! Adding a format (the reference parser has the same registry in
-//! `python/hlodump/reference/formats.py`):
+//! `python/hlodump/reference/formats.py`; `tests/test_files.py` holds the two equal):
 //! 1. write its module (`src/<format>/mod.rs`) with `pub fn parse(data, ctx, tables)`;
-//! 2. add a variant to `Format` and its `FormatSpec` in `Format::spec` — the compiler then
-//!    points at every `match` that must learn about it;
-//! 3. add its content kinds to `files::ContentKind` and its tables to `tables.rs`/`schema.py`.
+//! 2. add a variant to `Format`, its `FormatSpec` in `Format::spec` (content rules included)
+//!    and its content kinds to `ContentKind` — the compiler then points at every `match` that
+//!    must learn about it;
+//! 3. add its tables to `tables.rs`/`schema.py`/`docs/API.md`.
+
+pub mod sniff;
+
+pub use sniff::{sniff, sniff_is_final, text_start, ContentKind, Sniff, BOM};
 
 use crate::error::{FileCtx, Result};
-use crate::files::ContentKind;
 use crate::source::Source;
 use crate::split::Finished;
 use crate::tables::Tables;
@@ -41,15 +46,26 @@ pub type ParseFn = for<'c> fn(&'c [u8], FileCtx<'c>, &mut Tables) -> Result<()>;
 /// the finished table sets in order, or None to have the caller parse serially.
 pub type SplitFn = fn(&[u8], &Source, FileCtx<'_>, usize, usize) -> Result<Option<Vec<Finished>>>;
 
+/// Size a group's tables once for all of this format's files in it (their bytes; the reader
+/// sniffs them only as the hook draws on the iterator): called for a group of small files
+/// sharing one table set; each file's parse is then told (`FileCtx::presized`) not to size
+/// them again. False: nothing was sized.
+pub type PresizeFn = fn(&mut Tables, &mut dyn Iterator<Item = &[u8]>) -> bool;
+
 /// What the reader needs to know of a format.
 pub struct FormatSpec {
-    /// The registry name (`hlodump.formats()` on the Python side).
+    /// The registry name (`format` in the reference's `FORMATS`; the `known formats` of the
+    /// error for a file that is none of them).
     pub name: &'static str,
     /// The content kinds (`files.content_kind`) this format reads.
     pub contents: &'static [ContentKind],
+    /// How those contents are recognised.
+    pub sniff: Sniff,
     /// The tables it can fill (besides `files` and `errors`).
     pub tables: &'static [&'static str],
     pub parse: ParseFn,
+    /// Size the tables once for a group of small files, if that saves regrowing them per file.
+    pub presize: Option<PresizeFn>,
     /// How to cut a big file into chunks, if the format can be.
     pub split: Option<SplitFn>,
 }
@@ -63,36 +79,64 @@ impl Format {
             Format::HloModule => &FormatSpec {
                 name: "hlo_module",
                 contents: &[ContentKind::HloModule],
+                sniff: Sniff { prefixes: &[(b"HloModule ", ContentKind::HloModule)], ..Sniff::NONE },
                 tables: &["modules", "computations", "instructions", "stack_frames", "custom_calls"],
                 parse: crate::hlo::parse,
+                presize: Some(crate::hlo::presize),
                 split: Some(crate::hlo::split::parse),
             },
             Format::BufferAssignment => &FormatSpec {
                 name: "buffer_assignment",
                 contents: &[ContentKind::BufferAssignment, ContentKind::BufferAssignmentValues, ContentKind::LiveRange],
+                sniff: Sniff {
+                    prefixes: &[
+                        (b"BufferAssignment:", ContentKind::BufferAssignment),
+                        (b"Total bytes used: ", ContentKind::BufferAssignmentValues),
+                        (b"HloLiveRange (max ", ContentKind::LiveRange),
+                        (b"HloLiveRange not available", ContentKind::LiveRange),
+                    ],
+                    ..Sniff::NONE
+                },
                 tables: &["allocations", "assignments", "values", "schedule", "live_ranges", "peak", "peak_breakdown", "totals"],
                 parse: crate::buffer_assignment::parse,
+                presize: None,
                 split: Some(crate::buffer_assignment::split::parse),
             },
             Format::MemoryReport => &FormatSpec {
                 name: "memory_report",
                 contents: &[ContentKind::MemoryUsageReport],
+                sniff: Sniff {
+                    // the memory-usage report of jax 0.4.35–0.9 starts as the values file does
+                    second_line: &[(b"Total bytes used: ", b"Allocations sorted by size:", ContentKind::MemoryUsageReport)],
+                    prefixes: &[(b"Memory Space: ", ContentKind::MemoryUsageReport), (b"memory_space_allocation_entries", ContentKind::MemoryUsageReport)],
+                    ..Sniff::NONE
+                },
                 tables: &["memory_report", "totals"],
                 parse: crate::memory_report::parse,
+                presize: None,
                 split: None,
             },
             Format::ThunkSequence => &FormatSpec {
                 name: "thunk_sequence",
                 contents: &[ContentKind::ThunkSequence],
+                sniff: Sniff {
+                    prefixes: &[(b"No thunks.", ContentKind::ThunkSequence)],
+                    line: Some((crate::thunks::is_first_line, ContentKind::ThunkSequence)),
+                    ..Sniff::NONE
+                },
                 tables: &["thunks"],
                 parse: crate::thunks::parse,
+                presize: None,
                 split: None,
             },
             Format::OomReport => &FormatSpec {
                 name: "oom_report",
                 contents: &[ContentKind::OomReport],
+                // found anywhere in a log
+                sniff: Sniff { anywhere: &crate::oom::MARKERS, anywhere_kind: ContentKind::OomReport, ..Sniff::NONE },
                 tables: &["oom_reports", "oom_buffers"],
                 parse: crate::oom::parse,
+                presize: None,
                 split: None,
             },
         }
@@ -110,6 +154,22 @@ impl Format {
     fn bit(self) -> u8 {
         1 << Format::ALL.iter().position(|&f| f == self).expect("in ALL")
     }
+}
+
+/// Content kinds the `files` table names but no format parses: a capture of XLA's dump to
+/// stdout, and `*.debug_options` files (tried after every format's rules).
+pub const UNPARSED: Sniff = Sniff {
+    prefixes: &[(b"*** Begin ", ContentKind::StdoutCapture)],
+    line: Some((is_debug_options_line, ContentKind::DebugOptions)),
+    ..Sniff::NONE
+};
+
+/// `xla_<letters, digits, _>: …`, a line of a `*.debug_options` file.
+fn is_debug_options_line(line: &[u8]) -> bool {
+    line.strip_prefix(b"xla_").is_some_and(|rest| {
+        let n = rest.iter().take_while(|c| c.is_ascii_alphanumeric() || **c == b'_').count();
+        rest[n..].starts_with(b": ")
+    })
 }
 
 /// A set of formats (which ones a read parses).

@@ -1,4 +1,5 @@
-//! File-name classification (FORMATS.md §1.2–§1.5) and content sniffing (§1.5).
+//! File-name classification (FORMATS.md §1.2–§1.4). A name never decides which parser runs:
+//! the content does (`formats::sniff`).
 //!
 //! Plain string code, no regex. The pure-Python reference (`python/hlodump/reference/files.py`)
 //! implements the same rules independently; `tests/test_files.py` checks that the two agree.
@@ -61,40 +62,6 @@ impl FileKind {
             FileKind::MemoryUsageReport => "memory_usage_report",
             FileKind::DebugOptions => "debug_options",
             FileKind::Other => "other",
-        }
-    }
-}
-
-/// What a file is, judged by its first non-blank line.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum ContentKind {
-    HloModule,
-    BufferAssignment,
-    BufferAssignmentValues,
-    LiveRange,
-    MemoryUsageReport,
-    DebugOptions,
-    StdoutCapture,
-    ThunkSequence,
-    OomReport,
-    Unknown,
-    Empty,
-}
-
-impl ContentKind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ContentKind::HloModule => "hlo_module",
-            ContentKind::BufferAssignment => "buffer_assignment",
-            ContentKind::BufferAssignmentValues => "buffer_assignment_values",
-            ContentKind::LiveRange => "live_range",
-            ContentKind::MemoryUsageReport => "memory_usage_report",
-            ContentKind::DebugOptions => "debug_options",
-            ContentKind::StdoutCapture => "stdout_capture",
-            ContentKind::ThunkSequence => "thunk_sequence",
-            ContentKind::OomReport => "oom_report",
-            ContentKind::Unknown => "unknown",
-            ContentKind::Empty => "empty",
         }
     }
 }
@@ -538,143 +505,6 @@ pub fn is_side_output(path: &str, name: &FileName) -> bool {
     name.kind == FileKind::Other && name.module_id.is_some() && SIDE_OUTPUT_SUFFIXES.iter().any(|s| path.ends_with(s))
 }
 
-fn is_blank(line: &[u8]) -> bool {
-    line.iter()
-        .all(|&c| matches!(c, b' ' | b'\t' | b'\r' | 0x0b | 0x0c))
-}
-
-/// The UTF-8 byte-order mark some editors put first; XLA never writes one, we skip it.
-pub const BOM: &[u8] = b"\xef\xbb\xbf";
-
-/// Where a file's text starts: after a UTF-8 byte-order mark, if any.
-pub fn text_start(data: &[u8]) -> usize {
-    if data.starts_with(BOM) {
-        BOM.len()
-    } else {
-        0
-    }
-}
-
-/// Markers of XLA's out-of-memory reports (FORMATS.md §2.9); they may sit anywhere in a log.
-/// The third finds TPU reports pasted without their first line (`Largest program allocations in hbm:`).
-pub const OOM_MARKERS: [&[u8]; 3] = [b"BufferAssignment OOM Debugging.", b"Ran out of memory in memory space ", b"Largest program allocations in "];
-
-fn sniff_line(line: &[u8]) -> ContentKind {
-    const PREFIXES: [(&[u8], ContentKind); 9] = [
-        (b"HloModule ", ContentKind::HloModule),
-        (b"BufferAssignment:", ContentKind::BufferAssignment),
-        (b"Total bytes used: ", ContentKind::BufferAssignmentValues),
-        (b"HloLiveRange (max ", ContentKind::LiveRange),
-        (b"HloLiveRange not available", ContentKind::LiveRange),
-        (b"Memory Space: ", ContentKind::MemoryUsageReport),
-        (b"memory_space_allocation_entries", ContentKind::MemoryUsageReport),
-        (b"No thunks.", ContentKind::ThunkSequence),
-        (b"*** Begin ", ContentKind::StdoutCapture),
-    ];
-    for (p, k) in PREFIXES {
-        if line.starts_with(p) {
-            return k;
-        }
-    }
-    let body = &line[line.iter().take_while(|&&b| b == b' ').count()..];
-    if crate::thunks::thunk_line(body).is_some() {
-        return ContentKind::ThunkSequence;
-    }
-    if let Some(rest) = line.strip_prefix(b"xla_") {
-        let n = rest
-            .iter()
-            .take_while(|c| c.is_ascii_alphanumeric() || **c == b'_')
-            .count();
-        if rest[n..].starts_with(b": ") {
-            return ContentKind::DebugOptions;
-        }
-    }
-    ContentKind::Unknown
-}
-
-/// The deciding lines of a file: its first non-blank line that is not an HLO comment
-/// (`// …` lines and `/* … */` blocks may precede `HloModule`), and the next non-blank line
-/// after it. Each is (text, complete: ended by '\n').
-fn deciding_lines(data: &[u8]) -> [Option<(&[u8], bool)>; 2] {
-    let mut out = [None, None];
-    let mut pos = text_start(data);
-    let mut in_block_comment = false;
-    let mut k = 0;
-    while pos < data.len() && k < 2 {
-        let (end, complete) = match memchr::memchr(b'\n', &data[pos..]) {
-            Some(o) => (pos + o, true),
-            None => (data.len(), false),
-        };
-        let line = &data[pos..end];
-        pos = end + 1;
-        let trimmed = &line[line.iter().take_while(|&&b| b == b' ' || b == b'\t').count()..];
-        if k == 0 && in_block_comment {
-            if let Some(i) = memchr::memmem::find(line, b"*/") {
-                in_block_comment = false;
-                if !is_blank(&line[i + 2..]) {
-                    return out; // code after a block comment on one line: not a plain header
-                }
-            }
-            continue;
-        }
-        if is_blank(line) {
-            continue;
-        }
-        if k == 0 && trimmed.starts_with(b"//") {
-            continue;
-        }
-        if k == 0 && trimmed.starts_with(b"/*") {
-            match memchr::memmem::find(&trimmed[2..], b"*/") {
-                Some(i) if is_blank(&trimmed[2 + i + 2..]) => continue,
-                Some(_) => {}
-                None => {
-                    in_block_comment = true;
-                    continue;
-                }
-            }
-        }
-        let line = line.strip_suffix(b"\r").unwrap_or(line);
-        out[k] = Some((line, complete));
-        k += 1;
-    }
-    out
-}
-
-/// The content kind of a file from its first deciding line (after a byte-order mark, blank
-/// lines and leading comments; blank: only spaces, tabs, CR, VT, FF), the line after it where
-/// that is needed (`Total bytes used:` starts both the values file and the memory-usage report
-/// of jax 0.4.35–0.9), and — for text that is none of our formats — an out-of-memory report
-/// anywhere in `data` (a log).
-pub fn sniff(data: &[u8]) -> ContentKind {
-    let [first, second] = deciding_lines(data);
-    let Some((line, _)) = first else {
-        return if has_oom_marker(data) { ContentKind::OomReport } else { ContentKind::Empty };
-    };
-    let kind = sniff_line(line);
-    match kind {
-        ContentKind::BufferAssignmentValues if second.is_some_and(|(l, _)| l == b"Allocations sorted by size:") => ContentKind::MemoryUsageReport,
-        ContentKind::Unknown if has_oom_marker(data) => ContentKind::OomReport,
-        k => k,
-    }
-}
-
-fn has_oom_marker(data: &[u8]) -> bool {
-    OOM_MARKERS.iter().any(|m| memchr::memmem::find(data, m).is_some())
-}
-
-/// True when `prefix`, the start of a file, already decides `sniff`: `sniff(prefix) ==
-/// sniff(whole file)`. A file that looks like none of our formats is never decided by a
-/// prefix (an out-of-memory report may come later in a log).
-pub fn sniff_is_final(prefix: &[u8]) -> bool {
-    let [first, second] = deciding_lines(prefix);
-    let Some((line, true)) = first else { return false };
-    match sniff_line(line) {
-        ContentKind::Unknown => false,
-        ContentKind::BufferAssignmentValues => second.is_some_and(|(_, complete)| complete),
-        _ => true,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -837,50 +667,6 @@ mod tests {
     }
 
     #[test]
-    fn sniff_kinds() {
-        let s = |d: &[u8]| sniff(d).as_str();
-        assert_eq!(s(b""), "empty");
-        assert_eq!(s(b"\n \n\t\r\n"), "empty");
-        assert_eq!(s(b"HloModule jit_f, is_scheduled=true\n"), "hlo_module");
-        assert_eq!(s(b"\r\n\nHloModule m"), "hlo_module");
-        assert_eq!(s(b"HloModule"), "unknown");
-        assert_eq!(s(b"BufferAssignment:\nallocation 0"), "buffer_assignment");
-        assert_eq!(
-            s(b"\nTotal bytes used: 160 (160B)\n"),
-            "buffer_assignment_values"
-        );
-        assert_eq!(s(b"HloLiveRange (max 4):\n"), "live_range");
-        assert_eq!(
-            s(b"HloLiveRange not available (finalized or constructed from proto)"),
-            "live_range"
-        );
-        assert_eq!(
-            s(b"Memory Space: default (color=0)\n"),
-            "memory_usage_report"
-        );
-        assert_eq!(
-            s(b"memory_space_allocation_entries {\n"),
-            "memory_usage_report"
-        );
-        assert_eq!(
-            s(b"*** Begin module_0000.jit_f.before_optimizations.txt ***\n"),
-            "stdout_capture"
-        );
-        assert_eq!(s(b"xla_cpu_enable_fast_min_max: false\n"), "debug_options");
-        assert_eq!(s(b"xla_dump_to: \"/tmp/x\"\n"), "debug_options");
-        assert_eq!(s(b"xla_gpu_foo: {\n  a: 1\n}\n"), "debug_options");
-        assert_eq!(s(b"xla_dump_to:\"x\"\n"), "unknown");
-        assert_eq!(s(b"xla-dump: 1\n"), "unknown");
-        assert_eq!(s(b"platform_id: 179101572333\n"), "unknown");
-        assert_eq!(s(b"executable_build_options {\n"), "unknown");
-        assert_eq!(s(b"#loc1 = loc(\"a\")\n"), "unknown");
-        assert_eq!(s(b" HloModule m\n"), "unknown");
-        assert_eq!(s(b"\x00\x01\x02binary"), "unknown");
-        // only the first non-blank line counts
-        assert_eq!(s(b"junk\nHloModule m\n"), "unknown");
-    }
-
-    #[test]
     fn classify_path_takes_the_module_of_a_module_folder() {
         let m = |p: &str| {
             let f = classify_path(p);
@@ -948,28 +734,10 @@ mod tests {
     }
 
     #[test]
-    fn sniff_is_final_only_with_a_complete_non_blank_line() {
-        assert!(!sniff_is_final(b""));
-        assert!(!sniff_is_final(b"\n \n\t\r\n"));
-        assert!(!sniff_is_final(b"HloModule"));
-        assert!(!sniff_is_final(b"\n\nHloModule m, x"));
-        assert!(sniff_is_final(b"HloModule m\n"));
-        assert!(!sniff_is_final(b"\r\n junk\nmore")); // unknown text: an OOM report may follow
-    }
-
-    #[test]
-    fn sniff_long_first_line() {
-        let mut v = b"HloModule m, ".to_vec();
-        v.extend(std::iter::repeat_n(b'x', 5 << 20));
-        assert_eq!(sniff(&v), ContentKind::HloModule);
-    }
-
-    #[test]
     fn kind_strings() {
         assert_eq!(
             FileKind::BufferAssignmentValues.as_str(),
             "buffer_assignment_values"
         );
-        assert_eq!(ContentKind::StdoutCapture.as_str(), "stdout_capture");
     }
 }

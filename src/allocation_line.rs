@@ -1,0 +1,123 @@
+//! XLA's allocation line (`BufferAllocation::ToShortString`, FORMATS.md §2.2), printed by the
+//! same function in the buffer-assignment file and the memory-usage report: one grammar for
+//! both formats (`buffer_assignment`, `memory_report`), kept here, in neither.
+
+use crate::lex::{bad, Cur, I32_MAX, I64_MAX, R};
+
+#[derive(Default)]
+pub(crate) struct Flags<'a> {
+    pub color: i32,
+    pub parameter: Option<(i64, &'a [u8], &'a [u8])>,
+    pub output_shape: Option<&'a [u8]>,
+    pub constant: bool,
+    pub thread_local: bool,
+    pub maybe_live_out: bool,
+    pub preallocated_temp: bool,
+}
+
+const FLAG_NAMES: [&str; 7] = [
+    "color",
+    "parameter",
+    "output",
+    "constant",
+    "thread-local",
+    "maybe-live-out",
+    "preallocated-temp",
+];
+
+/// How an allocation line prints its size: bytes (buffer-assignment file) or
+/// `HumanReadableNumBytes` (memory-usage report).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SizeForm {
+    Bytes,
+    Human,
+}
+
+/// An allocation line, `allocation N: size S[, FLAG…]:` (§2.2), read from byte `start`.
+pub(crate) struct AllocationLine<'a> {
+    pub index: i64,
+    pub size: i64,
+    pub flags: Flags<'a>,
+    /// The raw text after the size, without the final ':' (`allocations.flags`).
+    pub flags_text: &'a [u8],
+}
+
+/// `BufferAllocation::ToShortString`: the one grammar of allocation lines, for the
+/// buffer-assignment file and the memory-usage report alike.
+pub(crate) fn allocation_line(text: &[u8], start: usize, size_form: SizeForm) -> R<AllocationLine<'_>> {
+    if !text.ends_with(b":") {
+        return bad(text.len(), "expected ':' at the end of the allocation line");
+    }
+    let flags_end = text.len() - 1;
+    let mut cur = Cur { t: text, pos: start, stop: flags_end };
+    cur.expect("allocation ", "")?;
+    let index = cur.uint("the allocation index", I64_MAX)? as i64;
+    cur.expect(": size ", "")?;
+    let size = match size_form {
+        SizeForm::Bytes => cur.uint("the size in bytes", I64_MAX)? as i64,
+        SizeForm::Human => cur.human("the size")?,
+    };
+    let flags_start = cur.pos;
+    let mut f = Flags::default();
+    let mut seen: u32 = 0;
+    while !cur.at_end() {
+        cur.expect(", ", "between allocation flags")?;
+        let at = cur.pos;
+        let flag = allocation_flag(&mut cur, &mut f)?;
+        if seen & (1 << flag as u32) != 0 {
+            return bad(at, format!("flag {:?} printed twice", FLAG_NAMES[flag]));
+        }
+        seen |= 1 << flag as u32;
+        // A flag ends at the next ", " or at the final ':' ("constant-x" is not "constant").
+        if !cur.at_end() && !text[cur.pos..].starts_with(b", ") {
+            return bad(cur.pos, "expected ', ' or the final ':' after an allocation flag");
+        }
+    }
+    Ok(AllocationLine { index, size, flags: f, flags_text: &text[flags_start..flags_end] })
+}
+
+/// One flag (§2.2): fills `f`, returns its index in `FLAG_NAMES`.
+fn allocation_flag<'a>(cur: &mut Cur<'a>, f: &mut Flags<'a>) -> R<usize> {
+    if cur.accept("color ") {
+        f.color = cur.uint("the color", I32_MAX)? as i32;
+        return Ok(0);
+    }
+    if cur.accept("parameter ") {
+        let n = cur.uint("the parameter number", I64_MAX)? as i64;
+        cur.expect(", shape |", "")?;
+        let shape = bar_text(cur)?;
+        cur.expect(" at ShapeIndex ", "")?;
+        let start = cur.pos;
+        let Some(index) = cur.index()? else {
+            return bad(start, "expected a shape index such as {} or {0,2}");
+        };
+        f.parameter = Some((n, shape, index));
+        return Ok(1);
+    }
+    if cur.accept("output shape is |") {
+        f.output_shape = Some(bar_text(cur)?);
+        return Ok(2);
+    }
+    for (i, kw) in FLAG_NAMES.iter().enumerate().skip(3) {
+        if cur.accept(kw) {
+            match i {
+                3 => f.constant = true,
+                4 => f.thread_local = true,
+                5 => f.maybe_live_out = true,
+                _ => f.preallocated_temp = true,
+            }
+            return Ok(i);
+        }
+    }
+    bad(cur.pos, "expected an allocation flag (color N, parameter N, shape |…| at ShapeIndex {…}, output shape is |…|, constant, thread-local, maybe-live-out, preallocated-temp)")
+}
+
+pub(crate) fn bar_text<'a>(cur: &mut Cur<'a>) -> R<&'a [u8]> {
+    let Some(close) = memchr::memchr(b'|', cur.view()) else {
+        return bad(cur.pos, "expected the closing '|' of the shape");
+    };
+    let shape = &cur.view()[..close];
+    cur.pos += close + 1;
+    Ok(shape)
+}
+

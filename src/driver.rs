@@ -1,0 +1,76 @@
+//! The line driver, above the tables: it feeds a file's lines to a format's grammar
+//! (`LineGrammar`, `feed`), offers the table set a flush between lines (a streaming read), and
+//! turns problems into `ParseError`s or `errors` rows (`FileCtx::error`, `checked_lines`). The
+//! grammars below it (`lex`) only say where a line went wrong.
+
+use crate::error::{error_text, Error, FileCtx, ParseError, Result, MAX_ERROR_TEXT};
+use crate::lex::{Stop, R};
+use crate::lines::{Line, Lines};
+use crate::tables::{Errors, Tables};
+
+impl<'a> FileCtx<'a> {
+    /// Report a problem at `column` (1-based) of `line`: an `Err` in strict mode, an `errors`
+    /// row in collect mode (then the caller skips the line and goes on).
+    pub fn error(&self, errors: &mut Errors, line: &Line, column: u64, message: impl Into<String>) -> Result<()> {
+        self.error_at(errors, line.no, column, message.into(), line.text)
+    }
+
+    pub fn error_at(&self, errors: &mut Errors, line: u64, column: u64, message: String, text: &[u8]) -> Result<()> {
+        let text = error_text(text);
+        let message = if message.len() > MAX_ERROR_TEXT { error_text(message.as_bytes()) } else { message };
+        if !self.collect {
+            return Err(Error::Parse(ParseError { path: self.path.to_string(), line, column, message, text }));
+        }
+        errors.file_id.push(self.file_id);
+        errors.line.push(line as i64);
+        errors.column.push(column as i64);
+        errors.message.push(message);
+        errors.text.push(text);
+        Ok(())
+    }
+}
+
+/// A line-oriented grammar: one call per line; a `Stop::Bad` is reported at that line.
+pub trait LineGrammar<'c> {
+    fn line(&mut self, no: u64, text: &'c [u8]) -> R<()>;
+    /// Report a problem (an `Err` in strict mode, an `errors` row in collect mode).
+    fn report(&mut self, line: u64, column: u64, msg: String, text: &[u8]) -> Result<()>;
+    /// The table set being filled (the driver offers it a flush between lines).
+    fn tables(&mut self) -> &mut Tables;
+}
+
+/// Feed every decodable line to `g` (lines that are not UTF-8 were reported up front by
+/// `checked_lines` and are skipped); returns the number of the last line read.
+pub fn feed<'c, G: LineGrammar<'c>>(g: &mut G, lines: Lines<'c>) -> Result<u64> {
+    let mut last = 0;
+    for line in lines {
+        if line.bad.is_some() {
+            continue;
+        }
+        g.tables().line_end()?; // a streaming read hands out a batch here when one is full
+        last = line.no;
+        match g.line(line.no, line.text) {
+            Ok(()) => {}
+            Err(Stop::Bad(pos, msg)) => g.report(line.no, pos as u64 + 1, msg, line.text)?,
+            Err(Stop::Fatal(e)) => return Err(e),
+        }
+    }
+    Ok(last)
+}
+
+/// The lines of `data`, for a line grammar (`feed`), after every line that is not valid UTF-8
+/// has been reported at its first bad byte, before any other problem (as the reference does: it
+/// decodes the whole file before parsing). `Lines` checks the input once, for both.
+pub fn checked_lines<'c>(data: &'c [u8], ctx: &FileCtx<'_>, errors: &mut Errors) -> Result<Lines<'c>> {
+    let lines = Lines::new(data);
+    // also lone CRs (lines.rs): every line that is not valid UTF-8 or holds a lone CR
+    if lines.has_bad_lines() {
+        for line in lines.clone() {
+            if let Some(bad) = line.bad {
+                ctx.error_at(errors, line.no, bad.col, bad.message().to_string(), line.text)?;
+            }
+        }
+    }
+    Ok(lines)
+}
+
