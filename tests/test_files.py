@@ -1,7 +1,7 @@
 """File-name classification and content sniffing (FORMATS.md §1), reference and Rust.
 
 * CASES: exact expected name parts for real corpus names and for hand-made names of the forms the
-  corpus lacks (§1.3/§1.4). The same table is copied into the Rust unit tests of src/files.rs
+  corpus lacks (§1.3/§1.4). The same table is copied into the Rust unit tests of src/files/name.rs
   (between CASES-BEGIN / CASES-END; ``python tests/test_files.py --rust`` prints it).
 * invariants over every corpus file name, and ``sniff`` over every corpus file and seed.
 * agreement: ``hlodump._core.classify_name`` (Rust) against the reference, field by field, on
@@ -490,7 +490,27 @@ def test_rust_sniff_agrees_with_reference():
         assert fn(d) == sniff(d), d[:80]
 
 
-# ------------------------------------------------------------- Rust table (for src/files.rs)
+def test_registries_agree():
+    """The core's format registry (``src/formats/mod.rs``) and the reference's
+    (``reference/formats.py``) name the same formats, content kinds, tables and content rules,
+    in the same order (the rules are tried in that order)."""
+    from hlodump import _core
+    from hlodump.reference.formats import FORMATS, UNPARSED
+
+    def facts(name, contents, tables, s):
+        return {"name": name, "contents": list(contents), "tables": list(tables),
+                "prefixes": [(p, k) for p, k in s.prefixes],
+                "second_line": [(p, l, k) for p, l, k in s.second_line],
+                "line": s.line[1] if s.line else None, "markers": list(s.markers)}
+
+    want = [facts(f.name, f.contents, f.tables, f.sniff) for f in FORMATS]
+    want.append(facts("", (), (), UNPARSED))
+    got = [{k: [tuple(x) if isinstance(x, (list, tuple)) else x for x in v] if isinstance(v, list) else v
+            for k, v in d.items()} for d in _core._formats()]
+    assert got == want
+
+
+# ------------------------------------------------------------- Rust table (for src/files/name.rs)
 
 def _rust_lit(v) -> str:
     if v is None:
@@ -513,9 +533,9 @@ def rust_cases() -> str:
 
 
 def test_rust_unit_tests_use_the_same_cases():
-    src = (Path(__file__).parent.parent / "src" / "files.rs").read_text(encoding="utf-8")
+    src = (Path(__file__).parent.parent / "src" / "files" / "name.rs").read_text(encoding="utf-8")
     m = re.search(r"// CASES-BEGIN[^\n]*\n(.*?)\n\s*// CASES-END", src, re.S)
-    assert m, "CASES block missing in src/files.rs"
+    assert m, "CASES block missing in src/files/name.rs"
     assert m.group(1) == rust_cases(), "run: python tests/test_files.py --rust-update"
 
 
@@ -523,7 +543,7 @@ if __name__ == "__main__" and len(sys.argv) > 1:
     if sys.argv[1] == "--rust":
         print(rust_cases())
     elif sys.argv[1] == "--rust-update":
-        path = Path(__file__).parent.parent / "src" / "files.rs"
+        path = Path(__file__).parent.parent / "src" / "files" / "name.rs"
         src = path.read_text(encoding="utf-8")
         new = re.sub(r"(// CASES-BEGIN[^\n]*\n)(.*?)(\n\s*// CASES-END)",
                      lambda m: m.group(1) + rust_cases() + m.group(3), src, count=1, flags=re.S)

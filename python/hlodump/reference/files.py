@@ -1,9 +1,9 @@
 """File-name classification (FORMATS.md §1.2–§1.5) and content sniffing (§1.5).
 
-Reference implementation: plain string code, written to be read. The Rust core (src/files.rs)
+Reference implementation: plain string code, written to be read. The Rust core (src/files/name.rs)
 implements the same rules independently; tests/test_files.py checks that the two agree.
 
-Rules (the same, word for word, as the module docstring of src/files.rs)
+Rules (the same, word for word, as the module docstring of src/files/name.rs)
 ------------------------------------------------------------------------
 A file name is ``[prefix "."] "module_" ID ["." NAME] [".cl_" N] "." SUFFIX`` (§1.2). It is split
 from the right: first the suffix is recognised, then the *stage* in front of it, and what is left
@@ -318,7 +318,7 @@ def _folder_module(folder: str) -> tuple[int, str | None] | None:
 
 
 # What XLA writes beside its text dumps (object code, LLVM IR, MLIR, protobufs, PTX/cubin,
-# graphs …): none is a format of ours. Same list as files.rs SIDE_OUTPUT_SUFFIXES.
+# graphs …): none is a format of ours. Same list as src/files/name.rs SIDE_OUTPUT_SUFFIXES.
 SIDE_OUTPUT_SUFFIXES = (".o", ".ll", ".mlir", ".pb", ".pb.gz", ".ptx", ".cubin", ".hsaco", ".html", ".dot", ".url",
                         ".pyz", ".riegeli", ".pbtxt", ".textproto", ".fdo_profile", ".json")
 
@@ -361,25 +361,7 @@ def classify_path(path: str) -> dict:
 # ------------------------------------------------------------------------------ content sniffing
 
 _BLANK = b" \t\r\v\f"
-_KEY_CHARS = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
-
-_PREFIXES = (
-    (b"HloModule ", "hlo_module"),
-    (b"BufferAssignment:", "buffer_assignment"),
-    (b"Total bytes used: ", "buffer_assignment_values"),
-    (b"HloLiveRange (max ", "live_range"),
-    (b"HloLiveRange not available", "live_range"),
-    (b"Memory Space: ", "memory_usage_report"),
-    (b"memory_space_allocation_entries", "memory_usage_report"),
-    (b"No thunks.", "thunk_sequence"),
-    (b"*** Begin ", "stdout_capture"),
-)
 BOM = b"\xef\xbb\xbf"
-# Markers of XLA's out-of-memory reports (FORMATS.md §2.9); anywhere in a log.
-# The third finds TPU reports pasted without their first line (files.rs OOM_MARKERS).
-OOM_MARKERS = (b"BufferAssignment OOM Debugging.", b"Ran out of memory in memory space ",
-               b"Largest program allocations in ")
-_THUNK_RE = re.compile(rb" *(?:[0-9]{1,18}: )?k[A-Z][A-Za-z0-9]*(?: *\t| +[^ \t]|$)")
 
 
 def text_start(data: bytes) -> int:
@@ -388,17 +370,16 @@ def text_start(data: bytes) -> int:
 
 
 def _sniff_line(line: bytes) -> str:
-    for prefix, kind in _PREFIXES:
-        if line.startswith(prefix):
-            return kind
-    if _THUNK_RE.match(line):
-        return "thunk_sequence"
-    if line.startswith(b"xla_"):
-        k = 4
-        while k < len(line) and line[k] in _KEY_CHARS:
-            k += 1
-        if line[k:k + 2] == b": ":
-            return "debug_options"
+    """The kind of a first deciding line by the registry's rules (``formats.Sniff``)."""
+    from .formats import sniff_rules
+
+    for rules in sniff_rules():
+        for prefix, kind in rules.prefixes:
+            if line.startswith(prefix):
+                return kind
+    for rules in sniff_rules():
+        if rules.line is not None and rules.line[0](line):
+            return rules.line[1]
     return "unknown"
 
 
@@ -448,15 +429,21 @@ def sniff(data: bytes) -> str:
     starts both the values file and the memory-usage report of jax 0.4.35–0.9, whose next line
     is ``Allocations sorted by size:``); and, for text that is none of our formats, an
     out-of-memory report anywhere in the data ("oom_report"). Also "stdout_capture",
-    "debug_options", "unknown" and "empty".
+    "debug_options", "unknown" and "empty". The rules are the registry's (``formats.Sniff``).
     """
+    from .formats import FORMATS, sniff_rules
+
     lines = _deciding_lines(data)
-    has_oom = any(m in data for m in OOM_MARKERS)
+    marked = next((f.contents[0] for f in FORMATS if any(m in data for m in f.sniff.markers)), None)
     if not lines:
-        return "oom_report" if has_oom else "empty"
-    kind = _sniff_line(lines[0][0])
-    if kind == "buffer_assignment_values" and len(lines) > 1 and lines[1][0] == b"Allocations sorted by size:":
-        return "memory_usage_report"
-    if kind == "unknown" and has_oom:
-        return "oom_report"
+        return marked or "empty"
+    first = lines[0][0]
+    if len(lines) > 1:
+        for rules in sniff_rules():
+            for prefix, second, kind in rules.second_line:
+                if first.startswith(prefix) and lines[1][0] == second:
+                    return kind
+    kind = _sniff_line(first)
+    if kind == "unknown" and marked:
+        return marked
     return kind

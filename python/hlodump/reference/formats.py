@@ -1,18 +1,36 @@
-"""The format registry of the reference parser (the Rust core's is ``src/formats.rs``; a test
+"""The format registry of the reference parser (the Rust core's is ``src/formats/mod.rs``; a test
 checks that the two agree).
 
-One entry per format: its name, the content kinds (``files.sniff``) it reads, the tables it
-can fill, and its parser ``parse(lines, ctx, data)``. Adding a format: write its module, add
-one ``Format`` line below, add its tables to ``hlodump.schema``.
+One entry per format: its name, the content kinds it reads and how they are recognised
+(``sniff``: ``files.sniff`` tries these rules), the tables it can fill, and its parser
+``parse(lines, ctx, data)``. Adding a format: write its module, add one ``Format`` line below,
+add its tables to ``hlodump.schema``. ``tests/test_files.py`` holds this registry equal to the
+core's (``_core._formats()``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Format", "FORMATS", "format_of", "formats_for_tables"]
+__all__ = ["Format", "FORMATS", "UNPARSED", "Sniff", "format_of", "formats_for_tables"]
+
+
+@dataclass(frozen=True)
+class Sniff:
+    """How content of a kind is recognised (FORMATS.md §1.5), by the first deciding line of a
+    file (``files.sniff`` finds it) or by text anywhere in it."""
+
+    # A first line starting with one of these is of that kind.
+    prefixes: tuple[tuple[bytes, str], ...] = ()
+    # (first-line prefix, exact second line, kind): the second line decides; tried first.
+    second_line: tuple[tuple[bytes, bytes, str], ...] = ()
+    # (test, kind): a first line the test accepts is of that kind (after every prefix).
+    line: tuple[Callable[[bytes], bool], str] | None = None
+    # Text that makes a file whose first line is none of ours this format (a log).
+    markers: tuple[bytes, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -24,6 +42,25 @@ class Format:
     # A format found inside logs (OOM reports): a lone CR is a terminal's redraw, not an error;
     # the lines keep it and the parser splits there (formats XLA writes itself reject it).
     log: bool = False
+    sniff: Sniff = field(default_factory=Sniff)
+
+
+_THUNK_LINE = re.compile(rb" *(?:[0-9]{1,18}: )?k[A-Z][A-Za-z0-9]*(?: *\t| +[^ \t]|$)")
+_KEY_CHARS = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
+
+
+def _is_thunk_line(line: bytes) -> bool:
+    return _THUNK_LINE.match(line) is not None
+
+
+def _is_debug_options_line(line: bytes) -> bool:
+    """``xla_<letters, digits, _>: …``: a line of a ``*.debug_options`` file."""
+    if not line.startswith(b"xla_"):
+        return False
+    k = 4
+    while k < len(line) and line[k] in _KEY_CHARS:
+        k += 1
+    return line[k:k + 2] == b": "
 
 
 def _hlo(lines: list[str | None], ctx: Any, data: bytes) -> None:
@@ -58,14 +95,40 @@ def _oom(lines: list[str | None], ctx: Any, data: bytes) -> None:
 
 FORMATS: tuple[Format, ...] = (
     Format("hlo_module", ("hlo_module",),
-           ("modules", "computations", "instructions", "stack_frames", "custom_calls"), _hlo),
+           ("modules", "computations", "instructions", "stack_frames", "custom_calls"), _hlo,
+           sniff=Sniff(prefixes=((b"HloModule ", "hlo_module"),))),
     Format("buffer_assignment", ("buffer_assignment", "buffer_assignment_values", "live_range"),
            ("allocations", "assignments", "values", "schedule", "live_ranges", "peak",
-            "peak_breakdown", "totals"), _buffer_assignment),
-    Format("memory_report", ("memory_usage_report",), ("memory_report", "totals"), _memory_report),
-    Format("thunk_sequence", ("thunk_sequence",), ("thunks",), _thunks),
-    Format("oom_report", ("oom_report",), ("oom_reports", "oom_buffers"), _oom, log=True),
+            "peak_breakdown", "totals"), _buffer_assignment,
+           sniff=Sniff(prefixes=((b"BufferAssignment:", "buffer_assignment"),
+                                 (b"Total bytes used: ", "buffer_assignment_values"),
+                                 (b"HloLiveRange (max ", "live_range"),
+                                 (b"HloLiveRange not available", "live_range")))),
+    # the memory-usage report of jax 0.4.35–0.9 starts as the values file does
+    Format("memory_report", ("memory_usage_report",), ("memory_report", "totals"), _memory_report,
+           sniff=Sniff(prefixes=((b"Memory Space: ", "memory_usage_report"),
+                                 (b"memory_space_allocation_entries", "memory_usage_report")),
+                       second_line=((b"Total bytes used: ", b"Allocations sorted by size:",
+                                     "memory_usage_report"),))),
+    Format("thunk_sequence", ("thunk_sequence",), ("thunks",), _thunks,
+           sniff=Sniff(prefixes=((b"No thunks.", "thunk_sequence"),),
+                       line=(_is_thunk_line, "thunk_sequence"))),
+    # Markers of XLA's out-of-memory reports (FORMATS.md §2.9), anywhere in a log; the third
+    # finds TPU reports pasted without their first line.
+    Format("oom_report", ("oom_report",), ("oom_reports", "oom_buffers"), _oom, log=True,
+           sniff=Sniff(markers=(b"BufferAssignment OOM Debugging.",
+                                b"Ran out of memory in memory space ",
+                                b"Largest program allocations in "))),
 )
+
+# Content kinds the files table names but no format parses (tried after every format's rules).
+UNPARSED = Sniff(prefixes=((b"*** Begin ", "stdout_capture"),),
+                 line=(_is_debug_options_line, "debug_options"))
+
+
+def sniff_rules() -> tuple[Sniff, ...]:
+    """Every content rule: the formats' in registry order, then ``UNPARSED``."""
+    return tuple(f.sniff for f in FORMATS) + (UNPARSED,)
 
 
 def format_of(content: str) -> Format | None:
