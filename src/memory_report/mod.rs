@@ -73,13 +73,15 @@ struct Parser<'t, 'c> {
     saw_with_values: bool,
     /// The last non-empty line (number, text): where a file cut short is reported.
     last: (u64, &'c [u8]),
+    /// A line was reported: the file's end is not judged again.
+    had_error: bool,
 }
 
 /// Parse one memory-usage report (`data` is the whole file).
 pub fn parse<'c>(data: &'c [u8], ctx: FileCtx<'c>, t: &mut Tables) -> Result<()> {
     let lines = checked_lines(data, &ctx, &mut t.errors)?;
     let mut p = Parser { ctx, t, layout: Layout::Idle, rows_in_table: 0, saw_list: false, saw_with_values: false,
-                         last: (0, &data[..0]) };
+                         last: (0, &data[..0]), had_error: false };
     let _ = feed(&mut p, lines)?;
     p.finish()
 }
@@ -113,6 +115,7 @@ impl<'c> LineGrammar<'c> for Parser<'_, 'c> {
     }
 
     fn report(&mut self, line: u64, column: u64, msg: String, text: &[u8]) -> Result<()> {
+        self.had_error = true;
         self.ctx.error_at(&mut self.t.errors, line, column, msg, text)
     }
 }
@@ -126,7 +129,7 @@ impl<'t, 'c> Parser<'t, 'c> {
                 self.report(line, col, "file ended inside a memory_space_allocation_entries block (missing '}')".into(), text)?;
             }
         }
-        if let Some(what) = self.cut_short() {
+        if let Some(what) = self.cut_short().filter(|_| !self.had_error) {
             let (line, text) = self.last;
             self.report(line, text.len() as u64 + 1, format!("the file ends {what} (cut short)"), text)?;
         }

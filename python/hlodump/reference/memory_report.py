@@ -96,6 +96,7 @@ class _Parser:
         self.rows_in_table = 0
         self.saw_list = self.saw_with_values = False
         self.last: tuple[int, str] = (0, "")
+        self.had_error = False  # a line was reported: the file's end is not judged again
 
     def run(self, lines: list[str | None]) -> None:
         for lineno, text in enumerate(lines, start=1):
@@ -104,13 +105,14 @@ class _Parser:
             try:
                 self.line(lineno, text)
             except _Bad as bad:
+                self.had_error = True
                 self.ctx.error(lineno, _column(text, bad.pos), bad.message, text)
         if self.layout == "proto" and self.proto_depth > 0:
             tok = self.proto_tokens[0]
             self.ctx.error(tok.line, _column(tok.text, tok.pos),
                            "file ended inside a memory_space_allocation_entries block "
                            "(missing '}')", tok.text)
-        what = self.cut_short()
+        what = None if self.had_error else self.cut_short()
         if what is not None:
             line, text = self.last
             self.ctx.error(line, len(text.encode()) + 1, f"the file ends {what} (cut short)", text)
