@@ -10,9 +10,16 @@ the finished tables, so a file parsed in chunks is checked like one parsed whole
   without one was cut short; XLA's parser takes hand-written modules without ``ENTRY``);
 * a buffer assignment (``BufferAssignment:`` first) without a single allocation.
 
-``_allocation_problems`` (allocations listed twice in one file, values past the end of their
-allocation) is written and tested but not wired in yet: existing test inputs built by
-repeating blocks trip it (see the issue-30 report).
+* a live-range section whose header states ``HloLiveRange (max N)`` with N > 0 and that has no
+  ``InstructionSequence`` line at all (cut right after its header);
+* a memory-usage report table whose last row does not reach 100% of the table (table form and
+  the tables under ``Allocations sorted by size with their values:``) or an allocation list whose
+  last row leaves bytes (``total_size - cumulative_size`` > 0), with no ``The rest …`` line after
+  it: the rows after the cut are missing (XLA prints every row up to 100%, or says what it left
+  out);
+* a buffer assignment that lists an allocation twice (two buffer assignments concatenated into
+  one file: every figure would count twice), or a value that lies past the end of its
+  allocation (offset + size > the allocation's size).
 
 (The live-range check — an ``InstructionSequence`` shorter than its ``HloLiveRange (max N)``
 header — is made by the parsers, where the list ends.)
@@ -85,6 +92,15 @@ def problems(tables: Mapping[str, pa.Table], wanted: Optional[list[str]] = None)
                                               "the file is cut short?)", ""))
         elif r["content_kind"] == "buffer_assignment" and with_alloc is not None and fid not in with_alloc:
             out.append((fid, 1, 1, "BufferAssignment without a single allocation (the file is cut short?)", ""))
+    skip = reported | {r["file_id"] for r in rows if r["error"] is not None}
+    if read("allocations", "allocation", "size", "line") and read("assignments", "allocation", "value_id", "offset",
+                                                                  "size", "line"):
+        out += [p for p in _allocation_problems(tables) if p[0] not in skip]
+    if read("totals", "section", "key", "value", "line") and read("schedule"):
+        out += [p for p in _live_range_problems(tables) if p[0] not in skip]
+    if read("memory_report", "table", "row_kind", "percent", "remaining_bytes", "line") and \
+            read("totals", "section", "key", "line"):
+        out += [p for p in _memory_report_problems(tables) if p[0] not in skip]
     return out
 
 
@@ -138,4 +154,41 @@ def _allocation_problems(tables: Mapping[str, pa.Table]) -> list[Problem]:
             out.append((r["file_id"], r["line"], 1, f"value {r['value_id']} lies past the end of allocation "
                                                     f"{r['allocation']} (offset {r['offset']} + size {r['size']} > "
                                                     f"{r['allocation_size_max']} bytes)", ""))
+    return out
+
+
+def _live_range_problems(tables: Mapping[str, pa.Table]) -> list[Problem]:
+    """``HloLiveRange (max N)`` with N > 0 and not one schedule line in the file."""
+    tot = tables["totals"].select(["file_id", "section", "key", "value", "line"]).to_pylist()
+    scheduled = set(tables["schedule"].column("file_id").to_pylist())
+    return [(r["file_id"], r["line"], 1, f"HloLiveRange (max {r['value']}) but no InstructionSequence follows: the "
+                                         "file is cut short after its header", "")
+            for r in tot if r["section"] == "live_range" and r["key"] == "max" and (r["value"] or 0) > 0
+            and r["file_id"] not in scheduled]
+
+
+def _memory_report_problems(tables: Mapping[str, pa.Table]) -> list[Problem]:
+    """Tables of a memory-usage report that stop before their rows add up, with no cut-off line."""
+    mr = tables["memory_report"].select(["file_id", "table", "row_kind", "percent", "remaining_bytes", "line"])
+    if mr.num_rows == 0:
+        return []
+    # `The rest N values|allocations …` lines, by (file, line): the table above them was cut on purpose
+    rest = {(r["file_id"], r["line"]) for r in tables["totals"].select(["file_id", "section", "key", "line"]).to_pylist()
+            if r["section"] == "memory_report" and r["key"] in ("rest_values", "rest_allocations")}
+    last: dict[tuple[int, str, int], dict[str, Any]] = {}
+    for r in mr.to_pylist():
+        # the allocation list is one table (table -1 of its kind); each offset table its own
+        k = (r["file_id"], r["row_kind"], r["table"] if r["row_kind"] == "offsets" else -1)
+        if k not in last or r["line"] > last[k]["line"]:
+            last[k] = r
+    out: list[Problem] = []
+    for (fid, kind, _), r in sorted(last.items(), key=lambda kv: (kv[0][0], kv[1]["line"])):
+        if (fid, r["line"] + 1) in rest:
+            continue
+        if kind == "offsets" and r["percent"] is not None and r["percent"] < 100:
+            out.append((fid, r["line"], 1, f"this table's rows stop at {r['percent']}% of its total, with no 'The rest "
+                                           "N values …' line: the file is cut short", ""))
+        elif kind == "allocation" and r["remaining_bytes"] is not None and r["remaining_bytes"] > 0:
+            out.append((fid, r["line"], 1, f"the allocation list stops with {r['remaining_bytes']:,} bytes not listed "
+                                           "and no 'The rest N allocations …' line: the file is cut short", ""))
     return out
