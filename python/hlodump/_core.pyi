@@ -2,7 +2,7 @@
 
 from collections.abc import Callable, Sequence
 from os import PathLike
-from typing import Mapping, Optional, Union, final
+from typing import Any, Mapping, Optional, Union, final
 
 import pyarrow as pa
 
@@ -44,6 +44,11 @@ def mapped_pages_lost() -> int:
 def _set_max_line_len(n: int) -> int:
     """Lower the longest line a read accepts (default and most: 2**31 - 1 bytes, Arrow's
     largest text value); returns the previous limit. Process-wide; for tests."""
+
+def _formats() -> list[dict[str, Any]]:
+    """The core's format registry as data (name, contents, tables, prefixes, second_line, line,
+    markers per format; last the rules of kinds no format parses, name ""). For the test that
+    holds the reference's registry equal to it."""
 
 
 @final
