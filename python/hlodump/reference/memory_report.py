@@ -21,7 +21,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from .buffer_assignment import I32_MAX, I64_MAX, _Bad, _column, _Cursor, _to_int, allocation_line
+from .allocation_line import allocation_line
+from .lex import I32_MAX, I64_MAX, _Bad, _column, _Cursor, _to_int
 
 __all__ = ["parse"]
 
