@@ -500,6 +500,32 @@ fn io_message(e: &std::io::Error) -> String {
 mod tests {
     use super::*;
 
+    fn mask(o: &Options, table: &str) -> Option<u64> {
+        o.projection.as_ref().expect("projected")[TABLE_NAMES.iter().position(|n| *n == table).expect("a table")]
+    }
+
+    #[test]
+    fn for_tables_builds_what_is_handed_out() {
+        // read_arrow(tables=["instructions"]): its formats only; files and errors always built
+        let o = Options::default().for_tables(Some(&["instructions"]), None, &["files", "errors"]);
+        assert!(o.formats.contains(Format::HloModule) && !o.formats.contains(Format::OomReport));
+        for t in TABLE_NAMES {
+            let want = if ["instructions", "files", "errors"].contains(&t) { None } else { Some(0) };
+            assert_eq!(mask(&o, t), want, "{t}");
+        }
+        // no tables=: every format, every column (or the columns asked for)
+        let o = Options::default().for_tables(None::<&[&str]>, None, &["files", "errors"]);
+        assert!(o.projection.is_none() && o.formats == FormatSet::ALL);
+        let mut columns = vec![None; TABLE_NAMES.len()];
+        columns[TABLE_NAMES.iter().position(|n| *n == "thunks").unwrap()] = Some(0b10);
+        let o = Options::default().for_tables(None::<&[&str]>, Some(columns.clone()), &["files", "errors"]);
+        assert_eq!((mask(&o, "thunks"), mask(&o, "instructions")), (Some(0b10), None));
+        // scan("thunks", columns=…): that table in its columns, errors whole, files not at all
+        let o = Options::default().for_tables(Some(&["thunks"]), Some(columns), &["errors"]);
+        assert_eq!((mask(&o, "thunks"), mask(&o, "errors"), mask(&o, "files")), (Some(0b10), None, Some(0)));
+        assert!(o.formats.contains(Format::ThunkSequence) && !o.formats.contains(Format::HloModule));
+    }
+
     fn shape(groups: &[Group]) -> Vec<(usize, usize, bool)> {
         groups.iter().map(|g| (g.first, g.count, g.arena)).collect()
     }

@@ -251,6 +251,31 @@ mod tests {
         assert_eq!(sniff(&v), ContentKind::HloModule);
     }
 
+    /// Every content kind but `unknown` and `empty` has a rule, every format's content kinds
+    /// are the ones its rules give, and a first line no rule knows is `unknown`.
+    #[test]
+    fn the_rules_name_every_kind() {
+        let given = |r: &Sniff| -> Vec<ContentKind> {
+            let mut k: Vec<ContentKind> = r.prefixes.iter().map(|p| p.1).chain(r.second_line.iter().map(|s| s.2)).chain(r.line.map(|l| l.1)).collect();
+            if !r.anywhere.is_empty() {
+                k.push(r.anywhere_kind);
+            }
+            k
+        };
+        for f in Format::ALL {
+            let mut got = given(&f.spec().sniff);
+            got.sort_by_key(|k| k.as_str());
+            got.dedup();
+            let mut want = f.spec().contents.to_vec();
+            want.sort_by_key(|k| k.as_str());
+            assert_eq!(got, want, "{}", f.name());
+        }
+        let mut unparsed = given(&UNPARSED);
+        unparsed.sort_by_key(|k| k.as_str());
+        assert_eq!(unparsed, [ContentKind::DebugOptions, ContentKind::StdoutCapture]);
+        assert_eq!(sniff_line(b"none of ours"), ContentKind::Unknown);
+    }
+
     #[test]
     fn kind_strings() {
         assert_eq!(ContentKind::StdoutCapture.as_str(), "stdout_capture");
