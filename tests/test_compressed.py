@@ -154,3 +154,15 @@ def test_a_corrupt_archive_is_an_error_naming_it(reader, tmp_path: Path) -> None
     d = reader(str(tmp_path / "sub"))
     errs = {os.path.basename(r["path"]): r["error"] for r in d.files.to_pylist()}
     assert errs["junk.tar"].startswith("OSError: cannot read tar archive") and d.instructions.num_rows == 1
+
+
+def test_scan_reads_a_tar_and_a_compressed_file_like_read_arrow(tmp_path: Path) -> None:
+    import hlodump
+
+    archive = _tar(tmp_path / "cf.tgz", "w:gz", lambda t: t.add(CF, arcname="control_flow"))
+    got = hlodump.scan(str(archive), "instructions").to_table()
+    assert got.num_rows > 1000 and got.to_pylist() == hlodump.read_arrow(CF).instructions.to_pylist()
+    name = "module_0002.jit_rnn_loss.before_optimizations.txt"
+    (tmp_path / (name + ".gz")).write_bytes(gzip.compress(Path(CF, name).read_bytes()))
+    one = hlodump.scan(str(tmp_path / (name + ".gz")), "instructions").to_table()
+    assert one.num_rows > 0 and one.to_pylist() == hlodump.read_arrow(os.path.join(CF, name)).instructions.to_pylist()
