@@ -258,3 +258,30 @@ impl<'c> Parser<'_, 'c> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn launch_of_a_kernel_thunk_as_xla_prints_it() {
+        let l = launch(b"fusion.1, kernel = fusion_1, launch dimensions = blocks: {2, 3, 1}, threads/block: {256, 1, 1}, shared memory [B]: 64, cluster_dim = nullopt");
+        assert_eq!(l.instruction, Some(&b"fusion.1"[..]));
+        assert_eq!(l.kernel_name, Some(&b"fusion_1"[..]));
+        assert_eq!((l.blocks, l.threads, l.shared_memory_bytes), ([Some(2), Some(3), Some(1)], [Some(256), Some(1), Some(1)], Some(64)));
+        let l = launch(b", kernel = k, launch dimensions = [block: {5, 6, 7}, thread: {8, 9, 10}]");
+        assert_eq!((l.instruction, l.kernel_name), (None, Some(&b"k"[..])));
+        assert_eq!((l.blocks, l.threads, l.shared_memory_bytes), ([Some(5), Some(6), Some(7)], [Some(8), Some(9), Some(10)], None));
+        // a lone count, an overflowing one, text that is not a name
+        let l = launch(b"(no description) blocks: 12, threads/block: {99999999999999999999, x, 3}");
+        assert_eq!((l.instruction, l.blocks, l.threads), (None, [Some(12), None, None], [None, None, Some(3)]));
+    }
+
+    #[test]
+    fn a_child_after_the_tab_is_found() {
+        assert_eq!(nested_child(b"  001: kCopy  \t"), Some(&b"  001: kCopy  \t"[..]));
+        assert_eq!(nested_child(b"  "), None);
+        assert_eq!(nested_child(b"001: kCopy\t"), None); // no indentation: not a nested sequence
+        assert_eq!(nested_child(b"  copy.5"), None);
+    }
+}
