@@ -143,3 +143,28 @@ def test_mutated_thunk_text_reads_the_same_in_both_readers(tmp_path: Path) -> No
     assert d.thunks.num_rows > 400 * 4
     assert d.thunks.to_pylist() == ref.thunks.to_pylist()
     assert d.errors.to_pylist() == ref.errors.to_pylist()
+
+
+def test_a_while_loop_nested_in_a_sequence_owns_its_column_0_condition_label(tmp_path: Path) -> None:
+    # WhileThunk::ToString(indent) writes `INDENT\ncondition:\n…INDENT body:\n…`: its `condition:`
+    # starts a line at column 0 however deep the loop is.
+    text = (
+        "000: kSequential\t  001: kWhile\t    \n"
+        "condition:\n"
+        "      002: kKernel\t, kernel = c, " + LD % ("1, 1, 1", "1, 1, 1", "0") + "\n"
+        "    body:\n"
+        "      003: kCopy\t\n"
+        "\n"
+        "  004: kCopy \t\n"
+        "\n"
+        "005: kKernel    \t, kernel = last, " + LD % ("2, 1, 1", "64, 1, 1", "0") + "\n"
+    )
+    rows, _ = _read(tmp_path, text)
+    assert [r[:6] for r in rows] == [
+        (0, N, 0, "kSequential", N, 1),
+        (1, 0, 1, "kWhile", N, 1),
+        (2, 1, 3, "kKernel", "condition", 3),
+        (3, 1, 3, "kCopy", "body", 5),
+        (4, 0, 1, "kCopy", N, 7),
+        (5, N, 0, "kKernel", N, 9),
+    ]

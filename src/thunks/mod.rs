@@ -50,12 +50,14 @@ struct Parser<'t, 'c> {
     /// Levels from the outermost; the last is where the previous line sat.
     stack: Vec<Level<'c>>,
     next_id: i32,
+    /// The line and indentation of the last thunk row (`label_indent`).
+    last_thunk_at: Option<(u64, usize)>,
 }
 
 /// Parse one thunk-sequence file.
 pub fn parse<'c>(data: &'c [u8], ctx: FileCtx<'c>, t: &mut Tables) -> Result<()> {
     let lines = checked_lines(data, &ctx, &mut t.errors)?;
-    let mut p = Parser { ctx, t, stack: Vec::new(), next_id: 0 };
+    let mut p = Parser { ctx, t, stack: Vec::new(), next_id: 0, last_thunk_at: None };
     feed(&mut p, lines)?;
     Ok(())
 }
@@ -196,6 +198,7 @@ impl<'c> Parser<'_, 'c> {
         if body.is_empty() {
             return None;
         }
+        let indent = self.label_indent(no, indent, body);
         // Close the levels deeper than this line.
         while self.stack.last().is_some_and(|l| l.indent > indent) {
             self.stack.pop();
@@ -246,8 +249,20 @@ impl<'c> Parser<'_, 'c> {
         if kind.is_some() {
             // Lines deeper than this one are nested in this thunk.
             self.stack.last_mut().expect("a level").last_thunk = Some(id);
+            self.last_thunk_at = Some((no, indent));
         }
         child
+    }
+
+    /// The indentation a line counts with. `WhileThunk::ToString(indent)` writes its
+    /// indentation before the newline, so its `condition:` label starts a line at column 0
+    /// whatever the loop's depth (its `body:` label and both sequences are indented): a label at
+    /// column 0 right below a thunk line counts as one level deeper than that thunk.
+    fn label_indent(&self, no: u64, indent: usize, body: &[u8]) -> usize {
+        match self.last_thunk_at {
+            Some((line, at)) if indent == 0 && line + 1 == no && label(body).is_some() => at + 2,
+            _ => indent,
+        }
     }
 
     /// The thunk and label a new, deeper level is nested in.

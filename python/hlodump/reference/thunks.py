@@ -96,21 +96,28 @@ _NO_LAUNCH = {k: None for k in _launch("")}
 def parse(lines: list[str | None], ctx: Any) -> None:
     # Open levels: [indent, parent thunk of rows at this level, label, last thunk at this level]
     stack: list[list[Any]] = []
+    last_thunk_at: list[int] = []  # [line, indentation] of the last thunk row
     next_id = 0
     for lineno, line in enumerate(lines, start=1):
         # One pass per thunk on the line: its own, then a child printed after its tab.
         text = line
         while text is not None:
-            text, next_id = _one_thunk(text, lineno, stack, next_id, ctx)
+            text, next_id = _one_thunk(text, lineno, stack, last_thunk_at, next_id, ctx)
 
 
-def _one_thunk(text: str, lineno: int, stack: list[list[Any]], next_id: int, ctx: Any) -> tuple[str | None, int]:
+def _one_thunk(text: str, lineno: int, stack: list[list[Any]], last_thunk_at: list[int], next_id: int,
+               ctx: Any) -> tuple[str | None, int]:
     """Add the row of the thunk (or text) at the start of ``text``; return a child printed on the
     same line (with its indentation), or None, and the next thunk id."""
     indent = len(text) - len(text.lstrip(" "))
     body = text[indent:]
     if not body:
         return None, next_id
+    # WhileThunk writes its indentation before the newline: its `condition:` starts a line at
+    # column 0 whatever the loop's depth. Such a label right below a thunk line counts as one
+    # level deeper than that thunk.
+    if indent == 0 and last_thunk_at and last_thunk_at[0] + 1 == lineno and _label(body) is not None:
+        indent = last_thunk_at[1] + 2
     while stack and stack[-1][0] > indent:
         stack.pop()
     if not stack or stack[-1][0] < indent:
@@ -140,4 +147,5 @@ def _one_thunk(text: str, lineno: int, stack: list[list[Any]], next_id: int, ctx
     })
     if kind is not None:
         level[3] = next_id
+        last_thunk_at[:] = [lineno, indent]
     return child, next_id + 1
