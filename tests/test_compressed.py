@@ -85,7 +85,7 @@ def _tar(path: Path, mode: str, add: "Callable[[tarfile.TarFile], None]") -> Pat
     return path
 
 
-@pytest.mark.parametrize("suffix", [".tar", ".tar.gz", ".tgz", ".tar.xz"])
+@pytest.mark.parametrize("suffix", [".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tar.xz"])
 def test_a_tar_of_a_dump_directory_reads_like_the_directory(reader, tmp_path: Path, suffix: str) -> None:
     archive = _tar(tmp_path / ("cf" + suffix), TAR_MODES[suffix], lambda t: t.add(CF, arcname="control_flow"))
     packed, want = reader(str(archive)), reader(CF)
