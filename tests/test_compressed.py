@@ -79,7 +79,7 @@ def test_xla_compressed_protobufs_are_not_decompressed(reader, tmp_path: Path) -
 TAR_MODES = {".tar": "w", ".tar.gz": "w:gz", ".tgz": "w:gz", ".tar.bz2": "w:bz2", ".tar.xz": "w:xz"}
 
 
-def _tar(path: Path, mode: str, add: "Callable[[tarfile.TarFile], None]") -> Path:
+def _tar(path: Path, mode: str, add: Callable[[tarfile.TarFile], None]) -> Path:
     with tarfile.open(path, mode) as t:
         add(t)
     return path

@@ -23,37 +23,39 @@ import hlodump.reference
 
 NAME = "module_0001.jit_f.thunk_sequence.txt"
 
-LD = "launch dimensions = blocks: {%s}, threads/block: {%s}, shared memory [B]: %s, cluster_dim = nullopt"
+def ld(blocks: str, threads: str, shmem: str) -> str:
+    """``, launch dimensions = …`` as KernelThunk::ToString prints it (LaunchDimensions::ToString)."""
+    return f"launch dimensions = blocks: {{{blocks}}}, threads/block: {{{threads}}}, shared memory [B]: {shmem}, cluster_dim = nullopt"
 
 OLD = (
-    "kKernel    \t, kernel = loop_add_fusion, " + LD % ("1, 1, 1", "128, 1, 1", "0") + "\n"
+    "kKernel    \t, kernel = loop_add_fusion, " + ld("1, 1, 1", "128, 1, 1", "0") + "\n"
     "kSequential\t\n"
     "  kCopy  \t\n"
-    "  kKernel\t, kernel = wrapped_transpose, " + LD % ("4, 1, 1", "32, 4, 1", "0") + "\n"
+    "  kKernel\t, kernel = wrapped_transpose, " + ld("4, 1, 1", "32, 4, 1", "0") + "\n"
     "\n"
 )
 
 ANNOTATED = (
-    "kKernel\tfusion.1, kernel = fusion_1, " + LD % ("2, 1, 1", "256, 1, 1", "0") + "\n"
+    "kKernel\tfusion.1, kernel = fusion_1, " + ld("2, 1, 1", "256, 1, 1", "0") + "\n"
     "kCopy  \tcopy.5\n"
 )
 
 NEW = (
     "000: kSequential\t  001: kCopy  \t\n"
-    "  002: kKernel\t, kernel = loop_multiply_fusion, " + LD % ("8, 1, 1", "128, 1, 1", "0") + "\n"
+    "  002: kKernel\t, kernel = loop_multiply_fusion, " + ld("8, 1, 1", "128, 1, 1", "0") + "\n"
     "\n"
     "003: kWhile     \t  \n"
     "condition:\n"
-    "    004: kKernel\t, kernel = cond_fusion, " + LD % ("1, 1, 1", "1, 1, 1", "0") + "\n"
+    "    004: kKernel\t, kernel = cond_fusion, " + ld("1, 1, 1", "1, 1, 1", "0") + "\n"
     "  body:\n"
-    "    005: kKernel\t, kernel = body_fusion, " + LD % ("16, 1, 1", "1024, 1, 1", "0") + "\n"
+    "    005: kKernel\t, kernel = body_fusion, " + ld("16, 1, 1", "1024, 1, 1", "0") + "\n"
     "    006: kCopy  \t\n"
     "\n"
     "007: kSequential\t  008: kSequential\t    009: kKernel\t, kernel = inner, "
-    + LD % ("1, 1, 1", "64, 1, 1", "128") + "\n"
+    + ld("1, 1, 1", "64, 1, 1", "128") + "\n"
     "    010: kCopy  \t\n"
     "\n"
-    "  011: kKernel    \t, kernel = after, " + LD % ("3, 2, 1", "32, 8, 1", "0") + "\n"
+    "  011: kKernel    \t, kernel = after, " + ld("3, 2, 1", "32, 8, 1", "0") + "\n"
     "\n"
 )
 
@@ -72,7 +74,7 @@ def _read(tmp_path: Path, text: str) -> tuple[list[tuple], hlodump.Dump]:
 
 
 def test_old_form_kernel_launch_and_nested_sequence(tmp_path: Path) -> None:
-    rows, d = _read(tmp_path, OLD)
+    rows, _ = _read(tmp_path, OLD)
     assert rows == [
         (0, N, 0, "kKernel", N, 1, N, "loop_add_fusion", 1, 1, 1, 128, 1, 1, 0),
         (1, N, 0, "kSequential", N, 2, N, N, N, N, N, N, N, N, N),
@@ -151,13 +153,13 @@ def test_a_while_loop_nested_in_a_sequence_owns_its_column_0_condition_label(tmp
     text = (
         "000: kSequential\t  001: kWhile\t    \n"
         "condition:\n"
-        "      002: kKernel\t, kernel = c, " + LD % ("1, 1, 1", "1, 1, 1", "0") + "\n"
+        "      002: kKernel\t, kernel = c, " + ld("1, 1, 1", "1, 1, 1", "0") + "\n"
         "    body:\n"
         "      003: kCopy\t\n"
         "\n"
         "  004: kCopy \t\n"
         "\n"
-        "005: kKernel    \t, kernel = last, " + LD % ("2, 1, 1", "64, 1, 1", "0") + "\n"
+        "005: kKernel    \t, kernel = last, " + ld("2, 1, 1", "64, 1, 1", "0") + "\n"
     )
     rows, _ = _read(tmp_path, text)
     assert [r[:6] for r in rows] == [

@@ -712,7 +712,7 @@ def _member(tar: Any, m: Any, archive: str) -> list[Member]:
     return [(shown, data, None)]
 
 
-def open_archives(plan: "Plan") -> None:
+def open_archives(plan: Plan) -> None:
     """Replace every local tar archive of ``plan`` with its members (``archive_members``): one
     input per member, its bytes as the origin, its dump found as in a walked directory. An
     archive that cannot be read raises when named explicitly, else it stays one input with

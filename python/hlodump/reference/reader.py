@@ -168,7 +168,7 @@ def read_arrow(
     open_archives(plan)  # a tar of a dump directory: one input per member, its bytes in memory
     for file_id, ((full, shown, explicit, preset), dump, data) in enumerate(
             zip(plan.inputs, plan.dumps, plan.origins)):
-        _read_one(file_id, full, shown, explicit, sink, parse, preset, data)
+        _read_one(file_id, full, shown, explicit, sink, parse, preset, data if isinstance(data, bytes) else None)
         sink.rows["files"][-1]["dump"] = dump
     out = {}
     for name in SCHEMAS:
