@@ -676,7 +676,8 @@ def archive_members(path: str, shown: str) -> list[Member]:
                 import zstandard
 
                 src = zstandard.ZstdDecompressor().stream_reader(raw)
-            with tarfile.open(fileobj=src, mode="r|" + (comp if comp in ("gz", "bz2", "xz") else "")) as tar:
+            mode: Any = "r|" + (comp if comp in ("gz", "bz2", "xz") else "")  # streamed, one pass
+            with tarfile.open(fileobj=src, mode=mode) as tar:
                 for m in tar:
                     out.extend(_member(tar, m, shown))
     except (tarfile.TarError, EOFError, ValueError) as e:
