@@ -736,8 +736,8 @@ def open_archives(plan: Plan) -> None:
             plan.add((full, shown, explicit, f"OSError: {e.strerror or e}"), dump, o)
             continue
         entries = [_input("", m_shown, False, m_err) for m_shown, _, m_err in members]
-        for e, d, (_, data, _) in zip(entries, _walk_dumps(entries, shown, len(shown) + 1), members):
-            plan.add(e, d, data)
+        for entry, d, (_, data, _) in zip(entries, _walk_dumps(entries, shown, len(shown) + 1), members):
+            plan.add(entry, d, data)
 
 
 def _as_uint8(obj: Any, name: str) -> Any:
