@@ -289,7 +289,9 @@ tables! {
     }
     thunks: Thunks {
         file_id: I32, thunk_id: I32, parent_thunk_id: OptI32, depth: I32, kind: OptDict,
-        section: OptDict, annotation: Str, line: I64,
+        section: OptDict, annotation: Str, line: I64, instruction: OptStr, kernel_name: OptStr,
+        blocks_x: OptI64, blocks_y: OptI64, blocks_z: OptI64, threads_x: OptI64,
+        threads_y: OptI64, threads_z: OptI64, shared_memory_bytes: OptI64,
     }
     oom_reports: OomReports {
         file_id: I32, report_id: I32, backend: DictText, memory_space: OptDict, section: DictText,

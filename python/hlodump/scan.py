@@ -150,6 +150,11 @@ class Scan:
             buffers = plan.load(progress=False)
             return plan.inputs, plan.dumps, buffers
         inputs, dumps = expand_with_dumps(self.source, self._follow_links, self._max_files)
+        if any(stores.archive_of(i[1]) is not None or stores.compression_of(i[1]) is not None for i in inputs):
+            # tar archives and compressed files: opened / decompressed into buffers first
+            plan = stores.Plan(inputs, dumps, [None] * len(inputs))
+            buffers = plan.load(progress=False)
+            return plan.inputs, plan.dumps, buffers
         return inputs, dumps, None
 
     def batches(self, columns: Optional[Sequence[str]] = None) -> Iterator[pa.RecordBatch]:

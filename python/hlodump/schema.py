@@ -377,11 +377,18 @@ SCHEMAS: dict[str, pa.Schema] = {
     # a label. kind = the thunk kind (kKernel …), null for text that is not a thunk line (kept
     # whole in annotation); annotation = the text after the tab; depth = indent / 2; section =
     # the label line (condition, body, branch 0 …) the thunk is under; parent_thunk_id = the
-    # thunk whose nested sequence this line belongs to. thunk_id = order in the file.
+    # thunk whose nested sequence this line belongs to (a child XLA prints on its parent's line,
+    # `kSequential\t  kCopy …`, is its own row). thunk_id = order in the file. instruction = the
+    # HLO instruction name where XLA prints it (the profile annotation before `, kernel = …`,
+    # or the whole text); kernel_name, blocks_* (block counts), threads_* (threads per block),
+    # shared_memory_bytes = the kernel launch as printed; null where not printed.
     "thunks": pa.schema([
         _f("file_id", I32), _f("thunk_id", I32), _f("parent_thunk_id", I32, True),
         _f("depth", I32), _f("kind", D, True), _f("section", D, True), _f("annotation", S),
-        _f("line", I64),
+        _f("line", I64), _f("instruction", S, True), _f("kernel_name", S, True),
+        _f("blocks_x", I64, True), _f("blocks_y", I64, True), _f("blocks_z", I64, True),
+        _f("threads_x", I64, True), _f("threads_y", I64, True), _f("threads_z", I64, True),
+        _f("shared_memory_bytes", I64, True),
     ]),
     # XLA's out-of-memory reports (§2.9; reference/oom.py), one row per figure a report states;
     # a report printed again in the file is one row, section="repeat", under the report_id of

@@ -536,6 +536,7 @@ class Plan:
         ``buffers`` argument of ``_core.read`` (None when every input is a local file). A
         fetch that fails raises for an object named explicitly; for one found by listing it
         becomes the input's ``files.error``."""
+        open_archives(self)  # a tar of a dump directory: its members become the inputs
         packed = [i for i, (inp, o) in enumerate(zip(self.inputs, self.origins))
                    if o is None and inp[3] is None and compression_of(inp[1]) is not None]
         if all(o is None for o in self.origins) and not packed:
@@ -596,31 +597,147 @@ def decompressed(path: str, shown: str) -> bytes:
     """The decompressed bytes of a compressed file (streamed in 1 MiB pieces into one buffer:
     the file's text must be contiguous for the parser; costs the decompression time and the
     decompressed size in memory, no map). A corrupt file is an ``OSError`` naming it."""
+    with open(path, "rb") as raw:
+        return _decompress(raw, shown)
+
+
+def _decompress(raw: Any, shown: str) -> bytes:
+    """``decompressed`` of an open binary file object (a file, or a tar member's bytes)."""
     import io
 
     module = compression_of(shown)
     out = io.BytesIO()
     try:
-        with open(path, "rb") as raw:
-            if module == "zstandard":
-                import zstandard
+        if module == "zstandard":
+            import zstandard
 
-                stream: Any = zstandard.ZstdDecompressor().stream_reader(raw)
-            else:
-                import importlib
+            stream: Any = zstandard.ZstdDecompressor().stream_reader(raw)
+        else:
+            import importlib
 
-                stream = importlib.import_module(module).open(raw)  # type: ignore[union-attr]
-            with stream:
-                while True:
-                    piece = stream.read(1 << 20)
-                    if not piece:
-                        break
-                    out.write(piece)
+            stream = importlib.import_module(module).open(raw)  # type: ignore[union-attr]
+        with stream:
+            while True:
+                piece = stream.read(1 << 20)
+                if not piece:
+                    break
+                out.write(piece)
     except OSError as e:
         raise OSError(e.errno, f"cannot read {module} data ({e.strerror or e})", shown) from None
     except Exception as e:  # zlib.error, lzma.LZMAError, EOFError, zstd errors
         raise OSError(0, f"cannot read {module} data ({type(e).__name__}: {e})", shown) from None
     return out.getvalue()
+
+
+# ------------------------------------------------------------------------------ tar archives
+
+#: Archive suffixes of a packed dump directory → the compression of the tar stream ("" none).
+_ARCHIVES = {".tar": "", ".tar.gz": "gz", ".tgz": "gz", ".tar.bz2": "bz2", ".tbz2": "bz2",
+             ".tar.xz": "xz", ".txz": "xz", ".tar.zst": "zst", ".tzst": "zst"}
+
+
+def archive_of(name: str) -> Optional[str]:
+    """The compression of the tar archive ``name`` ("" for a plain ``.tar``), or None: not an
+    archive (or ``.tar.zst`` without the ``zstandard`` package)."""
+    low = name.lower()
+    for suffix, comp in sorted(_ARCHIVES.items(), key=lambda kv: -len(kv[0])):
+        if low.endswith(suffix):
+            if comp == "zst":
+                try:
+                    import zstandard  # noqa: F401
+                except ImportError:
+                    return None
+            return comp
+    return None
+
+
+#: A member of an archive as the readers take it: (shown path, bytes or None, error or None).
+Member = tuple[str, Optional[bytes], Optional[str]]
+
+
+def archive_members(path: str, shown: str) -> list[Member]:
+    """Every member of the tar archive at ``path`` (shown as ``shown``), sorted by name as a
+    walk of the directory is (a name repeated in the archive stays repeated), read
+    in one streaming pass (each regular member's bytes into a buffer of its own; a member that
+    is itself compressed, ``….txt.gz``, is decompressed too). Members are shown as
+    ``shown/<member name>`` and classified by that name; nothing is written to disk, so a name
+    with ``..`` or a leading ``/`` is only a label. Directory entries are structure (no row, as
+    when a directory is walked); any other member that is not a regular file (symlink, hard
+    link, device, FIFO) is a row with an error saying what it is, never skipped silently. A
+    corrupt or cut-off archive is an ``OSError`` naming it."""
+    import tarfile
+
+    comp = archive_of(shown)
+    out: list[Member] = []
+    try:
+        with open(path, "rb") as raw:
+            src: Any = raw
+            if comp == "zst":
+                import zstandard
+
+                src = zstandard.ZstdDecompressor().stream_reader(raw)
+            mode: Any = "r|" + (comp if comp in ("gz", "bz2", "xz") else "")  # streamed, one pass
+            with tarfile.open(fileobj=src, mode=mode) as tar:
+                for m in tar:
+                    out.extend(_member(tar, m, shown))
+    except (tarfile.TarError, EOFError, ValueError) as e:
+        raise OSError(0, f"cannot read tar archive ({type(e).__name__}: {e})", shown) from None
+    except OSError as e:
+        raise OSError(e.errno, f"cannot read tar archive ({e.strerror or e})", shown) from None
+    except Exception as e:  # zlib.error, lzma.LZMAError, zstd errors
+        raise OSError(0, f"cannot read tar archive ({type(e).__name__}: {e})", shown) from None
+    out.sort(key=lambda m: m[0])  # the order of a walk of the directory (stable: repeats kept)
+    return out
+
+
+def _member(tar: Any, m: Any, archive: str) -> list[Member]:
+    """The row of one tar member (none for a directory entry)."""
+    import io
+
+    # tarfile decodes names as UTF-8 with surrogate escapes: show stray bytes as \xNN
+    name = m.name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    shown = archive + "/" + name
+    if m.isdir():
+        return []
+    if not m.isreg():
+        what = ("symlink to " + m.linkname if m.issym() else "hard link to " + m.linkname if m.islnk()
+                else "FIFO" if m.isfifo() else "device" if m.isdev() else f"type {m.type!r}")
+        return [(shown, None, f"OSError: not a regular file (tar member: {what}); not read")]
+    f = tar.extractfile(m)
+    data = f.read() if f is not None else b""
+    if compression_of(name) is not None:
+        try:
+            data = _decompress(io.BytesIO(data), shown)
+        except OSError as e:
+            return [(shown, None, f"OSError: {e.strerror or e}")]
+    return [(shown, data, None)]
+
+
+def open_archives(plan: Plan) -> None:
+    """Replace every local tar archive of ``plan`` with its members (``archive_members``): one
+    input per member, its bytes as the origin, its dump found as in a walked directory. An
+    archive that cannot be read raises when named explicitly, else it stays one input with
+    that error."""
+    if not any(o is None and inp[3] is None and archive_of(inp[1]) is not None
+               for inp, o in zip(plan.inputs, plan.origins)):
+        return
+    inputs, dumps, origins = plan.inputs, plan.dumps, plan.origins
+    plan.inputs, plan.dumps, plan.origins = [], [], []
+    for inp, dump, o in zip(inputs, dumps, origins):
+        full, shown, explicit, err = inp
+        if o is not None or err is not None or archive_of(shown) is None:
+            plan.add(inp, dump, o)
+            continue
+        try:
+            members = archive_members(full, shown)
+        except OSError as e:
+            if explicit:
+                raise
+            plan.add((full, shown, explicit, f"OSError: {e.strerror or e}"), dump, o)
+            continue
+        entries = [_input("", m_shown, False, m_err) for m_shown, _, m_err in members]
+        for entry, d, (_, data, _) in zip(entries, _walk_dumps(entries, shown, len(shown) + 1), members):
+            plan.add(entry, d, data)
 
 
 def _as_uint8(obj: Any, name: str) -> Any:

@@ -161,9 +161,14 @@ def read_arrow(
             raise ValueError(f"unknown tables: {sorted(unknown)}")
     sink = Sink(on_error)
     parse = parsed_kinds(tables)
-    inputs, dumps = expand_with_dumps(path, follow_links, max_files)
-    for file_id, ((full, shown, explicit, preset), dump) in enumerate(zip(inputs, dumps)):
-        _read_one(file_id, full, shown, explicit, sink, parse, preset)
+    from ..stores import Plan, open_archives
+
+    plan = Plan(*expand_with_dumps(path, follow_links, max_files))
+    plan.origins = [None] * len(plan.inputs)
+    open_archives(plan)  # a tar of a dump directory: one input per member, its bytes in memory
+    for file_id, ((full, shown, explicit, preset), dump, data) in enumerate(
+            zip(plan.inputs, plan.dumps, plan.origins)):
+        _read_one(file_id, full, shown, explicit, sink, parse, preset, data if isinstance(data, bytes) else None)
         sink.rows["files"][-1]["dump"] = dump
     out = {}
     for name in SCHEMAS:
@@ -177,7 +182,7 @@ def read_arrow(
 
 
 def _read_one(file_id: int, full: str, shown: str, explicit: bool, sink: Sink, parse: set[str],
-              preset: str | None = None) -> None:
+              preset: str | None = None, member: bytes | None = None) -> None:
     ctx = FileContext(file_id, shown, sink)
     row = file_names.classify_path(shown)
     row.update(file_id=file_id, path=shown, size_bytes=0, parsed=False, error=None, content_kind=None)
@@ -186,14 +191,17 @@ def _read_one(file_id: int, full: str, shown: str, explicit: bool, sink: Sink, p
         sink.add("files", row)
         return
     try:
-        # Never open what is not a regular file: opening a FIFO blocks forever.
-        if not stat.S_ISREG(os.stat(full).st_mode):
-            raise OSError("not a regular file")
-        data = read_regular(full, nofollow=not explicit)
-        from ..stores import compression_of, decompressed
+        if member is not None:  # a tar member, already read (and decompressed): stores.archive_members
+            data = member
+        else:
+            # Never open what is not a regular file: opening a FIFO blocks forever.
+            if not stat.S_ISREG(os.stat(full).st_mode):
+                raise OSError("not a regular file")
+            data = read_regular(full, nofollow=not explicit)
+            from ..stores import compression_of, decompressed
 
-        if compression_of(shown) is not None:  # as hlodump.stores.Plan.load does
-            data = decompressed(full, shown)
+            if compression_of(shown) is not None:  # as hlodump.stores.Plan.load does
+                data = decompressed(full, shown)
     except OSError as e:
         if explicit:
             raise
