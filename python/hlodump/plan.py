@@ -1,0 +1,156 @@
+"""The input plan: what one read reads, decided once for every entry point.
+
+``read_arrow``, ``scan`` and ``hlodump.ray`` all start with ``plan_inputs(source, ...)``: local
+paths are walked by ``hlodump.paths`` (its rules: which files, in which order, which dump each
+belongs to), URLs and in-memory buffers are listed by ``hlodump.stores`` with the same rules. The
+result is a ``Plan``: one ``Input`` record per file, in reading order, which ``Plan.load`` turns
+into what the core reads (``_core.read(plan.inputs, buffers=plan.load())``).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, Optional, Union
+
+from ._typing import Source, StorageOptions
+from .paths import MAX_FILES
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .stores import Backend
+
+__all__ = ["Input", "Plan", "Remote", "Source", "plan_inputs"]
+
+@dataclass
+class Remote:
+    """An object to fetch before reading: its store, key and listed size."""
+
+    backend: "Backend"
+    key: str
+    size: int
+
+
+#: Where an input's bytes come from: a local path (None), an object to fetch, or the caller's
+#: buffer (any bytes-like object).
+Origin = Union[None, Remote, Any]
+
+
+@dataclass(frozen=True)
+class Input:
+    """One file of a read, as the core takes it (``_core.read`` reads these attributes)."""
+
+    #: Where to open it (a local path; for a remote object its URL, for a buffer "").
+    path: str
+    #: ``files.path`` and the path errors name.
+    shown: str
+    #: Named by the caller (not found by a walk): a failure to open it raises instead of
+    #: becoming a ``files.error`` row.
+    explicit: bool
+    #: Not to be read: the ``files.error`` text to show instead (None: read it).
+    error: Optional[str] = None
+    #: ``files.dump``: the dump the file belongs to (``hlodump.paths.expand_with_dumps``).
+    dump: str = ""
+    #: Where its bytes come from (``Origin``); not seen by the core (``Plan.load`` fetches).
+    origin: Origin = field(default=None, compare=False, repr=False)
+
+    def failed(self, error: str) -> "Input":
+        """The same input, not to be read: ``error`` is its ``files.error``."""
+        return replace(self, error=error)
+
+
+@dataclass
+class Plan:
+    """The inputs of a read, in reading order."""
+
+    inputs: list[Input] = field(default_factory=list)
+
+    def add(self, inp: tuple[str, str, bool, Optional[str]], dump: str, origin: Origin = None) -> None:
+        """Add a walked entry (``hlodump.paths.Input``: path, shown, explicit, error)."""
+        path, shown, explicit, error = inp
+        self.inputs.append(Input(path, shown, explicit, error, dump, origin))
+
+    @property
+    def dumps(self) -> list[str]:
+        """``files.dump`` of every input."""
+        return [i.dump for i in self.inputs]
+
+    def sizes(self) -> list[int]:
+        """Bytes of each input (listed size, buffer length, file size; 0 when unknown)."""
+        from .stores import _as_uint8
+
+        out = []
+        for i in self.inputs:
+            o = i.origin
+            if i.error is not None:
+                out.append(0)
+            elif isinstance(o, Remote):
+                out.append(o.size)
+            elif o is not None:
+                out.append(len(o) if isinstance(o, (bytes, bytearray)) else _as_uint8(o, "").nbytes)
+            else:
+                try:
+                    out.append(os.stat(i.path).st_size)
+                except OSError:
+                    out.append(0)
+        return out
+
+    def subset(self, idx: Sequence[int]) -> "Plan":
+        """The inputs at ``idx`` (a read task's share)."""
+        return Plan([self.inputs[i] for i in idx])
+
+    def load(self, progress: Optional[bool] = None) -> Optional[list[Any]]:
+        """Fetch every remote object (concurrently; a progress bar says so), decompress
+        compressed local files, and return the ``buffers`` argument of ``_core.read`` (None
+        when every input is a local file read as it is). A failure raises for an input named
+        explicitly; for one found by a walk or listing it becomes the input's ``files.error``
+        (``inputs`` is updated)."""
+        from .stores import _as_uint8, _error, _fetch, _row_error, compression_of, decompressed
+
+        packed = [k for k, i in enumerate(self.inputs)
+                  if i.origin is None and i.error is None and compression_of(i.shown) is not None]
+        if all(i.origin is None for i in self.inputs) and not packed:
+            return None
+        buffers: list[Any] = [None] * len(self.inputs)
+        for k in packed:
+            i = self.inputs[k]
+            try:
+                buffers[k] = _as_uint8(decompressed(i.path, i.shown), i.shown)
+            except OSError as e:
+                if i.explicit:
+                    raise
+                self.inputs[k] = i.failed(f"OSError: {e.strerror or e}")
+        jobs = [k for k, i in enumerate(self.inputs) if isinstance(i.origin, Remote) and i.error is None]
+        fetched = _fetch(self, jobs, progress)
+        for k, i in enumerate(self.inputs):
+            o = i.origin
+            if o is None or i.error is not None:
+                continue
+            if isinstance(o, Remote):
+                got = fetched[k]
+                if isinstance(got, BaseException):
+                    err = _error(got, o.backend.url(o.key), "fetch")
+                    if i.explicit:
+                        raise err from None
+                    self.inputs[k] = i.failed(_row_error(err))
+                    continue
+                buffers[k] = _as_uint8(got, i.shown)
+            else:
+                buffers[k] = _as_uint8(o, i.shown)
+        return buffers
+
+
+def plan_inputs(source: Source, *, follow_links: bool = False, max_files: int = MAX_FILES,
+                storage_options: Optional[StorageOptions] = None) -> Plan:
+    """Every file ``source`` names, in reading order, with its dump (``Source``: paths, globs,
+    directories, URLs, buffers). Nothing is fetched or opened yet (``Plan.load``)."""
+    from . import stores
+    from .paths import expand_with_dumps
+
+    if stores.needs_stores(source):
+        return stores.plan(source, follow_links=follow_links, max_files=max_files,
+                           storage_options=storage_options)
+    out = Plan()
+    for inp, dump in zip(*expand_with_dumps(source, follow_links=follow_links, max_files=max_files)):
+        out.add(inp, dump)
+    return out
