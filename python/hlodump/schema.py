@@ -349,3 +349,29 @@ def to_large_string_schema(s: pa.Schema) -> pa.Schema:
 def empty_table(name: str, string_view: bool = True) -> pa.Table:
     """A table with no rows and the full schema of ``name``."""
     return schema(name, string_view).empty_table()
+
+
+def type_name(t: pa.DataType) -> str:
+    """``t`` as docs/API.md's column reference spells it: ``dict`` for
+    ``dictionary<int32, large_string>``, ``list<…>``, ``struct<a: int32, …>``, else Arrow's name."""
+    if t == pa.dictionary(pa.int32(), pa.large_string()):
+        return "dict"
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        return f"list<{type_name(t.value_type)}>"
+    if pa.types.is_struct(t):
+        return "struct<" + ", ".join(f"{f.name}: {type_name(f.type)}" for f in t) + ">"
+    return {"bool": "bool", "double": "float64"}.get(str(t), str(t))
+
+
+def markdown() -> str:
+    """The column reference of docs/API.md (its last section), generated from the core's
+    schemas; tests/test_api_doc.py holds the file to it. To update it:
+    ``python -c "import hlodump.schema as s; print(s.markdown(), end='')"``."""
+    import textwrap
+
+    out = []
+    for name, s in SCHEMAS.items():
+        cols = ", ".join(f"`{f.name}` {type_name(f.type)}{'?' if f.nullable else ''}" for f in s)
+        out.append(textwrap.fill(f"**{name}** — {DOCS[name]} {cols}.", 100, break_on_hyphens=False,
+                                 break_long_words=False))
+    return "\n\n".join(out) + "\n"
