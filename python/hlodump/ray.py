@@ -161,7 +161,7 @@ def _datasource_class() -> Any:
         """A ``ray.data.Datasource`` of one hlodump table: one read task per dump (or module
         group of a big dump); see ``hlodump.ray``."""
 
-        def __init__(self, tasks: list[Task], table: str, columns: Optional[list[str]], on_error: str) -> None:
+        def __init__(self, tasks: list[Task], table: str, columns: Optional[list[str]], on_error: OnError) -> None:
             super().__init__()
             self.tasks, self.table, self.columns, self.on_error = tasks, table, columns, on_error
 
@@ -184,7 +184,7 @@ def _datasource_class() -> Any:
     return HlodumpDatasource
 
 
-def _reader(task: Task, table: str, columns: Optional[list[str]], on_error: str) -> Callable[[], list[pa.Table]]:
+def _reader(task: Task, table: str, columns: Optional[list[str]], on_error: OnError) -> Callable[[], list[pa.Table]]:
     def read() -> list[pa.Table]:
         wanted = None if table in ("files", "errors") else [table]
         t = task.read(wanted, on_error)[table]
@@ -238,7 +238,7 @@ def _partition_dir(dst: str, table: str, dump: str) -> str:
 
 
 def _convert_tasks(tasks: list[tuple[int, Task]], dst: str, storage_options: Optional[dict[str, Any]],
-                   on_error: str) -> list[tuple[str, str, int]]:
+                   on_error: OnError) -> list[tuple[str, str, int]]:
     """Read each task's files and write every table: (table, path, rows) of each file written.
     Task 0 also writes the tables without rows (so that every table has a schema)."""
     from . import stores

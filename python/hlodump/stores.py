@@ -567,7 +567,7 @@ def _fetch(plan: Plan, jobs: list[int], progress: Optional[bool]) -> dict[int, A
     lock = threading.Lock()
 
     def one(i: int) -> tuple[int, Any]:
-        r: Remote = plan.inputs[i].origin
+        r: Remote = plan.inputs[i].origin  # type: ignore[assignment]
         try:
             got: Any = r.backend.get_sync(r.key, r.size)  # type: ignore[attr-defined]
         except BaseException as e:  # noqa: BLE001 - reported per object (a PanicException too)
