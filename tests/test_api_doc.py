@@ -1,6 +1,7 @@
 """docs/API.md against the core's schemas (``_core.table_schemas()``, the one definition).
 
-Two checks: the generated column reference (API.md's last section) is exactly what
+Three checks: ``schemas.json`` (the reference's copy without a build) is the core's; the
+generated column reference (API.md's last section) is exactly what
 ``hlodump.schema.markdown()`` makes of the core's schemas — every table and column, both ways;
 and the hand-written "Tables" section names only tables and columns the core has, with the
 types and nullability it states (``?``) agreeing.
@@ -35,6 +36,17 @@ def test_schema_module_is_the_cores() -> None:
     for name, s, doc in got:
         assert SCHEMAS[name] is not None and SCHEMAS[name].equals(s), name
         assert DOCS[name] == doc and doc.strip() and "\n" not in doc, name
+
+
+def test_data_file_is_the_cores() -> None:
+    """``schemas.json`` (what the reference uses without a build) is the core's definition."""
+    from hlodump.schema import _data_file_tables
+
+    got = _data_file_tables()
+    want = _core.table_schemas()
+    assert [(n, d) for n, _, d in got] == [(n, d) for n, _, d in want], "regenerate: hlodump.schema.write_data_file()"
+    for (name, a, _), (_, b, _) in zip(got, want):
+        assert a.equals(b), f"schemas.json is stale for {name}: hlodump.schema.write_data_file()"
 
 
 def test_column_reference_is_generated_from_the_core() -> None:

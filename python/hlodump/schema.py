@@ -45,9 +45,11 @@ General conventions (apply to every table unless a column says otherwise)
 
 from __future__ import annotations
 
-import pyarrow as pa
+import base64
+import json
+import os
 
-from . import _core
+import pyarrow as pa
 
 __all__ = ["SCHEMAS", "TABLE_NAMES", "DOCS", "schema", "doc", "empty_table", "to_large_string_schema"]
 
@@ -57,7 +59,39 @@ __all__ = ["SCHEMAS", "TABLE_NAMES", "DOCS", "schema", "doc", "empty_table", "to
 # these schemas). Text columns are ``string_view`` (text from the file, zero-copy),
 # ``large_string`` (text we make: paths, kinds, messages) or ``dictionary<int32,
 # large_string>`` (text with few distinct values: the columns typed ``D`` below).
-_TABLES: list[tuple[str, pa.Schema, str]] = list(_core.table_schemas())
+
+#: The core's schemas as last generated (``write_data_file``), for the pure-Python reference
+#: without a build; tests/test_api_doc.py holds it equal to the core's.
+DATA_FILE = os.path.join(os.path.dirname(__file__), "schemas.json")
+
+
+def _core_tables() -> list[tuple[str, pa.Schema, str]]:
+    try:
+        from . import _core
+    except ImportError:  # the reference alone (no native module built)
+        return _data_file_tables()
+    return list(_core.table_schemas())
+
+
+def _data_file_tables() -> list[tuple[str, pa.Schema, str]]:
+    with open(DATA_FILE, encoding="utf-8") as f:
+        data = json.load(f)
+    return [(t["name"], pa.ipc.read_schema(pa.py_buffer(base64.b64decode(t["schema"]))), t["doc"])
+            for t in data["tables"]]
+
+
+def write_data_file(path: str = DATA_FILE) -> None:
+    """Write the core's schemas to ``path`` (``schemas.json``: name, doc line, Arrow IPC schema)."""
+    from . import _core
+
+    tables = [{"name": n, "doc": d, "schema": base64.b64encode(s.serialize().to_pybytes()).decode()}
+              for n, s, d in _core.table_schemas()]
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump({"generated_by": "hlodump.schema.write_data_file()", "tables": tables}, f, indent=1)
+        f.write("\n")
+
+
+_TABLES: list[tuple[str, pa.Schema, str]] = _core_tables()
 
 #: Table name → its Arrow schema (names, types, nullability; dictionary or view in the type),
 #: in canonical order.
