@@ -22,6 +22,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["Input", "Plan", "Remote", "Source", "plan_inputs"]
 
+
 @dataclass
 class Remote:
     """An object to fetch before reading: its store, key and listed size."""
