@@ -20,7 +20,7 @@ from .paths import MAX_FILES
 if TYPE_CHECKING:  # pragma: no cover
     from .stores import Backend
 
-__all__ = ["Input", "Plan", "Remote", "Source", "plan_inputs"]
+__all__ = ["Input", "Plan", "Remote", "Source", "plan_inputs", "compression_of", "decompressed"]
 
 
 @dataclass
@@ -106,7 +106,7 @@ class Plan:
         when every input is a local file read as it is). A failure raises for an input named
         explicitly; for one found by a walk or listing it becomes the input's ``files.error``
         (``inputs`` is updated)."""
-        from .stores import _as_uint8, _error, _fetch, _row_error, compression_of, decompressed
+        from .stores import _as_uint8, _error, _fetch, _row_error
 
         packed = [k for k, i in enumerate(self.inputs)
                   if i.origin is None and i.error is None and compression_of(i.shown) is not None]
@@ -139,6 +139,59 @@ class Plan:
             else:
                 buffers[k] = _as_uint8(o, i.shown)
         return buffers
+
+
+# ------------------------------------------------------------------------------ compressed files
+
+#: Compression suffixes read transparently, and the module that reads each (zstd only when the
+#: ``zstandard`` package is installed; without it a ``.zst`` file is read as it is).
+_COMPRESSION = {".gz": "gzip", ".bz2": "bz2", ".xz": "lzma", ".zst": "zstandard"}
+
+
+def compression_of(name: str) -> Optional[str]:
+    """The module that decompresses the file ``name``, or None: not compressed, XLA's own
+    compressed protobuf (``….pb.gz``, never text of ours), or zstd without ``zstandard``."""
+    low = name.lower()
+    for suffix, module in _COMPRESSION.items():
+        if low.endswith(suffix) and not low[:-len(suffix)].endswith(".pb"):
+            if module == "zstandard":
+                try:
+                    import zstandard  # noqa: F401
+                except ImportError:
+                    return None
+            return module
+    return None
+
+
+def decompressed(path: str, shown: str) -> bytes:
+    """The decompressed bytes of a compressed file (streamed in 1 MiB pieces into one buffer:
+    the file's text must be contiguous for the parser; costs the decompression time and the
+    decompressed size in memory, no map). A corrupt file is an ``OSError`` naming it."""
+    import io
+
+    module = compression_of(shown)
+    out = io.BytesIO()
+    try:
+        with open(path, "rb") as raw:
+            if module == "zstandard":
+                import zstandard
+
+                stream: Any = zstandard.ZstdDecompressor().stream_reader(raw)
+            else:
+                import importlib
+
+                stream = importlib.import_module(module).open(raw)  # type: ignore[union-attr]
+            with stream:
+                while True:
+                    piece = stream.read(1 << 20)
+                    if not piece:
+                        break
+                    out.write(piece)
+    except OSError as e:
+        raise OSError(e.errno, f"cannot read {module} data ({e.strerror or e})", shown) from None
+    except Exception as e:  # zlib.error, lzma.LZMAError, EOFError, zstd errors
+        raise OSError(0, f"cannot read {module} data ({type(e).__name__}: {e})", shown) from None
+    return out.getvalue()
 
 
 def plan_inputs(source: Source, *, follow_links: bool = False, max_files: int = MAX_FILES,

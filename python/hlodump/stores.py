@@ -48,7 +48,7 @@ from typing import Any, Callable, Optional
 
 from .exceptions import HlodumpError
 from .paths import MAX_FILES, WalkLimitError, _expand_one, _input, _MODULE_ENTRY, _walk_dumps
-from .plan import Origin, Plan, Remote
+from .plan import Origin, Plan, Remote, compression_of, decompressed  # noqa: F401 (re-exported)
 
 __all__ = ["StoreError", "is_url", "needs_stores", "Plan", "plan", "put_bytes", "OBSTORE_SCHEMES"]
 
@@ -480,59 +480,6 @@ def backend_for(url: str, storage_options: Optional[Mapping[str, Any]] = None) -
 
 
 # ------------------------------------------------------------------------------ the plan
-
-
-# ------------------------------------------------------------------------------ compressed files
-
-#: Compression suffixes read transparently, and the module that reads each (zstd only when the
-#: ``zstandard`` package is installed; without it a ``.zst`` file is read as it is).
-_COMPRESSION = {".gz": "gzip", ".bz2": "bz2", ".xz": "lzma", ".zst": "zstandard"}
-
-
-def compression_of(name: str) -> Optional[str]:
-    """The module that decompresses the file ``name``, or None: not compressed, XLA's own
-    compressed protobuf (``….pb.gz``, never text of ours), or zstd without ``zstandard``."""
-    low = name.lower()
-    for suffix, module in _COMPRESSION.items():
-        if low.endswith(suffix) and not low[:-len(suffix)].endswith(".pb"):
-            if module == "zstandard":
-                try:
-                    import zstandard  # noqa: F401
-                except ImportError:
-                    return None
-            return module
-    return None
-
-
-def decompressed(path: str, shown: str) -> bytes:
-    """The decompressed bytes of a compressed file (streamed in 1 MiB pieces into one buffer:
-    the file's text must be contiguous for the parser; costs the decompression time and the
-    decompressed size in memory, no map). A corrupt file is an ``OSError`` naming it."""
-    import io
-
-    module = compression_of(shown)
-    out = io.BytesIO()
-    try:
-        with open(path, "rb") as raw:
-            if module == "zstandard":
-                import zstandard
-
-                stream: Any = zstandard.ZstdDecompressor().stream_reader(raw)
-            else:
-                import importlib
-
-                stream = importlib.import_module(module).open(raw)  # type: ignore[union-attr]
-            with stream:
-                while True:
-                    piece = stream.read(1 << 20)
-                    if not piece:
-                        break
-                    out.write(piece)
-    except OSError as e:
-        raise OSError(e.errno, f"cannot read {module} data ({e.strerror or e})", shown) from None
-    except Exception as e:  # zlib.error, lzma.LZMAError, EOFError, zstd errors
-        raise OSError(0, f"cannot read {module} data ({type(e).__name__}: {e})", shown) from None
-    return out.getvalue()
 
 
 def _as_uint8(obj: Any, name: str) -> Any:

@@ -190,9 +190,9 @@ def _read_one(file_id: int, full: str, shown: str, explicit: bool, sink: Sink, p
         if not stat.S_ISREG(os.stat(full).st_mode):
             raise OSError("not a regular file")
         data = read_regular(full, nofollow=not explicit)
-        from ..stores import compression_of, decompressed
+        from ..plan import compression_of, decompressed
 
-        if compression_of(shown) is not None:  # as hlodump.stores.Plan.load does
+        if compression_of(shown) is not None:  # as hlodump.plan.Plan.load does
             data = decompressed(full, shown)
     except OSError as e:
         if explicit:
