@@ -18,6 +18,7 @@ import pyarrow as pa
 from ..dump import Dump
 from ..exceptions import ParseError
 from ..schema import SCHEMAS, schema
+from .._typing import OnError, Source, renamed_parameter
 from ..paths import MAX_FILES, expand_with_dumps
 from . import files as file_names
 from .formats import FORMATS, format_by_name, format_of, formats_for_tables
@@ -137,10 +138,11 @@ def split_lines(data: bytes, ctx: FileContext, lone_cr: bool = False) -> list[st
     return out
 
 
+@renamed_parameter("path", "source")
 def read_arrow(
-    path: Any,
+    source: Source,
     tables: Sequence[str] | None = None,
-    on_error: str = "raise",
+    on_error: OnError = "raise",
     string_view: bool | None = None,
     follow_links: bool = False,
     max_files: int = MAX_FILES,
@@ -161,7 +163,7 @@ def read_arrow(
             raise ValueError(f"unknown tables: {sorted(unknown)}")
     sink = Sink(on_error)
     parse = parsed_kinds(tables)
-    inputs, dumps = expand_with_dumps(path, follow_links, max_files)
+    inputs, dumps = expand_with_dumps(source, follow_links, max_files)
     for file_id, ((full, shown, explicit, preset), dump) in enumerate(zip(inputs, dumps)):
         _read_one(file_id, full, shown, explicit, sink, parse, preset)
         sink.rows["files"][-1]["dump"] = dump
