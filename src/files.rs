@@ -653,9 +653,39 @@ pub fn sniff(data: &[u8]) -> ContentKind {
     let kind = sniff_line(line);
     match kind {
         ContentKind::BufferAssignmentValues if second.is_some_and(|(l, _)| l == b"Allocations sorted by size:") => ContentKind::MemoryUsageReport,
+        ContentKind::Unknown if headerless_module(line, second.map(|(l, _)| l)) => ContentKind::HloModule,
         ContentKind::Unknown if has_oom_marker(data) => ContentKind::OomReport,
         k => k,
     }
+}
+
+/// An HLO module without `HloModule` header, as XLA's parser takes it (its test inputs are
+/// written so): a computation header `[ENTRY ]%?name[ (…) -> …] {` followed by an instruction
+/// line `[ROOT ]%?name = …`.
+fn headerless_module(first: &[u8], second: Option<&[u8]>) -> bool {
+    let Some(second) = second else { return false };
+    // either reading of a leading `ENTRY ` / `ROOT ` (it may also be the name itself)
+    let header = |s: &[u8]| {
+        let rest = skip_blanks(&s[hlo_name_end(s)..]);
+        hlo_name_end(s) > 0 && (rest.trim_ascii_end() == b"{" || (rest.starts_with(b"(") && memchr::memmem::find(rest, b"->").is_some() && rest.trim_ascii_end().ends_with(b"{")))
+    };
+    let instruction = |s: &[u8]| hlo_name_end(s) > 0 && skip_blanks(&s[hlo_name_end(s)..]).starts_with(b"=");
+    let body = skip_blanks(second);
+    (header(first) || first.strip_prefix(b"ENTRY ").is_some_and(header)) && (instruction(body) || body.strip_prefix(b"ROOT ").is_some_and(instruction))
+}
+
+/// `s` without its leading spaces and tabs.
+fn skip_blanks(s: &[u8]) -> &[u8] {
+    &s[s.iter().take_while(|&&b| b == b' ' || b == b'\t').count()..]
+}
+
+/// End of a leading `%?[A-Za-z_][A-Za-z0-9_.-]*` (0: none).
+fn hlo_name_end(s: &[u8]) -> usize {
+    let skip = usize::from(s.first() == Some(&b'%'));
+    if !s.get(skip).is_some_and(|c| c.is_ascii_alphabetic() || *c == b'_') {
+        return 0;
+    }
+    skip + s[skip..].iter().take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'-')).count()
 }
 
 fn has_oom_marker(data: &[u8]) -> bool {

@@ -264,11 +264,11 @@ tables! {
     }
     modules: Modules {
         file_id: I32, name: Str, is_scheduled: Bool, entry_computation_layout: OptStr,
-        attributes: Str, line: I64,
+        attributes: Str, line: I64, module_index: I32,
     }
     computations: Computations {
         file_id: I32, computation_id: I32, name: Str, is_entry: Bool, signature: Str,
-        result_shape: Dict, execution_thread: OptDict, line: I64,
+        result_shape: Dict, execution_thread: OptDict, line: I64, module_index: I32,
     }
     instructions: Instructions {
         file_id: I32, computation_id: I32, instruction_id: I32, name: Str, is_root: Bool,

@@ -273,6 +273,7 @@ SCHEMAS: dict[str, pa.Schema] = {
     "modules": pa.schema([
         _f("file_id", I32), _f("name", S), _f("is_scheduled", B),
         _f("entry_computation_layout", S, True), _f("attributes", S), _f("line", I64),
+        _f("module_index", I32),
     ]),
     # One row per computation header. computation_id = 0-based order in the file.
     # signature = raw parameter list including the parentheses ("" in short-parsable form);
@@ -285,7 +286,7 @@ SCHEMAS: dict[str, pa.Schema] = {
     "computations": pa.schema([
         _f("file_id", I32), _f("computation_id", I32), _f("name", S), _f("is_entry", B),
         _f("signature", S), _f("result_shape", D), _f("execution_thread", D, True),
-        _f("line", I64),
+        _f("line", I64), _f("module_index", I32),
     ]),
     # One row per instruction line (and, with source="value", nothing: values use their own
     # columns). See API.md. instruction_id = 0-based order in the file. operands = names

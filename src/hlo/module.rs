@@ -27,6 +27,15 @@ struct OpenComp<'c> {
     has_root: bool,
 }
 
+/// A module without `HloModule` header: XLA names it `module_` + its entry computation (the
+/// `ENTRY` one, else the last).
+#[derive(Default)]
+struct Headerless<'c> {
+    line: u64,
+    entry: Option<&'c [u8]>,
+    last: Option<&'c [u8]>,
+}
+
 /// What one parse covers, and whether it may go on (the HLO side of chunking a big file).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Mode {
@@ -65,7 +74,13 @@ struct Parser<'t, 'c> {
     computation_id: i32,
     instruction_id: i32,
     comp: Option<OpenComp<'c>>,
+    /// A module is open: its `HloModule` header was read, or (header-less, as XLA's parser
+    /// also takes) its first computation.
     have_header: bool,
+    /// 0-based order of the open (or last) module in the file (FORMATS.md §3.2.1).
+    module_index: i32,
+    /// The open module has no `HloModule` header: its row is written when it ends.
+    headerless: Option<Headerless<'c>>,
     table: Option<Table>,
     mode: Mode,
     /// The rest of a line after an instruction or `}` that ended inside it, or the text after
@@ -97,6 +112,8 @@ pub fn parse<'c>(data: &'c [u8], ctx: FileCtx<'c>, t: &mut Tables) -> Result<()>
         instruction_id: 0,
         comp: None,
         have_header: false,
+        module_index: -1,
+        headerless: None,
         table: None,
         mode: Mode::Serial,
         pending: None,
@@ -215,6 +232,12 @@ fn strip_line_comment(s: &[u8]) -> &[u8] {
     }
 }
 
+/// `// -----` (blanks after it allowed): where FileCheck's `--split-input-file` cuts a test
+/// input into modules; it ends the module before it.
+fn is_split_marker(s: &[u8]) -> bool {
+    s.strip_prefix(b"// -----").is_some_and(|r| r.iter().all(|&b| b == b' ' || b == b'\t'))
+}
+
 /// `HloModule (\S+?)(?:, (.*))?$`: (name, attributes text).
 fn module_header(text: &[u8]) -> Option<(&[u8], Option<&[u8]>)> {
     let s = text.strip_prefix(b"HloModule ")?;
@@ -298,7 +321,17 @@ impl<'t, 'c> Parser<'t, 'c> {
                 continue;
             }
             if s.starts_with(b"HloModule ") {
+                if self.have_header && self.mode.bail() {
+                    return Ok(()); // a second module: the serial parse numbers it
+                }
                 self.header(&line)?;
+                continue;
+            }
+            if is_split_marker(s) {
+                if self.mode.bail() {
+                    return Ok(());
+                }
+                self.end_module();
                 continue;
             }
             if matches!(s[0], b' ' | b'\t' | b'/') {
@@ -317,8 +350,15 @@ impl<'t, 'c> Parser<'t, 'c> {
                 }
             }
             if !self.have_header {
-                self.err(&line, 1, "expected 'HloModule' header")?;
-                continue;
+                match comp_header(s).or_else(|| comp_header(strip_line_comment(s))) {
+                    // XLA's parser takes a module without header: computations only
+                    Some(_) if self.mode.bail() => return Ok(()),
+                    Some(_) => self.begin_headerless(line.no),
+                    None => {
+                        self.err(&line, 1, "expected 'HloModule' header")?;
+                        continue;
+                    }
+                }
             }
             // a table line would change the stack-frame tables later chunks read
             if (s[0].is_ascii_digit() || Table::from_line(s).is_some()) && self.mode.bail() {
@@ -356,7 +396,39 @@ impl<'t, 'c> Parser<'t, 'c> {
             self.ctx.error_at(&mut self.t.errors, n, 1, "file ends inside a computation".into(), b"")?;
             self.finish_computation(None);
         }
+        self.write_headerless_row();
         Ok(())
+    }
+
+    /// Start a module at a computation header with no `HloModule` header before it.
+    fn begin_headerless(&mut self, line: u64) {
+        self.module_index += 1;
+        self.have_header = true;
+        self.headerless = Some(Headerless { line, ..Default::default() });
+    }
+
+    /// The module ends (a `// -----` line, the next `HloModule` header): the next line that is
+    /// not a comment starts a new one.
+    fn end_module(&mut self) {
+        self.write_headerless_row();
+        self.have_header = false;
+        self.table = None;
+        self.frames = Frames::default();
+    }
+
+    /// The `modules` row of a header-less module, named as XLA names it.
+    fn write_headerless_row(&mut self) {
+        let Some(h) = self.headerless.take() else { return };
+        let mut name = b"module_".to_vec();
+        name.extend_from_slice(h.entry.or(h.last).unwrap_or(b""));
+        let m = &mut self.t.modules;
+        m.file_id.push(self.ctx.file_id);
+        m.name.push_owned(&name);
+        m.is_scheduled.push(false);
+        m.entry_computation_layout.push_opt(&self.ctx.src, None);
+        m.attributes.push_owned(b"");
+        m.line.push(h.line as i64);
+        m.module_index.push(self.module_index);
     }
 
     /// Join `first` with the following lines ("\n" between, as the reference's decoded lines
@@ -393,7 +465,8 @@ impl<'t, 'c> Parser<'t, 'c> {
 
     fn header(&mut self, line: &Line<'c>) -> Result<()> {
         if self.have_header {
-            return self.err(line, 1, "second 'HloModule' header");
+            // the next module of a file holding several (concatenated dumps)
+            self.end_module();
         }
         let saved = self.lines.clone();
         let saved_no = self.last_no;
@@ -425,6 +498,7 @@ impl<'t, 'c> Parser<'t, 'c> {
             }
         });
         self.have_header = true;
+        self.module_index += 1;
         let (src, m) = (self.ctx.src, &mut self.t.modules);
         m.file_id.push(self.ctx.file_id);
         m.name.push(&src, name);
@@ -432,6 +506,7 @@ impl<'t, 'c> Parser<'t, 'c> {
         m.entry_computation_layout.push_opt(&src, layout);
         m.attributes.push(&src, attrs_text);
         m.line.push(line.no as i64);
+        m.module_index.push(self.module_index);
         Ok(())
     }
 
@@ -447,6 +522,12 @@ impl<'t, 'c> Parser<'t, 'c> {
 
     fn finish_computation(&mut self, thread: Option<&'c [u8]>) {
         let c = self.comp.take().expect("a computation is open");
+        if let Some(h) = &mut self.headerless {
+            h.last = Some(c.name);
+            if c.is_entry {
+                h.entry = Some(c.name);
+            }
+        }
         let (src, r) = (self.ctx.src, &mut self.t.computations);
         r.file_id.push(self.ctx.file_id);
         r.computation_id.push(c.id);
@@ -456,6 +537,7 @@ impl<'t, 'c> Parser<'t, 'c> {
         r.result_shape.push(&src, c.result_shape);
         r.execution_thread.push_opt(&src, thread);
         r.line.push(c.line as i64);
+        r.module_index.push(self.module_index.max(0));
     }
 
     fn instruction(&mut self, line: &Line<'c>) -> Result<()> {
@@ -734,6 +816,7 @@ impl<'t, 'c> Parser<'t, 'c> {
 pub struct Prefix<'c> {
     frames: Frames<'c>,
     have_header: bool,
+    module_index: i32,
     table: Option<Table>,
     /// Lines in the prefix.
     pub lines: u64,
@@ -786,6 +869,8 @@ fn chunk_parser<'t, 'c>(ctx: FileCtx<'c>, t: &'t mut Tables, data: &'c [u8], lin
         instruction_id: 0,
         comp: None,
         have_header: prefix.is_some_and(|p| p.have_header),
+        module_index: prefix.map_or(-1, |p| p.module_index),
+        headerless: None,
         table: prefix.and_then(|p| p.table),
         mode: if prefix.is_some() { Mode::Chunk } else { Mode::Serial },
         pending: None,
@@ -807,7 +892,10 @@ pub fn parse_prefix<'c>(data: &'c [u8], end: usize, ctx: FileCtx<'c>, t: &mut Ta
     if !p.t.errors.is_empty() {
         return Ok(None);
     }
-    Ok(Some(Prefix { frames: p.frames, have_header: p.have_header, table: p.table, lines: p.last_no }))
+    if p.headerless.is_some() {
+        return Ok(None); // (cannot happen: the prefix ends before the first computation)
+    }
+    Ok(Some(Prefix { frames: p.frames, have_header: p.have_header, module_index: p.module_index, table: p.table, lines: p.last_no }))
 }
 
 /// Parse `data[start..end]`, which starts with a computation header (`is_computation_start`)

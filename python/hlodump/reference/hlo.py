@@ -654,6 +654,8 @@ _HEADER_RE = re.compile(r"HloModule (\S+?)(?:, (.*))?$", re.S)
 # The name ends at a blank or, as XLA's lexer allows, right at the signature's '(' (XLA's
 # own test inputs write `%add(a: f32[]) -> f32[] {`).
 _COMP_START_RE = re.compile(r"(ENTRY )?%?(" + NAME + r")(?: |(?=\())")
+# FileCheck's `--split-input-file` marker: it ends the module before it (FORMATS.md §3.2.1).
+_SPLIT_MARKER_RE = re.compile(r"// -----[ \t]*$")
 _COMP_CLOSE_RE = re.compile(r'\}(?:, execution_thread="([^"]*)")?(.*)$', re.S)
 
 
@@ -788,7 +790,10 @@ class _ModuleParser:
         self.comp_row: dict[str, Any] | None = None
         self.comp_line = 0
         self.comp_has_root = False
-        self.have_header = False
+        self.have_header = False  # a module is open (its header read, or its first computation)
+        self.module_index = -1  # 0-based order of the open (or last) module in the file
+        # a module without `HloModule` header (XLA's parser takes it): its row, written at its end
+        self.headerless: dict[str, Any] | None = None
         self.table: str | None = None
         self.data = data
         self.f: str | None = None
@@ -847,6 +852,9 @@ class _ModuleParser:
             if s.startswith("HloModule "):
                 self.i = self.header(s, lineno, self.i)
                 continue
+            if _SPLIT_MARKER_RE.match(s):
+                self.end_module()
+                continue
             if s[0] in " \t/":
                 rest = self.leading_trivia(ln)
                 if rest is None:
@@ -859,8 +867,11 @@ class _ModuleParser:
                     self.pending = self.trim_start(ln, b)
                     continue
             if not self.have_header:
-                self.error(lineno, 1, "expected 'HloModule' header", s)
-                continue
+                if _parse_comp_header(s) or _parse_comp_header(_strip_line_comment(s)):
+                    self.begin_headerless(lineno)
+                else:
+                    self.error(lineno, 1, "expected 'HloModule' header", s)
+                    continue
             if s in _TABLE_NAMES:
                 self.table = s
                 continue
@@ -875,6 +886,34 @@ class _ModuleParser:
         if self.comp_row is not None:
             self.error(n, 1, "file ends inside a computation", "")
             self.finish_computation(closed=False)
+        self.write_headerless_row()
+
+    def begin_headerless(self, lineno: int) -> None:
+        self.module_index += 1
+        self.have_header = True
+        self.headerless = {"line": lineno, "entry": None, "last": None}
+
+    def end_module(self) -> None:
+        """A `// -----` line or the next `HloModule` header ends the module."""
+        self.write_headerless_row()
+        self.have_header = False
+        self.table = None
+        self.file_names, self.function_names, self.file_locations, self.frames = {}, {}, {}, {}
+
+    def write_headerless_row(self) -> None:
+        """XLA names a module without header `module_` + its ENTRY computation (else the last)."""
+        h = self.headerless
+        if h is None:
+            return
+        self.headerless = None
+        self.ctx.add("modules", {
+            "name": "module_" + (h["entry"] or h["last"] or ""),
+            "is_scheduled": False,
+            "entry_computation_layout": None,
+            "attributes": "",
+            "line": h["line"],
+            "module_index": self.module_index,
+        })
 
     @staticmethod
     def starts_module_item(s: str) -> bool:
@@ -1008,8 +1047,7 @@ class _ModuleParser:
 
     def header(self, s: str, lineno: int, i: int) -> int:
         if self.have_header:
-            self.error(lineno, 1, "second 'HloModule' header", s)
-            return i
+            self.end_module()  # the next module of a file holding several
         joined = self.join_until_balanced(s, i)
         if joined is None:
             self.error(lineno, len(s.encode()) + 1, "module header: unbalanced brackets", s)
@@ -1029,12 +1067,14 @@ class _ModuleParser:
         if layout is not None and layout.startswith("{") and layout.endswith("}"):
             layout = layout[1:-1]
         self.have_header = True
+        self.module_index += 1
         self.ctx.add("modules", {
             "name": m.group(1),
             "is_scheduled": attrs.get("is_scheduled") == "true",
             "entry_computation_layout": layout,
             "attributes": attrs_text,
             "line": lineno,
+            "module_index": self.module_index,
         })
         return i
 
@@ -1109,6 +1149,7 @@ class _ModuleParser:
             "result_shape": hdr["result_shape"],
             "execution_thread": None,
             "line": lineno,
+            "module_index": max(self.module_index, 0),
         }
         self.comp_line = lineno
         self.comp_has_root = False
@@ -1126,6 +1167,10 @@ class _ModuleParser:
 
     def finish_computation(self, closed: bool) -> None:
         assert self.comp_row is not None
+        if self.headerless is not None:
+            self.headerless["last"] = self.comp_row["name"]
+            if self.comp_row["is_entry"]:
+                self.headerless["entry"] = self.comp_row["name"]
         self.ctx.add("computations", self.comp_row)
         self.comp_row = None
 
