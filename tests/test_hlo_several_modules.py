@@ -123,3 +123,14 @@ def test_lines_outside_any_module_are_still_errors(tmp_path: Path, reader) -> No
     d = reader(str(p), TABLES, on_error="collect")
     errs = d["errors"].to_pylist()
     assert [(e["line"], e["message"]) for e in errs] == [(6, "expected 'HloModule' header")]
+
+
+@pytest.mark.parametrize("reader", READERS, ids=["rust", "reference"])
+def test_each_module_is_checked_for_computations(tmp_path: Path, reader) -> None:
+    """The whole-file check (a module with no computation: cut short) looks at every module of
+    the file, not only its last."""
+    p = tmp_path / "two.hlo.txt"
+    p.write_text("HloModule first\n\nHloModule second\nENTRY e {\n  ROOT c = f32[] constant(1)\n}\n")
+    d = reader(str(p), on_error="collect")
+    assert [(e["line"], e["message"]) for e in d["errors"].to_pylist()] == [
+        (1, "module first has no computation (the file is cut short?)")]
