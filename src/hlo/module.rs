@@ -8,7 +8,7 @@ use std::borrow::Cow;
 
 use super::attributes::{get, split_attributes_in};
 use super::custom_call::custom_call_info;
-use super::general::{general_instruction, skip_trivia, skip_trivia_in_line};
+use super::general::{comp_header_at, general_instruction, skip_trivia, skip_trivia_in_line};
 use super::instruction::{needs_continuation, parens_open_after, parse_instruction, Instr, Scratch};
 use super::scan::*;
 use super::stack_frames::{Frames, RowError, Table};
@@ -201,6 +201,13 @@ fn comp_close(s: &[u8]) -> Option<Option<&[u8]>> {
     tail_ok(rest).then_some(None)
 }
 
+/// `s` is `}`, blanks or comments, then more text that is not `,`: where that starts (a
+/// computation closed and the next statement on the same line).
+fn next_on_line(s: &[u8]) -> Option<usize> {
+    let p = skip_trivia_in_line(s, 1).ok()?;
+    (p < s.len() && s[p] != b',').then_some(p)
+}
+
 /// Number of blanks (space, tab) at the start of `s`.
 fn blanks(s: &[u8]) -> usize {
     s.iter().take_while(|&&b| b == b' ' || b == b'\t').count()
@@ -236,6 +243,14 @@ fn strip_line_comment(s: &[u8]) -> &[u8] {
 /// input into modules; it ends the module before it.
 fn is_split_marker(s: &[u8]) -> bool {
     s.strip_prefix(b"// -----").is_some_and(|r| r.iter().all(|&b| b == b' ' || b == b'\t'))
+}
+
+/// `HloModule NAME` and a comment (`HloModule m // …`, as XLA's lexer takes it): (name, None).
+fn name_then_comment(text: &[u8]) -> Option<(&[u8], Option<&[u8]>)> {
+    let s = text.strip_prefix(b"HloModule ")?;
+    let e = s.iter().position(|b| b.is_ascii_whitespace()).unwrap_or(s.len());
+    let rest = &s[e..];
+    (e > 0 && skip_trivia_in_line(rest, 0).is_ok_and(|p| p == rest.len())).then_some((&s[..e], None))
 }
 
 /// `HloModule (\S+?)(?:, (.*))?$`: (name, attributes text).
@@ -354,6 +369,7 @@ impl<'t, 'c> Parser<'t, 'c> {
                     // XLA's parser takes a module without header: computations only
                     Some(_) if self.mode.bail() => return Ok(()),
                     Some(_) => self.begin_headerless(line.no),
+                    None if self.general_header(&line) => continue,
                     None => {
                         self.err(&line, 1, "expected 'HloModule' header")?;
                         continue;
@@ -389,6 +405,9 @@ impl<'t, 'c> Parser<'t, 'c> {
                 self.comp = Some(OpenComp { id: self.computation_id, name, is_entry, signature, result_shape, line: line.no, has_root: false });
                 continue;
             }
+            if self.general_header(&line) {
+                continue;
+            }
             self.err(&line, 1, "unrecognised line")?;
         }
         if self.comp.is_some() {
@@ -398,6 +417,34 @@ impl<'t, 'c> Parser<'t, 'c> {
         }
         self.write_headerless_row();
         Ok(())
+    }
+
+    /// A computation header the one-line form does not take (`comp_header_at`): true when one
+    /// starts at `line` (its computation is then open, and the rest of its last line pending),
+    /// or when this chunk gives the file to the serial parse.
+    #[cold]
+    fn general_header(&mut self, line: &Line<'c>) -> bool {
+        if self.mode.bail() {
+            return true;
+        }
+        let Some(h) = comp_header_at(self.data, line.start) else { return false };
+        if !self.have_header {
+            self.begin_headerless(line.no);
+        }
+        let d = self.data;
+        self.table = None;
+        self.computation_id += 1;
+        self.comp = Some(OpenComp {
+            id: self.computation_id,
+            name: &d[h.name.0..h.name.1],
+            is_entry: h.is_entry,
+            signature: &d[h.signature.0..h.signature.1],
+            result_shape: &d[h.result_shape.0..h.result_shape.1],
+            line: line.no,
+            has_root: false,
+        });
+        self.pending = self.resume(line, h.end);
+        true
     }
 
     /// Start a module at a computation header with no `HloModule` header before it.
@@ -476,7 +523,7 @@ impl<'t, 'c> Parser<'t, 'c> {
             self.last_no = saved_no;
             return self.err(line, line.text.len() as u64 + 1, "module header: unbalanced brackets");
         };
-        let Some((name, attrs_text)) = module_header(&text) else {
+        let Some((name, attrs_text)) = module_header(&text).or_else(|| name_then_comment(&text)) else {
             return self.err(line, 1, "bad module header");
         };
         let from = match attrs_text {
@@ -516,7 +563,15 @@ impl<'t, 'c> Parser<'t, 'c> {
                 self.finish_computation(thread);
                 Ok(())
             }
-            None => self.err(line, 1, "bad computation end"),
+            None => match next_on_line(line.text) {
+                // `} ENTRY main {`: XLA's lexer reads on; what follows is dispatched on its own
+                Some(p) => {
+                    self.finish_computation(None);
+                    self.pending = Some(trim_start(line, p));
+                    Ok(())
+                }
+                None => self.err(line, 1, "bad computation end"),
+            },
         }
     }
 
