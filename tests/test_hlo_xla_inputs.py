@@ -22,8 +22,14 @@ starting with ','), a computation header with no blank before the signature's '(
 anywhere a blank may be (also `ENTRY /* … */ name {` and before `HloModule`), a module name
 ending in ':', computations without ENTRY or ROOT, one-space indentation.
 
-Not read (documented in FORMATS.md §3.6.1): a computation header spanning lines, CR-only line
-ends (a lone CR stays an error in the formats XLA writes), `{` on the line after a header.
+Computation headers over several lines, with `{` on the next line or other spacing, a body on
+the header's line, `} ENTRY …` on one line (headers_over_lines.hlo) are read (FORMATS.md §3.5).
+Not read (documented there): CR-only line ends (a lone CR stays an error in the formats XLA
+writes), `HloModule` indented or before a tab, module attributes starting on the next line, a
+text that is a single instruction.
+
+Names: compared up to XLA's NameUniquer, which renames a name repeated in the module (`lhs` →
+`lhs.1`) and may renumber a numbered one (`add.11` → `add.0`).
 
 Names: XLA's parser makes every instruction name unique in the module: a name already used in
 an earlier computation gets a suffix (`lhs` → `lhs.1`, `sum` → `sum.1`). hlodump keeps the
