@@ -874,6 +874,12 @@ mod tests {
         assert_eq!(s(b"HloModule jit_f, is_scheduled=true\n"), "hlo_module");
         assert_eq!(s(b"\r\n\nHloModule m"), "hlo_module");
         assert_eq!(s(b"HloModule"), "unknown");
+        // header-less modules (XLA's test inputs): a computation header, then an instruction
+        assert_eq!(s(b"// RUN: x\nfusion {\n  %p0 = f32[] parameter(0)\n"), "hlo_module");
+        assert_eq!(s(b"ENTRY %main (a: f32[]) -> f32[] {\n  ROOT a = f32[] parameter(0)\n}\n"), "hlo_module");
+        assert_eq!(s(b"ENTRY {\n  ROOT = f32[] parameter(0)\n"), "hlo_module"); // ENTRY / ROOT as names
+        assert_eq!(s(b"module {\n  func.func @main() {\n"), "unknown"); // MLIR
+        assert_eq!(s(b"fusion {\n"), "unknown"); // no instruction after it
         assert_eq!(s(b"BufferAssignment:\nallocation 0"), "buffer_assignment");
         assert_eq!(
             s(b"\nTotal bytes used: 160 (160B)\n"),

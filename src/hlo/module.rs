@@ -977,6 +977,33 @@ mod tests {
     use super::*;
 
     #[test]
+    fn headers_over_lines() {
+        use crate::hlo::general::comp_header_at;
+        let f = b"ENTRY main\n{\n";
+        let h = comp_header_at(f, 0).unwrap();
+        assert_eq!((&f[h.name.0..h.name.1], h.is_entry, h.end), (&b"main"[..], true, 12));
+        let f = b"add (a: f32[],\n  b: f32[]) /* c */\n -> f32[2]{0}{ ROOT";
+        let h = comp_header_at(f, 0).unwrap();
+        assert_eq!(&f[h.signature.0..h.signature.1], b"(a: f32[],\n  b: f32[])");
+        assert_eq!(&f[h.result_shape.0..h.result_shape.1], b"f32[2]{0}");
+        assert_eq!(&f[h.end..], b" ROOT");
+        // a `{ … }` after the result shape is the body when no second `{` follows
+        let f = b"e () -> f32[] {}";
+        assert_eq!(comp_header_at(f, 0).map(|h| (h.result_shape, h.end)), Some(((8, 13), 15)));
+        assert_eq!(comp_header_at(b"ENTRY{", 0).map(|h| (h.name, h.is_entry)), Some(((0, 5), false)));
+        for not_one in [&b"x = f32[] add(a, b)"[..], b"add (a) f32[] {", b"add () -> {", b"/* open"] {
+            assert_eq!(comp_header_at(not_one, 0), None, "{}", String::from_utf8_lossy(not_one));
+        }
+        assert_eq!(next_on_line(b"} ENTRY e {"), Some(2));
+        assert_eq!(next_on_line(b"}ENTRY"), Some(1));
+        assert_eq!(next_on_line(b"} // x"), None);
+        assert_eq!(next_on_line(b"}, execution_thread=\"t\""), None);
+        assert!(is_split_marker(b"// -----") && is_split_marker(b"// -----  ") && !is_split_marker(b"// ------x"));
+        assert_eq!(name_then_comment(b"HloModule m // c"), Some((&b"m"[..], None)));
+        assert_eq!(name_then_comment(b"HloModule m x"), None);
+    }
+
+    #[test]
     fn computation_headers() {
         let h = comp_header(b"ENTRY %main.47 (Arg_0.1: bf16[8], /*index=5*/a: (f32[], s32[])) -> (f32[], f32[]) {").unwrap();
         assert_eq!(h.0, b"main.47");
