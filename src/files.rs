@@ -653,6 +653,8 @@ pub fn sniff(data: &[u8]) -> ContentKind {
     let kind = sniff_line(line);
     match kind {
         ContentKind::BufferAssignmentValues if second.is_some_and(|(l, _)| l == b"Allocations sorted by size:") => ContentKind::MemoryUsageReport,
+        // `  HloModule m`: XLA's lexer skips the blanks
+        ContentKind::Unknown if skip_blanks(line).starts_with(b"HloModule ") => ContentKind::HloModule,
         ContentKind::Unknown if headerless_module(line, second.map(|(l, _)| l)) => ContentKind::HloModule,
         ContentKind::Unknown if has_oom_marker(data) => ContentKind::OomReport,
         k => k,
@@ -910,7 +912,7 @@ mod tests {
         assert_eq!(s(b"platform_id: 179101572333\n"), "unknown");
         assert_eq!(s(b"executable_build_options {\n"), "unknown");
         assert_eq!(s(b"#loc1 = loc(\"a\")\n"), "unknown");
-        assert_eq!(s(b" HloModule m\n"), "unknown");
+        assert_eq!(s(b" HloModule m\n"), "hlo_module"); // XLA's lexer skips the blanks
         assert_eq!(s(b"\x00\x01\x02binary"), "unknown");
         // only the first non-blank line counts
         assert_eq!(s(b"junk\nHloModule m\n"), "unknown");

@@ -41,10 +41,10 @@ FORMS = {
     "crlf_over_lines": "HloModule m\r\nENTRY main\r\n{\r\n" + ONE + "\r\n}\r\n",
     "header_less": "add {\n  a = f32[] parameter(0)\n  ROOT c = f32[] negate(a)\n}\nENTRY main {\n  a = f32[] parameter(0)\n"
                    "  ROOT c = f32[] call(a), to_apply=add\n}\n",
+    "module_header_indented": "  HloModule m\nENTRY main {\n" + ONE + "\n}\n",
     "header_less_no_entry": "f {\n  a = f32[2] parameter(0)\n  b = f32[2] negate(a)\n}\n",
 }
 NOT_READ = {
-    "module_header_indented": "  HloModule m\nENTRY main {\n" + ONE + "\n}\n",
     "module_header_tab": "HloModule\tm\nENTRY main {\n" + ONE + "\n}\n",
     "module_attributes_on_next_line": "HloModule m,\n  is_scheduled=true\nENTRY main {\n" + ONE + "\n}\n",
 }

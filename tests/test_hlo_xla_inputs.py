@@ -25,7 +25,7 @@ ending in ':', computations without ENTRY or ROOT, one-space indentation.
 Computation headers over several lines, with `{` on the next line or other spacing, a body on
 the header's line, `} ENTRY …` on one line (headers_over_lines.hlo) are read (FORMATS.md §3.5).
 Not read (documented there): CR-only line ends (a lone CR stays an error in the formats XLA
-writes), `HloModule` indented or before a tab, module attributes starting on the next line, a
+writes), `HloModule` before a tab, module attributes starting on the next line, a
 text that is a single instruction.
 
 Names: compared up to XLA's NameUniquer, which renames a name repeated in the module (`lhs` →

@@ -457,6 +457,8 @@ def sniff(data: bytes) -> str:
     kind = _sniff_line(lines[0][0])
     if kind == "buffer_assignment_values" and len(lines) > 1 and lines[1][0] == b"Allocations sorted by size:":
         return "memory_usage_report"
+    if kind == "unknown" and lines[0][0].lstrip(b" \t").startswith(b"HloModule "):
+        return "hlo_module"  # `  HloModule m`: XLA's lexer skips the blanks
     if kind == "unknown" and _headerless_module(lines[0][0], lines[1][0] if len(lines) > 1 else None):
         return "hlo_module"
     if kind == "unknown" and has_oom:
