@@ -292,12 +292,12 @@ tables! {
     /// One row per `HloModule` header.
     modules: Modules {
         file_id: I32, name: Str, is_scheduled: Bool, entry_computation_layout: OptStr,
-        attributes: Str, line: I64,
+        attributes: Str, line: I64, module_index: I32,
     }
     /// One row per computation header of an HLO module.
     computations: Computations {
         file_id: I32, computation_id: I32, name: Str, is_entry: Bool, signature: Str,
-        result_shape: Dict, execution_thread: OptDict, line: I64,
+        result_shape: Dict, execution_thread: OptDict, line: I64, module_index: I32,
     }
     /// One row per HLO instruction.
     instructions: Instructions {
