@@ -49,6 +49,17 @@ def _ids(t: Optional[pa.Table], where: Optional[str] = None) -> set[int]:
     return {i for i, f in zip(ids, flags) if f}
 
 
+def _module_keys(t: Optional[pa.Table], where: Optional[str] = None) -> set[tuple[int, int]]:
+    """(file_id, module_index) of the rows (where ``where`` holds); a file holds several
+    modules when concatenated or `// -----`-split (module_index 0 without the column)."""
+    if t is None or t.num_rows == 0:
+        return set()
+    ids = t.column("file_id").to_pylist()
+    mis = t.column("module_index").to_pylist() if "module_index" in t.schema.names else [0] * len(ids)
+    flags = t.column(where).to_pylist() if where is not None else [True] * len(ids)
+    return {(i, m) for i, m, f in zip(ids, mis, flags) if f}
+
+
 def problems(tables: Mapping[str, pa.Table], wanted: Optional[list[str]] = None) -> list[Problem]:
     """The problems of every file of ``tables`` (a read's tables; ``wanted``: the tables the
     read was asked for, None for all: a check runs only when its tables were read)."""
@@ -64,10 +75,13 @@ def problems(tables: Mapping[str, pa.Table], wanted: Optional[list[str]] = None)
     if "module_id" in files.schema.names:
         cols = cols + ["module_id"]
     rows = files.select(cols).to_pylist()
-    modules = {r["file_id"]: r for r in tables["modules"].select(["file_id", "name", "line"]).to_pylist()} \
-        if read("modules", "name", "line") else {}
-    with_comp = _ids(tables.get("computations")) if read("computations") else None
-    with_entry = _ids(tables.get("computations"), "is_entry") if read("computations", "is_entry") else None
+    modules: dict[int, list[dict]] = {}
+    if read("modules", "name", "line"):
+        mt = tables["modules"]
+        for r in mt.select([c for c in ("file_id", "name", "line", "module_index") if c in mt.schema.names]).to_pylist():
+            modules.setdefault(r["file_id"], []).append(r)
+    with_comp = _module_keys(tables.get("computations")) if read("computations") else None
+    with_entry = _module_keys(tables.get("computations"), "is_entry") if read("computations", "is_entry") else None
     with_alloc = _ids(tables.get("allocations")) if read("allocations") else None
     # a file with errors already is known to be incomplete: no second report of the same cut
     reported = set(tables["errors"].column("file_id").to_pylist())
@@ -82,14 +96,15 @@ def problems(tables: Mapping[str, pa.Table], wanted: Optional[list[str]] = None)
         if not r["parsed"]:
             continue
         if r["content_kind"] == "hlo_module" and with_comp is not None and fid in modules:
-            m = modules[fid]
-            if fid not in with_comp:
-                out.append((fid, m["line"], 1, f"module {m['name']} has no computation (the file is cut short?)", ""))
-            # Only for files XLA named (module_NNNN…): XLA's parser itself takes a module without
-            # ENTRY (its last computation is the entry), as hand-written and test inputs have it.
-            elif with_entry is not None and fid not in with_entry and r.get("module_id") is not None:
-                out.append((fid, m["line"], 1, f"module {m['name']} has no ENTRY computation (XLA prints it last: "
-                                              "the file is cut short?)", ""))
+            for m in modules[fid]:
+                key = (fid, m.get("module_index", 0))
+                if key not in with_comp:
+                    out.append((fid, m["line"], 1, f"module {m['name']} has no computation (the file is cut short?)", ""))
+                # Only for files XLA named (module_NNNN…): XLA's parser itself takes a module without
+                # ENTRY (its last computation is the entry), as hand-written and test inputs have it.
+                elif with_entry is not None and key not in with_entry and r.get("module_id") is not None:
+                    out.append((fid, m["line"], 1, f"module {m['name']} has no ENTRY computation (XLA prints it last: "
+                                                  "the file is cut short?)", ""))
         elif r["content_kind"] == "buffer_assignment" and with_alloc is not None and fid not in with_alloc:
             out.append((fid, 1, 1, "BufferAssignment without a single allocation (the file is cut short?)", ""))
     skip = reported | {r["file_id"] for r in rows if r["error"] is not None}

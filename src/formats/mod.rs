@@ -79,7 +79,12 @@ impl Format {
             Format::HloModule => &FormatSpec {
                 name: "hlo_module",
                 contents: &[ContentKind::HloModule],
-                sniff: Sniff { prefixes: &[(b"HloModule ", ContentKind::HloModule)], ..Sniff::NONE },
+                sniff: Sniff {
+                    prefixes: &[(b"HloModule ", ContentKind::HloModule)],
+                    // `  HloModule m`, or a module without header (XLA's parser takes both)
+                    fallback: Some((crate::hlo::is_module_start, ContentKind::HloModule)),
+                    ..Sniff::NONE
+                },
                 tables: &["modules", "computations", "instructions", "stack_frames", "custom_calls"],
                 parse: crate::hlo::parse,
                 presize: Some(crate::hlo::presize),

@@ -52,6 +52,9 @@ pub struct Sniff {
     pub prefixes: &'static [(&'static [u8], ContentKind)],
     /// A first line this accepts is of that kind (tried after every prefix of every format).
     pub line: Option<(fn(&[u8]) -> bool, ContentKind)>,
+    /// (first line, the line after it) this accepts are of that kind: tried when no prefix or
+    /// line test knows the first line, before the markers.
+    pub fallback: Option<(fn(&[u8], Option<&[u8]>) -> bool, ContentKind)>,
     /// Text that marks the kind anywhere in a file whose first line is none of ours (a log).
     pub anywhere: &'static [&'static [u8]],
     /// The kind `anywhere` gives.
@@ -60,7 +63,7 @@ pub struct Sniff {
 
 impl Sniff {
     /// Recognises nothing (a field default for `FormatSpec`s).
-    pub const NONE: Sniff = Sniff { second_line: &[], prefixes: &[], line: None, anywhere: &[], anywhere_kind: ContentKind::Unknown };
+    pub const NONE: Sniff = Sniff { second_line: &[], prefixes: &[], line: None, fallback: None, anywhere: &[], anywhere_kind: ContentKind::Unknown };
 }
 
 /// Every content rule: the formats' in registry order, then those of the kinds no format parses.
@@ -169,7 +172,12 @@ pub fn sniff(data: &[u8]) -> ContentKind {
         return k;
     }
     match sniff_line(line) {
-        ContentKind::Unknown => by_marker(data).unwrap_or(ContentKind::Unknown),
+        ContentKind::Unknown => rules()
+            .filter_map(|r| r.fallback)
+            .find(|(accepts, _)| accepts(line, second.map(|(l, _)| l)))
+            .map(|(_, k)| k)
+            .or_else(|| by_marker(data))
+            .unwrap_or(ContentKind::Unknown),
         k => k,
     }
 }
@@ -198,6 +206,12 @@ mod tests {
         assert_eq!(s(b"HloModule jit_f, is_scheduled=true\n"), "hlo_module");
         assert_eq!(s(b"\r\n\nHloModule m"), "hlo_module");
         assert_eq!(s(b"HloModule"), "unknown");
+        // header-less modules (XLA's test inputs): a computation header, then an instruction
+        assert_eq!(s(b"// RUN: x\nfusion {\n  %p0 = f32[] parameter(0)\n"), "hlo_module");
+        assert_eq!(s(b"ENTRY %main (a: f32[]) -> f32[] {\n  ROOT a = f32[] parameter(0)\n}\n"), "hlo_module");
+        assert_eq!(s(b"ENTRY {\n  ROOT = f32[] parameter(0)\n"), "hlo_module"); // ENTRY / ROOT as names
+        assert_eq!(s(b"module {\n  func.func @main() {\n"), "unknown"); // MLIR
+        assert_eq!(s(b"fusion {\n"), "unknown"); // no instruction after it
         assert_eq!(s(b"BufferAssignment:\nallocation 0"), "buffer_assignment");
         assert_eq!(
             s(b"\nTotal bytes used: 160 (160B)\n"),
@@ -228,7 +242,7 @@ mod tests {
         assert_eq!(s(b"platform_id: 179101572333\n"), "unknown");
         assert_eq!(s(b"executable_build_options {\n"), "unknown");
         assert_eq!(s(b"#loc1 = loc(\"a\")\n"), "unknown");
-        assert_eq!(s(b" HloModule m\n"), "unknown");
+        assert_eq!(s(b" HloModule m\n"), "hlo_module"); // XLA's lexer skips the blanks
         assert_eq!(s(b"\x00\x01\x02binary"), "unknown");
         // only the first non-blank line counts
         assert_eq!(s(b"junk\nHloModule m\n"), "unknown");
@@ -256,7 +270,7 @@ mod tests {
     #[test]
     fn the_rules_name_every_kind() {
         let given = |r: &Sniff| -> Vec<ContentKind> {
-            let mut k: Vec<ContentKind> = r.prefixes.iter().map(|p| p.1).chain(r.second_line.iter().map(|s| s.2)).chain(r.line.map(|l| l.1)).collect();
+            let mut k: Vec<ContentKind> = r.prefixes.iter().map(|p| p.1).chain(r.second_line.iter().map(|s| s.2)).chain(r.line.map(|l| l.1)).chain(r.fallback.map(|f| f.1)).collect();
             if !r.anywhere.is_empty() {
                 k.push(r.anywhere_kind);
             }

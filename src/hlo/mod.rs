@@ -32,6 +32,40 @@ pub fn parse<'c>(data: &'c [u8], ctx: FileCtx<'c>, t: &mut Tables) -> Result<()>
     module::parse(data, ctx, t)
 }
 
+/// The first deciding line of a file (and the one after it) that make it HLO text although it
+/// does not start with `HloModule ` (`FormatSpec::sniff`): `HloModule` after blanks (XLA's
+/// lexer skips them), or a module without `HloModule` header, as XLA's parser takes it (its
+/// test inputs are written so): a computation header `[ENTRY ]%?name[ (…) -> …] {` followed by
+/// an instruction line `[ROOT ]%?name = …`.
+pub fn is_module_start(first: &[u8], second: Option<&[u8]>) -> bool {
+    if skip_blanks(first).starts_with(b"HloModule ") {
+        return true;
+    }
+    let Some(second) = second else { return false };
+    // either reading of a leading `ENTRY ` / `ROOT ` (it may also be the name itself)
+    let header = |s: &[u8]| {
+        let rest = skip_blanks(&s[hlo_name_end(s)..]);
+        hlo_name_end(s) > 0 && (rest.trim_ascii_end() == b"{" || (rest.starts_with(b"(") && memchr::memmem::find(rest, b"->").is_some() && rest.trim_ascii_end().ends_with(b"{")))
+    };
+    let instruction = |s: &[u8]| hlo_name_end(s) > 0 && skip_blanks(&s[hlo_name_end(s)..]).starts_with(b"=");
+    let body = skip_blanks(second);
+    (header(first) || first.strip_prefix(b"ENTRY ").is_some_and(header)) && (instruction(body) || body.strip_prefix(b"ROOT ").is_some_and(instruction))
+}
+
+/// `s` without its leading spaces and tabs.
+fn skip_blanks(s: &[u8]) -> &[u8] {
+    &s[s.iter().take_while(|&&b| b == b' ' || b == b'\t').count()..]
+}
+
+/// End of a leading `%?[A-Za-z_][A-Za-z0-9_.-]*` (0: none).
+fn hlo_name_end(s: &[u8]) -> usize {
+    let skip = usize::from(s.first() == Some(&b'%'));
+    if !s.get(skip).is_some_and(|c| c.is_ascii_alphabetic() || *c == b'_') {
+        return 0;
+    }
+    skip + s[skip..].iter().take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'-')).count()
+}
+
 /// Size the instruction columns once for every HLO file of an arena group
 /// (`FormatSpec::presize`). Why: sized file by file, the columns of a group of hundreds of
 /// per-pass files regrow log2(files) times, each time copied whole (~6% of a per-pass

@@ -444,6 +444,12 @@ def sniff(data: bytes) -> str:
                 if first.startswith(prefix) and lines[1][0] == second:
                     return kind
     kind = _sniff_line(first)
+    if kind == "unknown":
+        second_line = lines[1][0] if len(lines) > 1 else None
+        for rules in sniff_rules():
+            if rules.fallback is not None and rules.fallback[0](first, second_line):
+                return rules.fallback[1]
     if kind == "unknown" and marked:
         return marked
     return kind
+

@@ -29,6 +29,9 @@ class Sniff:
     second_line: tuple[tuple[bytes, bytes, str], ...] = ()
     # (test, kind): a first line the test accepts is of that kind (after every prefix).
     line: tuple[Callable[[bytes], bool], str] | None = None
+    # (test, kind): a first line and the one after it (or None) that the test accepts are of
+    # that kind; tried when no prefix or line test knows the first line, before the markers.
+    fallback: tuple[Callable[[bytes, bytes | None], bool], str] | None = None
     # Text that makes a file whose first line is none of ours this format (a log).
     markers: tuple[bytes, ...] = ()
 
@@ -51,6 +54,20 @@ _KEY_CHARS = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ012
 
 def _is_thunk_line(line: bytes) -> bool:
     return _THUNK_LINE.match(line) is not None
+
+
+_COMP_HEADER_RE = re.compile(rb"(?:ENTRY )?%?[A-Za-z_][A-Za-z0-9_.\-]*[ \t]*(?:\{|\(.*->.*\{)[ \t\r\n\f]*$")
+_INSTRUCTION_START_RE = re.compile(rb"[ \t]*(?:ROOT )?%?[A-Za-z_][A-Za-z0-9_.\-]*[ \t]*=")
+
+
+def _is_hlo_module_start(first: bytes, second: bytes | None) -> bool:
+    """HLO text that does not start with ``HloModule ``: ``HloModule`` after blanks (XLA's lexer
+    skips them), or a module without header, as XLA's parser takes it (its test inputs are
+    written so): a computation header followed by an instruction line."""
+    if first.lstrip(b" \t").startswith(b"HloModule "):
+        return True
+    return (second is not None and _COMP_HEADER_RE.match(first) is not None
+            and _INSTRUCTION_START_RE.match(second) is not None)
 
 
 def _is_debug_options_line(line: bytes) -> bool:
@@ -96,7 +113,8 @@ def _oom(lines: list[str | None], ctx: Any, data: bytes) -> None:
 FORMATS: tuple[Format, ...] = (
     Format("hlo_module", ("hlo_module",),
            ("modules", "computations", "instructions", "stack_frames", "custom_calls"), _hlo,
-           sniff=Sniff(prefixes=((b"HloModule ", "hlo_module"),))),
+           sniff=Sniff(prefixes=((b"HloModule ", "hlo_module"),),
+                       fallback=(_is_hlo_module_start, "hlo_module"))),
     Format("buffer_assignment", ("buffer_assignment", "buffer_assignment_values", "live_range"),
            ("allocations", "assignments", "values", "schedule", "live_ranges", "peak",
             "peak_breakdown", "totals"), _buffer_assignment,

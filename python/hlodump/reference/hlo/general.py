@@ -158,6 +158,68 @@ def _g_starts_shape(f: str, i: int) -> bool:
     return f[p:p + 1] == "["
 
 
+def _general_comp_header(f: str, start: int) -> dict[str, Any] | None:
+    """A computation header with other blanks, comments or line breaks than the printer's (XLA's
+    lexer takes them; its test inputs write them): ``[ENTRY] [%]NAME [ "(" … ")" "->" SHAPE ]
+    "{"`` from ``start``. None when the text is not one. Mirrors general.rs ``comp_header_at``."""
+    try:
+        i = _g_skip_trivia(f, start)
+        is_entry = False
+        if f.startswith("ENTRY", i) and not (f[i + 5:i + 6] != "" and f[i + 5] in _NAME_CHARS):
+            j = _g_skip_trivia(f, i + 5)
+            k = j + 1 if f[j:j + 1] == "%" else j
+            if j > i + 5 and _NAME_RE.match(f, k):
+                is_entry, i = True, j
+        a = i + 1 if f[i:i + 1] == "%" else i
+        m = _NAME_RE.match(f, a)
+        if m is None:
+            return None
+        b = m.end()
+        p = _g_skip_trivia(f, b)
+        if f[p:p + 1] == "{":
+            return {"name": f[a:b], "is_entry": is_entry, "signature": "", "result_shape": "", "end": p + 1}
+        if f[p:p + 1] != "(":
+            return None
+        close = _g_group_end(f, p, False)
+        q = _g_skip_trivia(f, close)
+        if not f.startswith("->", q):
+            return None
+        r = _g_skip_trivia(f, q + 2)
+        e = _g_result_shape_end(f, r)
+        if e is None:
+            return None
+        body = _g_skip_trivia(f, e)
+        if f[body:body + 1] != "{":
+            return None
+        return {"name": f[a:b], "is_entry": is_entry, "signature": f[p:close], "result_shape": f[r:e],
+                "end": body + 1}
+    except _GenError:
+        return None
+
+
+def _g_result_shape_end(f: str, i: int) -> int | None:
+    """A tuple, or ``TYPE[ … ]`` and a layout ``{ … }`` when the body's ``{`` follows it."""
+    c = f[i:i + 1]
+    if c == "(":
+        return _g_group_end(f, i, True)
+    if c == "" or c not in _ALNUM:
+        return None
+    w = _g_alnum_end(f, i)
+    p = _g_skip_trivia(f, w)
+    if f[p:p + 1] != "[":
+        return None
+    dims = _g_group_end(f, p, True)
+    q = _g_skip_trivia(f, dims)
+    if f[q:q + 1] == "{":
+        try:
+            layout = _g_group_end(f, q, True)
+            if f[_g_skip_trivia(f, layout):][:1] == "{":
+                return layout
+        except _GenError:
+            pass
+    return dims
+
+
 def _general_instruction(f: str, start: int) -> tuple[dict[str, Any], int]:
     """One instruction starting at ``start`` (blanks or comments may come first): (row, position
     just past its last token). Raises _GenError."""
