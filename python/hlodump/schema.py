@@ -119,7 +119,7 @@ D = pa.dictionary(pa.int32(), pa.large_string())  # text with few distinct value
 # file belongs to — the directory ``--xla_dump_to`` wrote, found from the file's location,
 # or the path a single file was named by (rules: ``hlodump.paths.expand_with_dumps``).
 # Modules are identified by (dump, module_id, module_name).
-# Decisions (name rules in full: reference/files.py docstring = src/files.rs module doc):
+# Decisions (name rules in full: reference/files.py docstring = src/files/name.rs module doc):
 # - content_kind also takes "stdout_capture" (first line "*** Begin "); it is never "other".
 # - Name parts are filled for every kind, "other" included, whenever the suffix is known:
 #   ``….before_optimizations.hlo.pb`` / ``.dot`` / ``.html`` get stage (and backend / pass
