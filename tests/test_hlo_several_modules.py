@@ -134,3 +134,20 @@ def test_each_module_is_checked_for_computations(tmp_path: Path, reader) -> None
     d = reader(str(p), on_error="collect")
     assert [(e["line"], e["message"]) for e in d["errors"].to_pylist()] == [
         (1, "module first has no computation (the file is cut short?)")]
+
+
+def test_analyses_do_not_sum_several_modules_of_one_file(tmp_path) -> None:
+    """The analyses take one module per file: a file of two modules gets no cost figure (a sum
+    over two entry computations is no compile's) and a note naming its modules."""
+    from hlodump import analysis as A
+
+    a, b = (str(CORPUS / p) for p in PAIRS[0])
+    two = tmp_path / "two.txt"
+    two.write_bytes(open(a, "rb").read() + open(b, "rb").read())
+    d = hlodump.read_arrow(str(two))
+    names = d["modules"].column("name").to_pylist()
+    assert len(names) == 2
+    (row,) = A.cost_analysis(d)
+    assert row["cost_analysis"] is None and all(n in row["note"] for n in names)
+    (one,) = A.cost_analysis(hlodump.read_arrow(a))
+    assert one["cost_analysis"] is not None  # each part alone has its figure

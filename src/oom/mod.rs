@@ -47,9 +47,11 @@
 //!
 //! Reference: `reference/oom.py` (same grammar, written with regular expressions).
 
-mod metadata;
+mod op_metadata;
 mod prefix;
 mod tpu;
+
+use op_metadata::{op_metadata, op_metadata_prefix, OpMetadata};
 
 use std::borrow::Cow;
 
@@ -58,9 +60,7 @@ use crate::driver::LineGrammar;
 use crate::lex::{bad, Cur, Stop, I32_MAX, R};
 use crate::tables::Tables;
 
-pub use metadata::{op_metadata, OpMetadata};
 pub use prefix::content_start;
-use metadata::op_metadata_prefix;
 use tpu::is_tpu_header;
 
 const GPU_MARKER: &[u8] = b"BufferAssignment OOM Debugging.";

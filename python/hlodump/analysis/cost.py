@@ -119,15 +119,38 @@ def cost_analysis(d: "Dump", module: ModuleSel = None, tuple_results: TupleResul
     _, totals = _run(loaded, tuple_results)
     out = []
     fid_of = {m.key: f for f, m in loaded.module_of.items()}
+    parts = _modules_per_file(d)
     for m in mods:
         fid = fid_of.get(m.key)
         props = totals.get(fid) if fid is not None else None
         row = {"module": m.key, "module_name": m.name,
                "cost_analysis": _jax_dict(props) if props is not None else None}
+        if fid is not None and len(parts.get(fid, ())) > 1:
+            # The analyses take one module per file: a sum over several modules' entry
+            # computations would be no compile's figure, so none is given.
+            names = parts[fid]
+            row["cost_analysis"] = None
+            row["note"] = (f"its HLO file holds {len(names)} modules ({', '.join(names[:6])}"
+                           f"{' …' if len(names) > 6 else ''}): no cost figure (the analyses take one module per "
+                           "file; the tables have each module apart, by modules.module_index)")
         if any("tpu" in b for b in getattr(m, "backends", ())):
             row["note"] = ("TPU compilers run their own cost analysis (tiled sizes): these are the CPU/GPU "
                            "rules applied to this text, not what jax reports on TPU")
         out.append(row)
+    return out
+
+
+def _modules_per_file(d: "Dump") -> dict[int, list[str]]:
+    """The module names of each HLO file (several in concatenated dumps and split test inputs)."""
+    from . import _views
+
+    v = _views(d)
+    if "modules" not in v:
+        return {}
+    out: dict[int, list[str]] = {}
+    cols = v["modules"].select(["file_id", "name"]).to_pydict()
+    for f, n in zip(cols["file_id"], cols["name"]):
+        out.setdefault(f, []).append(str(n))
     return out
 
 

@@ -213,7 +213,10 @@ def _render_summary(m: dict[str, Any], con: Any) -> None:
     from ..analysis.cost import format_cost
 
     # format_cost(None) says why there is no figure (no after-optimizations HLO text)
-    lines.append("cost (XLA's HloCostAnalysis rules, as jax's cost_analysis()): " + format_cost(m.get("cost_analysis")))
+    why_none = next((n for n in m["notes"] if n.startswith("its HLO file holds")), None)
+    lines.append("cost (XLA's HloCostAnalysis rules, as jax's cost_analysis()): "
+                 + (format_cost(m.get("cost_analysis")) if m.get("cost_analysis") or not why_none else
+                    "none: " + why_none.split(": no cost figure")[0]))
     tl = m["timeline"]
     if tl:
         lines.append(f"timeline: {tl['steps']} steps")

@@ -1,5 +1,6 @@
-//! `OpMetadataToString` text in out-of-memory reports (FORMATS.md §2.9.2): where a wrapped
-//! `Operator:` line continues, and the fields we keep.
+//! XLA's `OpMetadataToString` list as an OOM report's `Operator:` line prints it
+//! (`op_type="…" op_name="…" source_file="…" source_line=N …`): reading it into its fields, and
+//! telling whether a wrapped line continues one (FORMATS.md §2.9.1).
 
 use std::borrow::Cow;
 
@@ -143,7 +144,7 @@ pub fn op_metadata(s: &[u8]) -> Option<OpMetadata<'_>> {
     }
 }
 
-pub(super) fn unescape(s: &[u8]) -> Vec<u8> {
+fn unescape(s: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(s.len());
     let mut i = 0;
     while i < s.len() {
@@ -168,3 +169,4 @@ pub(super) fn unescape(s: &[u8]) -> Vec<u8> {
     }
     out
 }
+
