@@ -74,7 +74,7 @@ pub struct Tape {
 /// operands' depth-1 commas into `commas`. `Err(Unsure)` when the full parse must decide.
 pub fn build(text: &[u8], tp: &mut Tape, commas: &mut Vec<usize>) -> Result<(), Unsure> {
     let (is_root, name, i) = instr_start(text).ok_or(Unsure)?;
-    let j = scan_shape_in(text, i).map_err(|_| Unsure)?;
+    let j = shape_end(text, i)?;
     if j == i {
         return Err(Unsure);
     }
@@ -111,6 +111,54 @@ pub fn build(text: &[u8], tp: &mut Tape, commas: &mut Vec<usize>) -> Result<(), 
         metadata(text, a, b, &mut tp.md)?;
     }
     Ok(())
+}
+
+/// Byte classes of `shape_end`: 0 a shape byte (`[A-Za-z0-9_,:*<=?#+~]`), 1 open bracket,
+/// 2 close bracket, 3 ' ', 4 '/', 5 anything else.
+const SHAPE_CLASS: [u8; 256] = {
+    let mut t = [5u8; 256];
+    let shape = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_,:*<=?#+~";
+    let mut k = 0;
+    while k < shape.len() {
+        t[shape[k] as usize] = 0;
+        k += 1;
+    }
+    t[b'(' as usize] = 1;
+    t[b'[' as usize] = 1;
+    t[b'{' as usize] = 1;
+    t[b')' as usize] = 2;
+    t[b']' as usize] = 2;
+    t[b'}' as usize] = 2;
+    t[b' ' as usize] = 3;
+    t[b'/' as usize] = 4;
+    t
+};
+
+/// `scan::scan_shape` in one byte loop (shapes are short and dense in brackets: no search
+/// pays): the first space at depth 0, `/*…*/` comments skipped. Unsure where `scan_shape`
+/// fails (the full parse then reports it).
+#[inline(always)]
+fn shape_end(text: &[u8], mut i: usize) -> Result<usize, Unsure> {
+    let mut depth: i64 = 0;
+    while i < text.len() {
+        match SHAPE_CLASS[text[i] as usize] {
+            0 => {}
+            1 => depth += 1,
+            2 => depth -= 1,
+            3 => {
+                if depth == 0 {
+                    return Ok(i);
+                }
+            }
+            4 if text.get(i + 1) == Some(&b'*') => {
+                i = skip_comment(text, i).map_err(|_| Unsure)?;
+                continue;
+            }
+            _ => return Err(Unsure),
+        }
+        i += 1;
+    }
+    Err(Unsure)
 }
 
 /// The operand list from its '(' at `open`: index just past its ')'; depth-1 commas recorded,
@@ -370,6 +418,22 @@ mod tests {
         assert_eq!((p.name, p.opcode, p.shape, p.is_root, p.operand_text, p.attributes), (full.name, full.opcode, full.shape, full.is_root, full.operand_text, full.attributes));
         assert!(sc.operands.is_empty() && sc.called.is_empty() && p.op_name.is_none());
         true
+    }
+
+    /// `shape_end` is `scan_shape` wherever that succeeds, from every position of every line.
+    #[test]
+    fn shape_end_is_scan_shape() {
+        let mut lines = hlo_lines();
+        lines.truncate(20_000);
+        lines.push(b"(f32[], /*i=1*/ s32[]) /*x*/ ) ] [ } a".to_vec());
+        for l in &lines {
+            for i in 0..l.len().min(60) {
+                match scan_shape_in(l, i) {
+                    Ok(j) => assert_eq!(shape_end(l, i).ok(), Some(j), "{:?} at {i}", String::from_utf8_lossy(l)),
+                    Err(_) => assert!(shape_end(l, i).is_err(), "{:?} at {i}", String::from_utf8_lossy(l)),
+                }
+            }
+        }
     }
 
     fn hlo_lines() -> Vec<Vec<u8>> {
