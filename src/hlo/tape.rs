@@ -385,40 +385,43 @@ pub fn decode<'a>(text: &'a [u8], tp: &Tape, sc: &mut Scratch, want: Want) -> Op
     })
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::hlo::instruction::{parse_instruction, Piece};
-
+/// Test support (`tape::tests` and the fuzz target `hlo`): when the tape answers for `text`,
+/// the full parse accepts it, a full decode is the full parse field for field, and a decode
+/// of no column gives the same spans and decodes nothing. Returns whether the tape answered.
+#[doc(hidden)]
+pub fn assert_tape_agrees(text: &[u8], tp: &mut Tape, commas: &mut Vec<usize>, sc: &mut Scratch, sc2: &mut Scratch) -> bool {
+    use super::instruction::{parse_instruction, Piece};
     fn names(text: &[u8], sc: &Scratch, list: &[Piece]) -> Vec<Vec<u8>> {
         list.iter().map(|&p| sc.piece(text, p).to_vec()).collect()
     }
-
-    /// The instruction as text, for comparing two parses (pieces resolved).
+    // the instruction as text, for comparing two parses (pieces resolved)
     fn shown(text: &[u8], i: &Instr<'_>, sc: &Scratch) -> String {
         format!("{i:?} operands={:?} called={:?}", names(text, sc, &sc.operands), names(text, sc, &sc.called))
     }
-
-    /// Check one text: when the tape answers, the full parse accepts it and a full decode is
-    /// the full parse, field for field; a projected decode gives the same span fields.
-    /// Returns whether the tape answered.
-    fn check(text: &[u8], tp: &mut Tape, commas: &mut Vec<usize>, sc: &mut Scratch, sc2: &mut Scratch) -> bool {
-        let full = parse_instruction(text, sc2);
-        if build(text, tp, commas).is_err() {
-            return false;
-        }
-        let full = full.unwrap_or_else(|| panic!("tape accepted what the full parse rejects: {:?}", String::from_utf8_lossy(text)));
-        assert_eq!(full.number_error, None, "{:?}", String::from_utf8_lossy(text));
-        std::mem::swap(&mut sc.commas, commas);
-        let ins = decode(text, tp, sc, Want::ALL).expect("decodes");
-        std::mem::swap(&mut sc.commas, commas);
-        assert_eq!(shown(text, &ins, sc), shown(text, &full, sc2), "{:?}", String::from_utf8_lossy(text));
-        let none = Want { operands: false, called: false, metadata: false, target: false, backend_config: false };
-        let p = decode(text, tp, sc, none).expect("decodes");
-        assert_eq!((p.name, p.opcode, p.shape, p.is_root, p.operand_text, p.attributes), (full.name, full.opcode, full.shape, full.is_root, full.operand_text, full.attributes));
-        assert!(sc.operands.is_empty() && sc.called.is_empty() && p.op_name.is_none());
-        true
+    let full = parse_instruction(text, sc2);
+    if build(text, tp, commas).is_err() {
+        return false;
     }
+    let full = full.unwrap_or_else(|| panic!("tape accepted what the full parse rejects: {:?}", String::from_utf8_lossy(text)));
+    assert_eq!(full.number_error, None, "{:?}", String::from_utf8_lossy(text));
+    std::mem::swap(&mut sc.commas, commas);
+    let ins = decode(text, tp, sc, Want::ALL).expect("decodes");
+    std::mem::swap(&mut sc.commas, commas);
+    assert_eq!(shown(text, &ins, sc), shown(text, &full, sc2), "{:?}", String::from_utf8_lossy(text));
+    let none = Want { operands: false, called: false, metadata: false, target: false, backend_config: false };
+    let p = decode(text, tp, sc, none).expect("decodes");
+    assert_eq!(
+        (p.name, p.opcode, p.shape, p.is_root, p.operand_text, p.attributes, p.fusion_kind, p.sharding),
+        (full.name, full.opcode, full.shape, full.is_root, full.operand_text, full.attributes, full.fusion_kind, full.sharding)
+    );
+    assert!(sc.operands.is_empty() && sc.called.is_empty() && p.op_name.is_none() && p.backend_config.is_none());
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hlo::instruction::parse_instruction;
 
     /// `shape_end` is `scan_shape` wherever that succeeds, from every position of every line.
     #[test]
@@ -472,7 +475,7 @@ mod tests {
         for l in &lines {
             let ok = parse_instruction(l, &mut sc2).is_some_and(|i| i.number_error.is_none());
             parsed += ok as usize;
-            taped += check(l, &mut tp, &mut commas, &mut sc, &mut sc2) as usize;
+            taped += assert_tape_agrees(l, &mut tp, &mut commas, &mut sc, &mut sc2) as usize;
         }
         assert!(parsed > 10_000, "{parsed} instruction lines");
         assert!(taped * 100 > parsed * 95, "tape answered {taped} of {parsed}");
@@ -503,7 +506,7 @@ mod tests {
                         }
                     }
                 }
-                check(&m, &mut tp, &mut commas, &mut sc, &mut sc2);
+                assert_tape_agrees(&m, &mut tp, &mut commas, &mut sc, &mut sc2);
             }
         }
         for t in [
@@ -515,7 +518,7 @@ mod tests {
             b"  %t = (f32[], /*index=1*/f32[]) tuple(%a0, /*index=1*/%a5), sharding={{replicated}, /*index=1*/{maximal device=0}}",
             b"  %p = f32[] parameter(0), metadata={op_name=a}",
         ] {
-            let answered = check(t, &mut tp, &mut commas, &mut sc, &mut sc2);
+            let answered = assert_tape_agrees(t, &mut tp, &mut commas, &mut sc, &mut sc2);
             assert_eq!(answered, !t.starts_with(b"  %a = f32[] add(%b, %c), metadata={source_line=9999"), "{:?}", String::from_utf8_lossy(t));
         }
     }
