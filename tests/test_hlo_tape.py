@@ -98,3 +98,23 @@ def test_edge_lines(tmp_path) -> None:
         want = full.instructions.select([c for c in SCHEMAS["instructions"].names if c in pick])
         assert d.instructions.equals(want), pick
         assert d.errors.equals(full.errors), pick
+
+
+def test_projected_scan_in_many_batches() -> None:
+    """A streamed table set is flushed and projected again every batch: the decoders a parse
+    chose at its start stay the ones the columns need."""
+    import glob
+    import warnings
+
+    import pyarrow as pa
+
+    path = sorted(glob.glob(os.path.join(DATA, "corpus", "jax-0.10.2", "transformer", "*after_optimizations.txt")))[0]
+    full = _read(path)
+    for pick in PICKS:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", hlodump.ScanWarning)
+            batches = list(hlodump.scan(path, "instructions", columns=pick, batch_size=100, on_error="collect"))
+        assert len(batches) > 3
+        got = pa.Table.from_batches(batches)
+        want = full.instructions.select(got.schema.names)
+        assert got.num_rows == want.num_rows and got.to_pylist() == want.to_pylist(), pick
