@@ -107,9 +107,6 @@ pub fn build(text: &[u8], tp: &mut Tape, commas: &mut Vec<usize>) -> Result<(), 
     if from < n {
         attributes(text, from, tp)?;
     }
-    if let Some((a, b)) = tp.slots[METADATA] {
-        metadata(text, a, b, &mut tp.md)?;
-    }
     Ok(())
 }
 
@@ -219,6 +216,22 @@ fn attributes(text: &[u8], from: usize, tp: &mut Tape) -> Result<(), Unsure> {
         if matches!(text.get(vstart), None | Some(b' ' | b'\t' | b',')) {
             return Err(Unsure);
         }
+        if tp.slots[METADATA].is_none() && &text[item..eq] == b"metadata" {
+            // the metadata value walked once, item by item: its end is the '}' after the last
+            // item, where the generic walk below would end it too (strings are skipped the
+            // same way, words hold no structural byte) if a ", KEY=" or the line end follows
+            let vend = metadata(text, vstart, &mut tp.md)? + 1;
+            if vend < n && !(text[vend..].starts_with(b", ") && key_eq_at(text, vend + 2).is_some()) {
+                return Err(Unsure);
+            }
+            tp.attrs.push(Attr { key: (item, eq), value: (vstart, vend) });
+            tp.slots[METADATA] = Some((vstart, vend));
+            if vend == n {
+                return Ok(());
+            }
+            item = vend + 2;
+            continue;
+        }
         let mut q = vstart;
         let mut depth: usize = 0;
         let vend = loop {
@@ -271,25 +284,28 @@ fn attributes(text: &[u8], from: usize, tp: &mut Tape) -> Result<(), Unsure> {
     }
 }
 
-/// The metadata value `text[a..b]` in its printed form `{k="v" k=word …}` (single spaces, no
-/// escapes): the items the tables use into `md`, as `attributes::parse_metadata` reads them.
-/// Unsure for any other form, and for a number that has the form of an integer but does not
-/// fit i64 (the full parse reports it).
+/// The metadata value at `text[open]` in its printed form `{k="v" k=word …}` (single spaces,
+/// no escapes): the items the tables use into `md`, as `attributes::parse_metadata` reads
+/// them; returns the index of its closing '}'. Unsure for any other form (the first metadata
+/// value included), and for a number that has the form of an integer but does not fit i64
+/// (the full parse reports it).
 #[inline(always)]
-fn metadata(text: &[u8], a: usize, b: usize, md: &mut [Option<Span>; 5]) -> Result<(), Unsure> {
-    if b - a < 2 || text[a] != b'{' || text[b - 1] != b'}' {
+fn metadata(text: &[u8], open: usize, md: &mut [Option<Span>; 5]) -> Result<usize, Unsure> {
+    if text[open] != b'{' {
         return Err(Unsure);
     }
-    let (a, n) = (a + 1, b - 1);
-    let mut pos = a;
-    while pos < n {
-        let eq = key_eq_at(&text[..n], pos).ok_or(Unsure)?;
+    let mut pos = open + 1;
+    if text.get(pos) == Some(&b'}') {
+        return Ok(pos);
+    }
+    loop {
+        let eq = key_eq_at(text, pos).ok_or(Unsure)?;
         let i = eq + 1;
-        let (val, j) = if i < n && text[i] == b'"' {
-            let j = fast_string_end(&text[..n], i)?;
+        let (val, j) = if text.get(i) == Some(&b'"') {
+            let j = fast_string_end(text, i)?;
             ((i + 1, j - 1), j)
         } else {
-            let j = text[i..n].iter().position(|&c| !(c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'-' | b'+'))).map_or(n, |p| p + i);
+            let j = text[i..].iter().position(|&c| !(c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'-' | b'+'))).map_or(text.len(), |p| p + i);
             ((i, j), j)
         };
         let (k, value) = match &text[pos..eq] {
@@ -307,15 +323,12 @@ fn metadata(text: &[u8], a: usize, b: usize, md: &mut [Option<Span>; 5]) -> Resu
             }
             md[k] = Some(value);
         }
-        if j == n {
-            break;
+        match text.get(j) {
+            Some(b'}') => return Ok(j),
+            Some(b' ') if text.get(j + 1) != Some(&b'}') => pos = j + 1,
+            _ => return Err(Unsure),
         }
-        if text[j] != b' ' || j + 1 == n {
-            return Err(Unsure);
-        }
-        pos = j + 1;
     }
-    Ok(())
 }
 
 /// Which decoders stage 2 runs (the columns a read builds).
@@ -521,5 +534,17 @@ mod tests {
             let answered = assert_tape_agrees(t, &mut tp, &mut commas, &mut sc, &mut sc2);
             assert_eq!(answered, !t.starts_with(b"  %a = f32[] add(%b, %c), metadata={source_line=9999"), "{:?}", String::from_utf8_lossy(t));
         }
+        // the ends of a metadata value (walked item by item, not by the generic cut)
+        let mut answered = 0;
+        for md in [
+            &b"{}"[..], b"{}, kind=kLoop", b"{op_name=\"a\"}x", b"{op_name=\"a\"} , kind=x", b"{op_name=\"a\" }", b"{op_name=\"a\"}}", b"x",
+            b"{op_name=\"a\"},kind=kLoop", b"{op_name=\"a\"}, notakey", b"{op_name=\"a\"}, k=v", b"{op_name=\"a}, k=v\"}", b"{op_name={x}}",
+            b"{ op_name=\"a\"}", b"{op_name=\"a\"  source_line=1}", b"{op_name=a-b.c+d source_line=1}", b"{op_name=\"a\" source_line=1", b"{op_name=}",
+            b"{op_name= source_line=2}", b"{=1}", b"{op_name=\"a\"}, metadata={op_name=\"b\"}",
+        ] {
+            let t = [&b"  %a = f32[] add(%b, %c), metadata="[..], md].concat();
+            answered += assert_tape_agrees(&t, &mut tp, &mut commas, &mut sc, &mut sc2) as usize;
+        }
+        assert!(answered >= 6, "{answered}");
     }
 }
