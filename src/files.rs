@@ -653,9 +653,41 @@ pub fn sniff(data: &[u8]) -> ContentKind {
     let kind = sniff_line(line);
     match kind {
         ContentKind::BufferAssignmentValues if second.is_some_and(|(l, _)| l == b"Allocations sorted by size:") => ContentKind::MemoryUsageReport,
+        // `  HloModule m`: XLA's lexer skips the blanks
+        ContentKind::Unknown if skip_blanks(line).starts_with(b"HloModule ") => ContentKind::HloModule,
+        ContentKind::Unknown if headerless_module(line, second.map(|(l, _)| l)) => ContentKind::HloModule,
         ContentKind::Unknown if has_oom_marker(data) => ContentKind::OomReport,
         k => k,
     }
+}
+
+/// An HLO module without `HloModule` header, as XLA's parser takes it (its test inputs are
+/// written so): a computation header `[ENTRY ]%?name[ (…) -> …] {` followed by an instruction
+/// line `[ROOT ]%?name = …`.
+fn headerless_module(first: &[u8], second: Option<&[u8]>) -> bool {
+    let Some(second) = second else { return false };
+    // either reading of a leading `ENTRY ` / `ROOT ` (it may also be the name itself)
+    let header = |s: &[u8]| {
+        let rest = skip_blanks(&s[hlo_name_end(s)..]);
+        hlo_name_end(s) > 0 && (rest.trim_ascii_end() == b"{" || (rest.starts_with(b"(") && memchr::memmem::find(rest, b"->").is_some() && rest.trim_ascii_end().ends_with(b"{")))
+    };
+    let instruction = |s: &[u8]| hlo_name_end(s) > 0 && skip_blanks(&s[hlo_name_end(s)..]).starts_with(b"=");
+    let body = skip_blanks(second);
+    (header(first) || first.strip_prefix(b"ENTRY ").is_some_and(header)) && (instruction(body) || body.strip_prefix(b"ROOT ").is_some_and(instruction))
+}
+
+/// `s` without its leading spaces and tabs.
+fn skip_blanks(s: &[u8]) -> &[u8] {
+    &s[s.iter().take_while(|&&b| b == b' ' || b == b'\t').count()..]
+}
+
+/// End of a leading `%?[A-Za-z_][A-Za-z0-9_.-]*` (0: none).
+fn hlo_name_end(s: &[u8]) -> usize {
+    let skip = usize::from(s.first() == Some(&b'%'));
+    if !s.get(skip).is_some_and(|c| c.is_ascii_alphabetic() || *c == b'_') {
+        return 0;
+    }
+    skip + s[skip..].iter().take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'-')).count()
 }
 
 fn has_oom_marker(data: &[u8]) -> bool {
@@ -844,6 +876,12 @@ mod tests {
         assert_eq!(s(b"HloModule jit_f, is_scheduled=true\n"), "hlo_module");
         assert_eq!(s(b"\r\n\nHloModule m"), "hlo_module");
         assert_eq!(s(b"HloModule"), "unknown");
+        // header-less modules (XLA's test inputs): a computation header, then an instruction
+        assert_eq!(s(b"// RUN: x\nfusion {\n  %p0 = f32[] parameter(0)\n"), "hlo_module");
+        assert_eq!(s(b"ENTRY %main (a: f32[]) -> f32[] {\n  ROOT a = f32[] parameter(0)\n}\n"), "hlo_module");
+        assert_eq!(s(b"ENTRY {\n  ROOT = f32[] parameter(0)\n"), "hlo_module"); // ENTRY / ROOT as names
+        assert_eq!(s(b"module {\n  func.func @main() {\n"), "unknown"); // MLIR
+        assert_eq!(s(b"fusion {\n"), "unknown"); // no instruction after it
         assert_eq!(s(b"BufferAssignment:\nallocation 0"), "buffer_assignment");
         assert_eq!(
             s(b"\nTotal bytes used: 160 (160B)\n"),
@@ -874,7 +912,7 @@ mod tests {
         assert_eq!(s(b"platform_id: 179101572333\n"), "unknown");
         assert_eq!(s(b"executable_build_options {\n"), "unknown");
         assert_eq!(s(b"#loc1 = loc(\"a\")\n"), "unknown");
-        assert_eq!(s(b" HloModule m\n"), "unknown");
+        assert_eq!(s(b" HloModule m\n"), "hlo_module"); // XLA's lexer skips the blanks
         assert_eq!(s(b"\x00\x01\x02binary"), "unknown");
         // only the first non-blank line counts
         assert_eq!(s(b"junk\nHloModule m\n"), "unknown");

@@ -62,9 +62,9 @@ const SIGNAL_POLL: Duration = Duration::from_millis(10);
 /// anyway; a worker stuck in the kernel (a hung network file system) is left behind.
 const STOP_GRACE: Duration = Duration::from_millis(10);
 
-/// Parse `inputs` — a list of (path, shown_path, explicit, error) — into a dict of pyarrow
-/// tables. `error` (or None): the `files.error` text of an entry the walk decided not to read.
-/// `dumps` (one per input, `files.dump`) defaults to each input's shown path. `buffers` (one per
+/// Parse `inputs` (`PyInput`: `hlodump.plan.Input` records) into a dict of pyarrow tables.
+/// `dumps` (one per input, for tuple inputs, which carry no dump; `files.dump`) defaults to
+/// each input's shown path. Everything after `inputs` is a keyword argument. `buffers` (one per
 /// input, or None): an input's bytes already in memory, as a pyarrow `uint8` array (anything with
 /// `__arrow_c_array__`; `pa.Array.from_buffers(pa.uint8(), n, [None, pa.py_buffer(obj)])` wraps
 /// any buffer-protocol object without a copy). Its views point into that memory, kept alive by
@@ -74,10 +74,11 @@ const STOP_GRACE: Duration = Duration::from_millis(10);
 /// without the GIL and every `SIGNAL_POLL` runs Python's signal handlers: Ctrl-C stops the
 /// workers (`Abort::cancel`) and raises `KeyboardInterrupt` here at once.
 #[pyfunction(name = "read")]
-#[pyo3(signature = (inputs, tables=None, on_error="raise", threads=0, mmap=None, progress=None, dumps=None, columns=None, buffers=None))]
+#[pyo3(signature = (inputs, *, tables=None, on_error="raise", threads=0, mmap=None, progress=None, dumps=None, columns=None, buffers=None))]
+#[allow(clippy::too_many_arguments)]
 fn read_inputs<'py>(
     py: Python<'py>,
-    inputs: Vec<(PathBuf, String, bool, Option<String>)>,
+    inputs: Vec<PyInput>,
     tables: Option<Vec<String>>,
     on_error: &str,
     threads: i64,
@@ -278,10 +279,10 @@ impl PyBatchStream {
 
 /// Stream `table` of `inputs` (see `read`) in batches of at most `batch_size` rows.
 #[pyfunction(name = "scan")]
-#[pyo3(signature = (inputs, table, columns=None, batch_size=65536, on_error="raise", threads=0, mmap=None, dumps=None, buffers=None))]
+#[pyo3(signature = (inputs, table, *, columns=None, batch_size=65536, on_error="raise", threads=0, mmap=None, dumps=None, buffers=None))]
 #[allow(clippy::too_many_arguments)]
 fn scan_inputs(
-    inputs: Vec<(PathBuf, String, bool, Option<String>)>,
+    inputs: Vec<PyInput>,
     table: &str,
     columns: Option<Vec<String>>,
     batch_size: i64,
@@ -314,10 +315,29 @@ fn scan_inputs(
     Ok(PyBatchStream { inner: std::sync::Mutex::new(s), schema: Tables::schema_projected(table, mask).expect("known table") })
 }
 
-/// The core's inputs from Python's (path, shown, explicit, error) tuples, their dumps and their
+/// One input as Python hands it over: a `hlodump.plan.Input` record (read by attribute), or a
+/// bare `(path, shown, explicit, error)` tuple (its dump from `dumps=`, else its shown path).
+#[derive(FromPyObject)]
+enum PyInput {
+    Record {
+        #[pyo3(attribute)]
+        path: PathBuf,
+        #[pyo3(attribute)]
+        shown: String,
+        #[pyo3(attribute)]
+        explicit: bool,
+        #[pyo3(attribute)]
+        error: Option<String>,
+        #[pyo3(attribute)]
+        dump: String,
+    },
+    Tuple(PathBuf, String, bool, Option<String>),
+}
+
+/// The core's inputs from Python's, their dumps (`dumps=` wins over a record's) and their
 /// in-memory bytes (`in_memory`), if any.
 fn make_inputs(
-    inputs: Vec<(PathBuf, String, bool, Option<String>)>,
+    inputs: Vec<PyInput>,
     dumps: Option<Vec<String>>,
     buffers: Option<Vec<Option<pyo3_arrow::PyArray>>>,
 ) -> PyResult<Vec<Input>> {
@@ -335,8 +355,13 @@ fn make_inputs(
     let mut buffers = buffers.map(|b| b.into_iter());
     inputs
         .into_iter()
-        .map(|(path, shown, explicit, error)| {
-            let dump = dumps.as_mut().and_then(|d| d.next()).unwrap_or_else(|| shown.clone());
+        .map(|input| {
+            let (path, shown, explicit, error, own_dump) = match input {
+                PyInput::Record { path, shown, explicit, error, dump } => (path, shown, explicit, error, Some(dump)),
+                PyInput::Tuple(path, shown, explicit, error) => (path, shown, explicit, error, None),
+            };
+            let given = dumps.as_mut().and_then(|d| d.next());
+            let dump = given.or(own_dump).unwrap_or_else(|| shown.clone());
             let data = buffers.as_mut().and_then(|b| b.next()).flatten().map(|a| in_memory(&shown, a)).transpose()?;
             Ok(Input { path, shown, explicit, error, dump, data })
         })
@@ -422,6 +447,21 @@ fn compact_array(a: &ArrayRef) -> ArrayRef {
     }
 }
 
+/// Every table's schema, in canonical order: `(name, pyarrow.Schema, doc line)` from the
+/// `tables!` definitions (names, Arrow types, nullability; dictionary or view is in the type).
+/// `hlodump.schema` is built from this.
+#[pyfunction]
+fn table_schemas<'py>(py: Python<'py>) -> PyResult<Vec<(&'static str, Bound<'py, PyAny>, String)>> {
+    TABLE_NAMES
+        .iter()
+        .map(|&name| {
+            let schema = Tables::schema_of(name).expect("known table");
+            let doc = Tables::doc_of(name).expect("known table");
+            Ok((name, pyo3_arrow::PySchema::new(schema).into_pyarrow(py)?, doc))
+        })
+        .collect()
+}
+
 /// Put the SIGBUS guard back in front of handlers installed after it (`sigbus::rearm`).
 #[pyfunction]
 fn rearm_sigbus() {
@@ -489,6 +529,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(decode_body, m)?)?;
     m.add_function(wrap_pyfunction!(compact, m)?)?;
     m.add_function(wrap_pyfunction!(rearm_sigbus, m)?)?;
+    m.add_function(wrap_pyfunction!(table_schemas, m)?)?;
     m.add_function(wrap_pyfunction!(_set_max_line_len, m)?)?;
     m.add("MAX_THREADS", runtime::MAX_THREADS)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

@@ -1,4 +1,5 @@
-//! The tables we produce, column for column as `python/hlodump/schema.py` defines them.
+//! The tables we produce: the one definition of every table's columns, Arrow types and doc
+//! line (`python/hlodump/schema.py` reads them from `_core.table_schemas()`).
 //!
 //! `Tables` holds a builder per table plus the input blocks that text columns point into; one
 //! `Tables` is filled by one thread (for one file, or a group of small files sharing an arena)
@@ -14,8 +15,9 @@ use crate::columns::*;
 use crate::source::{Source, SourceRef};
 
 macro_rules! tables {
-    ($( $field:ident : $tname:ident { $($col:ident : $ty:ty),* $(,)? } )*) => {
+    ($( $(#[doc = $doc:literal])+ $field:ident : $tname:ident { $($col:ident : $ty:ty),* $(,)? } )*) => {
         $(
+            $(#[doc = $doc])+
             #[derive(Default)]
             pub struct $tname {
                 $(pub $col: $ty,)*
@@ -27,6 +29,9 @@ macro_rules! tables {
                 pub const NAME: &'static str = stringify!($field);
                 /// Column names in schema order.
                 pub const COLUMNS: &'static [&'static str] = &[$(stringify!($col)),*];
+                /// What a row is: the table's doc comment in the `tables!` list below, line by
+                /// line (exported as the doc line of `hlodump.schema`).
+                pub const DOC: &'static [&'static str] = &[$($doc),+];
 
                 pub fn schema() -> SchemaRef {
                     Self::schema_projected(None)
@@ -126,7 +131,7 @@ macro_rules! tables {
             pub instructions_presized: bool,
         }
 
-        /// Every table name, in the canonical order of `schema.py`.
+        /// Every table name, in canonical order (`hlodump.schema.TABLE_NAMES` is this list).
         pub const TABLE_NAMES: &[&str] = &[$(stringify!($field)),*];
 
         impl Tables {
@@ -141,6 +146,15 @@ macro_rules! tables {
                     $(stringify!($field) => Some($tname::schema_projected(mask)),)*
                     _ => None,
                 }
+            }
+
+            /// The doc line of table `name`: its doc comment, lines joined by spaces.
+            pub fn doc_of(name: &str) -> Option<String> {
+                let lines: &[&str] = match name {
+                    $(stringify!($field) => $tname::DOC,)*
+                    _ => return None,
+                };
+                Some(lines.iter().map(|l| l.trim()).collect::<Vec<_>>().join(" "))
             }
 
             /// The column names of table `name`, in schema order.
@@ -217,22 +231,28 @@ macro_rules! tables {
 }
 
 tables! {
+    /// One row per file seen: its path, what its name and first line say it is, its dump, and
+    /// why it could not be read (if so).
     files: Files {
         file_id: I32, path: Text, kind: DictText, content_kind: OptDictText, module_id: OptI32,
         module_name: OptText, stage: OptDictText, backend: OptDictText, pass_index: OptI32,
         pipeline: OptDictText, after_pass: OptDictText, before_pass: OptDictText,
         substep: OptDictText, size_bytes: I64, parsed: Bool, error: OptText, dump: DictText,
     }
+    /// One row per `allocation N: size S<flags>:` line of a buffer assignment.
     allocations: Allocations {
         file_id: I32, allocation: I64, size: I64, color: I32, is_thread_local: Bool,
         is_constant: Bool, is_maybe_live_out: Bool, is_preallocated_temp: Bool, is_output: Bool,
         parameter: OptI64, parameter_shape: OptDict, parameter_shape_index: OptDict,
         output_shape: OptDict, flags: Str, line: I64,
     }
+    /// One row per `value:` line under an allocation: which value sits where in it.
     assignments: Assignments {
         file_id: I32, allocation: I64, value_id: I64, instruction: Str, shape_index: Dict,
         is_phi: Bool, color: I32, offset: I64, size: I64, shape: Dict, line: I64,
     }
+    /// One row per value block under `Used values:`, with its positions, uses and defining
+    /// instruction.
     values: Values {
         file_id: I32, value_id: I64, instruction: Str, shape_index: Dict, is_phi: Bool, color: I32,
         positions: StructList<PositionItems>, uses: StructList<UseItems>, uses_initialized: Bool,
@@ -240,36 +260,46 @@ tables! {
         defining_shape: OptDict, defining_source_file: OptDict, defining_source_line: OptI64,
         defining_fusion_kind: OptDict, defining_custom_call_target: OptDict, line: I64,
     }
+    /// One row per `InstructionSequence` entry: the instruction scheduled at each position.
     schedule: Schedule { file_id: I32, position: I32, instruction: Str, line: I64 }
+    /// One row per `BufferLiveRange` entry `NAME{IDX}:start-end`.
     live_ranges: LiveRanges {
         file_id: I32, buffer: Str, instruction: Str, shape_index: Dict, start: I32, end: I32,
         line: I64,
     }
+    /// One row per buffer of the `Live ranges at T (peak):` list.
     peak: Peak {
         file_id: I32, time: I32, buffer: Str, instruction: Str, shape_index: Dict, bytes: I64,
         cumulative_bytes: I64, cumulative_is_printed: Bool, line: I64,
     }
+    /// One row per line of the `Stack trace breakdown for peak usage` tree.
     peak_breakdown: PeakBreakdown {
         file_id: I32, row: I32, parent_row: OptI32, depth: I32, label: Str, percent: F64,
         total_bytes: I64, current_bytes: I64, remaining_bytes: I64, line: I64,
     }
+    /// One row per allocation or offset group of a memory-usage report (every layout XLA
+    /// printed).
     memory_report: MemoryReport {
         file_id: I32, memory_space: OptDict, color: OptI32, table: I32, allocation: OptI64,
         cumulative_bytes: OptI64, percent: OptI32, size: I64, size_is_rounded: Bool, offset: OptI64,
         used_by_n_values: OptI32, shapes: OptDict, row_kind: DictText, remaining_bytes: OptI64,
         flags: OptStr, line: I64,
     }
+    /// Every number a dump states about itself that is not a row of another table, one row each.
     totals: Totals {
         file_id: I32, section: DictText, key: DictText, color: OptI32, value: I64, line: I64,
     }
+    /// One row per `HloModule` header.
     modules: Modules {
         file_id: I32, name: Str, is_scheduled: Bool, entry_computation_layout: OptStr,
-        attributes: Str, line: I64,
+        attributes: Str, line: I64, module_index: I32,
     }
+    /// One row per computation header of an HLO module.
     computations: Computations {
         file_id: I32, computation_id: I32, name: Str, is_entry: Bool, signature: Str,
-        result_shape: Dict, execution_thread: OptDict, line: I64,
+        result_shape: Dict, execution_thread: OptDict, line: I64, module_index: I32,
     }
+    /// One row per HLO instruction.
     instructions: Instructions {
         file_id: I32, computation_id: I32, instruction_id: I32, name: Str, is_root: Bool,
         opcode: Dict, shape: Dict, operands: StrList, operand_text: Str, called_computations: StrList,
@@ -278,23 +308,30 @@ tables! {
         custom_call_target: OptDict, backend_config: OptStr, fusion_kind: OptDict,
         sharding: OptDict, line: I64, offset: I64,
     }
+    /// One row per `StackFrames` entry, joined with its file location and names.
     stack_frames: StackFrames {
         file_id: I32, frame_id: I64, parent_frame_id: OptI64, file_location_id: I64,
         file_name: OptDict, function_name: OptDict, source_line: OptI64, end_line: OptI64,
         column: OptI64, end_column: OptI64, line: I64,
     }
+    /// One row per custom-call instruction: its body's size, format and kernel name.
     custom_calls: CustomCalls {
         file_id: I32, instruction_id: I32, name: Str, target: Dict, body_length: I64,
         decoded_length: OptI64, format: DictText, kernel_name: OptStr,
     }
+    /// One row per line of a GPU thunk sequence.
     thunks: Thunks {
         file_id: I32, thunk_id: I32, parent_thunk_id: OptI32, depth: I32, kind: OptDict,
-        section: OptDict, annotation: Str, line: I64,
+        section: OptDict, annotation: Str, line: I64, instruction: OptStr, kernel_name: OptStr,
+        blocks_x: OptI64, blocks_y: OptI64, blocks_z: OptI64, threads_x: OptI64,
+        threads_y: OptI64, threads_z: OptI64, shared_memory_bytes: OptI64,
     }
+    /// One row per figure an out-of-memory report states.
     oom_reports: OomReports {
         file_id: I32, report_id: I32, backend: DictText, memory_space: OptDict, section: DictText,
         key: DictText, bytes: OptI64, value: Str, line: I64,
     }
+    /// One row per buffer or allocation an out-of-memory report lists.
     oom_buffers: OomBuffers {
         file_id: I32, report_id: I32, rank: I32, size_bytes: I64, size: Str,
         operator: OptStr, op_type: OptStr, op_name: OptStr, source_file: OptStr,
@@ -302,6 +339,7 @@ tables! {
         padding: OptStr, xla_label: OptStr, allocation_type: OptDict,
         entry_parameter_subshape: OptStr, line: I64,
     }
+    /// One row per problem that `on_error="collect"` could not read.
     errors: Errors { file_id: I32, line: I64, column: I64, message: Text, text: Text }
 }
 

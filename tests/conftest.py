@@ -22,6 +22,18 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DATA = os.path.join(ROOT, "tests", "data")
 
 
+def big_buffer_assignment(seed: bytes, at_least: int) -> bytes:
+    """``seed`` (a buffer-assignment file) repeated to ``at_least`` bytes, each copy's allocation
+    indices shifted past the previous copy's, so the file stays one valid assignment (a
+    repeated index is an error: two assignments concatenated)."""
+    import re
+
+    n = at_least // len(seed) + 1
+    top = max(int(m) for m in re.findall(rb"^allocation (\d+):", seed, re.M)) + 1
+    return b"".join(re.sub(rb"^allocation (\d+):", lambda m, k=k: b"allocation %d:" % (int(m.group(1)) + k * top),
+                           seed, flags=re.M) for k in range(n))
+
+
 def _reference() -> Callable:
     from hlodump.reference import read_arrow
 

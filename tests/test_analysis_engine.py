@@ -15,6 +15,8 @@ import glob
 import json
 import os
 
+import pyarrow as pa
+import pyarrow.compute as pc
 import pytest
 
 from conftest import DATA
@@ -58,8 +60,16 @@ def test_same_figures_as_the_first_layer(path: str) -> None:
     d = _read(path)
     assert [m.key for m in A._module_list(d)] == [m.key for m in L._module_list(d)]
     tables = {}
+    # Peak lists that name instructions only (XLA before 0.6): the first layer joined every row
+    # to the instruction's whole value; the engine matches each row to one live value
+    # (test_peak_by_name.py checks that against the live ranges). Compared elsewhere only.
+    by_name = {r["module"] for r in A.peak_buffers(d).to_pylist() if r["listed_by_name"]}
     for name in TABLES:
         old, new = getattr(L, name)(d), getattr(A, name)(d)
+        if name == "peak_buffers":
+            new = new.drop_columns(["listed_bytes", "listed_by_name"])
+            old, new = (t.filter(pc.invert(pc.is_in(t["module"], pa.array(sorted(by_name), pa.string()))))
+                        for t in (old, new))
         assert new.column_names == old.column_names, name
         assert _rows(new) == _rows(old), name
         tables[name] = old
@@ -72,12 +82,14 @@ def test_same_figures_as_the_first_layer(path: str) -> None:
             b, a, n = want.get(k, (0, 0, 0))
             want[k] = (b + r["bytes"], a + (r["allocated_bytes"] or 0), n + 1)
         got = {(r["module"], r["key"]): (r["bytes"], r["allocated_bytes"] or 0, r["buffers"])
-               for r in A.breakdown(d, by).to_pylist()}
+               for r in A.breakdown(d, by).to_pylist() if r["module"] not in by_name}
         assert got == want, by
     old_s, new_s = L.summary(d, top=5), A.summary(d, top=5)
     assert [s["module"] for s in new_s] == [s["module"] for s in old_s]
     for o, n in zip(old_s, new_s):
         for k in o:
+            if o["module"] in by_name and k in ("peak", "top_buffers"):
+                continue
             if k == "padding":  # the same sums per value, now labelled, and occupied_bytes added
                 assert {x: n[k][x] for x in o[k]} == o[k], o["module"]
                 continue
@@ -94,7 +106,23 @@ def test_same_figures_as_the_first_layer(path: str) -> None:
 ])
 def test_same_diff_as_the_first_layer(a: str, b: str) -> None:
     da, db = _read(os.path.join(DATA, a)), _read(os.path.join(DATA, b))
-    assert A.diff(da, db).to_pylist() == L.diff(da, db).to_pylist()
+    # peak bytes by category of a peak list that names instructions only: the engine gives each
+    # row its own value (test_peak_by_name.py); the first layer counted the whole tuple's size
+    by_name = any(r["listed_by_name"] for r in A.peak_buffers(da).to_pylist() + A.peak_buffers(db).to_pylist())
+
+    def kept(rows: list) -> list:
+        return [r for r in rows if not (by_name and r["what"] == "category" and r["key"].startswith("peak:"))]
+
+    new, old = A.diff(da, db).to_pylist(), L.diff(da, db).to_pylist()
+    assert kept(new) == kept(old)
+    if by_name:  # the rows left out are there, and their figures are the summaries'
+        sa = {s["module"]: s for s in A.summary(da, top=0, cost=False)}
+        peak_rows = [r for r in new if r["key"].startswith("peak:")]
+        assert peak_rows
+        for r in peak_rows:
+            cat = r["key"][5:]
+            assert r["module_a"] in sa
+            assert r["a"] == sa[r["module_a"]]["peak"]["by_category"].get(cat)
 
 
 def test_module_selection_is_pushed_down() -> None:

@@ -35,20 +35,75 @@ def test_every_table_present_with_full_schema_even_when_empty() -> None:
 def test_dump_is_a_mapping_with_attribute_access() -> None:
     d = hlodump.read_arrow(SEED0)
     assert d.allocations is d["allocations"]
-    assert d.values.num_rows == 24  # the table, not Mapping.values()
-    assert len(d.tables()) == len(TABLE_NAMES)
+    assert d["values"].num_rows == 24
+    # no Mapping method is shadowed: values() is Mapping's (the table is d["values"])
+    assert [t.num_rows for t in d.values()] == [t.num_rows for t in d.tables()]
+    assert list(d.values()) == [d[k] for k in d] and len(d.values()) == len(TABLE_NAMES)
     assert dict(d.items())["peak"].num_rows == 10
+    with pytest.warns(DeprecationWarning, match=r'd\["values"\]'):
+        assert d.values.num_rows == 24  # code from when d.values was the table still works
     with pytest.raises(AttributeError):
         d.no_such_table  # noqa: B018
+    assert not hasattr(d, "no_such_table")
 
 
 def test_tables_argument_limits_the_tables() -> None:
     d = hlodump.read_arrow(SEED0, tables=["allocations"])
     assert list(d) == ["files", "allocations", "errors"]
+    assert not hasattr(d, "modules")  # an AttributeError: hasattr works
+    with pytest.raises(AttributeError, match=r"table 'modules' was not read \(see read_arrow\(tables=\.\.\.\)\)"):
+        d.modules  # noqa: B018
+    with pytest.raises(KeyError):  # as before 0.2: still a KeyError too
+        d.modules  # noqa: B018
     with pytest.raises(KeyError):
-        d.values  # noqa: B018
+        d["values"]  # noqa: B018
+    assert "values" not in d and d.get("values") is None
     with pytest.raises(ValueError):
         hlodump.read_arrow(SEED0, tables=["nope"])
+
+
+def test_importing_hlodump_leaves_pickle_alone() -> None:
+    import copyreg
+    import pickle
+
+    assert pa.Table not in copyreg.dispatch_table and pa.ChunkedArray not in copyreg.dispatch_table
+    d = hlodump.read_arrow(SEED0, mmap=True)
+    back = pickle.loads(pickle.dumps(d))  # the Dump's own __reduce__ (compacted tables)
+    assert isinstance(back, hlodump.Dump) and back.string_view is None
+    assert list(back) == list(d) and all(back.views[k].equals(d.views[k]) for k in d)
+    col = d.views["assignments"].column("instruction")
+    assert hlodump.compact(col).equals(col)  # a ChunkedArray compacts too
+
+
+def test_read_arrow_and_scan_share_their_parameters() -> None:
+    import inspect
+    import typing
+
+    r, s = inspect.signature(hlodump.read_arrow), inspect.signature(hlodump.scan)
+    rh = typing.get_type_hints(hlodump.read_arrow)
+    sh = typing.get_type_hints(hlodump.scan)
+    assert list(r.parameters)[0] == list(s.parameters)[0] == "source"
+    shared = (set(r.parameters) & set(s.parameters)) - {"source"}
+    assert {"on_error", "threads", "mmap", "follow_links", "max_files", "storage_options", "columns",
+            "string_view"} <= shared
+    for name in shared - {"columns", "string_view"}:  # columns: {table: [...]} vs [...] of one table
+        assert r.parameters[name].default == s.parameters[name].default, name
+        assert r.parameters[name].kind == s.parameters[name].kind == inspect.Parameter.KEYWORD_ONLY, name
+        assert rh[name] == sh[name], name
+    assert rh["source"] == sh["source"]
+    assert typing.get_args(rh["on_error"]) == ("raise", "collect")  # a Literal
+    # string_view: None (cast on first access) for read_arrow, True for scan (documented why)
+    assert r.parameters["string_view"].default is None and s.parameters["string_view"].default is True
+
+
+def test_renamed_parameters_still_work_with_a_warning() -> None:
+    with pytest.warns(DeprecationWarning, match="now 'source'"):
+        d = hlodump.read_arrow(path=SEED0, tables=["allocations"])
+    assert d["allocations"].num_rows > 0
+    with pytest.warns(DeprecationWarning, match="now 'source'"):
+        assert hlodump.scan(path=SEED0, table="allocations").to_table().num_rows == d["allocations"].num_rows
+    with pytest.raises(TypeError, match="both"):
+        hlodump.read_arrow(SEED0, path=SEED0)
 
 
 CORPUS = DATA / "corpus"
@@ -202,7 +257,7 @@ def test_polars_duckdb_parquet(tmp_path: Path) -> None:
 
 def test_decode_body_reads_the_mosaic_kernel() -> None:
     d = hlodump.read_arrow(SEED3)
-    texts = d.values.column("defining_instruction").to_pylist()
+    texts = d["values"].column("defining_instruction").to_pylist()
     custom = max(texts, key=len)
     body = hlodump.decode_body(custom[custom.index("backend_config=") + len("backend_config="):])
     assert body is not None and body.startswith(b"ML\xefR") and len(body) == 7610
@@ -221,7 +276,7 @@ def test_native_stub_matches_the_module() -> None:
     pytest.importorskip("mypy")
     pytest.importorskip("hlodump._core")
     env = dict(os.environ)
-    r = subprocess.run([sys.executable, "-m", "mypy.stubtest", "hlodump._core", "--ignore-missing-stub",
+    r = subprocess.run([sys.executable, "-m", "mypy.stubtest", "hlodump._core",
                         "--mypy-config-file", "pyproject.toml"],
                        capture_output=True, text=True, env=env, timeout=300)
     assert r.returncode == 0, r.stdout + r.stderr

@@ -23,6 +23,7 @@ from typing import Any
 
 import pytest
 
+from conftest import big_buffer_assignment
 from hlodump import ParseError
 
 DATA = Path(__file__).parent / "data"
@@ -261,7 +262,7 @@ def test_file_truncated_while_its_tables_are_alive(mmap: Any, tmp_path: Path) ->
     # bigger than the 4 MiB below which files were always read, never mapped
     seed = (DATA / "seeds" / "003_edd6dfbd09ed8e41.txt").read_bytes()
     p = tmp_path / "v-buffer-assignment.txt"
-    p.write_bytes(seed * (5 * 2**20 // len(seed) + 1))
+    p.write_bytes(big_buffer_assignment(seed, 5 * 2**20))
     assert p.stat().st_size > 5 * 2**20
     r = subprocess.run([sys.executable, "-c", TRUNCATE.format(mmap=mmap), str(p)],
                        capture_output=True, text=True, timeout=120)

@@ -1,16 +1,20 @@
 """Compressed dump files read transparently (issue 31): `.gz`, `.bz2`, `.xz` (and `.zst` when
 the `zstandard` package is installed) are decompressed into one buffer each and read like the
 file they hold; the name is classified without the suffix. XLA's own `….pb.gz` stay as they
-are (binary protobufs: `other` rows)."""
+are (binary protobufs: `other` rows). A tar of a dump directory (`.tar`, `.tar.gz`/`.tgz`,
+`.tar.bz2`, `.tar.xz`) reads like the directory, its members shown as ARCHIVE/member."""
 
 from __future__ import annotations
 
 import bz2
 import gzip
+import io
 import lzma
 import os
 import shutil
+import tarfile
 from pathlib import Path
+from typing import Callable
 
 import pytest
 
@@ -68,3 +72,97 @@ def test_xla_compressed_protobufs_are_not_decompressed(reader, tmp_path: Path) -
     p.write_bytes(gzip.compress(b"\x0a\x05jit_f"))
     (row,) = reader(str(p)).files.to_pylist()
     assert row["kind"] == "other" and row["size_bytes"] == p.stat().st_size
+
+
+# ------------------------------------------------------------------ a tar of a dump directory
+
+TAR_MODES = {".tar": "w", ".tar.gz": "w:gz", ".tgz": "w:gz", ".tar.bz2": "w:bz2", ".tar.xz": "w:xz"}
+
+
+def _tar(path: Path, mode: str, add: Callable[[tarfile.TarFile], None]) -> Path:
+    with tarfile.open(path, mode) as t:
+        add(t)
+    return path
+
+
+@pytest.mark.parametrize("suffix", [".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tar.xz"])
+def test_a_tar_of_a_dump_directory_reads_like_the_directory(reader, tmp_path: Path, suffix: str) -> None:
+    archive = _tar(tmp_path / ("cf" + suffix), TAR_MODES[suffix], lambda t: t.add(CF, arcname="control_flow"))
+    packed, want = reader(str(archive)), reader(CF)
+    assert packed.files.num_rows == want.files.num_rows > 100
+    assert packed.instructions.num_rows == want.instructions.num_rows > 1000
+    _same_except_path(packed, want)
+    paths = [r["path"] for r in packed.files.to_pylist()]
+    rel = [r["path"] for r in want.files.to_pylist()]
+    assert paths == [f"{archive}/control_flow/{p}" for p in rel]  # ARCHIVE/member, walk order
+    assert {r["dump"] for r in packed.files.to_pylist()} == {f"{archive}/control_flow"}
+    # found by walking a directory that holds it: the same members, under the walked path
+    walked = reader(str(tmp_path))
+    assert walked.files.num_rows == want.files.num_rows
+    assert walked.instructions.equals(packed.instructions)
+
+
+def test_tar_members_that_are_not_regular_files_are_rows_with_a_note(reader, tmp_path: Path) -> None:
+    src = os.path.join(CF, "module_0002.jit_rnn_loss.before_optimizations.txt")
+    data = Path(src).read_bytes()
+
+    def add(t: tarfile.TarFile) -> None:
+        t.add(src, arcname="d/module_0002.jit_rnn_loss.before_optimizations.txt")
+        link = tarfile.TarInfo("d/module_0003.jit_f.before_optimizations.txt")
+        link.type, link.linkname = tarfile.SYMTYPE, "/etc/passwd"
+        t.addfile(link)
+        fifo = tarfile.TarInfo("d/pipe")
+        fifo.type = tarfile.FIFOTYPE
+        t.addfile(fifo)
+        evil = tarfile.TarInfo("../../module_0009.jit_g.before_optimizations.txt")
+        evil.size = len(data)
+        t.addfile(evil, io.BytesIO(data))
+        gz = gzip.compress(data)
+        inner = tarfile.TarInfo("d/module_0004.jit_h.before_optimizations.txt.gz")
+        inner.size = len(gz)
+        t.addfile(inner, io.BytesIO(gz))
+
+    archive = _tar(tmp_path / "a.tar", "w", add)
+    before = sorted(os.listdir(tmp_path))
+    d = reader(str(archive))
+    assert sorted(os.listdir(tmp_path)) == before and not os.path.exists(tmp_path.parent.parent / "module_0009.jit_g.before_optimizations.txt")
+    rows = {r["path"][len(str(archive)) + 1:]: r for r in d.files.to_pylist()}
+    assert rows["d/module_0003.jit_f.before_optimizations.txt"]["error"] == \
+        "OSError: not a regular file (tar member: symlink to /etc/passwd); not read"
+    assert rows["d/pipe"]["error"] == "OSError: not a regular file (tar member: FIFO); not read"
+    # the `..` member is read from memory under its own name, classified by it
+    up = rows["../../module_0009.jit_g.before_optimizations.txt"]
+    assert (up["error"], up["parsed"], up["module_name"]) == (None, True, "jit_g")
+    inner = rows["d/module_0004.jit_h.before_optimizations.txt.gz"]
+    assert (inner["error"], inner["size_bytes"], inner["module_name"]) == (None, len(data), "jit_h")
+    by_file = [r["file_id"] for r in d.computations.to_pylist()]
+    assert len(set(by_file)) == 3  # the regular member, the `..` one and the gzipped one
+
+
+def test_a_corrupt_archive_is_an_error_naming_it(reader, tmp_path: Path) -> None:
+    archive = _tar(tmp_path / "cf.tar.gz", "w:gz", lambda t: t.add(CF, arcname="control_flow"))
+    cut = tmp_path / "cut.tar.gz"
+    cut.write_bytes(archive.read_bytes()[: archive.stat().st_size // 2])
+    with pytest.raises(OSError, match="cannot read tar archive") as e:
+        reader(str(cut))
+    assert str(cut) in str(e.value)
+    junk = tmp_path / "sub" / "junk.tar"
+    junk.parent.mkdir()
+    junk.write_bytes(b"this is not a tar archive at all" * 40)
+    (tmp_path / "sub" / "module_0001.jit_f.cpu_after_optimizations.txt").write_text(
+        "HloModule m\n\nENTRY e {\n  ROOT p = f32[] parameter(0)\n}\n")
+    d = reader(str(tmp_path / "sub"))
+    errs = {os.path.basename(r["path"]): r["error"] for r in d.files.to_pylist()}
+    assert errs["junk.tar"].startswith("OSError: cannot read tar archive") and d.instructions.num_rows == 1
+
+
+def test_scan_reads_a_tar_and_a_compressed_file_like_read_arrow(tmp_path: Path) -> None:
+    import hlodump
+
+    archive = _tar(tmp_path / "cf.tgz", "w:gz", lambda t: t.add(CF, arcname="control_flow"))
+    got = hlodump.scan(str(archive), "instructions").to_table()
+    assert got.num_rows > 1000 and got.to_pylist() == hlodump.read_arrow(CF).instructions.to_pylist()
+    name = "module_0002.jit_rnn_loss.before_optimizations.txt"
+    (tmp_path / (name + ".gz")).write_bytes(gzip.compress(Path(CF, name).read_bytes()))
+    one = hlodump.scan(str(tmp_path / (name + ".gz")), "instructions").to_table()
+    assert one.num_rows > 0 and one.to_pylist() == hlodump.read_arrow(os.path.join(CF, name)).instructions.to_pylist()

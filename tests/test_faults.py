@@ -12,6 +12,7 @@ import glob
 import io
 import os
 import pickle
+import re
 import signal
 import subprocess
 import sys
@@ -22,6 +23,7 @@ from typing import Any
 
 import pytest
 
+from conftest import big_buffer_assignment
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "tests" / "data"
 CF10 = DATA / "corpus" / "jax-0.10.2" / "control_flow"
@@ -275,9 +277,9 @@ def test_threads_are_validated() -> None:
         with pytest.raises(TypeError):
             hlodump.read_arrow(str(CF10), threads=bad)
     with pytest.raises(ValueError):  # the core checks too (it raised OverflowError)
-        _core.read([], None, "raise", -1)
+        _core.read([], threads=-1)
     with pytest.raises(ValueError):
-        _core.read([], None, "raise", 100_000)
+        _core.read([], threads=100_000)
     assert hlodump.read_arrow(str(CF10), threads=3).files.num_rows > 0
 
 
@@ -305,7 +307,9 @@ def test_pickle_and_ipc_carry_only_what_rows_reference(dump: Path) -> None:
     size = _size(dump)
     raw = ipc_size(d.views.tables())  # IPC writes every buffer of every view column whole: whole files
     whole = pickle.dumps(d, protocol=5)  # a Dump pickles compacted
-    tables = sum(len(pickle.dumps(t, protocol=5)) for t in d.views.tables())  # so does a bare table
+    # a bare table pickles as pyarrow pickles it (hlodump registers no copyreg reducer):
+    # hlodump.compact() first
+    tables = sum(len(pickle.dumps(hlodump.compact(t), protocol=5)) for t in d.views.tables())
     c = d.compact()
     ipc = ipc_size(c.views.tables())
     print(f"\n{dump.name}: input {size / 1e6:.2f} MB; IPC of the tables as read {raw / 1e6:.1f} MB; "
@@ -316,12 +320,12 @@ def test_pickle_and_ipc_carry_only_what_rows_reference(dump: Path) -> None:
     assert ipc <= 4 * size + (1 << 20)
     assert raw > 5 * len(whole)
     col = d.views.instructions.column("name")
-    assert len(pickle.dumps(col)) <= 4 * size + (1 << 20)  # a ChunkedArray too
-    assert pickle.loads(pickle.dumps(col)).equals(col)
+    assert len(pickle.dumps(hlodump.compact(col))) <= 4 * size + (1 << 20)  # a ChunkedArray too
+    assert pickle.loads(pickle.dumps(hlodump.compact(col))).equals(col)
     back = pickle.loads(whole)
     assert list(back) == list(d) and all(back[k].equals(d[k]) for k in d)
     assert all(c[k].equals(d[k]) for k in d)
-    assert len(pickle.dumps(d.instructions)) <= 4 * size + (1 << 20)
+    assert len(pickle.dumps(d.instructions)) <= 4 * size + (1 << 20)  # large_string: owns its text
 
 
 # ------------------------------------------------- 10. SIGBUS handlers installed after ours
@@ -345,7 +349,7 @@ print("same" if col.to_pylist() == before else "changed", hlodump.mapped_pages_l
 def test_sigbus_guard_survives_faulthandler(tmp_path: Path, mode: str) -> None:
     seed = SEED.read_bytes()
     p = tmp_path / "v-buffer-assignment.txt"
-    p.write_bytes(seed * (5 * 2**20 // len(seed) + 1))  # mapped (>= 4 MiB)
+    p.write_bytes(big_buffer_assignment(seed, 5 * 2**20))  # mapped (>= 4 MiB)
     r = _run(FAULTHANDLER, str(p), mode, str(SEED), timeout=120)
     assert r.returncode == 0, (r.returncode, r.stderr[-2000:])  # it was killed by SIGBUS
     assert r.stdout.split() == ["changed", "True"]
@@ -387,3 +391,79 @@ def test_terminal_escaping() -> None:
     buf = io.StringIO()
     EscapingStream(buf).write("a,b\r\n\x1b[31m,\rc\r\n")
     assert buf.getvalue() == "a,b\r\n\\x1b[31m,\\x0dc\r\n"
+
+
+# ------------------------------------------------- 6. files cut short that no line can tell
+
+def _cut_errors(tmp_path: Path, name: str, text: str, reader: Any) -> list[dict]:
+    p = tmp_path / name
+    p.write_text(text)
+    d = reader(str(p), on_error="collect")
+    return d["errors"].to_pylist()
+
+
+MR_TABLES = CF10 / "module_0000.jit_rnn.cpu_after_optimizations-memory-usage-report.txt"
+MR_LIST = next(iter(sorted((DATA / "memory_report" / "jax-0.8.3").rglob("*memory-usage-report.txt"))))
+
+
+@pytest.mark.parametrize("keep, what", [
+    (1, "after the memory space's header"),                 # Memory Space: … only
+    (3, "after a table's column header"),                   # … Total bytes, the column header
+    (4, "after a table's dashed rule"),                     # … and its rule
+])
+def test_memory_report_table_form_cut_short(reader, tmp_path: Path, keep: int, what: str) -> None:
+    lines = MR_TABLES.read_text().split("\n")
+    assert lines[0].startswith("Memory Space: ") and lines[2].lstrip().startswith("cumulative_size;")
+    errs = _cut_errors(tmp_path, MR_TABLES.name, "\n".join(lines[:keep]) + "\n", reader)
+    assert [(e["line"], e["message"]) for e in errs] == [(keep, f"the file ends {what}: " + {
+        "after the memory space's header": "its allocation tables are missing",
+        "after a table's column header": "its dashed rule and rows are missing",
+        "after a table's dashed rule": "its rows are missing"}[what] + " (cut short)")]
+
+
+def test_memory_report_cut_inside_a_table_or_list(reader, tmp_path: Path) -> None:
+    # a table of the table form cut after a row below 100%, with no `The rest …` line
+    tlines = MR_TABLES.read_text().split("\n")
+    cut = next(i for i, l in enumerate(tlines) if re.match(r"\s+\S+\(\s*(\d+)%\);", l)
+               and int(re.match(r"\s+\S+\(\s*(\d+)%\);", l).group(1)) < 100)
+    pct = int(re.match(r"\s+\S+\(\s*(\d+)%\);", tlines[cut]).group(1))
+    errs = _cut_errors(tmp_path, MR_TABLES.name, "\n".join(tlines[:cut + 1]) + "\n", reader)
+    assert [(e["line"], e["message"]) for e in errs] == [
+        (cut + 1, f"this table's rows stop at {pct}% of its total, with no 'The rest N values …' line: the file "
+                  "is cut short")]
+    # the allocation list cut after its first row: the parser says the list with values is missing
+    text = MR_LIST.read_text()
+    lines = text.split("\n")
+    rows = [i for i, l in enumerate(lines) if "%); " in l and "allocation " in l]
+    assert len(rows) > 2 and "The rest" not in lines[rows[0] + 1]
+    errs = _cut_errors(tmp_path, MR_LIST.name, "\n".join(lines[:rows[0] + 1]) + "\n", reader)
+    assert [(e["line"], e["message"][-11:]) for e in errs] == [(rows[0] + 1, "(cut short)")]
+    # the whole list, then nothing: the list with values is missing
+    end = rows[-1] + 1
+    errs = _cut_errors(tmp_path, MR_LIST.name, "\n".join(lines[:end]) + "\n", reader)
+    assert [e["message"] for e in errs] == ["the file ends before 'Allocations sorted by size with their values:', "
+                                            "which follows the allocation list (cut short)"]
+    # complete: no error
+    assert _cut_errors(tmp_path, MR_LIST.name, text, reader) == []
+
+
+def test_live_range_header_alone(reader, tmp_path: Path) -> None:
+    f = CF10 / "module_0000.jit_rnn.cpu_after_optimizations-live-range.txt"
+    head = f.read_text().split("\n")[0]
+    errs = _cut_errors(tmp_path, f.name, head + "\n", reader)
+    assert [(e["line"], e["message"]) for e in errs] == [
+        (1, "HloLiveRange (max 36) but no InstructionSequence follows: the file is cut short after its header")]
+
+
+def test_two_buffer_assignments_in_one_file(reader, tmp_path: Path) -> None:
+    seed = SEED.read_text()
+    errs = _cut_errors(tmp_path, "x-buffer-assignment.txt", seed + seed, reader)
+    first_again = seed.count("\n") + 2  # the second copy's first allocation line
+    assert errs and errs[0]["line"] == first_again and "allocation 0 again (first at line 2)" in errs[0]["message"]
+    # a value past the end of its allocation
+    bad = seed.replace("(size=512,offset=0)", "(size=512,offset=8)", 1)
+    errs = _cut_errors(tmp_path, "y-buffer-assignment.txt", bad, reader)
+    assert [e["message"] for e in errs] == ["value 1 lies past the end of allocation 0 (offset 8 + size 512 > 512 bytes)"]
+    # renumbered copies (conftest.big_buffer_assignment) are one valid assignment
+    assert _cut_errors(tmp_path, "z-buffer-assignment.txt", big_buffer_assignment(SEED.read_bytes(), 10_000).decode(),
+                       reader) == []

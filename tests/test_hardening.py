@@ -98,7 +98,7 @@ def test_01_a_line_longer_than_arrows_largest_string_is_an_error_not_a_corrupt_a
     assert err["text"] == _custom_call_module(5000).split(b"\n")[4].decode()  # under 64 KiB: whole
     # the other lines are read; nothing holds the long line
     assert "negate" in d["instructions"].column("opcode").to_pylist()
-    for name in d:  # (d.values is the `values` table)
+    for name in d:
         d[name].validate(full=True)
     line_limit(2**31 - 1)
     assert reader(str(p))["custom_calls"].num_rows == 1  # under the limit: read as before

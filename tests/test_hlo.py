@@ -193,7 +193,7 @@ def test_seed_002(reader):
     assert comps[0] == {
         "file_id": 0, "computation_id": 0, "name": "copy_fusion.2", "is_entry": False,
         "signature": "(input.2: pred[8,2048,2048])", "result_shape": "pred[8,2048,2048]",
-        "execution_thread": None, "line": 3}
+        "execution_thread": None, "line": 3, "module_index": 0}
     entry = comps[-1]
     assert entry["is_entry"] and entry["line"] == 103
     assert entry["signature"] == (
@@ -273,7 +273,7 @@ def test_jax_0_4_26_old_syntax(reader):
     d = reader(path)
     comps = d.computations.to_pylist()
     assert comps[0] == {"file_id": 0, "computation_id": 0, "name": "region_1.10", "is_entry": False,
-                        "signature": "", "result_shape": "", "execution_thread": None, "line": 3}
+                        "signature": "", "result_shape": "", "execution_thread": None, "line": 3, "module_index": 0}
     assert comps[1]["name"] == "fused_computation"  # closed by "} // fused_computation"
     assert comps[-1]["name"] == "main.69" and comps[-1]["is_entry"] and comps[-1]["line"] == 74
     ins = _by_name(d)

@@ -45,7 +45,10 @@ def test_every_table_is_a_pyarrow_table_of_large_strings(dumps) -> None:
         assert type(t) is pa.Table, name
         assert t.schema == schema(name, False) == large[name].schema, name
         assert t.equals(large[name]), name
-        assert getattr(d, name) is t
+        if name == "values":  # a Mapping method, not shadowed (issue 27): the table is d["values"]
+            assert callable(d.values) and len(d.values()) == len(d)
+        else:
+            assert getattr(d, name) is t
 
 
 @pytest.mark.parametrize("name", TABLE_NAMES)

@@ -68,10 +68,10 @@ def test_read_dumps_cuts_big_dumps_between_modules_and_projects(cluster):
     tasks = hray.plan_tasks(CF, target_bytes=100_000)
     assert len(tasks) > 3
     for t in tasks:  # every module's files in one task
-        mods = {inp[1].split(".")[0] for inp in t.plan.inputs}
+        mods = {inp.shown.split(".")[0] for inp in t.plan.inputs}
         for other in tasks:
             if other is not t:
-                assert not mods & {inp[1].split(".")[0] for inp in other.plan.inputs}
+                assert not mods & {inp.shown.split(".")[0] for inp in other.plan.inputs}
     cols = ["dump", "file_id", "name", "opcode"]
     got = collect(hray.read_dumps(CF, "instructions", columns=cols, target_bytes=100_000))
     want = with_dump(hlodump.read_arrow(CF, string_view=False), "instructions").select(cols)

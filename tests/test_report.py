@@ -143,8 +143,8 @@ def test_page_is_offline_and_self_contained(corpus_report) -> None:
 
 
 def test_no_module_to_report_is_a_clear_error(capsys, tmp_path) -> None:
-    oom = os.path.join(DATA, "oom", "tpu_jax.log")  # a dump file, but of no module
-    assert main(["report", oom, "-o", str(tmp_path / "r.html")]) == 2
+    opts = os.path.join(CF10, "module_0000.jit_rnn.debug_options")  # a dump file, but of no module
+    assert main(["report", opts, "-o", str(tmp_path / "r.html")]) == 2
     err = capsys.readouterr().err
     assert "nothing to report" in err and "Traceback" not in err
     assert main(["report", CF10, "-o", str(tmp_path / "r.png")]) == 2

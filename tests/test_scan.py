@@ -229,3 +229,19 @@ def test_bad_arguments() -> None:
     with pytest.raises(FileNotFoundError):
         list(hlodump.scan(os.path.join(DATA, "nosuch.txt"), "allocations"))
     assert hlodump.scan(src, "allocations", columns=["size", "file_id"]).schema.names == ["file_id", "size"]
+
+
+def test_scan_plans_its_input_like_read_arrow(tmp_path) -> None:
+    """One input plan (``hlodump.plan``): a compressed local file is read decompressed by
+    ``scan`` too (before issue 27 scan read its compressed bytes)."""
+    import gzip
+
+    src = os.path.join(DATA, "corpus", "jax-0.9.2", "control_flow",
+                       "module_0025.jit_nested.cpu_after_optimizations-buffer-assignment.txt")
+    packed = tmp_path / "module_0025.jit_nested.cpu_after_optimizations-buffer-assignment.txt.gz"
+    packed.write_bytes(gzip.compress(open(src, "rb").read()))
+    want = hlodump.read_arrow(src, string_view=True)["allocations"]
+    assert want.num_rows > 0
+    got = hlodump.scan(str(packed), "allocations").to_table()
+    assert got.to_pylist() == want.to_pylist()
+    assert hlodump.read_arrow(str(packed), string_view=True)["allocations"].num_rows == want.num_rows

@@ -2,16 +2,41 @@
 
 from collections.abc import Callable, Sequence
 from os import PathLike
-from typing import Mapping, Optional, Union, final
+from typing import Literal, Mapping, Optional, Protocol, Union, final
 
 import pyarrow as pa
 
+__all__ = ["read", "scan", "BatchStream", "classify_name", "sniff", "mapped_pages_lost", "decode_body", "compact",
+           "rearm_sigbus", "table_schemas", "_set_max_line_len", "MAX_THREADS", "__version__"]
+
 __version__: str
 
+#: Most worker threads a read accepts (``threads=``).
+MAX_THREADS: int
+
+class _InputRecord(Protocol):
+    """What ``read``/``scan`` read of an input (``hlodump.plan.Input``)."""
+
+    @property
+    def path(self) -> Union[str, PathLike[str]]: ...
+    @property
+    def shown(self) -> str: ...
+    @property
+    def explicit(self) -> bool: ...
+    @property
+    def error(self) -> Optional[str]: ...
+    @property
+    def dump(self) -> str: ...
+
+#: An input: a record, or a bare ``(path, shown, explicit, error)`` tuple (dump: ``dumps=`` or
+#: its shown path).
+_InputLike = Union[_InputRecord, tuple[Union[str, PathLike[str]], str, bool, Optional[str]]]
+
 def read(
-    inputs: Sequence[tuple[Union[str, PathLike[str]], str, bool, Optional[str]]],
+    inputs: Sequence[_InputLike],
+    *,
     tables: Optional[Sequence[str]] = None,
-    on_error: str = "raise",
+    on_error: Literal["raise", "collect"] = "raise",
     threads: int = 0,
     mmap: Optional[bool] = None,
     progress: Optional[Callable[[int, int], object]] = None,
@@ -19,8 +44,9 @@ def read(
     columns: Optional[Mapping[str, Sequence[str]]] = None,
     buffers: Optional[Sequence[Optional[pa.Array]]] = None,
 ) -> dict[str, pa.Table]:
-    """Parse ``(path, shown_path, explicit)`` inputs into a dict of table name → pyarrow.Table.
-    ``dumps``: ``files.dump`` of each input (default: its shown path). ``buffers``: per input,
+    """Parse ``inputs`` into a dict of table name → pyarrow.Table.
+    ``dumps``: ``files.dump`` of each input (default: the record's ``dump``, a tuple's shown
+    path). ``buffers``: per input,
     its bytes already in memory as a ``uint8`` array (read instead of ``path``; the tables'
     views point into it, no copy), or None.
 
@@ -37,6 +63,17 @@ def sniff(data: bytes) -> str:
 
 def decode_body(backend_config: Optional[str]) -> Optional[bytes]:
     """The decoded custom-call body of a ``backend_config`` (None when it is not base64)."""
+
+def table_schemas() -> list[tuple[str, pa.Schema, str]]:
+    """Every table as ``(name, schema, doc line)``, in canonical order: the core's definition
+    (``src/tables.rs``), which ``hlodump.schema`` is built from."""
+
+def compact(table: pa.Table) -> pa.Table:
+    """``table`` with every ``string_view`` column (also in lists and structs) holding only the
+    bytes its rows reference, where its buffers hold at least twice that (plus 4 KiB)."""
+
+def rearm_sigbus() -> None:
+    """Put the SIGBUS guard back in front of handlers installed after it."""
 
 def mapped_pages_lost() -> int:
     """Pages of mapped files that shrank while in use and now read as zeros."""
@@ -60,11 +97,12 @@ class BatchStream:
         """Stop reading (the workers stop at their next check)."""
 
 def scan(
-    inputs: Sequence[tuple[Union[str, PathLike[str]], str, bool, Optional[str]]],
+    inputs: Sequence[_InputLike],
     table: str,
+    *,
     columns: Optional[Sequence[str]] = None,
     batch_size: int = 65536,
-    on_error: str = "raise",
+    on_error: Literal["raise", "collect"] = "raise",
     threads: int = 0,
     mmap: Optional[bool] = None,
     dumps: Optional[Sequence[str]] = None,

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import copyreg
 import os
 import threading
-from collections.abc import Iterator, Mapping
-from typing import TYPE_CHECKING, Any, Optional
+import warnings
+from collections.abc import Iterator, Mapping, ValuesView
+from typing import TYPE_CHECKING, Any, Optional, TypeVar
 
 import pyarrow as pa
 
@@ -16,7 +16,19 @@ if TYPE_CHECKING:  # pragma: no cover
     import duckdb
     import polars
 
-__all__ = ["Dump", "compact", "to_large_strings"]
+__all__ = ["Dump", "compact", "to_large_strings", "TableNotReadError"]
+
+#: What ``compact`` takes and gives back.
+TableOrColumn = TypeVar("TableOrColumn", pa.Table, pa.ChunkedArray)
+
+
+class TableNotReadError(AttributeError, KeyError):
+    """A table of the schema that this ``Dump`` does not hold (``read_arrow(tables=[...])``
+    left it out). An ``AttributeError`` (``hasattr(d, "modules")`` is False) and, as before,
+    a ``KeyError``."""
+
+    def __str__(self) -> str:  # KeyError's would quote the message
+        return str(self.args[0]) if self.args else ""
 
 
 def to_large_strings(table: pa.Table) -> pa.Table:
@@ -27,9 +39,14 @@ def to_large_strings(table: pa.Table) -> pa.Table:
     return table if target == table.schema else table.cast(target)
 
 
-def compact(table: pa.Table) -> pa.Table:
-    """``table`` with every ``string_view`` column holding only the bytes its rows reference
-    (see ``Dump.compact``); tables without such columns come back as they are."""
+def compact(table: TableOrColumn) -> TableOrColumn:
+    """``table`` (a ``pyarrow.Table`` or ``ChunkedArray``) with every ``string_view`` column
+    holding only the bytes its rows reference (see ``Dump.compact``); one without such columns
+    comes back as it is. What to pickle or send over IPC instead of a table of ``Dump.views``:
+    pickling a bare table (or column) writes its buffers whole (hlodump does not change how
+    pyarrow pickles), a ``Dump`` pickles compacted."""
+    if isinstance(table, pa.ChunkedArray):
+        return compact(pa.table({"c": table})).column(0) if _has_view(table.type) else table
     if not any(_has_view(f.type) for f in table.schema):
         return table
     try:
@@ -47,26 +64,6 @@ def _has_view(t: pa.DataType) -> bool:
     if pa.types.is_struct(t):
         return any(_has_view(t.field(i).type) for i in range(t.num_fields))
     return False
-
-
-def _reduce_table(t: pa.Table) -> Any:
-    """Pickle a table the way it would be pickled anyway, but compacted first (see
-    ``Dump.compact``): a ``string_view`` column of a table read by hlodump otherwise writes the
-    whole mapped files it points into, once per column. Tables without such columns, or
-    whose buffers hold little more than their rows reference, pickle exactly as before."""
-    return compact(t).__reduce__()
-
-
-def _reduce_chunked(c: pa.ChunkedArray) -> Any:
-    if _has_view(c.type):
-        c = compact(pa.table({"c": c})).column(0)
-    return c.__reduce__()
-
-
-# pickle (and multiprocessing, cloudpickle / Ray, which honour copyreg) compacts every table
-# and chunked array with string_view columns: no whole input file travels with a table.
-copyreg.pickle(pa.Table, _reduce_table)
-copyreg.pickle(pa.ChunkedArray, _reduce_chunked)
 
 
 def _rearm_sigbus() -> None:
@@ -148,19 +145,20 @@ class Dump(Mapping[str, pa.Table]):
         if tables is not None and name in tables:
             _rearm_sigbus()
             return self._get(name)
-        if name in SCHEMAS:  # a table that was not asked for: say so rather than AttributeError
-            raise KeyError(f"table {name!r} was not read (see read_arrow(tables=...))")
-        raise AttributeError(name)
+        if name in SCHEMAS:  # a table that was not asked for: say so
+            raise TableNotReadError(f"table {name!r} was not read (see read_arrow(tables=...))")
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
-    # ``values`` is a table name (the Used-values blocks), so the table wins over
-    # ``Mapping.values()``; ``tables()`` gives the table objects instead.
+    # ``values`` is a table name (the Used-values blocks) and a Mapping method: the method
+    # wins (``d.values()`` is Mapping's; the table is ``d["values"]``). Code written when
+    # ``d.values`` was the table still reaches it, with a DeprecationWarning (``_ValuesMethod``).
     @property
-    def values(self) -> pa.Table:  # type: ignore[override]
-        """The ``values`` table (use ``tables()`` for Mapping.values())."""
-        return self.__getattr__("values")
+    def values(self) -> "_ValuesMethod":  # type: ignore[override]
+        """``Mapping.values()`` when called; the ``values`` table is ``d["values"]``."""
+        return _ValuesMethod(self)
 
     def tables(self) -> list[pa.Table]:
-        """The tables, in table-name order (what ``Mapping.values()`` would give)."""
+        """The tables, in table-name order (``list(d.values())``)."""
         return [self[name] for name in self._tables]
 
     @property
@@ -206,11 +204,14 @@ class Dump(Mapping[str, pa.Table]):
         column. ``compact()`` copies the referenced bytes of each such column into a buffer
         of its own (only where its buffers are at least twice what it references), so a
         table sent elsewhere costs about what its rows hold. Pickling a ``Dump`` compacts by
-        itself; pickle ``d.compact()["instructions"]`` rather than ``d["instructions"]``.
+        itself; a bare table does not (pyarrow pickles it): pickle
+        ``d.compact().views["instructions"]`` or ``hlodump.compact(t)`` rather than ``t``.
         """
         return Dump({name: compact(t) for name, t in self._tables.items()}, self._string_view)
 
     def __reduce__(self) -> tuple[Any, ...]:
+        """Pickle (``multiprocessing``, cloudpickle, Ray) the compacted tables: a view column
+        would otherwise write the whole files it points into (``compact``)."""
         return (Dump, (self.compact()._tables, self._string_view))
 
     def to_polars(self) -> dict[str, "polars.DataFrame"]:
@@ -286,6 +287,28 @@ class Dump(Mapping[str, pa.Table]):
                     t = t.select([c for c in t.schema.names if c in columns[n]])
             out[n] = t
         return Dump(out, string_view)
+
+
+class _ValuesMethod:
+    """``Dump.values``: ``Mapping.values()`` when called. Any other use (``d.values.column(…)``,
+    ``d.values.num_rows``) is code written when ``d.values`` was the ``values`` table: it gets
+    that table, with a ``DeprecationWarning`` (use ``d["values"]``)."""
+
+    __slots__ = ("_dump",)
+
+    def __init__(self, dump: Dump) -> None:
+        self._dump = dump
+
+    def __call__(self) -> ValuesView[pa.Table]:
+        return ValuesView(self._dump)
+
+    def __getattr__(self, name: str) -> Any:
+        warnings.warn('Dump.values is Mapping.values() now: the values table is d["values"]',
+                      DeprecationWarning, stacklevel=2)
+        return getattr(self._dump["values"], name)
+
+    def __repr__(self) -> str:
+        return f"<bound method Dump.values of {object.__repr__(self._dump)}>"
 
 
 def _write_parquet_atomic(tables: Mapping[str, pa.Table], out_dir: str, compression: str, overwrite: bool) -> list[str]:

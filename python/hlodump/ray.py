@@ -35,9 +35,10 @@ from urllib.parse import quote
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ._typing import OnError, Source, StorageOptions, check_on_error, renamed_parameter
 from .paths import MAX_FILES
+from .plan import Plan, plan_inputs
 from .schema import SCHEMAS, schema
-from .stores import Plan
 
 if TYPE_CHECKING:  # pragma: no cover
     import ray.data
@@ -62,9 +63,9 @@ class Task:
 
     @property
     def dump(self) -> str:
-        return self.plan.dumps[0] if self.plan.dumps else ""
+        return self.plan.inputs[0].dump if self.plan.inputs else ""
 
-    def read(self, tables: Optional[list[str]], on_error: str, threads: int = 1,
+    def read(self, tables: Optional[list[str]], on_error: OnError, threads: int = 1,
              string_view: bool = False) -> dict[str, pa.Table]:
         """Read the task's files; each table with ``large_string`` text (or views, to write
         here), the read's file ids and ``dump`` first (``files`` keeps its own)."""
@@ -100,29 +101,22 @@ def table_schema(table: str, columns: Optional[Sequence[str]] = None) -> pa.Sche
     return s
 
 
-def plan_tasks(uri: Any, *, storage_options: Optional[Mapping[str, Any]] = None, follow_links: bool = False,
+def plan_tasks(source: Source, *, storage_options: Optional[StorageOptions] = None, follow_links: bool = False,
                max_files: int = MAX_FILES, target_bytes: int = DEFAULT_TARGET_BYTES) -> list[Task]:
-    """Expand ``uri`` (anything ``read_arrow`` takes) once and cut it into tasks: one per dump,
+    """Plan ``source`` (anything ``read_arrow`` takes) once and cut it into tasks: one per dump,
     a dump larger than ``target_bytes`` cut between modules."""
-    from . import stores
-    from .paths import expand_with_dumps
-
-    if stores.needs_stores(uri):
-        plan = stores.plan(uri, follow_links=follow_links, max_files=max_files, storage_options=storage_options)
-    else:
-        plan = Plan(*expand_with_dumps(uri, follow_links=follow_links, max_files=max_files))
-        plan.origins = [None] * len(plan.inputs)
+    plan = plan_inputs(source, follow_links=follow_links, max_files=max_files, storage_options=storage_options)
     sizes = plan.sizes()
     by_dump: dict[str, list[int]] = {}
-    for i, d in enumerate(plan.dumps):
-        by_dump.setdefault(d, []).append(i)
+    for i, inp in enumerate(plan.inputs):
+        by_dump.setdefault(inp.dump, []).append(i)
     tasks = []
     for idx in by_dump.values():
         cur: list[int] = []
         cur_bytes = 0
         last_module: Optional[str] = None
         for i in idx:
-            m = _MODULE.search(plan.inputs[i][1])
+            m = _MODULE.search(plan.inputs[i].shown)
             module = m.group(1) if m else None
             if cur and cur_bytes >= target_bytes and module != last_module:
                 tasks.append(Task(plan.subset(cur), cur, cur_bytes))
@@ -135,11 +129,10 @@ def plan_tasks(uri: Any, *, storage_options: Optional[Mapping[str, Any]] = None,
     return tasks
 
 
-def _check(table: str, columns: Optional[Sequence[str]], on_error: str) -> Optional[list[str]]:
+def _check(table: str, columns: Optional[Sequence[str]], on_error: OnError) -> Optional[list[str]]:
     if table not in SCHEMAS:
         raise ValueError(f"unknown table {table!r} (tables: {', '.join(SCHEMAS)})")
-    if on_error not in ("raise", "collect"):
-        raise ValueError("on_error must be 'raise' or 'collect'")
+    check_on_error(on_error)
     if columns is None:
         return None
     cols = list(columns)
@@ -168,7 +161,7 @@ def _datasource_class() -> Any:
         """A ``ray.data.Datasource`` of one hlodump table: one read task per dump (or module
         group of a big dump); see ``hlodump.ray``."""
 
-        def __init__(self, tasks: list[Task], table: str, columns: Optional[list[str]], on_error: str) -> None:
+        def __init__(self, tasks: list[Task], table: str, columns: Optional[list[str]], on_error: OnError) -> None:
             super().__init__()
             self.tasks, self.table, self.columns, self.on_error = tasks, table, columns, on_error
 
@@ -184,14 +177,14 @@ def _datasource_class() -> Any:
             sch = table_schema(self.table, self.columns)
             for t in self.tasks:
                 meta = BlockMetadata(num_rows=None, size_bytes=t.size, exec_stats=None,
-                                     input_files=tuple(inp[1] for inp in t.plan.inputs))
+                                     input_files=tuple(inp.shown for inp in t.plan.inputs))
                 out.append(ReadTask(_reader(t, self.table, self.columns, self.on_error), meta, schema=sch))
             return out
 
     return HlodumpDatasource
 
 
-def _reader(task: Task, table: str, columns: Optional[list[str]], on_error: str) -> Callable[[], list[pa.Table]]:
+def _reader(task: Task, table: str, columns: Optional[list[str]], on_error: OnError) -> Callable[[], list[pa.Table]]:
     def read() -> list[pa.Table]:
         wanted = None if table in ("files", "errors") else [table]
         t = task.read(wanted, on_error)[table]
@@ -202,16 +195,18 @@ def _reader(task: Task, table: str, columns: Optional[list[str]], on_error: str)
     return read
 
 
-def read_dumps(uri: Any, table: str, *, columns: Optional[Sequence[str]] = None,
-               storage_options: Optional[Mapping[str, Any]] = None, on_error: str = "raise",
+@renamed_parameter("uri", "source")
+def read_dumps(source: Source, table: str, *, columns: Optional[Sequence[str]] = None,
+               storage_options: Optional[StorageOptions] = None, on_error: OnError = "raise",
                follow_links: bool = False, max_files: int = MAX_FILES,
                target_bytes: int = DEFAULT_TARGET_BYTES,
                ray_remote_args: Optional[Mapping[str, Any]] = None,
                concurrency: Optional[int] = None) -> "ray.data.Dataset":
-    """One table of the dumps under ``uri`` as a ``ray.data.Dataset``.
+    """One table of the dumps under ``source`` as a ``ray.data.Dataset``.
 
     Args:
-        uri: anything ``hlodump.read_arrow`` takes: a dump directory, a file, a glob, an
+        source: (was ``uri``, still accepted with a ``DeprecationWarning``) anything
+            ``hlodump.read_arrow`` takes: a dump directory, a file, a glob, an
             object-store URL (``s3://bucket/runs/``), a list of these.
         table: the table (``instructions``, ``allocations``, ``files`` …; see ``hlodump.schema``).
         columns: only these columns (projected after reading, for now). ``dump`` is the first
@@ -223,17 +218,17 @@ def read_dumps(uri: Any, table: str, *, columns: Optional[Sequence[str]] = None,
         ray_remote_args, concurrency: passed to ``ray.data.read_datasource``.
 
     The plan (walk or listing) is made here, on the driver; the files are read by the tasks.
-    ``file_id`` is each file's position in the whole read (as ``read_arrow(uri)`` numbers
+    ``file_id`` is each file's position in the whole read (as ``read_arrow(source)`` numbers
     them), so datasets of several tables join on it.
     """
     _need_ray()
     import ray.data
 
     cols = _check(table, columns, on_error)
-    tasks = plan_tasks(uri, storage_options=storage_options, follow_links=follow_links, max_files=max_files,
+    tasks = plan_tasks(source, storage_options=storage_options, follow_links=follow_links, max_files=max_files,
                        target_bytes=target_bytes)
-    source = _datasource_class()(tasks, table, cols, on_error)
-    return ray.data.read_datasource(source, ray_remote_args=dict(ray_remote_args or {}), concurrency=concurrency)
+    datasource = _datasource_class()(tasks, table, cols, on_error)
+    return ray.data.read_datasource(datasource, ray_remote_args=dict(ray_remote_args or {}), concurrency=concurrency)
 
 
 def _partition_dir(dst: str, table: str, dump: str) -> str:
@@ -243,7 +238,7 @@ def _partition_dir(dst: str, table: str, dump: str) -> str:
 
 
 def _convert_tasks(tasks: list[tuple[int, Task]], dst: str, storage_options: Optional[dict[str, Any]],
-                   on_error: str) -> list[tuple[str, str, int]]:
+                   on_error: OnError) -> list[tuple[str, str, int]]:
     """Read each task's files and write every table: (table, path, rows) of each file written.
     Task 0 also writes the tables without rows (so that every table has a schema)."""
     from . import stores
@@ -282,7 +277,7 @@ def _batches(tasks: list[Task], workers: int, min_bytes: int = 32 << 20) -> list
     return out
 
 
-def convert(src: Any, dst: str, *, storage_options: Optional[Mapping[str, Any]] = None, on_error: str = "raise",
+def convert(src: Source, dst: str, *, storage_options: Optional[StorageOptions] = None, on_error: OnError = "raise",
             address: Optional[str] = None, target_bytes: int = DEFAULT_TARGET_BYTES,
             follow_links: bool = False, max_files: int = MAX_FILES) -> list[str]:
     """Convert every dump under ``src`` to Parquet in Ray tasks, partitioned by table and dump:
@@ -292,8 +287,7 @@ def convert(src: Any, dst: str, *, storage_options: Optional[Mapping[str, Any]] 
     schema) in the first task's partition."""
     ray = _need_ray()
 
-    if on_error not in ("raise", "collect"):
-        raise ValueError("on_error must be 'raise' or 'collect'")
+    check_on_error(on_error)
     tasks = plan_tasks(src, storage_options=storage_options, follow_links=follow_links, max_files=max_files,
                        target_bytes=target_bytes)
     if not ray.is_initialized():

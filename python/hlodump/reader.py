@@ -10,17 +10,20 @@ import pyarrow as pa
 
 from .dump import Dump
 from .exceptions import ParseError
-from .paths import MAX_FILES, expand_with_dumps
-from .schema import SCHEMAS, schema, to_large_string_schema
+from ._typing import OnError, Source, StorageOptions, check_on_error, renamed_parameter
+from .paths import MAX_FILES
+from .plan import Input, Plan, plan_inputs
+from .schema import SCHEMAS, to_large_string_schema
 
 __all__ = ["read_arrow"]
 
 
+@renamed_parameter("path", "source")
 def read_arrow(
-    path: Any,
+    source: Source,
     tables: Optional[Sequence[str]] = None,
     *,
-    on_error: str = "raise",
+    on_error: OnError = "raise",
     string_view: Optional[bool] = None,
     threads: Optional[int] = None,
     mmap: Optional[bool] = None,
@@ -28,12 +31,12 @@ def read_arrow(
     follow_links: bool = False,
     max_files: int = MAX_FILES,
     columns: Optional[Mapping[str, Sequence[str]]] = None,
-    storage_options: Optional[Mapping[str, Any]] = None,
+    storage_options: Optional[StorageOptions] = None,
 ) -> Dump:
     """Parse XLA dump files into Arrow tables.
 
     Args:
-        path: a dump file, a dump directory (read recursively), a glob, or a list of these;
+        source: (was ``path``, still accepted with a ``DeprecationWarning``) a dump file, a dump directory (read recursively), a glob, or a list of these;
             also object-store URLs (``s3://bucket/prefix``, ``gs://…``, ``az://…``,
             ``memory://…``, any fsspec URL, ``file://…``; a prefix is listed recursively like
             a directory) and in-memory files: ``{name: bytes_like}`` or a list of
@@ -110,18 +113,11 @@ def read_arrow(
         MemoryError: the tables do not fit in memory (nothing is returned; the process goes on).
         ValueError: bad arguments (``threads`` out of range …).
     """
-    if on_error not in ("raise", "collect"):
-        raise ValueError("on_error must be 'raise' or 'collect'")
+    check_on_error(on_error)
     tables = _check_tables(tables)
     projection = check_columns(columns)
     nthreads = check_threads(threads)
-    from . import stores
-
-    if stores.needs_stores(path):
-        plan = stores.plan(path, follow_links=follow_links, max_files=max_files, storage_options=storage_options)
-    else:
-        plan = stores.Plan(*expand_with_dumps(path, follow_links=follow_links, max_files=max_files))
-        plan.origins = [None] * len(plan.inputs)
+    plan = plan_inputs(source, follow_links=follow_links, max_files=max_files, storage_options=storage_options)
     return read_plan(plan, tables, on_error=on_error, string_view=string_view, threads=nthreads, mmap=mmap,
                      progress=progress, projection=projection)
 
@@ -136,20 +132,20 @@ def _check_tables(tables: Optional[Sequence[str]]) -> Optional[list[str]]:
     return tables
 
 
-def read_plan(plan: Any, tables: Optional[list[str]], *, on_error: str = "raise",
+def read_plan(plan: Plan, tables: Optional[list[str]], *, on_error: OnError = "raise",
               string_view: Optional[bool] = None, threads: int = 0, mmap: Optional[bool] = None,
               progress: Optional[bool] = None, projection: Optional[dict[str, list[str]]] = None) -> Dump:
-    """Read what ``plan`` (a ``hlodump.stores.Plan``) lists: fetch its remote objects, then
-    parse (``read_arrow`` after expanding its argument; ``hlodump.ray`` per task)."""
+    """Read what ``plan`` lists: fetch its remote objects, then parse (``read_arrow`` after
+    planning its source; ``hlodump.ray`` per task)."""
     from . import _core
 
     buffers = plan.load(progress=progress if len(plan.inputs) > 1 or progress else False)
-    inputs, dumps = plan.inputs, plan.dumps
+    inputs = plan.inputs
     bar = _progress_bar(inputs, progress, plan.sizes() if buffers is not None else None)
     try:
         raw = _core.read(
-            inputs, tables, on_error, threads, mmap, bar.update if bar is not None else None, dumps,
-            projection, buffers,
+            inputs, tables=tables, on_error=on_error, threads=threads, mmap=mmap,
+            progress=bar.update if bar is not None else None, columns=projection, buffers=buffers,
         )
     except ParseError as e:
         if len(inputs) > 1 and hasattr(e, "add_note"):  # a directory / several files: say how to go on
@@ -204,8 +200,7 @@ def check_threads(threads: Any) -> int:
     return threads
 
 
-def _progress_bar(inputs: list[tuple[str, str, bool, Optional[str]]], progress: Optional[bool],
-                  sizes: Optional[list[int]] = None) -> Any:
+def _progress_bar(inputs: list[Input], progress: Optional[bool], sizes: Optional[list[int]] = None) -> Any:
     if progress is False or (progress is None and len(inputs) < 2):
         return None
     from .progress import ProgressBar
@@ -214,11 +209,11 @@ def _progress_bar(inputs: list[tuple[str, str, bool, Optional[str]]], progress: 
     if sizes is not None:
         total = sum(sizes)
     else:
-        for full, _, _, err in inputs:
-            if err is not None:
+        for i in inputs:
+            if i.error is not None:
                 continue
             try:
-                total += os.stat(full).st_size
+                total += os.stat(i.path).st_size
             except OSError:
                 pass
     bar = ProgressBar(len(inputs), total, force=bool(progress))

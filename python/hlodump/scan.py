@@ -15,7 +15,9 @@ from typing import Any, Optional
 
 import pyarrow as pa
 
-from .paths import MAX_FILES, expand_with_dumps
+from ._typing import OnError, Source, StorageOptions, check_on_error, renamed_parameter
+from .paths import MAX_FILES
+from .plan import Input, plan_inputs
 from .schema import SCHEMAS, to_large_string_schema
 
 __all__ = ["scan", "Scan", "ScanWarning"]
@@ -25,24 +27,26 @@ class ScanWarning(UserWarning):
     """A stream with ``on_error="collect"`` met malformed input (see ``Scan.errors``)."""
 
 
+@renamed_parameter("path", "source")
 def scan(
-    source: Any,
+    source: Source,
     table: str,
     *,
     columns: Optional[Sequence[str]] = None,
     batch_size: int = 65536,
-    on_error: str = "raise",
+    on_error: OnError = "raise",
     string_view: bool = True,
-    storage_options: Optional[dict[str, Any]] = None,
     threads: Optional[int] = None,
     mmap: Optional[bool] = None,
     follow_links: bool = False,
     max_files: int = MAX_FILES,
+    storage_options: Optional[StorageOptions] = None,
 ) -> "Scan":
     """Stream one table of a dump (see ``read_arrow`` for ``source`` and the options).
 
     Args:
-        source: a dump file, directory, glob, or a list of these.
+        source: what ``read_arrow`` takes (a dump file, directory, glob, URL, buffer, or a
+            list of these).
         table: the table to stream (``hlodump.schema.SCHEMAS`` has them all).
         columns: only these columns, in schema order (the others are never built where that
             saves work). Default: all.
@@ -52,7 +56,10 @@ def scan(
             the stream goes on; the problems are ``Scan.errors`` once it ends, and a
             ``ScanWarning`` says how many there were.
         string_view: text columns as zero-copy ``string_view`` (default) or ``large_string``.
-        storage_options: options for object-store URLs (see ``read_arrow``).
+            (``read_arrow``'s default, None, casts a table the first time it is asked for: a
+            scan's batches go to consumers that take views, Polars, DuckDB, Arrow C stream
+            readers, and are not kept, so there is nothing to cast lazily.)
+        threads, mmap, follow_links, max_files, storage_options: as for ``read_arrow``.
 
     Returns:
         a ``Scan`` (nothing is read until it is consumed).
@@ -61,8 +68,7 @@ def scan(
 
     if table not in SCHEMAS:
         raise ValueError(f"unknown table {table!r} (tables: {', '.join(SCHEMAS)})")
-    if on_error not in ("raise", "collect"):
-        raise ValueError("on_error must be 'raise' or 'collect'")
+    check_on_error(on_error)
     if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
         raise ValueError(f"batch_size must be a positive integer (got {batch_size!r})")
     batch_size = min(batch_size, 2**62)  # "no limit": the core takes a 64-bit size (2**63 overflowed)
@@ -98,14 +104,14 @@ class Scan:
 
     def __init__(
         self,
-        source: Any,
+        source: Source,
         table: str,
         *,
         columns: Optional[list[str]],
         batch_size: int,
-        on_error: str,
+        on_error: OnError,
         string_view: bool,
-        storage_options: Optional[dict[str, Any]],
+        storage_options: Optional[StorageOptions],
         threads: int,
         mmap: Optional[bool],
         follow_links: bool,
@@ -139,28 +145,22 @@ class Scan:
             s = pa.schema([s.field(c) for c in self.columns])
         return s if self.string_view else to_large_string_schema(s)
 
-    def _inputs(self) -> tuple[list[Any], list[str], Optional[list[Any]]]:
-        """(inputs, dumps, buffers) for the core: local paths, or URLs / buffers planned and
-        fetched by ``hlodump.stores`` (objects are fetched whole before the stream starts)."""
-        from . import stores
-
-        if stores.needs_stores(self.source):
-            plan = stores.plan(self.source, follow_links=self._follow_links, max_files=self._max_files,
-                               storage_options=self.storage_options)
-            buffers = plan.load(progress=False)
-            return plan.inputs, plan.dumps, buffers
-        inputs, dumps = expand_with_dumps(self.source, self._follow_links, self._max_files)
-        return inputs, dumps, None
+    def _inputs(self) -> tuple[list[Input], Optional[list[Any]]]:
+        """(inputs, buffers) for the core (``plan_inputs``; remote objects are fetched whole
+        before the stream starts)."""
+        plan = plan_inputs(self.source, follow_links=self._follow_links, max_files=self._max_files,
+                           storage_options=self.storage_options)
+        buffers = plan.load(progress=False)
+        return plan.inputs, buffers
 
     def batches(self, columns: Optional[Sequence[str]] = None) -> Iterator[pa.RecordBatch]:
         """A fresh read: the batches, in file order (``columns`` narrows the projection)."""
         from . import _core
 
         cols = self.columns if columns is None else [c for c in self.schema.names if c in set(columns)]
-        inputs, dumps, buffers = self._inputs()
-        stream = _core.scan(
-            inputs, self.table, cols, self.batch_size, self.on_error, self._threads, self._mmap, dumps, buffers
-        )
+        inputs, buffers = self._inputs()
+        stream = _core.scan(inputs, self.table, columns=cols, batch_size=self.batch_size, on_error=self.on_error,
+                            threads=self._threads, mmap=self._mmap, buffers=buffers)
         target = None if self.string_view else to_large_string_schema(stream.schema)
         try:
             for b in stream:

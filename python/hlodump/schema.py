@@ -1,9 +1,10 @@
 """The table contract: every table's Arrow schema and the meaning of each column.
 
-This module is the single written source of truth for *what* the parsers produce. Both the Rust
-core (``hlodump._core``) and the pure-Python reference parser (``hlodump.reference``) must emit
-exactly these schemas, with these row orders and these value conventions; the test suite checks
-both against this module and against each other, cell for cell.
+The schemas come from the Rust core (``_core.table_schemas()``, from the ``tables!`` list in
+``src/tables.rs``: written once); this module adds what the columns mean. Both the Rust core and
+the pure-Python reference parser (``hlodump.reference``) must emit exactly these schemas, with
+these row orders and these value conventions; the test suite checks both against this module
+and against each other, cell for cell.
 
 General conventions (apply to every table unless a column says otherwise)
 -------------------------------------------------------------------------
@@ -44,368 +45,314 @@ General conventions (apply to every table unless a column says otherwise)
 
 from __future__ import annotations
 
+import base64
+import json
+import os
+
 import pyarrow as pa
 
-__all__ = ["SCHEMAS", "TABLE_NAMES", "schema", "empty_table", "to_large_string_schema"]
+__all__ = ["SCHEMAS", "TABLE_NAMES", "DOCS", "schema", "doc", "empty_table", "to_large_string_schema"]
+
+# Every table's Arrow schema and doc line, as the Rust core defines them (``src/tables.rs``,
+# the ``tables!`` list: the one definition). Below, per table, what its columns mean and the
+# decisions both parsers follow; docs/API.md lists the tables for users (a test holds it to
+# these schemas). Text columns are ``string_view`` (text from the file, zero-copy),
+# ``large_string`` (text we make: paths, kinds, messages) or ``dictionary<int32,
+# large_string>`` (text with few distinct values: the columns typed ``D`` below).
+
+#: The core's schemas as last generated (``write_data_file``), for the pure-Python reference
+#: without a build; tests/test_api_doc.py holds it equal to the core's.
+DATA_FILE = os.path.join(os.path.dirname(__file__), "schemas.json")
+
+
+def _core_tables() -> list[tuple[str, pa.Schema, str]]:
+    try:
+        from . import _core
+    except ImportError:  # the reference alone (no native module built)
+        return _data_file_tables()
+    return list(_core.table_schemas())
+
+
+def _data_file_tables() -> list[tuple[str, pa.Schema, str]]:
+    with open(DATA_FILE, encoding="utf-8") as f:
+        data = json.load(f)
+    return [(t["name"], pa.ipc.read_schema(pa.py_buffer(base64.b64decode(t["schema"]))), t["doc"])
+            for t in data["tables"]]
+
+
+def write_data_file(path: str = DATA_FILE) -> None:
+    """Write the core's schemas to ``path`` (``schemas.json``: name, doc line, Arrow IPC schema)."""
+    from . import _core
+
+    tables = [{"name": n, "doc": d, "schema": base64.b64encode(s.serialize().to_pybytes()).decode()}
+              for n, s, d in _core.table_schemas()]
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump({"generated_by": "hlodump.schema.write_data_file()", "tables": tables}, f, indent=1)
+        f.write("\n")
+
+
+_TABLES: list[tuple[str, pa.Schema, str]] = _core_tables()
+
+#: Table name → its Arrow schema (names, types, nullability; dictionary or view in the type),
+#: in canonical order.
+SCHEMAS: dict[str, pa.Schema] = {name: s for name, s, _ in _TABLES}
+
+#: Table name → what a row of it is (one line).
+DOCS: dict[str, str] = {name: doc for name, _, doc in _TABLES}
 
 S = pa.string_view()  # text from the mapped file (zero-copy)
 T = pa.large_string()  # text we make ourselves (paths, kinds, messages): 64-bit offsets
-# text with few distinct values (opcodes, shapes, kinds …), dictionary-encoded: int32 keys into
-# a dictionary of the batch's distinct strings (copies: large_string, owned by the batch)
-D = pa.dictionary(pa.int32(), pa.large_string())
-I32 = pa.int32()
-I64 = pa.int64()
-B = pa.bool_()
-F64 = pa.float64()
+D = pa.dictionary(pa.int32(), pa.large_string())  # text with few distinct values
 
-
-def _f(name: str, typ: pa.DataType, nullable: bool = False) -> pa.Field:
-    return pa.field(name, typ, nullable=nullable)
-
-
-SCHEMAS: dict[str, pa.Schema] = {
-    # One row per file seen (a single file: one row, file_id 0). path is as given, or relative to
-    # the directory that was read (POSIX separators). kind: hlo_module, buffer_assignment,
-    # buffer_assignment_values, live_range, memory_usage_report, debug_options, other. For the
-    # name parts see FORMATS.md §1: module_id/module_name from ``module_NNNN.<name>``; stage is
-    # before_optimizations | after_optimizations | pass (null for others); backend e.g. cpu,
-    # sm_8.0_gpu (null if not in the name); per-pass form 1 fills pass_index, pipeline,
-    # after_pass, before_pass; form 2 (``NNNN.<pass>.<substep>.txt``) fills pass_index,
-    # after_pass=<pass>, substep=<substep>. content_kind: what the first non-empty line says
-    # (same vocabulary as kind, or "unknown" / "empty"); ``parsed`` is true when the file was
-    # parsed into tables. error: why a file could not be read (null if fine). dump: the dump the
-    # file belongs to — the directory ``--xla_dump_to`` wrote, found from the file's location,
-    # or the path a single file was named by (rules: ``hlodump.paths.expand_with_dumps``).
-    # Modules are identified by (dump, module_id, module_name).
-    # Decisions (name rules in full: reference/files.py docstring = src/files.rs module doc):
-    # - content_kind also takes "stdout_capture" (first line "*** Begin "); it is never "other".
-    # - Name parts are filled for every kind, "other" included, whenever the suffix is known:
-    #   ``….before_optimizations.hlo.pb`` / ``.dot`` / ``.html`` get stage (and backend / pass
-    #   parts) like the .txt; ``.debug_options``, ``.config.pbtxt``, ``.mlir``, ``._fusion.html``,
-    #   ``.thunk_sequence.txt``, snapshots get module_id/module_name only. Where the module name
-    #   cannot be separated from a free-form tail (``.ll``, ``.o``, ``.ptx``, unknown suffixes)
-    #   only module_id is filled. Files with no ``module_NNNN`` in their name (seeds, …) have
-    #   all parts null — except in a per-module folder (jax >= 0.10:
-    #   ``module_0024.jit_model/module.mlir``, ``compile_options.textproto``,
-    #   ``topology.textproto``): a file whose name has no module takes module_id and module_name
-    #   from the nearest parent folder (in ``path``) named exactly ``module_NNNN[.name]``, so
-    #   joins by module find it; its kind stays from the name (other) and stage/backend null.
-    # - parsed is false also for a file that a ``read_arrow(tables=[...])`` skipped (its format
-    #   produces none of the requested tables); its other columns are as in a full read.
-    # - module_id needs >= 4 digits after ``module_`` (XLA's %04d); module_name excludes a
-    #   ``.cl_N`` and is null when XLA dropped it (names > 255 chars) — and, for
-    #   ``module_<name>.execution_N.hlo_snapshot.pb``, module_id is null and module_name set.
-    # - backend: the tag in front of ``_after_optimizations`` (``cpu``, ``sm_8.0_gpu``); null for
-    #   before_optimizations, per-pass files and old ``.after_optimizations`` names without tag.
-    # - per-pass: the step is the rightmost 4+-digit segment that leaves a valid pass tail (so a
-    #   module name like ``foo.1234`` stays whole); form 2 leaves pipeline and before_pass null.
-    "files": pa.schema([
-        _f("file_id", I32), _f("path", T), _f("kind", D), _f("content_kind", D, True),
-        _f("module_id", I32, True), _f("module_name", T, True), _f("stage", D, True),
-        _f("backend", D, True), _f("pass_index", I32, True), _f("pipeline", D, True),
-        _f("after_pass", D, True), _f("before_pass", D, True), _f("substep", D, True),
-        _f("size_bytes", I64), _f("parsed", B), _f("error", T, True),
-        _f("dump", D),
-    ]),
-    # ---------------------------------------------------------------- buffer assignment (§2)
-    # One row per ``allocation N: size S<flags>:`` line. flags = the raw text between the size and
-    # the final ':' (e.g. ", parameter 2, shape |bf16[8]| at ShapeIndex {}"; "" if none).
-    # parameter/parameter_shape/parameter_shape_index null unless the parameter flag is present;
-    # output_shape null unless "output shape is |…|" is present. Shapes without the bars.
-    "allocations": pa.schema([
-        _f("file_id", I32), _f("allocation", I64), _f("size", I64), _f("color", I32),
-        _f("is_thread_local", B), _f("is_constant", B), _f("is_maybe_live_out", B),
-        _f("is_preallocated_temp", B), _f("is_output", B), _f("parameter", I64, True),
-        _f("parameter_shape", D, True), _f("parameter_shape_index", D, True),
-        _f("output_shape", D, True), _f("flags", S), _f("line", I64),
-    ]),
-    # One row per `` value: <ID NAME[IDX][ (phi)][ @C]> (size=S,offset=O): SHAPE`` line.
-    # allocation = the index of the enclosing allocation. color = the @C (0 when not printed).
-    # Decisions (buffer-assignment reference parser, reference/buffer_assignment.py):
-    # - a value line under an allocation line that could not be read (on_error="collect") is
-    #   still checked but gives no row (its allocation is unknown).
-    "assignments": pa.schema([
-        _f("file_id", I32), _f("allocation", I64), _f("value_id", I64), _f("instruction", S),
-        _f("shape_index", D), _f("is_phi", B), _f("color", I32), _f("offset", I64),
-        _f("size", I64), _f("shape", D), _f("line", I64),
-    ]),
-    # One row per value block under ``Used values:``. positions / uses in printed order;
-    # position/use shape_index "" when not printed. uses empty for " uses:" followed by nothing
-    # or by "  (none)"; uses_initialized false only for " uses are not initialized yet.".
-    # defining_instruction = the text after "from instruction:" (one optional space removed),
-    # up to the end of the line (or, in old XLA where the next "<N …>" header is glued onto the
-    # same line, up to the start of that header: FORMATS.md does not say so, the 0.4.26 corpus
-    # does). defining_opcode / defining_op_name / defining_shape / defining_source_file /
-    # defining_source_line / defining_fusion_kind / defining_custom_call_target: from that text,
-    # parsed by the HLO instruction parser, each what the same column of ``instructions`` holds
-    # for that line (null if the text cannot be read). line = the header line.
-    # Decisions (buffer-assignment reference parser):
-    # - line = the line on which the header text stands; for a glued old-XLA header that is the
-    #   previous block's "from instruction:" line.
-    # - a block cut short (no "from instruction:" before the next header, an empty line, a new
-    #   section or the end of the file) is an error and gives no row.
-    # - defining_X (X = opcode, op_name, shape, source_file, source_line, fusion_kind,
-    #   custom_call_target) = key X of reference.hlo.parse_instruction(defining_instruction);
-    #   all null if it returns None or raises ValueError.
-    # - defining_source_file / defining_source_line come from the metadata only (a value's text
-    #   has no stack-frame tables to resolve stack_frame_id in): they differ from the
-    #   instructions row of the same name when that row resolved a stack_frame_id.
-    # - a metadata number out of int64 range (an error and no row in ``instructions``) gives a
-    #   null defining_source_line and the other columns as parsed.
-    "values": pa.schema([
-        _f("file_id", I32), _f("value_id", I64), _f("instruction", S), _f("shape_index", D),
-        _f("is_phi", B), _f("color", I32),
-        _f("positions", pa.list_(pa.field("item", pa.struct([
-            _f("instruction", S), _f("shape_index", D)]), nullable=False))),
-        _f("uses", pa.list_(pa.field("item", pa.struct([
-            _f("instruction", S), _f("operand", I32), _f("shape_index", D)]), nullable=False))),
-        _f("uses_initialized", B),
-        _f("defining_instruction", S), _f("defining_opcode", D, True),
-        _f("defining_op_name", S, True), _f("defining_shape", D, True),
-        _f("defining_source_file", D, True), _f("defining_source_line", I64, True),
-        _f("defining_fusion_kind", D, True), _f("defining_custom_call_target", D, True),
-        _f("line", I64),
-    ]),
-    # ``InstructionSequence`` rows: position N and the instruction scheduled there.
-    "schedule": pa.schema([
-        _f("file_id", I32), _f("position", I32), _f("instruction", S), _f("line", I64),
-    ]),
-    # ``BufferLiveRange`` rows ``NAME{IDX}:start-end``. buffer = NAME{IDX} as printed.
-    "live_ranges": pa.schema([
-        _f("file_id", I32), _f("buffer", S), _f("instruction", S), _f("shape_index", D),
-        _f("start", I32), _f("end", I32), _f("line", I64),
-    ]),
-    # ``Live ranges at T (peak):`` rows. New form ``NAME{IDX}: B bytes (cumulative: C bytes)``;
-    # old form (jax 0.4.26) ``NAME: B bytes`` with no index and no cumulative: there
-    # shape_index is "" and cumulative_bytes is the running sum of bytes in printed order
-    # (cumulative_is_printed false).
-    # Decisions (buffer-assignment reference parser):
-    # - time = T of the latest "Live ranges at T (peak):" header; the running sum restarts there.
-    # - the old form may carry an index (NAME{IDX}: B bytes) – accepted, shape_index then filled.
-    #   Without one the same NAME can appear several times in one list (tuple elements, e.g.
-    #   arg_tuple.15 in corpus jax-0.4.26/control_flow/module_0000…): rows are not unique by buffer.
-    # - when the cumulative is printed, cumulative_bytes is the printed number (not recomputed).
-    "peak": pa.schema([
-        _f("file_id", I32), _f("time", I32), _f("buffer", S), _f("instruction", S),
-        _f("shape_index", D), _f("bytes", I64), _f("cumulative_bytes", I64),
-        _f("cumulative_is_printed", B), _f("line", I64),
-    ]),
-    # ``Stack trace breakdown for peak usage`` tree, one row per tree line (the header's total
-    # goes to ``totals``). row = 0-based order within the file's tree; parent_row = row of the
-    # nearest previous line with depth-1 (null at depth 0). depth per FORMATS.md §2.7.
-    # Decisions (buffer-assignment reference parser):
-    # - row numbering runs over the whole file (if a file had two trees, the second continues);
-    #   depth is from the prefix geometry counted in characters; a line whose depth exceeds the
-    #   previous line's depth + 1 is an error. total/current/remaining accept "97 587 208" and
-    #   "97587208"; percent is the printed one-decimal number.
-    "peak_breakdown": pa.schema([
-        _f("file_id", I32), _f("row", I32), _f("parent_row", I32, True), _f("depth", I32),
-        _f("label", S), _f("percent", F64), _f("total_bytes", I64), _f("current_bytes", I64),
-        _f("remaining_bytes", I64), _f("line", I64),
-    ]),
-    # Memory-usage report rows, every layout (§2.8; parser: reference/memory_report.py).
-    # row_kind: "allocation" = a row describing one allocation (the allocation list of jax
-    # 0.4.35–0.9: allocation, size (rounded), cumulative_bytes, percent, remaining_bytes = the
-    # printed total_size - cumulative_size, flags = the allocation line's raw text after the
-    # size; offset/used_by_n_values/shapes null; table = rank in the list; color from the flags.
-    # Also protobuf entries), "offsets" = a row of an offset-group table (the values sharing
-    # one offset). In the allocation list's "with their values" section a table follows its
-    # allocation line: allocation and color come from that line, memory_space is null, table
-    # counts the tables of the section. percent is null where XLA printed nan (total 0).
-    # totals: key total_bytes_used (the allocation list's first line), rest_allocations and
-    # rest_percent (its cut-off line, color null).
-    # Table form (§2.8.1). memory_space/color from the enclosing
-    # ``Memory Space: NAME (color=C)`` line. table = 0-based index of the allocation table within
-    # its memory space (the rank that joins to allocations of that color sorted by size desc,
-    # index asc). cumulative_bytes/size: human-readable figures converted (rounded by XLA!);
-    # percent = the printed integer percentage. For the protobuf-text form (§2.8.3) one row per
-    # allocation_entries block: size/cumulative_bytes exact, offset 0, used_by_n_values = number
-    # of defining_positions, shapes = the positions joined by "; ", allocation = index.
-    # Decisions (buffer-assignment reference parser):
-    # - table form: allocation is null (the report does not say which allocation a table
-    #   describes; join on (color, table) = rank instead). table restarts at 0 for every
-    #   "Memory Space:" line. A memory space with no tables gives only its totals row.
-    # - protobuf-text form: memory_space null (no name is printed); color =
-    #   memory_space_color (0 when omitted, proto3 default); table = 0-based rank of the
-    #   allocation_entries block within its memory_space_allocation_entries block; allocation =
-    #   index (0 when omitted); percent null (the proto prints a fraction,
-    #   cumulative_percentage, not an integer percentage); shapes = defining_positions
-    #   C-unescaped with quotes removed, joined by "; " ("" when none); line = the line of the
-    #   entry's "allocation_entries {". Unknown fields are errors.
-    "memory_report": pa.schema([
-        _f("file_id", I32), _f("memory_space", D, True), _f("color", I32, True),
-        _f("table", I32), _f("allocation", I64, True), _f("cumulative_bytes", I64, True),
-        # size_is_rounded: size was read from HumanReadableNumBytes text with a unit above B
-        # ("29.49MiB": two decimals, so approximate); false for byte counts and the protobuf form.
-        _f("percent", I32, True), _f("size", I64), _f("size_is_rounded", B),
-        _f("offset", I64, True),
-        _f("used_by_n_values", I32, True), _f("shapes", D, True), _f("row_kind", D),
-        _f("remaining_bytes", I64, True), _f("flags", S, True), _f("line", I64),
-    ]),
-    # Every number a dump states about itself that is not a row of another table, one row each:
-    #   section="buffer_assignment", key="total_bytes_used"      (Total bytes used: N)
-    #   section="live_range", key="max"                            (HloLiveRange (max N))
-    #   section="live_range", key="peak_time"                      (Live ranges at T (peak))
-    #   section="live_range", key="not_available"  value 0         (HloLiveRange not available …)
-    #   section="live_range", key="peak_unbounded" value 0         (Peak memory could not be …)
-    #   section="peak_breakdown", key="total"                      (Stack trace breakdown …: N)
-    #   section="memory_report", key="total_bytes", color=C        (Total bytes: N, per space)
-    #   section="memory_report", key="rest_values", color=C        (The rest N values …) and
-    #   section="memory_report", key="rest_percent", color=C       (… less than P% …)
-    # Decisions (buffer-assignment reference parser):
-    # - color is null except for the memory_report keys. rest_values and rest_percent share the
-    #   cut-off line. In the protobuf-text form total_bytes comes from the block's total_bytes
-    #   field (line of that field; value 0 and the block's first line when omitted).
-    # - "HloLiveRange not available" is matched as a prefix (the rest of the line is free text).
-    "totals": pa.schema([
-        _f("file_id", I32), _f("section", D), _f("key", D), _f("color", I32, True),
-        _f("value", I64), _f("line", I64),
-    ]),
-    # ---------------------------------------------------------------- HLO module text (§3)
-    # One row per ``HloModule`` header. attributes = raw text after "HloModule NAME, " ("" if
-    # none). entry_computation_layout = the text inside its outer braces (null if absent).
-    # Decisions (HLO reference parser, reference/hlo.py):
-    # - name = the header's first token, ending at the first ", " (so dots are kept:
-    #   ``HloModule my.module.v2``). is_scheduled = the attribute ``is_scheduled=true`` is present.
-    # - attributes are split with the generic rule of FORMATS.md §3.8.1; a header whose brackets
-    #   do not balance on its line (``origin_recovery_table={``) is joined with the following
-    #   lines ("\n" kept in ``attributes``) until they do.
-    "modules": pa.schema([
-        _f("file_id", I32), _f("name", S), _f("is_scheduled", B),
-        _f("entry_computation_layout", S, True), _f("attributes", S), _f("line", I64),
-    ]),
-    # One row per computation header. computation_id = 0-based order in the file.
-    # signature = raw parameter list including the parentheses ("" in short-parsable form);
-    # result_shape = text after " -> " up to " {" ("" in short form).
-    # Decisions: rows are emitted for every header at column 0: ``[ENTRY ]%name (sig) -> res {``
-    # and the sigil-less / signature-less form ``[ENTRY ]name {`` (short-parsable dumps AND all
-    # default jax 0.4.26 dumps). The closer may be ``}``, ``}, execution_thread="T"`` and/or
-    # ``} // name`` (0.4.26 prints the latter after fused computations). execution_thread = T
-    # raw (unescaped text as printed), null when the closer has none.
-    "computations": pa.schema([
-        _f("file_id", I32), _f("computation_id", I32), _f("name", S), _f("is_entry", B),
-        _f("signature", S), _f("result_shape", D), _f("execution_thread", D, True),
-        _f("line", I64),
-    ]),
-    # One row per instruction line (and, with source="value", nothing: values use their own
-    # columns). See API.md. instruction_id = 0-based order in the file. operands = names
-    # without '%' (the shape prefix of old XLA dropped; for parameter/constant: []).
-    # operand_text = the raw text between the opcode's parentheses. attributes = raw text after
-    # the operand list's ")" with the leading ", " removed ("" if none). called_computations =
-    # names from calls/to_apply/body/condition/branch_computations/true_computation/
-    # false_computation/select/scatter/called_computations, in printed order, without '%'.
-    # op_name/op_type/source_file/source_line/stack_frame_id from metadata={…};
-    # source_file/source_line filled from the stack-frame tables when stack_frame_id is set.
-    # backend_config: raw value (quoted form: unescaped, quotes removed). fusion_kind: kind=.
-    # Decisions (reference/hlo.py parse_instruction, one parser for module lines and
-    # ``from instruction:`` text):
-    # - offset = byte offset of the first byte of the instruction's (first) line, i.e. of its
-    #   two-space indent. The reference computes it from the raw bytes when parse_module gets
-    #   them (``data=``); from decoded lines alone it is sum(len(utf8(line)) + 1), exact for LF
-    #   files without invalid UTF-8 but short by one byte per preceding CRLF line.
-    # - operands: items of the operand region split at depth-0 commas, ``/*index=N*/`` removed,
-    #   the old shape prefix dropped (text after the item's last space), '%' removed, a compact
-    #   tuple index ``#N`` removed, ``...(+N)`` skipped; [] for parameter and constant.
-    # - called_computations: only top-level attributes with those keys (not names nested in
-    #   other values); ``{%a, %b}`` and the generic ``calls=%a, %b`` both give [a, b].
-    # - a quoted metadata / custom_call_target / backend_config value is unescaped; octal and
-    #   \xHH escapes yield bytes, decoded as UTF-8 with U+FFFD for invalid sequences. An
-    #   unquoted value (not expected) is kept raw. backend_config raw ``{…}`` is kept as printed.
-    # - source_file/source_line/source_function: when stack_frame_id names a StackFrames row the
-    #   tables win (innermost frame = that row's FileLocations entry; source_function from
-    #   FunctionNames); otherwise source_file/source_line come from metadata and
-    #   source_function is null.
-    # - fusion_kind = the top-level ``kind=`` value (only fusions print one); sharding = the
-    #   ``sharding=`` value as printed (braces included).
-    # - Multi-line ``constant(`` literals (hand-written text): following lines are joined while
-    #   the count of '(' minus ')' from the opcode's '(' stays above 0; line/offset are those of
-    #   the first line; operand_text/attributes hold the joined text with its "\n"s; reaching
-    #   the end of the file first is an error.
-    # - Hand-written text read by the general grammar (FORMATS.md §3.6.1; XLA's lexer reads line
-    #   breaks and comments as blanks): an instruction may span lines — line = its first line,
-    #   offset = byte offset of the text it was read from (its line, or the rest of a line after
-    #   a previous statement or comment), attributes/operand_text/shape = the raw text as
-    #   written, line breaks, indentation and comments between tokens included (a view into the
-    #   file), trimmed at both ends.
-    # - shape = "" when the instruction has no result shape (``ROOT out = add(p0, p1)``: XLA
-    #   infers it); like computations.signature/result_shape "" when not printed.
-    # - is_root: the ``ROOT `` prefix. A second ROOT in a computation is an error (the row is
-    #   still emitted in collect mode); a computation without ROOT is accepted (XLA accepts it).
-    "instructions": pa.schema([
-        _f("file_id", I32), _f("computation_id", I32), _f("instruction_id", I32),
-        _f("name", S), _f("is_root", B), _f("opcode", D), _f("shape", D),
-        _f("operands", pa.list_(pa.field("item", S, nullable=False))),
-        _f("operand_text", S),
-        _f("called_computations", pa.list_(pa.field("item", S, nullable=False))),
-        _f("attributes", S), _f("op_name", D, True), _f("op_type", D, True),
-        _f("source_file", D, True), _f("source_line", I64, True),
-        _f("source_function", D, True), _f("stack_frame_id", I64, True),
-        _f("custom_call_target", D, True), _f("backend_config", S, True),
-        _f("fusion_kind", D, True), _f("sharding", D, True), _f("line", I64), _f("offset", I64),
-    ]),
-    # The FileNames/FunctionNames/FileLocations/StackFrames tables joined: one row per
-    # StackFrames row. parent_frame_id is the *corrected* parent (printed value - 1), null for
-    # the root (printed 1).
-    # Decisions: source_line/end_line/column/end_column = the FileLocations row's line,
-    # end_line, column, end_column; file_name/function_name unescaped, null when the id is not in
-    # its table. line = the StackFrames row's line. Several roots per table do occur (jax 0.10.2
-    # control_flow/module_0000.jit_rnn.before_optimizations.txt: frames 1-6 all print parent 1).
-    "stack_frames": pa.schema([
-        _f("file_id", I32), _f("frame_id", I64), _f("parent_frame_id", I64, True),
-        _f("file_location_id", I64), _f("file_name", D, True), _f("function_name", D, True),
-        _f("source_line", I64, True), _f("end_line", I64, True), _f("column", I64, True),
-        _f("end_column", I64, True), _f("line", I64),
-    ]),
-    # One row per custom-call instruction. body_length = length in bytes of the base64 body
-    # (backend_config JSON "body" string, else the whole backend_config), decoded_length = its
-    # decoded size (null if not base64), format: "mlir_bytecode" (decoded starts with ML\xefR),
-    # "json", "text", "empty"; kernel_name where readable (JSON "kernel_name"/"name").
-    # Decisions: the "body" key is searched depth-first in printed order (seed 003 nests it as
-    # ``{"custom_call_config": {"body": …}}``), kernel_name likewise ("kernel_name" first, then
-    # "name"; string values only). base64 = strict standard alphabet, length % 4 == 0, '=' only
-    # as padding. format: "empty" when backend_config is null or "" (body_length 0,
-    # decoded_length null); else "mlir_bytecode" if the decoded body starts with ML\xefR; else
-    # "json" if the whole config parses as a JSON object with no "body"; else "text" (also a JSON
-    # object whose body is not MLIR bytecode, and raw non-JSON dicts like ``{index = 0 : ui64}``).
-    # target = the unescaped custom_call_target ("" if absent).
-    "custom_calls": pa.schema([
-        _f("file_id", I32), _f("instruction_id", I32), _f("name", S), _f("target", D),
-        _f("body_length", I64), _f("decoded_length", I64, True), _f("format", D),
-        _f("kernel_name", S, True),
-    ]),
-    # GPU thunk sequences (§2.11; reference/thunks.py): one row per non-empty line that is not
-    # a label. kind = the thunk kind (kKernel …), null for text that is not a thunk line (kept
-    # whole in annotation); annotation = the text after the tab; depth = indent / 2; section =
-    # the label line (condition, body, branch 0 …) the thunk is under; parent_thunk_id = the
-    # thunk whose nested sequence this line belongs to. thunk_id = order in the file.
-    "thunks": pa.schema([
-        _f("file_id", I32), _f("thunk_id", I32), _f("parent_thunk_id", I32, True),
-        _f("depth", I32), _f("kind", D, True), _f("section", D, True), _f("annotation", S),
-        _f("line", I64),
-    ]),
-    # XLA's out-of-memory reports (§2.9; reference/oom.py), one row per figure a report states;
-    # a report printed again in the file is one row, section="repeat", under the report_id of
-    # its first printing (key "repeats report", bytes null, value its first line from the marker).
-    "oom_reports": pa.schema([
-        _f("file_id", I32), _f("report_id", I32), _f("backend", D), _f("memory_space", D, True),
-        _f("section", D), _f("key", D), _f("bytes", I64, True), _f("value", S), _f("line", I64),
-    ]),
-    # One row per buffer / allocation an out-of-memory report lists.
-    "oom_buffers": pa.schema([
-        _f("file_id", I32), _f("report_id", I32), _f("rank", I32), _f("size_bytes", I64),
-        _f("size", S), _f("operator", S, True), _f("op_type", S, True), _f("op_name", S, True),
-        _f("source_file", S, True), _f("source_line", I64, True), _f("shape", S, True),
-        _f("unpadded_size_bytes", I64, True), _f("padding_bytes", I64, True), _f("padding", S, True),
-        _f("xla_label", S, True), _f("allocation_type", D, True),
-        _f("entry_parameter_subshape", S, True), _f("line", I64),
-    ]),
-    # What on_error="collect" could not read, one row per problem.
-    "errors": pa.schema([
-        _f("file_id", I32), _f("line", I64), _f("column", I64), _f("message", T), _f("text", T),
-    ]),
-}
+# Column notes, table by table (the schemas themselves are in src/tables.rs).
+# ---- files
+# One row per file seen (a single file: one row, file_id 0). path is as given, or relative to
+# the directory that was read (POSIX separators). kind: hlo_module, buffer_assignment,
+# buffer_assignment_values, live_range, memory_usage_report, debug_options, other. For the
+# name parts see FORMATS.md §1: module_id/module_name from ``module_NNNN.<name>``; stage is
+# before_optimizations | after_optimizations | pass (null for others); backend e.g. cpu,
+# sm_8.0_gpu (null if not in the name); per-pass form 1 fills pass_index, pipeline,
+# after_pass, before_pass; form 2 (``NNNN.<pass>.<substep>.txt``) fills pass_index,
+# after_pass=<pass>, substep=<substep>. content_kind: what the first non-empty line says
+# (same vocabulary as kind, or "unknown" / "empty"); ``parsed`` is true when the file was
+# parsed into tables. error: why a file could not be read (null if fine). dump: the dump the
+# file belongs to — the directory ``--xla_dump_to`` wrote, found from the file's location,
+# or the path a single file was named by (rules: ``hlodump.paths.expand_with_dumps``).
+# Modules are identified by (dump, module_id, module_name).
+# Decisions (name rules in full: reference/files.py docstring = src/files.rs module doc):
+# - content_kind also takes "stdout_capture" (first line "*** Begin "); it is never "other".
+# - Name parts are filled for every kind, "other" included, whenever the suffix is known:
+#   ``….before_optimizations.hlo.pb`` / ``.dot`` / ``.html`` get stage (and backend / pass
+#   parts) like the .txt; ``.debug_options``, ``.config.pbtxt``, ``.mlir``, ``._fusion.html``,
+#   ``.thunk_sequence.txt``, snapshots get module_id/module_name only. Where the module name
+#   cannot be separated from a free-form tail (``.ll``, ``.o``, ``.ptx``, unknown suffixes)
+#   only module_id is filled. Files with no ``module_NNNN`` in their name (seeds, …) have
+#   all parts null — except in a per-module folder (jax >= 0.10:
+#   ``module_0024.jit_model/module.mlir``, ``compile_options.textproto``,
+#   ``topology.textproto``): a file whose name has no module takes module_id and module_name
+#   from the nearest parent folder (in ``path``) named exactly ``module_NNNN[.name]``, so
+#   joins by module find it; its kind stays from the name (other) and stage/backend null.
+# - parsed is false also for a file that a ``read_arrow(tables=[...])`` skipped (its format
+#   produces none of the requested tables); its other columns are as in a full read.
+# - module_id needs >= 4 digits after ``module_`` (XLA's %04d); module_name excludes a
+#   ``.cl_N`` and is null when XLA dropped it (names > 255 chars) — and, for
+#   ``module_<name>.execution_N.hlo_snapshot.pb``, module_id is null and module_name set.
+# - backend: the tag in front of ``_after_optimizations`` (``cpu``, ``sm_8.0_gpu``); null for
+#   before_optimizations, per-pass files and old ``.after_optimizations`` names without tag.
+# - per-pass: the step is the rightmost 4+-digit segment that leaves a valid pass tail (so a
+#   module name like ``foo.1234`` stays whole); form 2 leaves pipeline and before_pass null.
+# ---- allocations
+# One row per ``allocation N: size S<flags>:`` line. flags = the raw text between the size and
+# the final ':' (e.g. ", parameter 2, shape |bf16[8]| at ShapeIndex {}"; "" if none).
+# parameter/parameter_shape/parameter_shape_index null unless the parameter flag is present;
+# output_shape null unless "output shape is |…|" is present. Shapes without the bars.
+# ---- assignments
+# One row per `` value: <ID NAME[IDX][ (phi)][ @C]> (size=S,offset=O): SHAPE`` line.
+# allocation = the index of the enclosing allocation. color = the @C (0 when not printed).
+# Decisions (buffer-assignment reference parser, reference/buffer_assignment.py):
+# - a value line under an allocation line that could not be read (on_error="collect") is
+#   still checked but gives no row (its allocation is unknown).
+# ---- values
+# One row per value block under ``Used values:``. positions / uses in printed order;
+# position/use shape_index "" when not printed. uses empty for " uses:" followed by nothing
+# or by "  (none)"; uses_initialized false only for " uses are not initialized yet.".
+# defining_instruction = the text after "from instruction:" (one optional space removed),
+# up to the end of the line (or, in old XLA where the next "<N …>" header is glued onto the
+# same line, up to the start of that header: FORMATS.md does not say so, the 0.4.26 corpus
+# does). defining_opcode / defining_op_name / defining_shape / defining_source_file /
+# defining_source_line / defining_fusion_kind / defining_custom_call_target: from that text,
+# parsed by the HLO instruction parser, each what the same column of ``instructions`` holds
+# for that line (null if the text cannot be read). line = the header line.
+# Decisions (buffer-assignment reference parser):
+# - line = the line on which the header text stands; for a glued old-XLA header that is the
+#   previous block's "from instruction:" line.
+# - a block cut short (no "from instruction:" before the next header, an empty line, a new
+#   section or the end of the file) is an error and gives no row.
+# - defining_X (X = opcode, op_name, shape, source_file, source_line, fusion_kind,
+#   custom_call_target) = key X of reference.hlo.parse_instruction(defining_instruction);
+#   all null if it returns None or raises ValueError.
+# - defining_source_file / defining_source_line come from the metadata only (a value's text
+#   has no stack-frame tables to resolve stack_frame_id in): they differ from the
+#   instructions row of the same name when that row resolved a stack_frame_id.
+# - a metadata number out of int64 range (an error and no row in ``instructions``) gives a
+#   null defining_source_line and the other columns as parsed.
+# ---- schedule
+# ``InstructionSequence`` rows: position N and the instruction scheduled there.
+# ---- live_ranges
+# ``BufferLiveRange`` rows ``NAME{IDX}:start-end``. buffer = NAME{IDX} as printed.
+# ---- peak
+# ``Live ranges at T (peak):`` rows. New form ``NAME{IDX}: B bytes (cumulative: C bytes)``;
+# old form (jax 0.4.26) ``NAME: B bytes`` with no index and no cumulative: there
+# shape_index is "" and cumulative_bytes is the running sum of bytes in printed order
+# (cumulative_is_printed false).
+# Decisions (buffer-assignment reference parser):
+# - time = T of the latest "Live ranges at T (peak):" header; the running sum restarts there.
+# - the old form may carry an index (NAME{IDX}: B bytes) – accepted, shape_index then filled.
+#   Without one the same NAME can appear several times in one list (tuple elements, e.g.
+#   arg_tuple.15 in corpus jax-0.4.26/control_flow/module_0000…): rows are not unique by buffer.
+# - when the cumulative is printed, cumulative_bytes is the printed number (not recomputed).
+# ---- peak_breakdown
+# ``Stack trace breakdown for peak usage`` tree, one row per tree line (the header's total
+# goes to ``totals``). row = 0-based order within the file's tree; parent_row = row of the
+# nearest previous line with depth-1 (null at depth 0). depth per FORMATS.md §2.7.
+# Decisions (buffer-assignment reference parser):
+# - row numbering runs over the whole file (if a file had two trees, the second continues);
+#   depth is from the prefix geometry counted in characters; a line whose depth exceeds the
+#   previous line's depth + 1 is an error. total/current/remaining accept "97 587 208" and
+#   "97587208"; percent is the printed one-decimal number.
+# ---- memory_report
+# Memory-usage report rows, every layout (§2.8; parser: reference/memory_report.py).
+# row_kind: "allocation" = a row describing one allocation (the allocation list of jax
+# 0.4.35–0.9: allocation, size (rounded), cumulative_bytes, percent, remaining_bytes = the
+# printed total_size - cumulative_size, flags = the allocation line's raw text after the
+# size; offset/used_by_n_values/shapes null; table = rank in the list; color from the flags.
+# Also protobuf entries), "offsets" = a row of an offset-group table (the values sharing
+# one offset). In the allocation list's "with their values" section a table follows its
+# allocation line: allocation and color come from that line, memory_space is null, table
+# counts the tables of the section. percent is null where XLA printed nan (total 0).
+# totals: key total_bytes_used (the allocation list's first line), rest_allocations and
+# rest_percent (its cut-off line, color null).
+# Table form (§2.8.1). memory_space/color from the enclosing
+# ``Memory Space: NAME (color=C)`` line. table = 0-based index of the allocation table within
+# its memory space (the rank that joins to allocations of that color sorted by size desc,
+# index asc). cumulative_bytes/size: human-readable figures converted (rounded by XLA!);
+# percent = the printed integer percentage. For the protobuf-text form (§2.8.3) one row per
+# allocation_entries block: size/cumulative_bytes exact, offset 0, used_by_n_values = number
+# of defining_positions, shapes = the positions joined by "; ", allocation = index.
+# Decisions (buffer-assignment reference parser):
+# - table form: allocation is null (the report does not say which allocation a table
+#   describes; join on (color, table) = rank instead). table restarts at 0 for every
+#   "Memory Space:" line. A memory space with no tables gives only its totals row.
+# - protobuf-text form: memory_space null (no name is printed); color =
+#   memory_space_color (0 when omitted, proto3 default); table = 0-based rank of the
+#   allocation_entries block within its memory_space_allocation_entries block; allocation =
+#   index (0 when omitted); percent null (the proto prints a fraction,
+#   cumulative_percentage, not an integer percentage); shapes = defining_positions
+#   C-unescaped with quotes removed, joined by "; " ("" when none); line = the line of the
+#   entry's "allocation_entries {". Unknown fields are errors.
+# size_is_rounded: size was read from HumanReadableNumBytes text with a unit above B
+# ("29.49MiB": two decimals, so approximate); false for byte counts and the protobuf form.
+# ---- totals
+# Every number a dump states about itself that is not a row of another table, one row each:
+#   section="buffer_assignment", key="total_bytes_used"      (Total bytes used: N)
+#   section="live_range", key="max"                            (HloLiveRange (max N))
+#   section="live_range", key="peak_time"                      (Live ranges at T (peak))
+#   section="live_range", key="not_available"  value 0         (HloLiveRange not available …)
+#   section="live_range", key="peak_unbounded" value 0         (Peak memory could not be …)
+#   section="peak_breakdown", key="total"                      (Stack trace breakdown …: N)
+#   section="memory_report", key="total_bytes", color=C        (Total bytes: N, per space)
+#   section="memory_report", key="rest_values", color=C        (The rest N values …) and
+#   section="memory_report", key="rest_percent", color=C       (… less than P% …)
+# Decisions (buffer-assignment reference parser):
+# - color is null except for the memory_report keys. rest_values and rest_percent share the
+#   cut-off line. In the protobuf-text form total_bytes comes from the block's total_bytes
+#   field (line of that field; value 0 and the block's first line when omitted).
+# - "HloLiveRange not available" is matched as a prefix (the rest of the line is free text).
+# ---- modules
+# One row per ``HloModule`` header. attributes = raw text after "HloModule NAME, " ("" if
+# none). entry_computation_layout = the text inside its outer braces (null if absent).
+# Decisions (HLO reference parser, reference/hlo.py):
+# - name = the header's first token, ending at the first ", " (so dots are kept:
+#   ``HloModule my.module.v2``). is_scheduled = the attribute ``is_scheduled=true`` is present.
+# - attributes are split with the generic rule of FORMATS.md §3.8.1; a header whose brackets
+#   do not balance on its line (``origin_recovery_table={``) is joined with the following
+#   lines ("\n" kept in ``attributes``) until they do.
+# ---- computations
+# One row per computation header. computation_id = 0-based order in the file.
+# signature = raw parameter list including the parentheses ("" in short-parsable form);
+# result_shape = text after " -> " up to " {" ("" in short form).
+# Decisions: rows are emitted for every header at column 0: ``[ENTRY ]%name (sig) -> res {``
+# and the sigil-less / signature-less form ``[ENTRY ]name {`` (short-parsable dumps AND all
+# default jax 0.4.26 dumps). The closer may be ``}``, ``}, execution_thread="T"`` and/or
+# ``} // name`` (0.4.26 prints the latter after fused computations). execution_thread = T
+# raw (unescaped text as printed), null when the closer has none.
+# ---- instructions
+# One row per instruction line (and, with source="value", nothing: values use their own
+# columns). See API.md. instruction_id = 0-based order in the file. operands = names
+# without '%' (the shape prefix of old XLA dropped; for parameter/constant: []).
+# operand_text = the raw text between the opcode's parentheses. attributes = raw text after
+# the operand list's ")" with the leading ", " removed ("" if none). called_computations =
+# names from calls/to_apply/body/condition/branch_computations/true_computation/
+# false_computation/select/scatter/called_computations, in printed order, without '%'.
+# op_name/op_type/source_file/source_line/stack_frame_id from metadata={…};
+# source_file/source_line filled from the stack-frame tables when stack_frame_id is set.
+# backend_config: raw value (quoted form: unescaped, quotes removed). fusion_kind: kind=.
+# Decisions (reference/hlo.py parse_instruction, one parser for module lines and
+# ``from instruction:`` text):
+# - offset = byte offset of the first byte of the instruction's (first) line, i.e. of its
+#   two-space indent. The reference computes it from the raw bytes when parse_module gets
+#   them (``data=``); from decoded lines alone it is sum(len(utf8(line)) + 1), exact for LF
+#   files without invalid UTF-8 but short by one byte per preceding CRLF line.
+# - operands: items of the operand region split at depth-0 commas, ``/*index=N*/`` removed,
+#   the old shape prefix dropped (text after the item's last space), '%' removed, a compact
+#   tuple index ``#N`` removed, ``...(+N)`` skipped; [] for parameter and constant.
+# - called_computations: only top-level attributes with those keys (not names nested in
+#   other values); ``{%a, %b}`` and the generic ``calls=%a, %b`` both give [a, b].
+# - a quoted metadata / custom_call_target / backend_config value is unescaped; octal and
+#   \xHH escapes yield bytes, decoded as UTF-8 with U+FFFD for invalid sequences. An
+#   unquoted value (not expected) is kept raw. backend_config raw ``{…}`` is kept as printed.
+# - source_file/source_line/source_function: when stack_frame_id names a StackFrames row the
+#   tables win (innermost frame = that row's FileLocations entry; source_function from
+#   FunctionNames); otherwise source_file/source_line come from metadata and
+#   source_function is null.
+# - fusion_kind = the top-level ``kind=`` value (only fusions print one); sharding = the
+#   ``sharding=`` value as printed (braces included).
+# - Multi-line ``constant(`` literals (hand-written text): following lines are joined while
+#   the count of '(' minus ')' from the opcode's '(' stays above 0; line/offset are those of
+#   the first line; operand_text/attributes hold the joined text with its "\n"s; reaching
+#   the end of the file first is an error.
+# - Hand-written text read by the general grammar (FORMATS.md §3.6.1; XLA's lexer reads line
+#   breaks and comments as blanks): an instruction may span lines — line = its first line,
+#   offset = byte offset of the text it was read from (its line, or the rest of a line after
+#   a previous statement or comment), attributes/operand_text/shape = the raw text as
+#   written, line breaks, indentation and comments between tokens included (a view into the
+#   file), trimmed at both ends.
+# - shape = "" when the instruction has no result shape (``ROOT out = add(p0, p1)``: XLA
+#   infers it); like computations.signature/result_shape "" when not printed.
+# - is_root: the ``ROOT `` prefix. A second ROOT in a computation is an error (the row is
+#   still emitted in collect mode); a computation without ROOT is accepted (XLA accepts it).
+# ---- stack_frames
+# The FileNames/FunctionNames/FileLocations/StackFrames tables joined: one row per
+# StackFrames row. parent_frame_id is the *corrected* parent (printed value - 1), null for
+# the root (printed 1).
+# Decisions: source_line/end_line/column/end_column = the FileLocations row's line,
+# end_line, column, end_column; file_name/function_name unescaped, null when the id is not in
+# its table. line = the StackFrames row's line. Several roots per table do occur (jax 0.10.2
+# control_flow/module_0000.jit_rnn.before_optimizations.txt: frames 1-6 all print parent 1).
+# ---- custom_calls
+# One row per custom-call instruction. body_length = length in bytes of the base64 body
+# (backend_config JSON "body" string, else the whole backend_config), decoded_length = its
+# decoded size (null if not base64), format: "mlir_bytecode" (decoded starts with ML\xefR),
+# "json", "text", "empty"; kernel_name where readable (JSON "kernel_name"/"name").
+# Decisions: the "body" key is searched depth-first in printed order (seed 003 nests it as
+# ``{"custom_call_config": {"body": …}}``), kernel_name likewise ("kernel_name" first, then
+# "name"; string values only). base64 = strict standard alphabet, length % 4 == 0, '=' only
+# as padding. format: "empty" when backend_config is null or "" (body_length 0,
+# decoded_length null); else "mlir_bytecode" if the decoded body starts with ML\xefR; else
+# "json" if the whole config parses as a JSON object with no "body"; else "text" (also a JSON
+# object whose body is not MLIR bytecode, and raw non-JSON dicts like ``{index = 0 : ui64}``).
+# target = the unescaped custom_call_target ("" if absent).
+# ---- thunks
+# GPU thunk sequences (§2.11; reference/thunks.py): one row per non-empty line that is not
+# a label. kind = the thunk kind (kKernel …), null for text that is not a thunk line (kept
+# whole in annotation); annotation = the text after the tab; depth = indent / 2; section =
+# the label line (condition, body, branch 0 …) the thunk is under; parent_thunk_id = the
+# thunk whose nested sequence this line belongs to. thunk_id = order in the file.
+# ---- oom_reports
+# XLA's out-of-memory reports (§2.9; reference/oom.py), one row per figure a report states;
+# a report printed again in the file is one row, section="repeat", under the report_id of
+# its first printing (key "repeats report", bytes null, value its first line from the marker).
+# ---- oom_buffers
+# One row per buffer / allocation an out-of-memory report lists.
+# ---- errors
+# What on_error="collect" could not read, one row per problem.
 
 TABLE_NAMES: tuple[str, ...] = tuple(SCHEMAS)
+
+
+def doc(name: str) -> str:
+    """What a row of table ``name`` is (its doc line in ``src/tables.rs``)."""
+    return DOCS[name]
 
 
 def schema(name: str, string_view: bool = True) -> pa.Schema:
@@ -436,3 +383,29 @@ def to_large_string_schema(s: pa.Schema) -> pa.Schema:
 def empty_table(name: str, string_view: bool = True) -> pa.Table:
     """A table with no rows and the full schema of ``name``."""
     return schema(name, string_view).empty_table()
+
+
+def type_name(t: pa.DataType) -> str:
+    """``t`` as docs/API.md's column reference spells it: ``dict`` for
+    ``dictionary<int32, large_string>``, ``list<…>``, ``struct<a: int32, …>``, else Arrow's name."""
+    if t == pa.dictionary(pa.int32(), pa.large_string()):
+        return "dict"
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        return f"list<{type_name(t.value_type)}>"
+    if pa.types.is_struct(t):
+        return "struct<" + ", ".join(f"{f.name}: {type_name(f.type)}" for f in t) + ">"
+    return {"bool": "bool", "double": "float64"}.get(str(t), str(t))
+
+
+def markdown() -> str:
+    """The column reference of docs/API.md (its last section), generated from the core's
+    schemas; tests/test_api_doc.py holds the file to it. To update it:
+    ``python -c "import hlodump.schema as s; print(s.markdown(), end='')"``."""
+    import textwrap
+
+    out = []
+    for name, s in SCHEMAS.items():
+        cols = ", ".join(f"`{f.name}` {type_name(f.type)}{'?' if f.nullable else ''}" for f in s)
+        out.append(textwrap.fill(f"**{name}** — {DOCS[name]} {cols}.", 100, break_on_hyphens=False,
+                                 break_long_words=False))
+    return "\n\n".join(out) + "\n"

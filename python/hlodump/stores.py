@@ -43,15 +43,17 @@ import re
 import threading
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
-from typing import Any, Callable, Optional, Union
+import dataclasses
+from typing import Any, Callable, Optional
 
 from .exceptions import HlodumpError
 from .paths import MAX_FILES, WalkLimitError, _expand_one, _input, _MODULE_ENTRY, _walk_dumps
+from .plan import Origin, Plan, Remote, compression_of, decompressed  # noqa: F401 (re-exported)
 
 __all__ = ["StoreError", "is_url", "needs_stores", "Plan", "plan", "put_bytes", "OBSTORE_SCHEMES"]
 
-#: (path to open, path to show, named explicitly, error): as ``hlodump.paths.Input``.
+#: (path to open, path to show, named explicitly, error): a walked entry (``hlodump.paths.Input``),
+#: made a ``hlodump.plan.Input`` record by ``Plan.add``.
 Input = tuple[str, str, bool, Optional[str]]
 
 #: Schemes read with obstore; every other ``scheme://`` goes to fsspec (``file://`` is local).
@@ -480,149 +482,6 @@ def backend_for(url: str, storage_options: Optional[Mapping[str, Any]] = None) -
 # ------------------------------------------------------------------------------ the plan
 
 
-@dataclass
-class Remote:
-    """An object to fetch before reading: its store, key and listed size."""
-
-    backend: Backend
-    key: str
-    size: int
-
-
-#: Where an input's bytes come from: a local path (None), an object to fetch, or a buffer.
-Origin = Union[None, Remote, Any]
-
-
-@dataclass
-class Plan:
-    """What to read: ``inputs`` and ``dumps`` as ``_core.read`` takes them, and where each
-    input's bytes come from (``origins``: None for a local file, a ``Remote`` object, or the
-    caller's buffer)."""
-
-    inputs: list[Input] = field(default_factory=list)
-    dumps: list[str] = field(default_factory=list)
-    origins: list[Origin] = field(default_factory=list)
-
-    def add(self, inp: Input, dump: str, origin: Origin) -> None:
-        self.inputs.append(inp)
-        self.dumps.append(dump)
-        self.origins.append(origin)
-
-    def sizes(self) -> list[int]:
-        """Bytes of each input (listed size, buffer length, file size; 0 when unknown)."""
-        out = []
-        for (full, _, _, err), o in zip(self.inputs, self.origins):
-            if err is not None:
-                out.append(0)
-            elif isinstance(o, Remote):
-                out.append(o.size)
-            elif o is not None:
-                out.append(_as_uint8(o, "").nbytes if not isinstance(o, (bytes, bytearray)) else len(o))
-            else:
-                try:
-                    out.append(os.stat(full).st_size)
-                except OSError:
-                    out.append(0)
-        return out
-
-    def subset(self, idx: list[int]) -> "Plan":
-        p = Plan()
-        for i in idx:
-            p.add(self.inputs[i], self.dumps[i], self.origins[i])
-        return p
-
-    def load(self, progress: Optional[bool] = None) -> Optional[list[Any]]:
-        """Fetch every remote object (concurrently; a progress bar says so) and return the
-        ``buffers`` argument of ``_core.read`` (None when every input is a local file). A
-        fetch that fails raises for an object named explicitly; for one found by listing it
-        becomes the input's ``files.error``."""
-        packed = [i for i, (inp, o) in enumerate(zip(self.inputs, self.origins))
-                   if o is None and inp[3] is None and compression_of(inp[1]) is not None]
-        if all(o is None for o in self.origins) and not packed:
-            return None
-        buffers: list[Any] = [None] * len(self.inputs)
-        for i in packed:
-            full, shown, explicit, _ = self.inputs[i]
-            try:
-                buffers[i] = _as_uint8(decompressed(full, shown), shown)
-            except OSError as e:
-                if explicit:
-                    raise
-                self.inputs[i] = (full, shown, explicit, f"OSError: {e.strerror or e}")
-        jobs = [i for i, o in enumerate(self.origins) if isinstance(o, Remote) and self.inputs[i][3] is None]
-        fetched = _fetch(self, jobs, progress)
-        for i, o in enumerate(self.origins):
-            if o is None or self.inputs[i][3] is not None:
-                continue
-            if isinstance(o, Remote):
-                got = fetched[i]
-                if isinstance(got, BaseException):
-                    url = o.backend.url(o.key)
-                    err = _error(got, url, "fetch")
-                    if self.inputs[i][2]:
-                        raise err from None
-                    full, shown, explicit, _ = self.inputs[i]
-                    self.inputs[i] = (full, shown, explicit, _row_error(err))
-                    continue
-                buffers[i] = _as_uint8(got, self.inputs[i][1])
-            else:
-                buffers[i] = _as_uint8(o, self.inputs[i][1])
-        return buffers
-
-
-# ------------------------------------------------------------------------------ compressed files
-
-#: Compression suffixes read transparently, and the module that reads each (zstd only when the
-#: ``zstandard`` package is installed; without it a ``.zst`` file is read as it is).
-_COMPRESSION = {".gz": "gzip", ".bz2": "bz2", ".xz": "lzma", ".zst": "zstandard"}
-
-
-def compression_of(name: str) -> Optional[str]:
-    """The module that decompresses the file ``name``, or None: not compressed, XLA's own
-    compressed protobuf (``….pb.gz``, never text of ours), or zstd without ``zstandard``."""
-    low = name.lower()
-    for suffix, module in _COMPRESSION.items():
-        if low.endswith(suffix) and not low[:-len(suffix)].endswith(".pb"):
-            if module == "zstandard":
-                try:
-                    import zstandard  # noqa: F401
-                except ImportError:
-                    return None
-            return module
-    return None
-
-
-def decompressed(path: str, shown: str) -> bytes:
-    """The decompressed bytes of a compressed file (streamed in 1 MiB pieces into one buffer:
-    the file's text must be contiguous for the parser; costs the decompression time and the
-    decompressed size in memory, no map). A corrupt file is an ``OSError`` naming it."""
-    import io
-
-    module = compression_of(shown)
-    out = io.BytesIO()
-    try:
-        with open(path, "rb") as raw:
-            if module == "zstandard":
-                import zstandard
-
-                stream: Any = zstandard.ZstdDecompressor().stream_reader(raw)
-            else:
-                import importlib
-
-                stream = importlib.import_module(module).open(raw)  # type: ignore[union-attr]
-            with stream:
-                while True:
-                    piece = stream.read(1 << 20)
-                    if not piece:
-                        break
-                    out.write(piece)
-    except OSError as e:
-        raise OSError(e.errno, f"cannot read {module} data ({e.strerror or e})", shown) from None
-    except Exception as e:  # zlib.error, lzma.LZMAError, EOFError, zstd errors
-        raise OSError(0, f"cannot read {module} data ({type(e).__name__}: {e})", shown) from None
-    return out.getvalue()
-
-
 def _as_uint8(obj: Any, name: str) -> Any:
     """A buffer-protocol object as a ``uint8`` pyarrow array over the same memory (no copy)."""
     import pyarrow as pa
@@ -648,14 +507,14 @@ def _fetch(plan: Plan, jobs: list[int], progress: Optional[bool]) -> dict[int, A
     if progress is not False:
         from .progress import ProgressBar
 
-        total = sum(o.size for o in (plan.origins[i] for i in jobs) if isinstance(o, Remote))
+        total = sum(o.size for o in (plan.inputs[i].origin for i in jobs) if isinstance(o, Remote))
         b = ProgressBar(len(jobs), total, force=bool(progress), label="fetching")
         bar = b if b.enabled else None
     tick: Callable[[int, int], None] = bar.update if bar is not None else (lambda f, n: None)
     lock = threading.Lock()
 
     def one(i: int) -> tuple[int, Any]:
-        r: Remote = plan.origins[i]  # type: ignore[assignment]
+        r: Remote = plan.inputs[i].origin  # type: ignore[assignment]
         try:
             got: Any = r.backend.get_sync(r.key, r.size)  # type: ignore[attr-defined]
         except BaseException as e:  # noqa: BLE001 - reported per object (a PanicException too)
@@ -696,20 +555,20 @@ def plan(path: Any, follow_links: bool = False, max_files: int = MAX_FILES,
             name, buf = it
             if not name:
                 raise ValueError("an in-memory input needs a non-empty name")
-            inp = _input("", name.replace(os.sep, "/"), True)
-            out.add(inp, inp[1], buf)
-            named.append((start, ("mem", posixpath.dirname(inp[1]))))
+            shown = name.replace(os.sep, "/")
+            out.add(_input("", shown, True), shown, buf)
+            named.append((start, ("mem", posixpath.dirname(shown))))
         elif is_url(it) and not os.path.lexists(it):
             try:
                 _expand_url(it, prefix_dirs, max_files, storage_options, out)
             except (OSError, HlodumpError, ValueError) as e:
                 raise _redacted(e) from None
             for i in range(start, len(out.inputs)):  # credentials never reach files.path/dump
-                full, shown, explicit, err = out.inputs[i]
-                out.inputs[i] = (redact(full), redact(shown), explicit, err and redact(err))
-                out.dumps[i] = redact(out.dumps[i])
-            if len(out.inputs) == start + 1 and out.inputs[start][2]:
-                named.append((start, ("url", posixpath.dirname(out.inputs[start][1]))))
+                e = out.inputs[i]
+                out.inputs[i] = dataclasses.replace(e, path=redact(e.path), shown=redact(e.shown),
+                                                    error=e.error and redact(e.error), dump=redact(e.dump))
+            if len(out.inputs) == start + 1 and out.inputs[start].explicit:
+                named.append((start, ("url", posixpath.dirname(out.inputs[start].shown))))
         else:
             got, ds = _expand_one(it, prefix_dirs, follow_links, max_files)
             for g, d in zip(got, ds):
@@ -719,12 +578,13 @@ def plan(path: Any, follow_links: bool = False, max_files: int = MAX_FILES,
     # several named module files of one directory (prefix): one dump, that directory
     by_dir: dict[Any, list[int]] = {}
     for i, key in named:
-        if _MODULE_ENTRY.match(posixpath.basename(out.inputs[i][1])):
+        if _MODULE_ENTRY.match(posixpath.basename(out.inputs[i].shown)):
             by_dir.setdefault(key, []).append(i)
     for idxs in by_dir.values():
         if len(idxs) > 1:
             for i in idxs:
-                out.dumps[i] = posixpath.dirname(out.inputs[i][1].replace(os.sep, "/")) or "."
+                e = out.inputs[i]
+                out.inputs[i] = dataclasses.replace(e, dump=posixpath.dirname(e.shown.replace(os.sep, "/")) or ".")
     return out
 
 

@@ -384,3 +384,77 @@ mod tests {
         assert!(e("x = [] negate(a)").1.contains("shape or an opcode"));
     }
 }
+
+/// Byte ranges of a computation header read by `comp_header_at`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GenHeader {
+    pub name: (usize, usize),
+    pub is_entry: bool,
+    /// `( … )` with its parentheses; empty (start == end) in the short form `name {`.
+    pub signature: (usize, usize),
+    pub result_shape: (usize, usize),
+    /// Just past the `{` that opens the body.
+    pub end: usize,
+}
+
+/// A computation header written with other blanks, comments or line breaks than the printer's
+/// (XLA's lexer takes them all; its test inputs write `ENTRY main` ⏎ `{`, a signature over
+/// several lines, `()->f32[]{`): `[ENTRY] [%]NAME [ "(" … ")" "->" SHAPE ] "{"` from `start`
+/// (T between tokens). None when the text is not one. A `{ … }` right after the result shape is
+/// its layout only when the body's `{` follows it.
+pub fn comp_header_at(f: &[u8], start: usize) -> Option<GenHeader> {
+    let mut i = skip_trivia(f, start).ok()?;
+    let mut is_entry = false;
+    if f[i..].starts_with(b"ENTRY") && !f.get(i + 5).is_some_and(|&b| is_name_char(b)) {
+        let j = skip_trivia(f, i + 5).ok()?;
+        let k = if f.get(j) == Some(&b'%') { j + 1 } else { j };
+        if j > i + 5 && name_end(f, k).is_some() {
+            is_entry = true;
+            i = j;
+        }
+    }
+    let a = if f.get(i) == Some(&b'%') { i + 1 } else { i };
+    let b = name_end(f, a)?;
+    let p = skip_trivia(f, b).ok()?;
+    match f.get(p) {
+        Some(b'{') => Some(GenHeader { name: (a, b), is_entry, signature: (p, p), result_shape: (p, p), end: p + 1 }),
+        Some(b'(') => {
+            let close = group_end(f, p, false).ok()?;
+            let q = skip_trivia(f, close).ok()?;
+            if !f[q..].starts_with(b"->") {
+                return None;
+            }
+            let r = skip_trivia(f, q + 2).ok()?;
+            let e = result_shape_end(f, r)?;
+            let body = skip_trivia(f, e).ok()?;
+            (f.get(body) == Some(&b'{')).then_some(GenHeader { name: (a, b), is_entry, signature: (p, close), result_shape: (r, e), end: body + 1 })
+        }
+        _ => None,
+    }
+}
+
+/// End of the result shape at `i` of a computation header: a tuple, or `TYPE[ … ]` and a layout
+/// `{ … }` when another `{` (the body's) follows it.
+fn result_shape_end(f: &[u8], i: usize) -> Option<usize> {
+    match f.get(i)? {
+        b'(' => group_end(f, i, true).ok(),
+        c if c.is_ascii_alphanumeric() => {
+            let w = i + f[i..].iter().take_while(|b| b.is_ascii_alphanumeric()).count();
+            let p = skip_trivia(f, w).ok()?;
+            if f.get(p) != Some(&b'[') {
+                return None;
+            }
+            let dims = group_end(f, p, true).ok()?;
+            let q = skip_trivia(f, dims).ok()?;
+            if f.get(q) == Some(&b'{') {
+                if let Ok(layout) = group_end(f, q, true) {
+                    if skip_trivia(f, layout).ok().and_then(|r| f.get(r)) == Some(&b'{') {
+                        return Some(layout);
+                    }
+                }
+            }
+            Some(dims)
+        }
+        _ => None,
+    }
+}

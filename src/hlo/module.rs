@@ -8,7 +8,7 @@ use std::borrow::Cow;
 
 use super::attributes::{get, split_attributes_in};
 use super::custom_call::custom_call_info;
-use super::general::{general_instruction, skip_trivia, skip_trivia_in_line};
+use super::general::{comp_header_at, general_instruction, skip_trivia, skip_trivia_in_line};
 use super::instruction::{needs_continuation, parens_open_after, parse_instruction, Instr, Scratch};
 use super::scan::*;
 use super::stack_frames::{Frames, RowError, Table};
@@ -26,6 +26,15 @@ struct OpenComp<'c> {
     result_shape: &'c [u8],
     line: u64,
     has_root: bool,
+}
+
+/// A module without `HloModule` header: XLA names it `module_` + its entry computation (the
+/// `ENTRY` one, else the last).
+#[derive(Default)]
+struct Headerless<'c> {
+    line: u64,
+    entry: Option<&'c [u8]>,
+    last: Option<&'c [u8]>,
 }
 
 /// What one parse covers, and whether it may go on (the HLO side of chunking a big file).
@@ -66,7 +75,13 @@ struct Parser<'t, 'c> {
     computation_id: i32,
     instruction_id: i32,
     comp: Option<OpenComp<'c>>,
+    /// A module is open: its `HloModule` header was read, or (header-less, as XLA's parser
+    /// also takes) its first computation.
     have_header: bool,
+    /// 0-based order of the open (or last) module in the file (FORMATS.md §3.2.1).
+    module_index: i32,
+    /// The open module has no `HloModule` header: its row is written when it ends.
+    headerless: Option<Headerless<'c>>,
     table: Option<Table>,
     mode: Mode,
     /// The rest of a line after an instruction or `}` that ended inside it, or the text after
@@ -102,6 +117,8 @@ pub fn parse<'c>(data: &'c [u8], ctx: FileCtx<'c>, t: &mut Tables) -> Result<()>
         instruction_id: 0,
         comp: None,
         have_header: false,
+        module_index: -1,
+        headerless: None,
         table: None,
         mode: Mode::Serial,
         pending: None,
@@ -210,6 +227,13 @@ fn comp_close(s: &[u8]) -> Option<Option<&[u8]>> {
     tail_ok(rest).then_some(None)
 }
 
+/// `s` is `}`, blanks or comments, then more text that is not `,`: where that starts (a
+/// computation closed and the next statement on the same line).
+fn next_on_line(s: &[u8]) -> Option<usize> {
+    let p = skip_trivia_in_line(s, 1).ok()?;
+    (p < s.len() && s[p] != b',').then_some(p)
+}
+
 /// Number of blanks (space, tab) at the start of `s`.
 fn blanks(s: &[u8]) -> usize {
     s.iter().take_while(|&&b| b == b' ' || b == b'\t').count()
@@ -239,6 +263,20 @@ fn strip_line_comment(s: &[u8]) -> &[u8] {
         }
         None => s,
     }
+}
+
+/// `// -----` (blanks after it allowed): where FileCheck's `--split-input-file` cuts a test
+/// input into modules; it ends the module before it.
+fn is_split_marker(s: &[u8]) -> bool {
+    s.strip_prefix(b"// -----").is_some_and(|r| r.iter().all(|&b| b == b' ' || b == b'\t'))
+}
+
+/// `HloModule NAME` and a comment (`HloModule m // …`, as XLA's lexer takes it): (name, None).
+fn name_then_comment(text: &[u8]) -> Option<(&[u8], Option<&[u8]>)> {
+    let s = text.strip_prefix(b"HloModule ")?;
+    let e = s.iter().position(|b| b.is_ascii_whitespace()).unwrap_or(s.len());
+    let rest = &s[e..];
+    (e > 0 && skip_trivia_in_line(rest, 0).is_ok_and(|p| p == rest.len())).then_some((&s[..e], None))
 }
 
 /// `HloModule (\S+?)(?:, (.*))?$`: (name, attributes text).
@@ -324,7 +362,17 @@ impl<'t, 'c> Parser<'t, 'c> {
                 continue;
             }
             if s.starts_with(b"HloModule ") {
+                if self.have_header && self.mode.bail() {
+                    return Ok(()); // a second module: the serial parse numbers it
+                }
                 self.header(&line)?;
+                continue;
+            }
+            if is_split_marker(s) {
+                if self.mode.bail() {
+                    return Ok(());
+                }
+                self.end_module();
                 continue;
             }
             if matches!(s[0], b' ' | b'\t' | b'/') {
@@ -343,8 +391,16 @@ impl<'t, 'c> Parser<'t, 'c> {
                 }
             }
             if !self.have_header {
-                self.err(&line, 1, "expected 'HloModule' header")?;
-                continue;
+                match comp_header(s).or_else(|| comp_header(strip_line_comment(s))) {
+                    // XLA's parser takes a module without header: computations only
+                    Some(_) if self.mode.bail() => return Ok(()),
+                    Some(_) => self.begin_headerless(line.no),
+                    None if self.general_header(&line) => continue,
+                    None => {
+                        self.err(&line, 1, "expected 'HloModule' header")?;
+                        continue;
+                    }
+                }
             }
             // a table line would change the stack-frame tables later chunks read
             if (s[0].is_ascii_digit() || Table::from_line(s).is_some()) && self.mode.bail() {
@@ -375,6 +431,9 @@ impl<'t, 'c> Parser<'t, 'c> {
                 self.comp = Some(OpenComp { id: self.computation_id, name, is_entry, signature, result_shape, line: line.no, has_root: false });
                 continue;
             }
+            if self.general_header(&line) {
+                continue;
+            }
             self.err(&line, 1, "unrecognised line")?;
         }
         if self.comp.is_some() {
@@ -382,7 +441,67 @@ impl<'t, 'c> Parser<'t, 'c> {
             self.ctx.error_at(&mut self.t.errors, n, 1, "file ends inside a computation".into(), b"")?;
             self.finish_computation(None);
         }
+        self.write_headerless_row();
         Ok(())
+    }
+
+    /// A computation header the one-line form does not take (`comp_header_at`): true when one
+    /// starts at `line` (its computation is then open, and the rest of its last line pending),
+    /// or when this chunk gives the file to the serial parse.
+    #[cold]
+    fn general_header(&mut self, line: &Line<'c>) -> bool {
+        if self.mode.bail() {
+            return true;
+        }
+        let Some(h) = comp_header_at(self.data, line.start) else { return false };
+        if !self.have_header {
+            self.begin_headerless(line.no);
+        }
+        let d = self.data;
+        self.table = None;
+        self.computation_id += 1;
+        self.comp = Some(OpenComp {
+            id: self.computation_id,
+            name: &d[h.name.0..h.name.1],
+            is_entry: h.is_entry,
+            signature: &d[h.signature.0..h.signature.1],
+            result_shape: &d[h.result_shape.0..h.result_shape.1],
+            line: line.no,
+            has_root: false,
+        });
+        self.pending = self.resume(line, h.end);
+        true
+    }
+
+    /// Start a module at a computation header with no `HloModule` header before it.
+    fn begin_headerless(&mut self, line: u64) {
+        self.module_index += 1;
+        self.have_header = true;
+        self.headerless = Some(Headerless { line, ..Default::default() });
+    }
+
+    /// The module ends (a `// -----` line, the next `HloModule` header): the next line that is
+    /// not a comment starts a new one.
+    fn end_module(&mut self) {
+        self.write_headerless_row();
+        self.have_header = false;
+        self.table = None;
+        self.frames = Frames::default();
+    }
+
+    /// The `modules` row of a header-less module, named as XLA names it.
+    fn write_headerless_row(&mut self) {
+        let Some(h) = self.headerless.take() else { return };
+        let mut name = b"module_".to_vec();
+        name.extend_from_slice(h.entry.or(h.last).unwrap_or(b""));
+        let m = &mut self.t.modules;
+        m.file_id.push(self.ctx.file_id);
+        m.name.push_owned(&name);
+        m.is_scheduled.push(false);
+        m.entry_computation_layout.push_opt(&self.ctx.src, None);
+        m.attributes.push_owned(b"");
+        m.line.push(h.line as i64);
+        m.module_index.push(self.module_index);
     }
 
     /// Join `first` with the following lines ("\n" between, as the reference's decoded lines
@@ -419,7 +538,8 @@ impl<'t, 'c> Parser<'t, 'c> {
 
     fn header(&mut self, line: &Line<'c>) -> Result<()> {
         if self.have_header {
-            return self.err(line, 1, "second 'HloModule' header");
+            // the next module of a file holding several (concatenated dumps)
+            self.end_module();
         }
         let saved = self.lines.clone();
         let saved_no = self.last_no;
@@ -429,7 +549,7 @@ impl<'t, 'c> Parser<'t, 'c> {
             self.last_no = saved_no;
             return self.err(line, line.text.len() as u64 + 1, "module header: unbalanced brackets");
         };
-        let Some((name, attrs_text)) = module_header(&text) else {
+        let Some((name, attrs_text)) = module_header(&text).or_else(|| name_then_comment(&text)) else {
             return self.err(line, 1, "bad module header");
         };
         let from = match attrs_text {
@@ -451,6 +571,7 @@ impl<'t, 'c> Parser<'t, 'c> {
             }
         });
         self.have_header = true;
+        self.module_index += 1;
         let (src, m) = (self.ctx.src, &mut self.t.modules);
         m.file_id.push(self.ctx.file_id);
         m.name.push(&src, name);
@@ -458,6 +579,7 @@ impl<'t, 'c> Parser<'t, 'c> {
         m.entry_computation_layout.push_opt(&src, layout);
         m.attributes.push(&src, attrs_text);
         m.line.push(line.no as i64);
+        m.module_index.push(self.module_index);
         Ok(())
     }
 
@@ -467,12 +589,26 @@ impl<'t, 'c> Parser<'t, 'c> {
                 self.finish_computation(thread);
                 Ok(())
             }
-            None => self.err(line, 1, "bad computation end"),
+            None => match next_on_line(line.text) {
+                // `} ENTRY main {`: XLA's lexer reads on; what follows is dispatched on its own
+                Some(p) => {
+                    self.finish_computation(None);
+                    self.pending = Some(trim_start(line, p));
+                    Ok(())
+                }
+                None => self.err(line, 1, "bad computation end"),
+            },
         }
     }
 
     fn finish_computation(&mut self, thread: Option<&'c [u8]>) {
         let c = self.comp.take().expect("a computation is open");
+        if let Some(h) = &mut self.headerless {
+            h.last = Some(c.name);
+            if c.is_entry {
+                h.entry = Some(c.name);
+            }
+        }
         let (src, r) = (self.ctx.src, &mut self.t.computations);
         r.file_id.push(self.ctx.file_id);
         r.computation_id.push(c.id);
@@ -482,6 +618,7 @@ impl<'t, 'c> Parser<'t, 'c> {
         r.result_shape.push(&src, c.result_shape);
         r.execution_thread.push_opt(&src, thread);
         r.line.push(c.line as i64);
+        r.module_index.push(self.module_index.max(0));
     }
 
     fn instruction(&mut self, line: &Line<'c>) -> Result<()> {
@@ -786,6 +923,7 @@ impl<'t, 'c> Parser<'t, 'c> {
 pub struct Prefix<'c> {
     frames: Frames<'c>,
     have_header: bool,
+    module_index: i32,
     table: Option<Table>,
     /// Lines in the prefix.
     pub lines: u64,
@@ -839,6 +977,8 @@ fn chunk_parser<'t, 'c>(ctx: FileCtx<'c>, t: &'t mut Tables, data: &'c [u8], lin
         instruction_id: 0,
         comp: None,
         have_header: prefix.is_some_and(|p| p.have_header),
+        module_index: prefix.map_or(-1, |p| p.module_index),
+        headerless: None,
         table: prefix.and_then(|p| p.table),
         mode: if prefix.is_some() { Mode::Chunk } else { Mode::Serial },
         pending: None,
@@ -862,7 +1002,10 @@ pub fn parse_prefix<'c>(data: &'c [u8], end: usize, ctx: FileCtx<'c>, t: &mut Ta
     if !p.t.errors.is_empty() {
         return Ok(None);
     }
-    Ok(Some(Prefix { frames: p.frames, have_header: p.have_header, table: p.table, lines: p.last_no }))
+    if p.headerless.is_some() {
+        return Ok(None); // (cannot happen: the prefix ends before the first computation)
+    }
+    Ok(Some(Prefix { frames: p.frames, have_header: p.have_header, module_index: p.module_index, table: p.table, lines: p.last_no }))
 }
 
 /// Parse `data[start..end]`, which starts with a computation header (`is_computation_start`)
@@ -887,6 +1030,33 @@ pub fn parse_chunk<'c>(data: &'c [u8], start: usize, end: usize, prefix: &Prefix
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn headers_over_lines() {
+        use crate::hlo::general::comp_header_at;
+        let f = b"ENTRY main\n{\n";
+        let h = comp_header_at(f, 0).unwrap();
+        assert_eq!((&f[h.name.0..h.name.1], h.is_entry, h.end), (&b"main"[..], true, 12));
+        let f = b"add (a: f32[],\n  b: f32[]) /* c */\n -> f32[2]{0}{ ROOT";
+        let h = comp_header_at(f, 0).unwrap();
+        assert_eq!(&f[h.signature.0..h.signature.1], b"(a: f32[],\n  b: f32[])");
+        assert_eq!(&f[h.result_shape.0..h.result_shape.1], b"f32[2]{0}");
+        assert_eq!(&f[h.end..], b" ROOT");
+        // a `{ … }` after the result shape is the body when no second `{` follows
+        let f = b"e () -> f32[] {}";
+        assert_eq!(comp_header_at(f, 0).map(|h| (h.result_shape, h.end)), Some(((8, 13), 15)));
+        assert_eq!(comp_header_at(b"ENTRY{", 0).map(|h| (h.name, h.is_entry)), Some(((0, 5), false)));
+        for not_one in [&b"x = f32[] add(a, b)"[..], b"add (a) f32[] {", b"add () -> {", b"/* open"] {
+            assert_eq!(comp_header_at(not_one, 0), None, "{}", String::from_utf8_lossy(not_one));
+        }
+        assert_eq!(next_on_line(b"} ENTRY e {"), Some(2));
+        assert_eq!(next_on_line(b"}ENTRY"), Some(1));
+        assert_eq!(next_on_line(b"} // x"), None);
+        assert_eq!(next_on_line(b"}, execution_thread=\"t\""), None);
+        assert!(is_split_marker(b"// -----") && is_split_marker(b"// -----  ") && !is_split_marker(b"// ------x"));
+        assert_eq!(name_then_comment(b"HloModule m // c"), Some((&b"m"[..], None)));
+        assert_eq!(name_then_comment(b"HloModule m x"), None);
+    }
 
     #[test]
     fn computation_headers() {

@@ -66,12 +66,22 @@ struct Parser<'t, 'c> {
     ctx: FileCtx<'c>,
     t: &'t mut Tables,
     layout: Layout<'c>,
+    /// Rows of the offset table being read (a table XLA prints has at least one).
+    rows_in_table: u64,
+    /// The sections seen: the allocation list is always followed by the list with values.
+    saw_list: bool,
+    saw_with_values: bool,
+    /// The last non-empty line (number, text): where a file cut short is reported.
+    last: (u64, &'c [u8]),
+    /// A line was reported: the file's end is not judged again.
+    had_error: bool,
 }
 
 /// Parse one memory-usage report (`data` is the whole file).
 pub fn parse<'c>(data: &'c [u8], ctx: FileCtx<'c>, t: &mut Tables) -> Result<()> {
     let lines = checked_lines(data, &ctx, &mut t.errors)?;
-    let mut p = Parser { ctx, t, layout: Layout::Idle };
+    let mut p = Parser { ctx, t, layout: Layout::Idle, rows_in_table: 0, saw_list: false, saw_with_values: false,
+                         last: (0, &data[..0]), had_error: false };
     let _ = feed(&mut p, lines)?;
     p.finish()
 }
@@ -91,6 +101,7 @@ impl<'c> LineGrammar<'c> for Parser<'_, 'c> {
             self.blank();
             return Ok(());
         }
+        self.last = (no, text);
         if self.section_header(no, text)? {
             return Ok(());
         }
@@ -104,6 +115,7 @@ impl<'c> LineGrammar<'c> for Parser<'_, 'c> {
     }
 
     fn report(&mut self, line: u64, column: u64, msg: String, text: &[u8]) -> Result<()> {
+        self.had_error = true;
         self.ctx.error_at(&mut self.t.errors, line, column, msg, text)
     }
 }
@@ -117,7 +129,37 @@ impl<'t, 'c> Parser<'t, 'c> {
                 self.report(line, col, "file ended inside a memory_space_allocation_entries block (missing '}')".into(), text)?;
             }
         }
+        if let Some(what) = self.cut_short().filter(|_| !self.had_error) {
+            let (line, text) = self.last;
+            self.report(line, text.len() as u64 + 1, format!("the file ends {what} (cut short)"), text)?;
+        }
         Ok(())
+    }
+
+    /// What a file that ends here lacks, when every complete report has it (FORMATS.md §2.8):
+    /// a memory space has at least one table, a table its rule and a row, the allocation list
+    /// its rows and then the list with values.
+    fn cut_short(&self) -> Option<&'static str> {
+        let no_rows = self.rows_in_table == 0;
+        match self.layout {
+            Layout::Space { tables: 0, .. } => Some("after the memory space's header: its allocation tables are missing"),
+            Layout::Space { sub: TableSub::Rule, .. } | Layout::WithValues { sub: TableSub::Rule, .. } => {
+                Some("after a table's column header: its dashed rule and rows are missing")
+            }
+            Layout::Space { sub: TableSub::Rows, .. } | Layout::WithValues { sub: TableSub::Rows, .. } if no_rows => {
+                Some("after a table's dashed rule: its rows are missing")
+            }
+            Layout::List { sub: ListSub::Header | ListSub::Rule, .. } | Layout::List { sub: ListSub::Rows, rank: 0 } => {
+                Some("before the rows of 'Allocations sorted by size:'")
+            }
+            Layout::WithValues { allocation: None, tables: 0, .. } => {
+                Some("after 'Allocations sorted by size with their values:': its allocations are missing")
+            }
+            _ if self.saw_list && !self.saw_with_values => {
+                Some("before 'Allocations sorted by size with their values:', which follows the allocation list")
+            }
+            _ => None,
+        }
     }
 
     /// An empty line ends a table (table forms) or the allocation list.
@@ -136,8 +178,10 @@ impl<'t, 'c> Parser<'t, 'c> {
             let total = Cur::new(text, b"Total bytes used: ".len()).bytes_and_human("the total line")?;
             self.total("total_bytes_used", None, total, no);
         } else if text == b"Allocations sorted by size:" {
+            self.saw_list = true;
             self.layout = Layout::List { sub: ListSub::Header, rank: 0 };
         } else if text == b"Allocations sorted by size with their values:" {
+            self.saw_with_values = true;
             self.layout = Layout::WithValues { allocation: None, tables: 0, sub: TableSub::Outside };
         } else if text.starts_with(b"Memory Space: ") {
             self.memory_space_line(text)?;
@@ -195,6 +239,7 @@ impl<'t, 'c> Parser<'t, 'c> {
     fn table_line(&mut self, no: u64, text: &'c [u8], tables: i32, sub: TableSub, row: GroupRow<'c>, other: &str) -> R<(i32, TableSub)> {
         let body = skip_ws(text);
         if is_table_header(&text[body..]) {
+            self.rows_in_table = 0;
             return Ok((tables.wrapping_add(1), TableSub::Rule));
         }
         if body > 0 && body < text.len() && text[body..].iter().all(|&b| b == b'-') {
@@ -215,6 +260,7 @@ impl<'t, 'c> Parser<'t, 'c> {
         }
         if sub == TableSub::Rows {
             self.group_row(no, text, row)?;
+            self.rows_in_table += 1;
             return Ok((tables, sub));
         }
         bad(0, format!("expected {other}the column header 'cumulative_size; size; offset; used_by_n_values; shapes_list', its dashed rule, a table row, or an empty line"))

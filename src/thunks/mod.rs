@@ -15,6 +15,19 @@
 //! `annotation`, so no line is lost. `parent_thunk_id` is the nearest thunk above with a
 //! smaller indentation. The grammar has no failure mode beyond invalid UTF-8 and lone CRs:
 //! unknown text is kept, never rejected. Reference: `reference/thunks.py`.
+//!
+//! A nested sequence can start on its parent's line: from the `NNN: ` prefix on,
+//! `SequentialThunk::ToString(indent)` appends its children's `ToString(indent + 1)` right after
+//! the parent's tab, and that text opens with the child's own indentation
+//! (`000: kSequential\t  001: kCopy …`, the next children on lines of their own). Text after
+//! the tab that is spaces then a thunk line is therefore that child: its own row, one level
+//! deeper, with the parent as `parent_thunk_id`; the parent's `annotation` is what came before.
+//!
+//! Per thunk, what XLA prints about what it runs becomes columns (`launch`): `instruction`
+//! (the profile annotation = the HLO instruction name, where printed: the text before
+//! `, kernel = …` or the whole text when it is one name), `kernel_name`, the launch dimensions
+//! (`blocks: {X, Y, Z}, threads/block: {X, Y, Z}, shared memory [B]: N`; `LaunchDimensions`'
+//! `<<` prints `[block: {…}, thread: {…}]`) and null where not printed.
 
 use crate::error::{FileCtx, Result};
 use crate::lex::{feed, checked_lines, LineGrammar, R};
@@ -37,12 +50,14 @@ struct Parser<'t, 'c> {
     /// Levels from the outermost; the last is where the previous line sat.
     stack: Vec<Level<'c>>,
     next_id: i32,
+    /// The line and indentation of the last thunk row (`label_indent`).
+    last_thunk_at: Option<(u64, usize)>,
 }
 
 /// Parse one thunk-sequence file.
 pub fn parse<'c>(data: &'c [u8], ctx: FileCtx<'c>, t: &mut Tables) -> Result<()> {
     let lines = checked_lines(data, &ctx, &mut t.errors)?;
-    let mut p = Parser { ctx, t, stack: Vec::new(), next_id: 0 };
+    let mut p = Parser { ctx, t, stack: Vec::new(), next_id: 0, last_thunk_at: None };
     feed(&mut p, lines)?;
     Ok(())
 }
@@ -90,11 +105,100 @@ impl<'c> LineGrammar<'c> for Parser<'_, 'c> {
     }
 
     fn line(&mut self, no: u64, text: &'c [u8]) -> R<()> {
+        let mut rest = Some(text);
+        // One pass per thunk on the line: the line's own, then any child printed after its tab.
+        while let Some(text) = rest {
+            rest = self.one_thunk(no, text);
+        }
+        Ok(())
+    }
+
+    fn report(&mut self, line: u64, column: u64, msg: String, text: &[u8]) -> Result<()> {
+        self.ctx.error_at(&mut self.t.errors, line, column, msg, text)
+    }
+}
+
+/// A child thunk printed on its parent's line: the annotation is spaces then a thunk line.
+/// Returns the child's text with its indentation.
+pub fn nested_child(annotation: &[u8]) -> Option<&[u8]> {
+    let n = annotation.iter().take_while(|&&b| b == b' ').count();
+    (n > 0 && thunk_line(&annotation[n..]).is_some()).then_some(annotation)
+}
+
+/// What a thunk's text says about what it runs (FORMATS.md §2.11).
+#[derive(Default, Debug, PartialEq)]
+pub struct Launch<'c> {
+    pub instruction: Option<&'c [u8]>,
+    pub kernel_name: Option<&'c [u8]>,
+    pub blocks: [Option<i64>; 3],
+    pub threads: [Option<i64>; 3],
+    pub shared_memory_bytes: Option<i64>,
+}
+
+/// An HLO instruction name as a profile annotation prints it (`fusion.1`, `%copy-start.2`).
+fn is_name(s: &[u8]) -> bool {
+    s.first().is_some_and(|&b| b.is_ascii_alphabetic() || b == b'_' || b == b'%')
+        && s.iter().all(|&b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-' | b'%'))
+}
+
+/// The text after `key` (first occurrence), or None.
+fn after<'c>(s: &'c [u8], key: &[u8]) -> Option<&'c [u8]> {
+    s.windows(key.len()).position(|w| w == key).map(|i| &s[i + key.len()..])
+}
+
+/// A decimal at the start of `s` (digits only; None on overflow).
+fn number(s: &[u8]) -> Option<i64> {
+    let d = s.iter().take_while(|b| b.is_ascii_digit()).count();
+    std::str::from_utf8(&s[..d]).ok()?.parse().ok()
+}
+
+/// `{X, Y, Z}` or a lone `X` (then Y and Z are not printed).
+fn dims(s: &[u8]) -> [Option<i64>; 3] {
+    let Some(inner) = s.strip_prefix(b"{") else {
+        return [number(s), None, None];
+    };
+    let end = inner.iter().position(|&b| b == b'}').unwrap_or(inner.len());
+    let mut out = [None; 3];
+    for (slot, part) in out.iter_mut().zip(inner[..end].split(|&b| b == b',')) {
+        let part = part.trim_ascii();
+        *slot = (part.len() == part.iter().take_while(|b| b.is_ascii_digit()).count()).then(|| number(part)).flatten();
+    }
+    out
+}
+
+/// The launch facts of one thunk's annotation (text after the tab).
+pub fn launch(annotation: &[u8]) -> Launch<'_> {
+    let text = annotation.trim_ascii();
+    let mut l = Launch::default();
+    // `NAME, kernel = …` (profile annotation, then the kernel thunk's own text) or `NAME`.
+    let head = text.split(|&b| b == b',').next().unwrap_or(b"");
+    if is_name(head) {
+        l.instruction = Some(head);
+    }
+    if let Some(k) = after(text, b"kernel = ").or_else(|| after(text, b"kernel=")) {
+        let n = k.iter().take_while(|&&b| b != b',' && !b.is_ascii_whitespace()).count();
+        l.kernel_name = (n > 0).then(|| &k[..n]);
+    }
+    if let Some(b) = after(text, b"blocks: ").or_else(|| after(text, b"[block: ")) {
+        l.blocks = dims(b);
+    }
+    if let Some(t) = after(text, b"threads/block: ").or_else(|| after(text, b"thread: ")) {
+        l.threads = dims(t);
+    }
+    l.shared_memory_bytes = after(text, b"shared memory [B]: ").and_then(number);
+    l
+}
+
+impl<'c> Parser<'_, 'c> {
+    /// One thunk (or other text) starting at `text` (with its indentation); returns the text of
+    /// a child thunk printed on the same line, if any.
+    fn one_thunk(&mut self, no: u64, text: &'c [u8]) -> Option<&'c [u8]> {
         let indent = text.iter().take_while(|&&b| b == b' ').count();
         let body = &text[indent..];
         if body.is_empty() {
-            return Ok(());
+            return None;
         }
+        let indent = self.label_indent(no, indent, body);
         // Close the levels deeper than this line.
         while self.stack.last().is_some_and(|l| l.indent > indent) {
             self.stack.pop();
@@ -107,12 +211,16 @@ impl<'c> LineGrammar<'c> for Parser<'_, 'c> {
             // The thunks below, one level deeper, belong to this label of the thunk above.
             let thunk_above = self.stack.last().and_then(|l| l.last_thunk.or(l.thunk_above));
             self.stack.push(Level { indent: indent + 1, thunk_above, section: Some(l), last_thunk: None });
-            return Ok(());
+            return None;
         }
         let (kind, annotation) = match thunk_line(body) {
             Some((k, a)) => (Some(k), a),
             None => (None, body),
         };
+        // A child printed after the tab is not this thunk's annotation but its own row.
+        let child = kind.and(nested_child(annotation));
+        let annotation = if child.is_some() { &annotation[..0] } else { annotation };
+        let facts = if kind.is_some() { launch(annotation) } else { Launch::default() };
         let id = self.next_id;
         self.next_id = self.next_id.wrapping_add(1);
         let level = self.stack.last().expect("a level was pushed");
@@ -127,24 +235,68 @@ impl<'c> LineGrammar<'c> for Parser<'_, 'c> {
         t.section.push_opt(&src, section);
         t.annotation.push(&src, annotation);
         t.line.push(no as i64);
+        t.instruction.push_opt(&src, facts.instruction);
+        t.kernel_name.push_opt(&src, facts.kernel_name);
+        let [bx, by, bz] = facts.blocks;
+        let [tx, ty, tz] = facts.threads;
+        t.blocks_x.push(bx);
+        t.blocks_y.push(by);
+        t.blocks_z.push(bz);
+        t.threads_x.push(tx);
+        t.threads_y.push(ty);
+        t.threads_z.push(tz);
+        t.shared_memory_bytes.push(facts.shared_memory_bytes);
         if kind.is_some() {
             // Lines deeper than this one are nested in this thunk.
             self.stack.last_mut().expect("a level").last_thunk = Some(id);
+            self.last_thunk_at = Some((no, indent));
         }
-        Ok(())
+        child
     }
 
-    fn report(&mut self, line: u64, column: u64, msg: String, text: &[u8]) -> Result<()> {
-        self.ctx.error_at(&mut self.t.errors, line, column, msg, text)
+    /// The indentation a line counts with. `WhileThunk::ToString(indent)` writes its
+    /// indentation before the newline, so its `condition:` label starts a line at column 0
+    /// whatever the loop's depth (its `body:` label and both sequences are indented): a label at
+    /// column 0 right below a thunk line counts as one level deeper than that thunk.
+    fn label_indent(&self, no: u64, indent: usize, body: &[u8]) -> usize {
+        match self.last_thunk_at {
+            Some((line, at)) if indent == 0 && line + 1 == no && label(body).is_some() => at + 2,
+            _ => indent,
+        }
     }
-}
 
-impl<'c> Parser<'_, 'c> {
     /// The thunk and label a new, deeper level is nested in.
     fn enclosing(&self) -> (Option<i32>, Option<&'c [u8]>) {
         match self.stack.last() {
             Some(l) => (l.last_thunk.or(l.thunk_above), l.section),
             None => (None, None),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn launch_of_a_kernel_thunk_as_xla_prints_it() {
+        let l = launch(b"fusion.1, kernel = fusion_1, launch dimensions = blocks: {2, 3, 1}, threads/block: {256, 1, 1}, shared memory [B]: 64, cluster_dim = nullopt");
+        assert_eq!(l.instruction, Some(&b"fusion.1"[..]));
+        assert_eq!(l.kernel_name, Some(&b"fusion_1"[..]));
+        assert_eq!((l.blocks, l.threads, l.shared_memory_bytes), ([Some(2), Some(3), Some(1)], [Some(256), Some(1), Some(1)], Some(64)));
+        let l = launch(b", kernel = k, launch dimensions = [block: {5, 6, 7}, thread: {8, 9, 10}]");
+        assert_eq!((l.instruction, l.kernel_name), (None, Some(&b"k"[..])));
+        assert_eq!((l.blocks, l.threads, l.shared_memory_bytes), ([Some(5), Some(6), Some(7)], [Some(8), Some(9), Some(10)], None));
+        // a lone count, an overflowing one, text that is not a name
+        let l = launch(b"(no description) blocks: 12, threads/block: {99999999999999999999, x, 3}");
+        assert_eq!((l.instruction, l.blocks, l.threads), (None, [Some(12), None, None], [None, None, Some(3)]));
+    }
+
+    #[test]
+    fn a_child_after_the_tab_is_found() {
+        assert_eq!(nested_child(b"  001: kCopy  \t"), Some(&b"  001: kCopy  \t"[..]));
+        assert_eq!(nested_child(b"  "), None);
+        assert_eq!(nested_child(b"001: kCopy\t"), None); // no indentation: not a nested sequence
+        assert_eq!(nested_child(b"  copy.5"), None);
     }
 }

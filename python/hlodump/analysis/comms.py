@@ -36,7 +36,8 @@ from typing import TYPE_CHECKING, Any, Optional
 import numpy as np
 import pyarrow as pa
 
-from .cost import ModuleSel, _attr, _Ins, _load, _safe_select
+from .cost import _safe_select
+from .cost_graph import ModuleSel, _attr, _Ins, _load
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..dump import Dump

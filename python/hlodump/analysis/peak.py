@@ -35,12 +35,15 @@ def _tl_max(sc: Scope) -> pa.Table:
 
 @derived("peak_list")
 def _peak_list(sc: Scope) -> pa.Table:
-    """The peak list of every module: as the dump prints it, else from the timeline's maximum."""
+    """The peak list of every module: as the dump prints it, else from the timeline's maximum.
+    ``by_name``: the row names its instruction only (XLA before 0.6 printed ``name: N bytes``,
+    N the ByteSizeOf of the instruction's whole shape: 8 bytes per element of a tuple)."""
     return sc.arrow(f"""
         with listed as (
             select p.file_id, m.module, m.module_name, p.time, p.buffer::varchar as buffer,
                    p.instruction::varchar as instruction, {norm_index('p.shape_index')} as shape_index,
-                   p.bytes, p.cumulative_bytes, p.line::bigint as ord
+                   p.bytes, p.cumulative_bytes, p.line::bigint as ord,
+                   coalesce(p.shape_index::varchar, '') = '' and p.cumulative_is_printed is not true as by_name
             from peak p join @modmap m using (file_id)),
         has as (select distinct module from listed),
         computed as (
@@ -50,7 +53,8 @@ def _peak_list(sc: Scope) -> pa.Table:
                    sum(b.logical_bytes) over (partition by b.module order by b.logical_bytes desc, b.instruction,
                                               b.shape_index rows unbounded preceding)::bigint as cumulative_bytes,
                    row_number() over (partition by b.module order by b.logical_bytes desc, b.instruction,
-                                      b.shape_index) as ord
+                                      b.shape_index) as ord,
+                   false as by_name
             from @buffers b join @tl_max t using (module)
             where b.module not in (select module from has) and b.start <= t.step and t.step <= b."end")
         select * from listed union all select * from computed""")
@@ -58,21 +62,42 @@ def _peak_list(sc: Scope) -> pa.Table:
 
 @derived("peak_buffers")
 def _peak_buffers(sc: Scope) -> pa.Table:
+    # A row listed by name is one value of its instruction: the k-th row of an instruction is
+    # its k-th value (by value id: XLA's dataflow order) live at the peak step, so a tuple's
+    # elements get their own shape index, size and category (the printed size is the whole
+    # tuple's ByteSizeOf and stays in listed_bytes).
     return sc.arrow("""
-        with p as (select * from @peak_list),
+        with p as (select *, row_number() over (partition by module, instruction order by ord) as k_name
+                   from @peak_list),
         sched as (select * from @sched),
         bb as (select *, row_number() over (partition by module, instruction, shape_index order by value_id) as k
-               from @buffers)
-        select p.file_id, p.module, p.module_name,
-               (row_number() over (partition by p.module order by p.bytes desc, p.ord) - 1)::int as rank,
-               p.time, sched.instruction as instruction_at_peak,
-               p.buffer, p.instruction, p.shape_index, p.bytes, p.cumulative_bytes,
+               from @buffers),
+        named as (select distinct module, time from p where by_name),
+        live as (select bb.*, row_number() over (partition by bb.module, bb.instruction order by bb.value_id) as k_live
+                 from bb join named n on n.module = bb.module
+                 where bb.k = 1 and bb.start <= n.time and n.time <= bb."end"),
+        matched as (
+            select p.*, coalesce(l.shape_index, p.shape_index) as si,
+                   case when l.shape_index is not null then p.instruction || l.shape_index else p.buffer end
+                       as shown,
+                   coalesce(l.logical_bytes, p.bytes)::bigint as value_bytes
+            from p left join live l on p.by_name and l.module = p.module and l.instruction = p.instruction
+                                   and l.k_live = p.k_name),
+        ranked as (
+            select *, (row_number() over (partition by module order by value_bytes desc, ord) - 1)::int as rank
+            from matched)
+        select p.file_id, p.module, p.module_name, p.rank, p.time, sched.instruction as instruction_at_peak,
+               p.shown as buffer, p.instruction, p.si as shape_index, p.value_bytes as bytes,
+               case when p.by_name then sum(p.value_bytes) over (partition by p.module order by p.rank
+                                                                rows unbounded preceding)::bigint
+                    else p.cumulative_bytes end as cumulative_bytes,
+               p.bytes as listed_bytes, p.by_name as listed_by_name,
                bb.value_id, bb.allocation, bb.color, coalesce(bb.category, 'unknown') as category,
                bb.size as allocated_bytes, bb.allocation_size, bb."offset", bb.shape,
                bb.opcode, bb.op_name, bb.source_file, bb.source_line, bb.source
-        from p
+        from ranked p
         left join bb on bb.module = p.module and bb.instruction = p.instruction
-                    and bb.shape_index = p.shape_index and bb.k = 1
+                    and bb.shape_index = p.si and bb.k = 1
         left join sched on sched.module = p.module and sched.position = p.time
     """)
 
@@ -82,8 +107,10 @@ def peak_buffers(dump: "Dump", module: ModuleSel = None) -> pa.Table:
     bytes descending then printed order (= printed order in newer XLA), joined to buffer assignment and the source.
 
     Columns: file_id, module, module_name, rank (0 = first printed), time (the peak step),
-    instruction_at_peak (scheduled at that step), buffer, instruction, shape_index, bytes
-    (logical, as printed), cumulative_bytes, value_id, allocation, color, category,
+    instruction_at_peak (scheduled at that step), buffer (``name{index}``; as printed where the
+    list prints the index), instruction, shape_index, bytes
+    (the value's logical bytes, as printed by XLA 0.6 and later), cumulative_bytes, listed_bytes
+    (as printed), listed_by_name (the list names instructions only: XLA before 0.6), value_id, allocation, color, category,
     allocated_bytes (the value's slice), allocation_size, offset, shape, opcode, op_name,
     source_file, source_line, source ("file:line").
 

@@ -91,7 +91,7 @@ def _peaks(sc: Scope) -> dict[str, dict[str, Any]]:
     the order they first appear in the list), the instruction at that step."""
     head = {r["module"]: r for r in sc.arrow("""
         with sched as (select * from @sched),
-             p as (select module, min_by(time, rank) as t, sum(bytes)::bigint as bytes
+             p as (select module, min_by(time, rank) as t, sum(listed_bytes)::bigint as bytes
                    from @peak_buffers group by module)
         select p.module, p.t, p.bytes, sched.instruction
         from p left join sched on sched.module = p.module and sched.position = p.t""").to_pylist()}

@@ -18,6 +18,7 @@ import pyarrow as pa
 from .. import analysis as A
 from ..analysis import comms as K
 from ..analysis import cost as C
+from ..analysis.cost_graph import _hlo_files
 from ..analysis import devices as V
 from ..analysis import roofline_model as R
 from .common import UsageError, add_common, read, select_module
@@ -27,7 +28,7 @@ __all__ = ["register"]
 
 def _modules(d: Any, args: argparse.Namespace) -> list[Any]:
     every = A._module_list(d)
-    with_text = C._hlo_files(d, every)  # after-optimizations text, or a lone HLO file
+    with_text = _hlo_files(d, every)  # after-optimizations text, or a lone HLO file
     mods = [m for m in every if m.key in with_text]
     if not mods:
         raise UsageError("nothing to analyse: no HLO module text in " + " ".join(map(str, args.paths)))

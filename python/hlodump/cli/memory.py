@@ -42,6 +42,25 @@ def _modules(d: Any, args: argparse.Namespace) -> list[Any]:
     return select_module(mods, getattr(args, "module", None))
 
 
+def _only_oom_reports(d: Any) -> bool:
+    """The input holds out-of-memory reports (pasted logs) and no module to analyse."""
+    return not A._module_list(d) and "oom_reports" in d and bool(d["oom_reports"].num_rows or d["oom_buffers"].num_rows)
+
+
+def _plot_oom(d: Any, args: argparse.Namespace, base: str, ext: str) -> int:
+    """``hlodump plot`` of a log: one picture per out-of-memory report (HTML: one page of all)."""
+    from .. import oom_plot
+
+    if ext != ".png":
+        _print(oom_plot.oom_html(d, args.output, top=max(args.top, 20)))
+        return 0
+    reports = A.oom_summary(d, top=max(args.top, 10))
+    for r in reports:
+        out = args.output if len(reports) == 1 else f"{base}.report{r['report_id']}{ext}"
+        _print(oom_plot.plot_oom_png(r, out))
+    return 0
+
+
 def _analysing(n: int) -> Any:
     """A status line on stderr while the analysis runs (only on a terminal)."""
     import contextlib
@@ -73,7 +92,7 @@ def _sorted(s: list[dict[str, Any]], key: str) -> list[dict[str, Any]]:
 
 def _cmd_summary(args: argparse.Namespace) -> int:
     d = read(args.paths, args)
-    if not A._module_list(d) and "oom_reports" in d and (d["oom_reports"].num_rows or d["oom_buffers"].num_rows):
+    if _only_oom_reports(d):
         return _oom_summary(d, args)
     mods = _modules(d, args)
     with _analysing(len(mods)):
@@ -194,7 +213,10 @@ def _render_summary(m: dict[str, Any], con: Any) -> None:
     from ..analysis.cost import format_cost
 
     # format_cost(None) says why there is no figure (no after-optimizations HLO text)
-    lines.append("cost (XLA's HloCostAnalysis rules, as jax's cost_analysis()): " + format_cost(m.get("cost_analysis")))
+    why_none = next((n for n in m["notes"] if n.startswith("its HLO file holds")), None)
+    lines.append("cost (XLA's HloCostAnalysis rules, as jax's cost_analysis()): "
+                 + (format_cost(m.get("cost_analysis")) if m.get("cost_analysis") or not why_none else
+                    "none: " + why_none.split(": no cost figure")[0]))
     tl = m["timeline"]
     if tl:
         lines.append(f"timeline: {tl['steps']} steps")
@@ -273,6 +295,8 @@ def _cmd_plot(args: argparse.Namespace) -> int:
             raise UsageError("hlodump plot: HTML output needs plotly (its JavaScript is inlined into the page): "
                              "pip install 'hlodump[plot]' (or write a PNG: -o out.png)") from None
     d = read(args.paths, args)
+    if _only_oom_reports(d):
+        return _plot_oom(d, args, base, ext)
     sel = _modules(d, args)
     info = {m["module"]: m for m in A.modules(d).to_pylist()}
     keys = [m.key for m in sel if info[m.key]["n_live_ranges"] or info[m.key]["n_allocations"]]

@@ -37,6 +37,14 @@ def _stage_bar(args: argparse.Namespace) -> tuple[Optional[Any], Callable[[str],
     return bar, say
 
 
+def _need_plotly() -> None:
+    try:
+        import plotly  # noqa: F401
+    except ImportError:
+        raise UsageError("hlodump report needs plotly (its JavaScript is inlined into the page): "
+                         "pip install 'hlodump[report]'") from None
+
+
 def _cmd_report(args: argparse.Namespace) -> int:
     from .. import analysis as A
     from .. import html_report
@@ -48,15 +56,17 @@ def _cmd_report(args: argparse.Namespace) -> int:
     keys = None
     if args.module is not None:
         keys = [m.key for m in select_module(A._module_list(d), args.module)]
+    if not A._module_list(d) and "oom_reports" in d and (d["oom_reports"].num_rows or d["oom_buffers"].num_rows):
+        from .. import oom_plot  # a pasted log: its out-of-memory reports
+
+        _need_plotly()
+        print(oom_plot.oom_html(d, args.output, top=max(args.top, 20), title=args.title))
+        return 0
     if not A._module_list(d):
         kinds = sorted(set(d["files"].column("kind").to_pylist()))
         raise UsageError("nothing to report: no module with HLO text, buffer assignment, live ranges or a "
                          f"memory-usage report in {' '.join(map(str, args.paths))} (file kinds: {', '.join(kinds) or 'none'})")
-    try:
-        import plotly  # noqa: F401
-    except ImportError:
-        raise UsageError("hlodump report needs plotly (its JavaScript is inlined into the page): "
-                         "pip install 'hlodump[report]'") from None
+    _need_plotly()
     bar, say = _stage_bar(args)
     try:
         out = html_report.report(d, args.output, compare=other, modules=keys, title=args.title, top=args.top,

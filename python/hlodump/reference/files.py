@@ -457,6 +457,21 @@ def sniff(data: bytes) -> str:
     kind = _sniff_line(lines[0][0])
     if kind == "buffer_assignment_values" and len(lines) > 1 and lines[1][0] == b"Allocations sorted by size:":
         return "memory_usage_report"
+    if kind == "unknown" and lines[0][0].lstrip(b" \t").startswith(b"HloModule "):
+        return "hlo_module"  # `  HloModule m`: XLA's lexer skips the blanks
+    if kind == "unknown" and _headerless_module(lines[0][0], lines[1][0] if len(lines) > 1 else None):
+        return "hlo_module"
     if kind == "unknown" and has_oom:
         return "oom_report"
     return kind
+
+
+_COMP_HEADER_RE = re.compile(rb"(?:ENTRY )?%?[A-Za-z_][A-Za-z0-9_.\-]*[ \t]*(?:\{|\(.*->.*\{)[ \t\r\n\f]*$")
+_INSTRUCTION_START_RE = re.compile(rb"[ \t]*(?:ROOT )?%?[A-Za-z_][A-Za-z0-9_.\-]*[ \t]*=")
+
+
+def _headerless_module(first: bytes, second: bytes | None) -> bool:
+    """An HLO module without `HloModule` header, as XLA's parser takes it (its test inputs are
+    written so): a computation header followed by an instruction line."""
+    return (second is not None and _COMP_HEADER_RE.match(first) is not None
+            and _INSTRUCTION_START_RE.match(second) is not None)

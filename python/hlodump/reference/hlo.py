@@ -651,10 +651,24 @@ def custom_call_info(backend_config: str | None) -> dict[str, Any]:
 # ----------------------------------------------------------------------------- module
 
 _HEADER_RE = re.compile(r"HloModule (\S+?)(?:, (.*))?$", re.S)
+# `HloModule m // …` (XLA's lexer skips the comment)
+_HEADER_COMMENT_RE = re.compile(r"HloModule (\S+)(.*)$", re.S)
 # The name ends at a blank or, as XLA's lexer allows, right at the signature's '(' (XLA's
 # own test inputs write `%add(a: f32[]) -> f32[] {`).
 _COMP_START_RE = re.compile(r"(ENTRY )?%?(" + NAME + r")(?: |(?=\())")
+# FileCheck's `--split-input-file` marker: it ends the module before it (FORMATS.md §3.2.1).
+_SPLIT_MARKER_RE = re.compile(r"// -----[ \t]*$")
 _COMP_CLOSE_RE = re.compile(r'\}(?:, execution_thread="([^"]*)")?(.*)$', re.S)
+
+
+def _next_on_line(s: str) -> int | None:
+    """``s`` is ``}``, blanks or comments, then more text that is not ``,``: where that starts
+    (a computation closed and the next statement on the same line). Mirrors module.rs."""
+    try:
+        p = _g_skip_trivia(s, 1, in_line=True)
+    except _GenError:
+        return None
+    return p if p < len(s) and s[p] != "," else None
 
 
 def _trivia_only(t: str) -> bool:
@@ -788,7 +802,10 @@ class _ModuleParser:
         self.comp_row: dict[str, Any] | None = None
         self.comp_line = 0
         self.comp_has_root = False
-        self.have_header = False
+        self.have_header = False  # a module is open (its header read, or its first computation)
+        self.module_index = -1  # 0-based order of the open (or last) module in the file
+        # a module without `HloModule` header (XLA's parser takes it): its row, written at its end
+        self.headerless: dict[str, Any] | None = None
         self.table: str | None = None
         self.data = data
         self.f: str | None = None
@@ -822,7 +839,7 @@ class _ModuleParser:
                     self.instruction(ln)
                     continue
                 if s.startswith("}"):
-                    self.close_computation(s, lineno)
+                    self.close_computation(ln)
                     continue
                 if s == "":
                     continue  # empty lines carry nothing (XLA never prints one inside)
@@ -834,7 +851,7 @@ class _ModuleParser:
                     continue
                 b = _blanks(s)
                 if s[b:b + 1] == "}":
-                    self.close_computation(s[b:], lineno)
+                    self.close_computation(self.trim_start(ln, b))
                     continue
                 if not self.starts_module_item(s):
                     self.general(ln)  # an instruction at column 0, or after one space or a tab
@@ -846,6 +863,9 @@ class _ModuleParser:
                 continue
             if s.startswith("HloModule "):
                 self.i = self.header(s, lineno, self.i)
+                continue
+            if _SPLIT_MARKER_RE.match(s):
+                self.end_module()
                 continue
             if s[0] in " \t/":
                 rest = self.leading_trivia(ln)
@@ -859,8 +879,13 @@ class _ModuleParser:
                     self.pending = self.trim_start(ln, b)
                     continue
             if not self.have_header:
-                self.error(lineno, 1, "expected 'HloModule' header", s)
-                continue
+                if _parse_comp_header(s) or _parse_comp_header(_strip_line_comment(s)):
+                    self.begin_headerless(lineno)
+                elif self.general_header(ln):
+                    continue
+                else:
+                    self.error(lineno, 1, "expected 'HloModule' header", s)
+                    continue
             if s in _TABLE_NAMES:
                 self.table = s
                 continue
@@ -871,10 +896,52 @@ class _ModuleParser:
             if hdr is not None:
                 self.open_computation(hdr, lineno)
                 continue
+            if self.general_header(ln):
+                continue
             self.error(lineno, 1, "unrecognised line", s)
         if self.comp_row is not None:
             self.error(n, 1, "file ends inside a computation", "")
             self.finish_computation(closed=False)
+        self.write_headerless_row()
+
+    def general_header(self, ln: _Line) -> bool:
+        """A computation header the one-line form does not take: True when one starts at ``ln``
+        (its computation is then open, the rest of its last line pending)."""
+        h = _general_comp_header(self.whole(), self.fpos(ln))
+        if h is None:
+            return False
+        if not self.have_header:
+            self.begin_headerless(ln.no)
+        self.open_computation(h, ln.no)
+        self.pending = self.resume(ln, h["end"])
+        return True
+
+    def begin_headerless(self, lineno: int) -> None:
+        self.module_index += 1
+        self.have_header = True
+        self.headerless = {"line": lineno, "entry": None, "last": None}
+
+    def end_module(self) -> None:
+        """A `// -----` line or the next `HloModule` header ends the module."""
+        self.write_headerless_row()
+        self.have_header = False
+        self.table = None
+        self.file_names, self.function_names, self.file_locations, self.frames = {}, {}, {}, {}
+
+    def write_headerless_row(self) -> None:
+        """XLA names a module without header `module_` + its ENTRY computation (else the last)."""
+        h = self.headerless
+        if h is None:
+            return
+        self.headerless = None
+        self.ctx.add("modules", {
+            "name": "module_" + (h["entry"] or h["last"] or ""),
+            "is_scheduled": False,
+            "entry_computation_layout": None,
+            "attributes": "",
+            "line": h["line"],
+            "module_index": self.module_index,
+        })
 
     @staticmethod
     def starts_module_item(s: str) -> bool:
@@ -1008,18 +1075,21 @@ class _ModuleParser:
 
     def header(self, s: str, lineno: int, i: int) -> int:
         if self.have_header:
-            self.error(lineno, 1, "second 'HloModule' header", s)
-            return i
+            self.end_module()  # the next module of a file holding several
         joined = self.join_until_balanced(s, i)
         if joined is None:
             self.error(lineno, len(s.encode()) + 1, "module header: unbalanced brackets", s)
             return i
         text, i = joined
         m = _HEADER_RE.match(text)
-        if m is None:
-            self.error(lineno, 1, "bad module header", s)
-            return i
-        attrs_text = m.group(2) or ""
+        if m is not None:
+            name, attrs_text = m.group(1), m.group(2) or ""
+        else:
+            mc = _HEADER_COMMENT_RE.match(text)
+            if mc is None or not _trivia_only(mc.group(2)):
+                self.error(lineno, 1, "bad module header", s)
+                return i
+            name, attrs_text = mc.group(1), ""
         try:
             attrs = _attr_dict(split_attributes(attrs_text))
         except ScanError as e:
@@ -1029,12 +1099,14 @@ class _ModuleParser:
         if layout is not None and layout.startswith("{") and layout.endswith("}"):
             layout = layout[1:-1]
         self.have_header = True
+        self.module_index += 1
         self.ctx.add("modules", {
-            "name": m.group(1),
+            "name": name,
             "is_scheduled": attrs.get("is_scheduled") == "true",
             "entry_computation_layout": layout,
             "attributes": attrs_text,
             "line": lineno,
+            "module_index": self.module_index,
         })
         return i
 
@@ -1109,15 +1181,23 @@ class _ModuleParser:
             "result_shape": hdr["result_shape"],
             "execution_thread": None,
             "line": lineno,
+            "module_index": max(self.module_index, 0),
         }
         self.comp_line = lineno
         self.comp_has_root = False
 
-    def close_computation(self, s: str, lineno: int) -> None:
+    def close_computation(self, ln: _Line) -> None:
+        s, lineno = ln.text, ln.no
         m = _COMP_CLOSE_RE.match(s)
         if m is not None and not (m.group(2) == "" or _trivia_only(m.group(2))):
             m = None
         if m is None:
+            nxt = _next_on_line(s)
+            if nxt is not None:
+                # `} ENTRY main {`: XLA's lexer reads on; what follows is dispatched on its own
+                self.finish_computation(closed=True)
+                self.pending = self.trim_start(ln, nxt)
+                return
             self.error(lineno, 1, "bad computation end", s)
             return
         assert self.comp_row is not None
@@ -1126,6 +1206,10 @@ class _ModuleParser:
 
     def finish_computation(self, closed: bool) -> None:
         assert self.comp_row is not None
+        if self.headerless is not None:
+            self.headerless["last"] = self.comp_row["name"]
+            if self.comp_row["is_entry"]:
+                self.headerless["entry"] = self.comp_row["name"]
         self.ctx.add("computations", self.comp_row)
         self.comp_row = None
 
@@ -1163,7 +1247,7 @@ class _ModuleParser:
             return
         b = _blanks(rest.text)
         if rest.text[b:b + 1] == "}":
-            self.close_computation(rest.text[b:], rest.no)
+            self.close_computation(self.trim_start(rest, b))
             return
         self.general(rest)
 
@@ -1432,6 +1516,68 @@ def _g_starts_shape(f: str, i: int) -> bool:
         return True
     p = _g_skip_trivia(f, e)
     return f[p:p + 1] == "["
+
+
+def _general_comp_header(f: str, start: int) -> dict[str, Any] | None:
+    """A computation header with other blanks, comments or line breaks than the printer's (XLA's
+    lexer takes them; its test inputs write them): ``[ENTRY] [%]NAME [ "(" … ")" "->" SHAPE ]
+    "{"`` from ``start``. None when the text is not one. Mirrors general.rs ``comp_header_at``."""
+    try:
+        i = _g_skip_trivia(f, start)
+        is_entry = False
+        if f.startswith("ENTRY", i) and not (f[i + 5:i + 6] != "" and f[i + 5] in _NAME_CHARS):
+            j = _g_skip_trivia(f, i + 5)
+            k = j + 1 if f[j:j + 1] == "%" else j
+            if j > i + 5 and _NAME_RE.match(f, k):
+                is_entry, i = True, j
+        a = i + 1 if f[i:i + 1] == "%" else i
+        m = _NAME_RE.match(f, a)
+        if m is None:
+            return None
+        b = m.end()
+        p = _g_skip_trivia(f, b)
+        if f[p:p + 1] == "{":
+            return {"name": f[a:b], "is_entry": is_entry, "signature": "", "result_shape": "", "end": p + 1}
+        if f[p:p + 1] != "(":
+            return None
+        close = _g_group_end(f, p, False)
+        q = _g_skip_trivia(f, close)
+        if not f.startswith("->", q):
+            return None
+        r = _g_skip_trivia(f, q + 2)
+        e = _g_result_shape_end(f, r)
+        if e is None:
+            return None
+        body = _g_skip_trivia(f, e)
+        if f[body:body + 1] != "{":
+            return None
+        return {"name": f[a:b], "is_entry": is_entry, "signature": f[p:close], "result_shape": f[r:e],
+                "end": body + 1}
+    except _GenError:
+        return None
+
+
+def _g_result_shape_end(f: str, i: int) -> int | None:
+    """A tuple, or ``TYPE[ … ]`` and a layout ``{ … }`` when the body's ``{`` follows it."""
+    c = f[i:i + 1]
+    if c == "(":
+        return _g_group_end(f, i, True)
+    if c == "" or c not in _ALNUM:
+        return None
+    w = _g_alnum_end(f, i)
+    p = _g_skip_trivia(f, w)
+    if f[p:p + 1] != "[":
+        return None
+    dims = _g_group_end(f, p, True)
+    q = _g_skip_trivia(f, dims)
+    if f[q:q + 1] == "{":
+        try:
+            layout = _g_group_end(f, q, True)
+            if f[_g_skip_trivia(f, layout):][:1] == "{":
+                return layout
+        except _GenError:
+            pass
+    return dims
 
 
 def _general_instruction(f: str, start: int) -> tuple[dict[str, Any], int]:

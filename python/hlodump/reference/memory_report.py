@@ -91,6 +91,12 @@ class _Parser:
         self.proto_tokens: list[_ProtoToken] = []
         self.proto_depth = 0
         self.proto_broken = False
+        # a file cut short (FORMATS.md §2.8): rows of the current offset table, sections seen,
+        # the last non-empty line (number, text)
+        self.rows_in_table = 0
+        self.saw_list = self.saw_with_values = False
+        self.last: tuple[int, str] = (0, "")
+        self.had_error = False  # a line was reported: the file's end is not judged again
 
     def run(self, lines: list[str | None]) -> None:
         for lineno, text in enumerate(lines, start=1):
@@ -99,12 +105,34 @@ class _Parser:
             try:
                 self.line(lineno, text)
             except _Bad as bad:
+                self.had_error = True
                 self.ctx.error(lineno, _column(text, bad.pos), bad.message, text)
         if self.layout == "proto" and self.proto_depth > 0:
             tok = self.proto_tokens[0]
             self.ctx.error(tok.line, _column(tok.text, tok.pos),
                            "file ended inside a memory_space_allocation_entries block "
                            "(missing '}')", tok.text)
+        what = None if self.had_error else self.cut_short()
+        if what is not None:
+            line, text = self.last
+            self.ctx.error(line, len(text.encode()) + 1, f"the file ends {what} (cut short)", text)
+
+    def cut_short(self) -> str | None:
+        """What a file that ends here lacks, when every complete report has it."""
+        lay, sub = self.layout, self.sub
+        if lay == "space" and self.tables == 0:
+            return "after the memory space's header: its allocation tables are missing"
+        if lay in ("space", "values") and sub == "rule":
+            return "after a table's column header: its dashed rule and rows are missing"
+        if lay in ("space", "values") and sub == "rows" and self.rows_in_table == 0:
+            return "after a table's dashed rule: its rows are missing"
+        if lay == "list" and (self.list_sub in ("header", "rule") or self.rank == 0):
+            return "before the rows of 'Allocations sorted by size:'"
+        if lay == "values" and self.allocation is None and self.tables == 0:
+            return "after 'Allocations sorted by size with their values:': its allocations are missing"
+        if self.saw_list and not self.saw_with_values:
+            return "before 'Allocations sorted by size with their values:', which follows the allocation list"
+        return None
 
     def line(self, lineno: int, text: str) -> None:
         if self.layout == "proto" and self.proto_depth > 0:
@@ -116,6 +144,7 @@ class _Parser:
             elif self.layout == "list" and self.list_sub != "header":
                 self.layout = "idle"
             return
+        self.last = (lineno, text)
         if self.section_header(lineno, text):
             return
         if self.layout == "space":
@@ -139,8 +168,10 @@ class _Parser:
             self.total("total_bytes_used", None, total, lineno)
         elif text == "Allocations sorted by size:":
             self.layout, self.list_sub, self.rank = "list", "header", 0
+            self.saw_list = True
         elif text == "Allocations sorted by size with their values:":
             self.layout, self.allocation, self.tables, self.sub = "values", None, 0, "outside"
+            self.saw_with_values = True
         elif text.startswith("Memory Space: "):
             self.memory_space_line(text)
         elif text.startswith("memory_space_allocation_entries"):
@@ -182,6 +213,7 @@ class _Parser:
         if _TABLE_HEADER_RE.fullmatch(text):
             self.tables += 1
             self.sub = "rule"
+            self.rows_in_table = 0
             return
         if body > 0 and _TABLE_RULE_RE.fullmatch(text):
             if self.sub != "rule":
@@ -198,6 +230,7 @@ class _Parser:
             return
         if self.sub == "rows":
             self.group_row(lineno, text, space, color, allocation)
+            self.rows_in_table += 1
             return
         raise _Bad(0, f"expected {other}the column header 'cumulative_size; size; offset; "
                       "used_by_n_values; shapes_list', its dashed rule, a table row, or an "

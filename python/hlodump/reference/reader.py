@@ -18,6 +18,7 @@ import pyarrow as pa
 from ..dump import Dump
 from ..exceptions import ParseError
 from ..schema import SCHEMAS, schema
+from .._typing import OnError, Source, renamed_parameter
 from ..paths import MAX_FILES, expand_with_dumps
 from . import files as file_names
 from .formats import FORMATS, format_by_name, format_of, formats_for_tables
@@ -137,10 +138,11 @@ def split_lines(data: bytes, ctx: FileContext, lone_cr: bool = False) -> list[st
     return out
 
 
+@renamed_parameter("path", "source")
 def read_arrow(
-    path: Any,
+    source: Source,
     tables: Sequence[str] | None = None,
-    on_error: str = "raise",
+    on_error: OnError = "raise",
     string_view: bool | None = None,
     follow_links: bool = False,
     max_files: int = MAX_FILES,
@@ -161,9 +163,15 @@ def read_arrow(
             raise ValueError(f"unknown tables: {sorted(unknown)}")
     sink = Sink(on_error)
     parse = parsed_kinds(tables)
-    inputs, dumps = expand_with_dumps(path, follow_links, max_files)
-    for file_id, ((full, shown, explicit, preset), dump) in enumerate(zip(inputs, dumps)):
-        _read_one(file_id, full, shown, explicit, sink, parse, preset)
+    from ..plan import Plan, open_archives
+
+    plan = Plan()
+    for inp, dump in zip(*expand_with_dumps(source, follow_links, max_files)):
+        plan.add(inp, dump)
+    open_archives(plan)  # a tar of a dump directory: one input per member, its bytes in memory
+    for file_id, i in enumerate(plan.inputs):
+        dump, data = i.dump, i.origin
+        _read_one(file_id, i.path, i.shown, i.explicit, sink, parse, i.error, data if isinstance(data, bytes) else None)
         sink.rows["files"][-1]["dump"] = dump
     out = {}
     for name in SCHEMAS:
@@ -177,7 +185,7 @@ def read_arrow(
 
 
 def _read_one(file_id: int, full: str, shown: str, explicit: bool, sink: Sink, parse: set[str],
-              preset: str | None = None) -> None:
+              preset: str | None = None, member: bytes | None = None) -> None:
     ctx = FileContext(file_id, shown, sink)
     row = file_names.classify_path(shown)
     row.update(file_id=file_id, path=shown, size_bytes=0, parsed=False, error=None, content_kind=None)
@@ -186,14 +194,17 @@ def _read_one(file_id: int, full: str, shown: str, explicit: bool, sink: Sink, p
         sink.add("files", row)
         return
     try:
-        # Never open what is not a regular file: opening a FIFO blocks forever.
-        if not stat.S_ISREG(os.stat(full).st_mode):
-            raise OSError("not a regular file")
-        data = read_regular(full, nofollow=not explicit)
-        from ..stores import compression_of, decompressed
+        if member is not None:  # a tar member, already read (and decompressed): plan.archive_members
+            data = member
+        else:
+            # Never open what is not a regular file: opening a FIFO blocks forever.
+            if not stat.S_ISREG(os.stat(full).st_mode):
+                raise OSError("not a regular file")
+            data = read_regular(full, nofollow=not explicit)
+            from ..plan import compression_of, decompressed
 
-        if compression_of(shown) is not None:  # as hlodump.stores.Plan.load does
-            data = decompressed(full, shown)
+            if compression_of(shown) is not None:  # as hlodump.plan.Plan.load does
+                data = decompressed(full, shown)
     except OSError as e:
         if explicit:
             raise
