@@ -38,7 +38,7 @@ pub struct Scratch {
     pub operands: Vec<Piece>,
     pub called: Vec<Piece>,
     pub owned: Vec<u8>,
-    commas: Vec<usize>,
+    pub(super) commas: Vec<usize>,
     stripped: Vec<u8>,
     segs: Vec<(usize, usize, usize)>,
     /// The structural index of the (long) line being parsed.
@@ -80,7 +80,7 @@ pub struct Instr<'a> {
 }
 
 /// `\s*(ROOT )?%?(NAME) = `: (is_root, name range, end of match).
-fn instr_start(text: &[u8]) -> Option<(bool, (usize, usize), usize)> {
+pub(super) fn instr_start(text: &[u8]) -> Option<(bool, (usize, usize), usize)> {
     let i = skip_ws(text, 0);
     let name_at = |j: usize| -> Option<((usize, usize), usize)> {
         let j = if text.get(j) == Some(&b'%') { j + 1 } else { j };
@@ -97,7 +97,7 @@ fn instr_start(text: &[u8]) -> Option<(bool, (usize, usize), usize)> {
 
 /// `[a-z][a-z0-9-]*` at `i`: its end.
 #[inline]
-fn opcode_end(text: &[u8], i: usize) -> Option<usize> {
+pub(super) fn opcode_end(text: &[u8], i: usize) -> Option<usize> {
     if i < text.len() && text[i].is_ascii_lowercase() {
         Some(
             text[i + 1..]
@@ -141,7 +141,7 @@ pub fn parens_open_after(text: &[u8], open: usize) -> bool {
 
 /// Byte classes of the summary fast path: 0 plain, 1 open bracket, 2 close bracket, 3 '"',
 /// 4 ',', 5 not certain ('/' may open a comment, '\\' an escape).
-const FAST_CLASS: [u8; 256] = {
+pub(super) const FAST_CLASS: [u8; 256] = {
     let mut t = [0u8; 256];
     t[b'(' as usize] = 1;
     t[b'[' as usize] = 1;
@@ -157,7 +157,7 @@ const FAST_CLASS: [u8; 256] = {
 };
 
 /// `summary_fast`'s "not certain": the caller runs the full parse.
-struct Unsure;
+pub struct Unsure;
 
 /// Opcode and op_name of an instruction text without the full parse: `Ok(..)` only when it is
 /// certain that the full parse succeeds with this opcode and op_name, `Err(Unsure)` otherwise
@@ -313,7 +313,7 @@ fn fast_fields(text: &[u8]) -> Result<FastFields<'_>, Unsure> {
 /// Index just past the `/*…*/` comment at `i` (e.g. `/*index=5*/`); Unsure for a '\\', a '/'
 /// that opens no comment, a comment that does not end or has a '"' in it.
 #[inline]
-fn fast_comment_end(text: &[u8], i: usize) -> Result<usize, Unsure> {
+pub(super) fn fast_comment_end(text: &[u8], i: usize) -> Result<usize, Unsure> {
     if text[i] != b'/' || text.get(i + 1) != Some(&b'*') {
         return Err(Unsure);
     }
@@ -326,7 +326,7 @@ fn fast_comment_end(text: &[u8], i: usize) -> Result<usize, Unsure> {
 
 /// Index just past the string whose '"' is at `i`; Unsure if it has a '\\' or does not end.
 #[inline]
-fn fast_string_end(text: &[u8], i: usize) -> Result<usize, Unsure> {
+pub(super) fn fast_string_end(text: &[u8], i: usize) -> Result<usize, Unsure> {
     let e = crate::lex::classify::find2(b'"', b'\\', &text[i + 1..]).ok_or(Unsure)? + i + 1;
     if text[e] != b'"' {
         return Err(Unsure);
@@ -605,14 +605,14 @@ pub fn finish<'a>(text: &'a [u8], sc: &mut Scratch, p: Parts) -> ScanResult<Opti
 
 /// A metadata string value, unescaped (`plain`: a quoted string without escapes).
 #[inline]
-fn md_text(v: Option<&[u8]>, plain: bool) -> Option<Cow<'_, [u8]>> {
+pub(super) fn md_text(v: Option<&[u8]>, plain: bool) -> Option<Cow<'_, [u8]>> {
     let v = v?;
     Some(if plain { Cow::Borrowed(&v[1..v.len() - 1]) } else { unquote_or_raw(v) })
 }
 
 /// `operand_names` for a region without strings or comments, whose depth-0 commas
 /// `match_close_commas` has recorded in `sc.commas`: the same items, without a second scan.
-fn operands_plain(text: &[u8], r: (usize, usize), sc: &mut Scratch) {
+pub(super) fn operands_plain(text: &[u8], r: (usize, usize), sc: &mut Scratch) {
     let (a, b) = py_strip(&text[r.0..r.1]);
     if a == b {
         return;
@@ -669,7 +669,7 @@ fn with_stripped<R>(
 /// Operand names of an operand region (§3.6): comments removed, items split at depth-0 commas,
 /// an old-style shape prefix dropped (text after the last space), '%' and `#N` removed,
 /// `...(+N)` skipped.
-fn operand_names(text: &[u8], r: (usize, usize), sc: &mut Scratch) -> ScanResult<()> {
+pub(super) fn operand_names(text: &[u8], r: (usize, usize), sc: &mut Scratch) -> ScanResult<()> {
     let mut names = std::mem::take(&mut sc.operands);
     let res = with_stripped(text, r, sc, |s, map| {
         let (a, b) = py_strip(s);
@@ -709,7 +709,7 @@ fn operand_tail(last: &[u8]) -> Option<(usize, usize)> {
 }
 
 /// `%a` / `{%a, %b}` / `%a, %b` → names (comments removed, '%' dropped, empties skipped).
-fn name_list(text: &[u8], r: (usize, usize), sc: &mut Scratch) {
+pub(super) fn name_list(text: &[u8], r: (usize, usize), sc: &mut Scratch) {
     let mut names = std::mem::take(&mut sc.called);
     with_stripped(text, r, sc, |s, map| {
         let (mut a, mut b) = py_strip(s);

@@ -10,6 +10,7 @@
 //! * `instruction` — one instruction (module lines and `from instruction:` texts)
 //! * `general` — the general grammar (blanks, comments, line breaks between tokens; no shape)
 //! * `stack_frames` — the four tables of §3.4
+//! * `tape` — an instruction line in two stages: the spans of its fields, then decoders per column
 //! * `custom_call` — body detection / base64 / kernel name
 //! * `module` — the file structure
 
@@ -20,6 +21,7 @@ pub mod instruction;
 pub mod module;
 pub mod scan;
 pub mod stack_frames;
+pub mod tape;
 
 use crate::error::{FileCtx, Result};
 use crate::tables::Tables;

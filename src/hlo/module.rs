@@ -12,6 +12,7 @@ use super::general::{comp_header_at, general_instruction, skip_trivia, skip_triv
 use super::instruction::{needs_continuation, parens_open_after, parse_instruction, Instr, Scratch};
 use super::scan::*;
 use super::stack_frames::{Frames, RowError, Table};
+use super::tape::{self, Tape, Want};
 use crate::error::{FileCtx, Result};
 use crate::lines::{Line, Lines};
 use crate::tables::Tables;
@@ -88,6 +89,10 @@ struct Parser<'t, 'c> {
     pending: Option<Line<'c>>,
     /// Start of every line (built the first time the general grammar needs a position).
     starts: Vec<usize>,
+    /// The field tape of the instruction line being read (stage 1, `tape.rs`).
+    tape: Tape,
+    /// The decoders stage 2 runs: those of the columns this read builds.
+    want: Want,
 }
 
 pub fn parse<'c>(data: &'c [u8], ctx: FileCtx<'c>, t: &mut Tables) -> Result<()> {
@@ -118,8 +123,29 @@ pub fn parse<'c>(data: &'c [u8], ctx: FileCtx<'c>, t: &mut Tables) -> Result<()>
         mode: Mode::Serial,
         pending: None,
         starts: Vec::new(),
+        tape: Tape::default(),
+        want: Want::ALL,
     };
+    p.want = wanted(p.t);
     p.run()
+}
+
+/// The stage-2 decoders a read needs: those of the instruction columns it builds (and what
+/// the `custom_calls` table reads).
+fn wanted(t: &Tables) -> Want {
+    let (r, calls) = (&t.instructions, t.custom_calls.is_wanted());
+    Want {
+        operands: r.operands.items.is_built(),
+        called: r.called_computations.items.is_built(),
+        metadata: r.op_name.is_built()
+            || r.op_type.is_built()
+            || r.source_file.is_built()
+            || r.source_line.is_built()
+            || r.source_function.is_built()
+            || r.stack_frame_id.is_built(),
+        target: r.custom_call_target.is_built() || calls,
+        backend_config: r.backend_config.is_built() || calls,
+    }
 }
 
 /// Number of lines starting with two spaces (≈ instruction lines; multi-line constants add a
@@ -596,6 +622,9 @@ impl<'t, 'c> Parser<'t, 'c> {
     }
 
     fn instruction(&mut self, line: &Line<'c>) -> Result<()> {
+        if self.taped_instruction(line)? {
+            return Ok(());
+        }
         // Only a `constant(` line can continue, and only if its parentheses do not balance:
         // parse first, and look at continuation only when that fails or the opcode is constant
         // (a string could hold a '(' that the reference's plain count sees).
@@ -640,6 +669,29 @@ impl<'t, 'c> Parser<'t, 'c> {
                 },
             },
         }
+    }
+
+    /// An instruction line through its field tape (`tape.rs`): stage 1, then the decoders of
+    /// the columns this read builds, then its rows. False (nothing done) when the tape cannot
+    /// decide the line, or the line is one `instruction` gives to more than the line parser (a
+    /// `constant(` whose parentheses stay open, a continuation on the next line): the caller
+    /// then reads it as before.
+    #[inline]
+    fn taped_instruction(&mut self, line: &Line<'c>) -> Result<bool> {
+        let text = line.text;
+        if matches!(text.last(), Some(b' ' | b'\t' | b',')) || tape::build(text, &mut self.tape, &mut self.sc.commas).is_err() {
+            return Ok(false);
+        }
+        let (oa, ob) = self.tape.opcode;
+        if &text[oa..ob] == b"constant" && parens_open_after(text, ob) {
+            return Ok(false);
+        }
+        if self.next_starts_with_comma(line) {
+            return Ok(false);
+        }
+        let Some(ins) = tape::decode(text, &self.tape, &mut self.sc, self.want) else { return Ok(false) };
+        self.emit(line, text, 0, &ins)?;
+        Ok(true)
     }
 
     /// True when the next token after `line` (blanks, line breaks and comments skipped) is a
@@ -912,6 +964,7 @@ pub fn first_computation(data: &[u8]) -> Option<usize> {
 }
 
 fn chunk_parser<'t, 'c>(ctx: FileCtx<'c>, t: &'t mut Tables, data: &'c [u8], lines: Lines<'c>, prefix: Option<&Prefix<'c>>) -> Parser<'t, 'c> {
+    let want = wanted(t);
     Parser {
         ctx,
         t,
@@ -930,6 +983,8 @@ fn chunk_parser<'t, 'c>(ctx: FileCtx<'c>, t: &'t mut Tables, data: &'c [u8], lin
         mode: if prefix.is_some() { Mode::Chunk } else { Mode::Serial },
         pending: None,
         starts: Vec::new(),
+        tape: Tape::default(),
+        want,
     }
 }
 

@@ -1,0 +1,550 @@
+//! The two stages of an instruction line (issue 26): a **field tape** (stage 1) that records
+//! where each field of the line lies, and **decoders** (stage 2) that read the columns a read
+//! asks for from it and nothing else.
+//!
+//! Stage 1 (`build`) is one walk over the line's structural bytes (`find_struct`: brackets,
+//! quotes, commas, '/', '\\') that checks the line shape (`[ROOT ]%name = SHAPE opcode(…)`,
+//! balanced brackets, closed strings and comments, `, KEY=VALUE` items) and records the spans
+//! of name, shape, opcode, operands (with their depth-1 commas), every attribute, and the
+//! metadata items (`op_name`, `op_type`, `source_file`, `source_line`, `stack_frame_id`).
+//! It answers only when it is certain that `parse_instruction` accepts the line with exactly
+//! these pieces (the certainty argument is `instruction::summary_fast`'s: no '\\' anywhere,
+//! comments only as complete `/*…*/` without '"', metadata in its printed `{k="v" k=word}`
+//! form, metadata numbers that fit i64); otherwise it says `Unsure` and the caller runs the
+//! full parse — the fallback decides every line the tape cannot, so no table changes.
+//!
+//! Because a line the tape accepts is one the full parse accepts with the same pieces, a
+//! projected read that decodes only some columns gives those columns exactly as a full read
+//! does, and the same rows and errors: the structure of every line (and the form of its
+//! metadata) is still checked; only the decoding of unwanted columns (operand names, called
+//! computations, metadata strings, unquoting `custom_call_target` / `backend_config`) is
+//! skipped.
+
+use std::borrow::Cow;
+
+use super::attributes::Attr;
+use super::instruction::{
+    fast_comment_end, fast_string_end, instr_start, name_list, opcode_end, operand_names, operands_plain, Instr, Scratch, Unsure, CALLED_KEYS, FAST_CLASS,
+};
+use super::scan::*;
+
+/// A byte range of the line.
+pub type Span = (usize, usize);
+
+/// First occurrence of the attribute keys the tables use (`Tape::slots`).
+const METADATA: usize = 0;
+const TARGET: usize = 1;
+const BACKEND_CONFIG: usize = 2;
+const KIND: usize = 3;
+const SHARDING: usize = 4;
+
+/// Metadata items (`Tape::md`): string values without their quotes (they hold no escapes), bare
+/// words as printed; the two numbers raw (quotes included if any).
+const OP_NAME: usize = 0;
+const OP_TYPE: usize = 1;
+const SOURCE_FILE: usize = 2;
+const SOURCE_LINE: usize = 3;
+const STACK_FRAME_ID: usize = 4;
+
+/// Where each field of one instruction line lies (reused from line to line: no allocation in a
+/// steady stream of lines).
+#[derive(Default, Debug)]
+pub struct Tape {
+    pub is_root: bool,
+    pub name: Span,
+    pub shape: Span,
+    pub opcode: Span,
+    /// Inside the parentheses.
+    pub operands: Span,
+    /// The operand region holds no string or comment; its depth-1 commas are in the caller's
+    /// `commas` (what `instruction::operands_plain` reads).
+    pub plain_operands: bool,
+    /// After the ", " that follows the operands, to the end of the line (empty if none).
+    pub attributes: Span,
+    /// Every `KEY=VALUE` item, in order.
+    pub attrs: Vec<Attr>,
+    /// Values of the first `metadata`, `custom_call_target`, `backend_config`, `kind`,
+    /// `sharding` items.
+    pub slots: [Option<Span>; 5],
+    /// The metadata items the tables use (first occurrence of each).
+    pub md: [Option<Span>; 5],
+}
+
+/// Stage 1: the tape of `text` (an instruction line, or any instruction text) into `tp`, the
+/// operands' depth-1 commas into `commas`. `Err(Unsure)` when the full parse must decide.
+pub fn build(text: &[u8], tp: &mut Tape, commas: &mut Vec<usize>) -> Result<(), Unsure> {
+    let (is_root, name, i) = instr_start(text).ok_or(Unsure)?;
+    let j = shape_end(text, i)?;
+    if j == i {
+        return Err(Unsure);
+    }
+    let oe = opcode_end(text, j + 1).ok_or(Unsure)?;
+    if text.get(oe) != Some(&b'(') {
+        return Err(Unsure);
+    }
+    let n = text.len();
+    // a last value ending in blanks (the module parser gives such lines to the general grammar)
+    if matches!(text[n - 1], b' ' | b'\t' | b'\r') {
+        return Err(Unsure);
+    }
+    tp.is_root = is_root;
+    tp.name = name;
+    tp.shape = (i, j);
+    tp.opcode = (j + 1, oe);
+    tp.attrs.clear();
+    tp.slots = [None; 5];
+    tp.md = [None; 5];
+    let close = operands(text, oe, commas, &mut tp.plain_operands)?;
+    tp.operands = (oe + 1, close - 1);
+    let from = if close == n {
+        n
+    } else if text[close..].starts_with(b", ") {
+        close + 2
+    } else {
+        return Err(Unsure);
+    };
+    tp.attributes = (from, n);
+    if from < n {
+        attributes(text, from, tp)?;
+    }
+    Ok(())
+}
+
+/// Byte classes of `shape_end`: 0 a shape byte (`[A-Za-z0-9_,:*<=?#+~]`), 1 open bracket,
+/// 2 close bracket, 3 ' ', 4 '/', 5 anything else.
+const SHAPE_CLASS: [u8; 256] = {
+    let mut t = [5u8; 256];
+    let shape = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_,:*<=?#+~";
+    let mut k = 0;
+    while k < shape.len() {
+        t[shape[k] as usize] = 0;
+        k += 1;
+    }
+    t[b'(' as usize] = 1;
+    t[b'[' as usize] = 1;
+    t[b'{' as usize] = 1;
+    t[b')' as usize] = 2;
+    t[b']' as usize] = 2;
+    t[b'}' as usize] = 2;
+    t[b' ' as usize] = 3;
+    t[b'/' as usize] = 4;
+    t
+};
+
+/// `scan::scan_shape` in one byte loop (shapes are short and dense in brackets: no search
+/// pays): the first space at depth 0, `/*…*/` comments skipped. Unsure where `scan_shape`
+/// fails (the full parse then reports it).
+#[inline(always)]
+fn shape_end(text: &[u8], mut i: usize) -> Result<usize, Unsure> {
+    let mut depth: i64 = 0;
+    while i < text.len() {
+        match SHAPE_CLASS[text[i] as usize] {
+            0 => {}
+            1 => depth += 1,
+            2 => depth -= 1,
+            3 => {
+                if depth == 0 {
+                    return Ok(i);
+                }
+            }
+            4 if text.get(i + 1) == Some(&b'*') => {
+                i = skip_comment(text, i).map_err(|_| Unsure)?;
+                continue;
+            }
+            _ => return Err(Unsure),
+        }
+        i += 1;
+    }
+    Err(Unsure)
+}
+
+/// The operand list from its '(' at `open`: index just past its ')'; depth-1 commas recorded,
+/// `plain` false when a string or comment is in it.
+#[inline(always)]
+fn operands(text: &[u8], open: usize, commas: &mut Vec<usize>, plain: &mut bool) -> Result<usize, Unsure> {
+    commas.clear();
+    *plain = true;
+    let mut depth: usize = 0;
+    let mut k = open;
+    loop {
+        k = find_struct(text, k).ok_or(Unsure)?;
+        match FAST_CLASS[text[k] as usize] {
+            0 => {}
+            1 => depth += 1,
+            2 => {
+                depth -= 1; // >= 1 here: the first byte is the '('
+                if depth == 0 {
+                    break;
+                }
+            }
+            3 => {
+                *plain = false;
+                let e = fast_string_end(text, k)?;
+                // the full parse strips comments from the operands with a string-blind rule
+                if memchr::memchr(b'/', &text[k..e]).is_some() {
+                    return Err(Unsure);
+                }
+                k = e - 1;
+            }
+            4 => {
+                if depth == 1 {
+                    commas.push(k);
+                }
+            }
+            _ => {
+                *plain = false;
+                k = fast_comment_end(text, k)? - 1;
+            }
+        }
+        k += 1;
+    }
+    if text[k] != b')' {
+        return Err(Unsure); // `(…]`: the general grammar reports it
+    }
+    Ok(k + 1)
+}
+
+/// The `KEY=VALUE` items of `text[from..]` (items start at depth-0 ", KEY="), as
+/// `attributes::split_attributes` cuts them.
+#[inline(always)]
+fn attributes(text: &[u8], from: usize, tp: &mut Tape) -> Result<(), Unsure> {
+    let n = text.len();
+    let mut item = from;
+    loop {
+        let eq = key_eq_at(text, item).ok_or(Unsure)?;
+        let vstart = eq + 1;
+        if matches!(text.get(vstart), None | Some(b' ' | b'\t' | b',')) {
+            return Err(Unsure);
+        }
+        if tp.slots[METADATA].is_none() && &text[item..eq] == b"metadata" {
+            // the metadata value walked once, item by item: its end is the '}' after the last
+            // item, where the generic walk below would end it too (strings are skipped the
+            // same way, words hold no structural byte) if a ", KEY=" or the line end follows
+            let vend = metadata(text, vstart, &mut tp.md)? + 1;
+            if vend < n && !(text[vend..].starts_with(b", ") && key_eq_at(text, vend + 2).is_some()) {
+                return Err(Unsure);
+            }
+            tp.attrs.push(Attr { key: (item, eq), value: (vstart, vend) });
+            tp.slots[METADATA] = Some((vstart, vend));
+            if vend == n {
+                return Ok(());
+            }
+            item = vend + 2;
+            continue;
+        }
+        let mut q = vstart;
+        let mut depth: usize = 0;
+        let vend = loop {
+            let Some(p) = find_struct(text, q) else {
+                if depth != 0 {
+                    return Err(Unsure);
+                }
+                break n;
+            };
+            q = p;
+            match FAST_CLASS[text[q] as usize] {
+                0 => {}
+                1 => depth += 1,
+                2 => depth = depth.checked_sub(1).ok_or(Unsure)?,
+                3 => q = fast_string_end(text, q)? - 1,
+                5 => q = fast_comment_end(text, q)? - 1,
+                4 => {
+                    if depth == 0 {
+                        if matches!(text[q - 1], b' ' | b'\t') {
+                            return Err(Unsure);
+                        }
+                        if text.get(q + 1) == Some(&b' ') && key_eq_at(text, q + 2).is_some() {
+                            break q;
+                        }
+                        if super::attributes::irregular_comma(text, q) {
+                            return Err(Unsure);
+                        }
+                    }
+                }
+                _ => return Err(Unsure),
+            }
+            q += 1;
+        };
+        tp.attrs.push(Attr { key: (item, eq), value: (vstart, vend) });
+        let slot = match &text[item..eq] {
+            b"metadata" => METADATA,
+            b"custom_call_target" => TARGET,
+            b"backend_config" => BACKEND_CONFIG,
+            b"kind" => KIND,
+            b"sharding" => SHARDING,
+            _ => usize::MAX,
+        };
+        if slot != usize::MAX && tp.slots[slot].is_none() {
+            tp.slots[slot] = Some((vstart, vend));
+        }
+        if vend == n {
+            return Ok(());
+        }
+        item = vend + 2;
+    }
+}
+
+/// The metadata value at `text[open]` in its printed form `{k="v" k=word …}` (single spaces,
+/// no escapes): the items the tables use into `md`, as `attributes::parse_metadata` reads
+/// them; returns the index of its closing '}'. Unsure for any other form (the first metadata
+/// value included), and for a number that has the form of an integer but does not fit i64
+/// (the full parse reports it).
+#[inline(always)]
+fn metadata(text: &[u8], open: usize, md: &mut [Option<Span>; 5]) -> Result<usize, Unsure> {
+    if text[open] != b'{' {
+        return Err(Unsure);
+    }
+    let mut pos = open + 1;
+    if text.get(pos) == Some(&b'}') {
+        return Ok(pos);
+    }
+    loop {
+        let eq = key_eq_at(text, pos).ok_or(Unsure)?;
+        let i = eq + 1;
+        let (val, j) = if text.get(i) == Some(&b'"') {
+            let j = fast_string_end(text, i)?;
+            ((i + 1, j - 1), j)
+        } else {
+            let j = text[i..].iter().position(|&c| !(c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'-' | b'+'))).map_or(text.len(), |p| p + i);
+            ((i, j), j)
+        };
+        let (k, value) = match &text[pos..eq] {
+            b"op_name" => (OP_NAME, val),
+            b"op_type" => (OP_TYPE, val),
+            b"source_file" => (SOURCE_FILE, val),
+            b"source_line" => (SOURCE_LINE, (i, j)),
+            b"stack_frame_id" => (STACK_FRAME_ID, (i, j)),
+            _ => (usize::MAX, val),
+        };
+        if k != usize::MAX && md[k].is_none() {
+            // (fewer than 19 characters always fit i64)
+            if k >= SOURCE_LINE && j - i >= 19 && ascii_i64(&text[i..j], true).is_err() {
+                return Err(Unsure);
+            }
+            md[k] = Some(value);
+        }
+        match text.get(j) {
+            Some(b'}') => return Ok(j),
+            Some(b' ') if text.get(j + 1) != Some(&b'}') => pos = j + 1,
+            _ => return Err(Unsure),
+        }
+    }
+}
+
+/// Which decoders stage 2 runs (the columns a read builds).
+#[derive(Clone, Copy, Debug)]
+pub struct Want {
+    /// `operands`
+    pub operands: bool,
+    /// `called_computations`
+    pub called: bool,
+    /// `op_name`, `op_type`, `source_*`, `stack_frame_id`
+    pub metadata: bool,
+    /// `custom_call_target` (also the `custom_calls` table)
+    pub target: bool,
+    /// `backend_config` (also the `custom_calls` table)
+    pub backend_config: bool,
+}
+
+impl Want {
+    pub const ALL: Want = Want { operands: true, called: true, metadata: true, target: true, backend_config: true };
+}
+
+/// Stage 2: the instruction from its tape, the wanted fields decoded (operand and called names
+/// into `sc`), the others empty/None. With `Want::ALL`, what `parse_instruction` gives.
+/// `commas` must be what `build` recorded. None: a decoder met what the tape could not rule
+/// out (not expected; the caller then runs the full parse).
+#[inline]
+pub fn decode<'a>(text: &'a [u8], tp: &Tape, sc: &mut Scratch, want: Want) -> Option<Instr<'a>> {
+    let span = |s: Span| &text[s.0..s.1];
+    let opcode = span(tp.opcode);
+    sc.operands.clear();
+    sc.called.clear();
+    sc.owned.clear();
+    if want.operands && opcode != b"parameter" && opcode != b"constant" {
+        if tp.plain_operands {
+            operands_plain(text, tp.operands, sc);
+        } else {
+            operand_names(text, tp.operands, sc).ok()?;
+        }
+    }
+    if want.called {
+        for a in &tp.attrs {
+            if CALLED_KEYS.contains(&span(a.key)) {
+                name_list(text, a.value, sc);
+            }
+        }
+    }
+    let md = |k: usize| if want.metadata { tp.md[k].map(span) } else { None };
+    let int = |k: usize| md(k).and_then(|v| ascii_i64(v, true).ok().flatten());
+    let slot = |k: usize| tp.slots[k].map(span);
+    Some(Instr {
+        is_root: tp.is_root,
+        name: span(tp.name),
+        shape: span(tp.shape),
+        opcode,
+        operand_text: span(tp.operands),
+        attributes: span(tp.attributes),
+        op_name: md(OP_NAME).map(Cow::Borrowed),
+        op_type: md(OP_TYPE).map(Cow::Borrowed),
+        source_file: md(SOURCE_FILE).map(Cow::Borrowed),
+        source_line: int(SOURCE_LINE),
+        stack_frame_id: int(STACK_FRAME_ID),
+        custom_call_target: if want.target { slot(TARGET).map(unquote_or_raw) } else { None },
+        backend_config: if want.backend_config { slot(BACKEND_CONFIG).map(unquote_or_raw) } else { None },
+        fusion_kind: slot(KIND),
+        sharding: slot(SHARDING),
+        number_error: None,
+    })
+}
+
+/// Test support (`tape::tests` and the fuzz target `hlo`): when the tape answers for `text`,
+/// the full parse accepts it, a full decode is the full parse field for field, and a decode
+/// of no column gives the same spans and decodes nothing. Returns whether the tape answered.
+#[doc(hidden)]
+pub fn assert_tape_agrees(text: &[u8], tp: &mut Tape, commas: &mut Vec<usize>, sc: &mut Scratch, sc2: &mut Scratch) -> bool {
+    use super::instruction::{parse_instruction, Piece};
+    fn names(text: &[u8], sc: &Scratch, list: &[Piece]) -> Vec<Vec<u8>> {
+        list.iter().map(|&p| sc.piece(text, p).to_vec()).collect()
+    }
+    // the instruction as text, for comparing two parses (pieces resolved)
+    fn shown(text: &[u8], i: &Instr<'_>, sc: &Scratch) -> String {
+        format!("{i:?} operands={:?} called={:?}", names(text, sc, &sc.operands), names(text, sc, &sc.called))
+    }
+    let full = parse_instruction(text, sc2);
+    if build(text, tp, commas).is_err() {
+        return false;
+    }
+    let full = full.unwrap_or_else(|| panic!("tape accepted what the full parse rejects: {:?}", String::from_utf8_lossy(text)));
+    assert_eq!(full.number_error, None, "{:?}", String::from_utf8_lossy(text));
+    std::mem::swap(&mut sc.commas, commas);
+    let ins = decode(text, tp, sc, Want::ALL).expect("decodes");
+    std::mem::swap(&mut sc.commas, commas);
+    assert_eq!(shown(text, &ins, sc), shown(text, &full, sc2), "{:?}", String::from_utf8_lossy(text));
+    let none = Want { operands: false, called: false, metadata: false, target: false, backend_config: false };
+    let p = decode(text, tp, sc, none).expect("decodes");
+    assert_eq!(
+        (p.name, p.opcode, p.shape, p.is_root, p.operand_text, p.attributes, p.fusion_kind, p.sharding),
+        (full.name, full.opcode, full.shape, full.is_root, full.operand_text, full.attributes, full.fusion_kind, full.sharding)
+    );
+    assert!(sc.operands.is_empty() && sc.called.is_empty() && p.op_name.is_none() && p.backend_config.is_none());
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hlo::instruction::parse_instruction;
+
+    /// `shape_end` is `scan_shape` wherever that succeeds, from every position of every line.
+    #[test]
+    fn shape_end_is_scan_shape() {
+        let mut lines = hlo_lines();
+        lines.truncate(20_000);
+        lines.push(b"(f32[], /*i=1*/ s32[]) /*x*/ ) ] [ } a".to_vec());
+        for l in &lines {
+            for i in 0..l.len().min(60) {
+                match scan_shape_in(l, i) {
+                    Ok(j) => assert_eq!(shape_end(l, i).ok(), Some(j), "{:?} at {i}", String::from_utf8_lossy(l)),
+                    Err(_) => assert!(shape_end(l, i).is_err(), "{:?} at {i}", String::from_utf8_lossy(l)),
+                }
+            }
+        }
+    }
+
+    fn hlo_lines() -> Vec<Vec<u8>> {
+        fn walk(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+            for e in std::fs::read_dir(dir).unwrap() {
+                let p = e.unwrap().path();
+                if p.is_dir() {
+                    walk(&p, out);
+                } else {
+                    out.push(p);
+                }
+            }
+        }
+        let mut files = vec![];
+        walk(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data"), &mut files);
+        let mut lines = vec![];
+        for f in files {
+            let data = std::fs::read(&f).unwrap();
+            for line in data.split(|&b| b == b'\n') {
+                let line = line.strip_suffix(b"\r").unwrap_or(line);
+                if line.starts_with(b"  ") && line.len() < 100_000 {
+                    lines.push(line.to_vec());
+                }
+            }
+        }
+        lines
+    }
+
+    /// Every indented line under tests/data (instruction lines and more), and damaged variants:
+    /// the tape answers only where the full parse agrees, and for nearly all instruction lines.
+    #[test]
+    fn tape_equals_full_parse() {
+        let lines = hlo_lines();
+        let (mut tp, mut commas, mut sc, mut sc2) = (Tape::default(), vec![], Scratch::default(), Scratch::default());
+        let (mut parsed, mut taped) = (0usize, 0usize);
+        for l in &lines {
+            let ok = parse_instruction(l, &mut sc2).is_some_and(|i| i.number_error.is_none());
+            parsed += ok as usize;
+            taped += assert_tape_agrees(l, &mut tp, &mut commas, &mut sc, &mut sc2) as usize;
+        }
+        assert!(parsed > 10_000, "{parsed} instruction lines");
+        assert!(taped * 100 > parsed * 95, "tape answered {taped} of {parsed}");
+        println!("tape answered {taped} of {parsed} parsed lines ({} indented)", lines.len());
+        let inserts: [&[u8]; 24] = [b"\"", b"\\", b"/*", b"*/", b"{", b"}", b"(", b")", b",", b", ", b", a=", b" ", b"=", b"op_name=", b"\xc2\xa0", b"metadata={op_name=\"q\"}",
+            b"source_line=", b"stack_frame_id=", b", kind=kLoop", b", custom_call_target=\"t\"", b"99999999999999999999", b" \t", b", calls=%x", b"/"];
+        let mut rng = 0x9e3779b97f4a7c15u64;
+        let mut next = |n: usize| {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            (rng % n as u64) as usize
+        };
+        for t in lines.iter().step_by(7) {
+            for _ in 0..10 {
+                let mut m = t.clone();
+                for _ in 0..1 + next(2) {
+                    let at = next(m.len() + 1);
+                    match next(3) {
+                        0 => {
+                            let ins = inserts[next(inserts.len())];
+                            m.splice(at..at, ins.iter().copied());
+                        }
+                        1 if at < m.len() => m[at] = inserts[next(inserts.len())][0],
+                        _ => {
+                            let e = (at + 1 + next(4)).min(m.len());
+                            m.drain(at.min(e)..e);
+                        }
+                    }
+                }
+                assert_tape_agrees(&m, &mut tp, &mut commas, &mut sc, &mut sc2);
+            }
+        }
+        for t in [
+            &b"  %a = f32[] add(%b, %c), metadata={source_line=99999999999999999999}"[..],
+            b"  %a = f32[] add(%b, %c), metadata={stack_frame_id=9223372036854775807 source_line=-9223372036854775808}",
+            b"  %a = f32[] add(%b, %c), metadata={op_name=\"x\" op_name=\"y\" op_type=w source_file=\"\"}, metadata={op_name=\"z\"}",
+            b"  %m = f32[8]{0} call(%a, %b/*x*/c, %g#2, ...(+3)), calls=%sum, %w, control-predecessors={%ar}, to_apply={%q, /*c*/%r}",
+            b"  %k = f32[8]{0} custom-call(%p), custom_call_target=\"x\", backend_config={\"a\": \"}, b=\", \"c\": [1]}",
+            b"  %t = (f32[], /*index=1*/f32[]) tuple(%a0, /*index=1*/%a5), sharding={{replicated}, /*index=1*/{maximal device=0}}",
+            b"  %p = f32[] parameter(0), metadata={op_name=a}",
+        ] {
+            let answered = assert_tape_agrees(t, &mut tp, &mut commas, &mut sc, &mut sc2);
+            assert_eq!(answered, !t.starts_with(b"  %a = f32[] add(%b, %c), metadata={source_line=9999"), "{:?}", String::from_utf8_lossy(t));
+        }
+        // the ends of a metadata value (walked item by item, not by the generic cut)
+        let mut answered = 0;
+        for md in [
+            &b"{}"[..], b"{}, kind=kLoop", b"{op_name=\"a\"}x", b"{op_name=\"a\"} , kind=x", b"{op_name=\"a\" }", b"{op_name=\"a\"}}", b"x",
+            b"{op_name=\"a\"},kind=kLoop", b"{op_name=\"a\"}, notakey", b"{op_name=\"a\"}, k=v", b"{op_name=\"a}, k=v\"}", b"{op_name={x}}",
+            b"{ op_name=\"a\"}", b"{op_name=\"a\"  source_line=1}", b"{op_name=a-b.c+d source_line=1}", b"{op_name=\"a\" source_line=1", b"{op_name=}",
+            b"{op_name= source_line=2}", b"{=1}", b"{op_name=\"a\"}, metadata={op_name=\"b\"}",
+        ] {
+            let t = [&b"  %a = f32[] add(%b, %c), metadata="[..], md].concat();
+            answered += assert_tape_agrees(&t, &mut tp, &mut commas, &mut sc, &mut sc2) as usize;
+        }
+        assert!(answered >= 6, "{answered}");
+    }
+}
