@@ -18,6 +18,7 @@ pub mod attributes;
 pub mod custom_call;
 pub mod general;
 pub mod instruction;
+mod line_forms;
 pub mod module;
 pub mod scan;
 pub mod stack_frames;
