@@ -178,136 +178,51 @@ pub struct Unsure;
 #[inline]
 fn summary_fast(text: &[u8]) -> Result<(&[u8], Option<&[u8]>), Unsure> {
     let f = fast_fields(text)?;
-    let Some(md) = f.metadata else { return Ok((f.opcode, None)) };
-    Ok((f.opcode, fast_metadata(md)?.op_name))
+    Ok((f.opcode, f.op_name))
 }
 
-/// What `fast_fields` finds: pieces of the text, values raw.
+/// What the fast paths take from an instruction text: pieces of it, values raw, metadata items
+/// as the tape records them (strings without their quotes, numbers raw).
 struct FastFields<'a> {
     opcode: &'a [u8],
     shape: &'a [u8],
-    metadata: Option<&'a [u8]>,
     kind: Option<&'a [u8]>,
     target: Option<&'a [u8]>,
+    op_name: Option<&'a [u8]>,
+    source_file: Option<&'a [u8]>,
+    source_line: Option<&'a [u8]>,
 }
 
+/// The fields of `text` from its field tape (`tape::build`, which makes the certainty argument
+/// of `summary_fast`), built in a per-thread tape: these paths run once per used value of a
+/// buffer assignment, so no allocation per call.
 #[inline]
 fn fast_fields(text: &[u8]) -> Result<FastFields<'_>, Unsure> {
-    let (_, _, i) = instr_start(text).ok_or(Unsure)?;
-    let j = scan_shape_in(text, i).map_err(|_| Unsure)?;
-    if j == i {
-        return Err(Unsure);
+    use super::tape::{self, Tape};
+    thread_local! {
+        static TAPE: std::cell::RefCell<(Tape, Vec<usize>)> = std::cell::RefCell::new(Default::default());
     }
-    let oe = opcode_end(text, j + 1).ok_or(Unsure)?;
-    if text.get(oe) != Some(&b'(') {
-        return Err(Unsure);
-    }
-    let opcode = &text[j + 1..oe];
-    let mut f = FastFields { opcode, shape: &text[i..j], metadata: None, kind: None, target: None };
-    let n = text.len();
-    // Operands: up to the matching ')'.
-    // (both loops jump from one FAST_CLASS byte to the next: they are the `STRUCT` bytes)
-    let mut depth: usize = 0;
-    let mut k = oe;
-    loop {
-        k = find_struct(text, k).ok_or(Unsure)?;
-        match FAST_CLASS[text[k] as usize] {
-            0 | 4 => {}
-            1 => depth += 1,
-            2 => {
-                depth -= 1; // >= 1 here: the first byte is the '('
-                if depth == 0 {
-                    k += 1;
-                    break;
-                }
-            }
-            3 => {
-                let e = fast_string_end(text, k)?;
-                // the full parse strips comments from the operands with a string-blind rule
-                if memchr::memchr(b'/', &text[k..e]).is_some() {
-                    return Err(Unsure);
-                }
-                k = e - 1;
-            }
-            _ => k = fast_comment_end(text, k)? - 1,
-        }
-        k += 1;
-    }
-    if text[k - 1] != b')' {
-        return Err(Unsure);
-    }
-    if k == n {
-        return Ok(f);
-    }
-    if !text[k..].starts_with(b", ") {
-        return Err(Unsure);
-    }
-    k += 2;
-    if k == n {
-        return Ok(f);
-    }
-    // Attributes: items start at depth-0 ", KEY=" (the first one at k must be KEY=).
-    let mut item = k;
-    loop {
-        let eq = key_eq_at(text, item).ok_or(Unsure)?;
-        let vstart = eq + 1;
-        if matches!(text.get(vstart), None | Some(b' ' | b'\t' | b',')) {
-            return Err(Unsure);
-        }
-        let mut q = vstart;
-        let mut depth: usize = 0;
-        let vend = loop {
-            let Some(p) = find_struct(text, q) else {
-                if depth != 0 {
-                    return Err(Unsure);
-                }
-                break n;
-            };
-            q = p;
-            match FAST_CLASS[text[q] as usize] {
-                0 => {}
-                1 => depth += 1,
-                2 => depth = depth.checked_sub(1).ok_or(Unsure)?,
-                3 => q = fast_string_end(text, q)? - 1,
-                5 => q = fast_comment_end(text, q)? - 1,
-                4 => {
-                    if depth == 0 {
-                        if matches!(text[q - 1], b' ' | b'\t') {
-                            return Err(Unsure);
-                        }
-                        if text.get(q + 1) == Some(&b' ') && key_eq_at(text, q + 2).is_some() {
-                            break q;
-                        }
-                        if super::attributes::irregular_comma(text, q) {
-                            return Err(Unsure);
-                        }
-                    }
-                }
-                _ => return Err(Unsure),
-            }
-            q += 1;
+    TAPE.with(|cell| {
+        let (tp, commas) = &mut *cell.borrow_mut();
+        tape::build(text, tp, commas)?;
+        let span = |s: (usize, usize)| &text[s.0..s.1];
+        let f = FastFields {
+            opcode: span(tp.opcode),
+            shape: span(tp.shape),
+            kind: tp.slots[tape::KIND].map(span),
+            target: tp.slots[tape::TARGET].map(span),
+            op_name: tp.md[tape::OP_NAME].map(span),
+            source_file: tp.md[tape::SOURCE_FILE].map(span),
+            source_line: tp.md[tape::SOURCE_LINE].map(span),
         };
-        let slot = match &text[item..eq] {
-            b"metadata" => &mut f.metadata,
-            b"kind" => &mut f.kind,
-            b"custom_call_target" => &mut f.target,
-            _ => &mut None,
-        };
-        if slot.is_none() {
-            *slot = Some(&text[vstart..vend]);
+        // (a last value ending in blanks: whether the full parse keeps them is not argued here)
+        for v in [f.kind, f.target].into_iter().flatten() {
+            if matches!(v.last(), Some(b' ' | b'\t' | b'\r')) {
+                return Err(Unsure);
+            }
         }
-        if vend == n {
-            break;
-        }
-        item = vend + 2;
-    }
-    // (a last value ending in blanks: whether the full parse keeps them is not argued here)
-    for v in [f.kind, f.target].into_iter().flatten() {
-        if matches!(v.last(), Some(b' ' | b'\t' | b'\r')) {
-            return Err(Unsure);
-        }
-    }
-    Ok(f)
+        Ok(f)
+    })
 }
 
 /// Index just past the `/*…*/` comment at `i` (e.g. `/*index=5*/`); Unsure for a '\\', a '/'
@@ -332,57 +247,6 @@ pub(super) fn fast_string_end(text: &[u8], i: usize) -> Result<usize, Unsure> {
         return Err(Unsure);
     }
     Ok(e + 1)
-}
-
-/// The items of a plain metadata value that the tables use.
-#[derive(Default)]
-struct FastMetadata<'a> {
-    /// Unquoted (a string without escapes) or the bare word.
-    op_name: Option<&'a [u8]>,
-    source_file: Option<&'a [u8]>,
-    /// Raw, as printed (quotes included if any).
-    source_line: Option<&'a [u8]>,
-}
-
-/// A plain metadata value `{k="v" k=word …}` (single spaces, no escapes), first occurrence of
-/// each key, as `parse_metadata` reads it.
-#[inline]
-fn fast_metadata(v: &[u8]) -> Result<FastMetadata<'_>, Unsure> {
-    if v.len() < 2 || v[0] != b'{' || v[v.len() - 1] != b'}' {
-        return Err(Unsure);
-    }
-    let v = &v[1..v.len() - 1];
-    let n = v.len();
-    let mut md = FastMetadata::default();
-    let mut pos = 0;
-    while pos < n {
-        let eq = key_eq_at(v, pos).ok_or(Unsure)?;
-        let i = eq + 1;
-        let (val, j) = if v.get(i) == Some(&b'"') {
-            let j = fast_string_end(v, i)?;
-            (&v[i + 1..j - 1], j)
-        } else {
-            let j = v[i..].iter().position(|&c| !(c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'-' | b'+'))).map_or(n, |p| p + i);
-            (&v[i..j], j)
-        };
-        let (slot, value) = match &v[pos..eq] {
-            b"op_name" => (&mut md.op_name, val),
-            b"source_file" => (&mut md.source_file, val),
-            b"source_line" => (&mut md.source_line, &v[i..j]),
-            _ => (&mut None, val),
-        };
-        if slot.is_none() {
-            *slot = Some(value);
-        }
-        if j == n {
-            break;
-        }
-        if v[j] != b' ' || j + 1 == n {
-            return Err(Unsure);
-        }
-        pos = j + 1;
-    }
-    Ok(md)
 }
 
 /// What the `values.defining_*` columns take from an instruction text: the `Instr` fields of
@@ -428,10 +292,6 @@ pub fn instruction_defining_full<'a>(text: &'a [u8], sc: &mut Scratch) -> Option
 #[inline]
 fn defining_fast(text: &[u8]) -> Result<Defining<'_>, Unsure> {
     let f = fast_fields(text)?;
-    let md = match f.metadata {
-        Some(v) => fast_metadata(v)?,
-        None => FastMetadata::default(),
-    };
     let target = match f.target {
         Some(t) => Some(match memchr::memchr_iter(b'"', t).count() {
             0 => t,
@@ -442,10 +302,10 @@ fn defining_fast(text: &[u8]) -> Result<Defining<'_>, Unsure> {
     };
     Ok(Defining {
         opcode: f.opcode,
-        op_name: md.op_name.map(Cow::Borrowed),
+        op_name: f.op_name.map(Cow::Borrowed),
         shape: f.shape,
-        source_file: md.source_file.map(Cow::Borrowed),
-        source_line: md.source_line.and_then(|v| ascii_i64(v, true).ok().flatten()),
+        source_file: f.source_file.map(Cow::Borrowed),
+        source_line: f.source_line.and_then(|v| ascii_i64(v, true).ok().flatten()),
         fusion_kind: f.kind,
         custom_call_target: target.map(Cow::Borrowed),
     })

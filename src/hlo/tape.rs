@@ -32,19 +32,19 @@ use super::scan::*;
 pub type Span = (usize, usize);
 
 /// First occurrence of the attribute keys the tables use (`Tape::slots`).
-const METADATA: usize = 0;
-const TARGET: usize = 1;
-const BACKEND_CONFIG: usize = 2;
-const KIND: usize = 3;
-const SHARDING: usize = 4;
+pub(super) const METADATA: usize = 0;
+pub(super) const TARGET: usize = 1;
+pub(super) const BACKEND_CONFIG: usize = 2;
+pub(super) const KIND: usize = 3;
+pub(super) const SHARDING: usize = 4;
 
 /// Metadata items (`Tape::md`): string values without their quotes (they hold no escapes), bare
 /// words as printed; the two numbers raw (quotes included if any).
-const OP_NAME: usize = 0;
-const OP_TYPE: usize = 1;
-const SOURCE_FILE: usize = 2;
-const SOURCE_LINE: usize = 3;
-const STACK_FRAME_ID: usize = 4;
+pub(super) const OP_NAME: usize = 0;
+pub(super) const OP_TYPE: usize = 1;
+pub(super) const SOURCE_FILE: usize = 2;
+pub(super) const SOURCE_LINE: usize = 3;
+pub(super) const STACK_FRAME_ID: usize = 4;
 
 /// Where each field of one instruction line lies (reused from line to line: no allocation in a
 /// steady stream of lines).
