@@ -614,18 +614,7 @@ mod tests {
     /// summary path gives what the full parse gives.
     #[test]
     fn summary_fast_path_equals_full_parse() {
-        fn walk(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
-            for e in std::fs::read_dir(dir).unwrap() {
-                let p = e.unwrap().path();
-                if p.is_dir() {
-                    walk(&p, out);
-                } else {
-                    out.push(p);
-                }
-            }
-        }
-        let mut files = vec![];
-        walk(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data"), &mut files);
+        let files = super::super::damaged::test_data_files();
         let mut texts: Vec<Vec<u8>> = vec![];
         for f in files {
             let data = std::fs::read(&f).unwrap();
@@ -665,29 +654,8 @@ mod tests {
         let inserts: [&[u8]; 22] = [b"\"", b"\\", b"/*", b"*/", b"{", b"}", b"(", b")", b",", b", ", b", a=", b" ", b"=", b"op_name=", b"\xc2\xa0", b"metadata={op_name=\"q\"}",
             b"source_line=", b"source_file=", b", kind=kLoop", b", custom_call_target=\"t\"", b"99999999999999999999", b" \t"];
         let mut rng = 0x9e3779b97f4a7c15u64;
-        let mut next = |n: usize| {
-            rng ^= rng << 13;
-            rng ^= rng >> 7;
-            rng ^= rng << 17;
-            (rng % n as u64) as usize
-        };
         for t in texts.iter().step_by(3) {
-            for _ in 0..20 {
-                let mut m = t.clone();
-                for _ in 0..1 + next(2) {
-                    let at = next(m.len() + 1);
-                    match next(3) {
-                        0 => {
-                            let ins = inserts[next(inserts.len())];
-                            m.splice(at..at, ins.iter().copied());
-                        }
-                        1 if at < m.len() => m[at] = inserts[next(inserts.len())][0],
-                        _ => {
-                            let e = (at + 1 + next(4)).min(m.len());
-                            m.drain(at.min(e)..e);
-                        }
-                    }
-                }
+            for m in super::super::damaged::damaged_variants(t, &inserts, 20, &mut rng) {
                 check(&m);
             }
         }

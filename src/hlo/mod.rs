@@ -19,6 +19,8 @@ pub mod custom_call;
 pub mod general;
 pub mod instruction;
 mod line_forms;
+#[cfg(test)]
+mod damaged;
 pub mod module;
 pub mod scan;
 pub mod stack_frames;
