@@ -7,11 +7,10 @@ import re
 
 from .scan import (
     ScanError,
-    _CLOSE,
     _KEY_EQ_RE,
     _OPEN,
     _match_close,
-    _skip_comment,
+    _structure,
     _skip_string,
     _strip_comments,
 )
@@ -46,37 +45,20 @@ def _attribute_spans(text: str) -> list[tuple[str, int, int]]:
         vstart = m.end()
         if vstart >= n or text[vstart] in " \t,":
             raise ScanError("irregular text")  # empty value / blank after '=': general grammar
-        i = vstart
         depth = 0
         end = n
-        while i < n:
-            sm = _ATTR_SPECIAL_RE.search(text, i)
-            if sm is None:
-                break
-            i = sm.start()
-            c = text[i]
-            if c in _OPEN:
-                depth += 1
-                i += 1
-            elif c in _CLOSE:
-                depth -= 1
-                i += 1
-            elif c == '"':
-                i = _skip_string(text, i)
-            elif c == "/":
+        for i, c, depth in _structure(text, vstart, _ATTR_SPECIAL_RE):
+            if c == "/":
                 if text.startswith("//", i):
                     raise ScanError("irregular text")
-                i = _skip_comment(text, i) if text.startswith("/*", i) else i + 1
-            else:  # ','
-                if depth == 0:
-                    if i > 0 and text[i - 1] in " \t":
-                        raise ScanError("irregular text")
-                    if text.startswith(", ", i) and _KEY_EQ_RE.match(text, i + 2):
-                        end = i
-                        break
-                    if _KEY_EQ_RE.match(text, _skip_blanks(text, i + 1)):
-                        raise ScanError("irregular text")
-                i += 1
+            elif c == "," and depth == 0:
+                if i > 0 and text[i - 1] in " \t":
+                    raise ScanError("irregular text")
+                if text.startswith(", ", i) and _KEY_EQ_RE.match(text, i + 2):
+                    end = i
+                    break
+                if _KEY_EQ_RE.match(text, _skip_blanks(text, i + 1)):
+                    raise ScanError("irregular text")
         if depth != 0:
             raise ScanError("unbalanced brackets in attribute value")
         out.append((key, vstart, end))

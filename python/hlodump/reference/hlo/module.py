@@ -9,12 +9,8 @@ from typing import Any
 from .scan import (
     NAME,
     ScanError,
-    _CLOSE,
-    _OPEN,
-    _SPECIAL_RE,
     _match_close,
-    _skip_comment,
-    _skip_string,
+    _structure,
 )
 from .attributes import I64_MAX, _OutOfRange, _attr_dict, _i64, _skip_blanks, split_attributes
 from .instruction import _needs_continuation, parse_instruction
@@ -655,31 +651,12 @@ class _ModuleParser(StackFrameTables):
 
 
 def _balanced(text: str) -> bool:
+    """No bracket left open (a line that needs no continuation line), strings and comments
+    closed."""
     depth = 0
-    i = 0
-    n = len(text)
-    while i < n:
-        m = _SPECIAL_RE.search(text, i)
-        if m is None:
-            break
-        i = m.start()
-        c = text[i]
-        if c in _OPEN:
-            depth += 1
-            i += 1
-        elif c in _CLOSE:
-            depth -= 1
-            i += 1
-        elif c == '"':
-            try:
-                i = _skip_string(text, i)
-            except ScanError:
-                return False
-        elif text.startswith("/*", i):
-            try:
-                i = _skip_comment(text, i)
-            except ScanError:
-                return False
-        else:
-            i += 1
+    try:
+        for _, _, depth in _structure(text, 0):
+            pass
+    except ScanError:
+        return False
     return depth <= 0

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 
 NAME = r"[A-Za-z_][A-Za-z0-9_.\-]*"
@@ -46,67 +47,54 @@ def _skip_comment(text: str, i: int) -> int:
     return j + 2
 
 
+def _structure(text: str, i: int, pat: "re.Pattern[str]" = _SPECIAL_RE) -> Iterator[tuple[int, str, int]]:
+    """The structural characters of ``text`` from ``i`` that ``pat`` finds, as (position,
+    character, bracket depth after it): brackets ``()[]{}`` counted together (§3.8.1), strings
+    and ``/*…*/`` comments skipped whole (ScanError if one does not end); any other character
+    ``pat`` matches (a separator, a '/' that opens no comment) is yielded as it is. The one
+    walk behind ``_match_close``, ``_split_top``, the attribute cut and the balance check."""
+    depth = 0
+    n = len(text)
+    while i < n:
+        m = pat.search(text, i)
+        if m is None:
+            return
+        i = m.start()
+        c = text[i]
+        if c in _OPEN:
+            depth += 1
+        elif c in _CLOSE:
+            depth -= 1
+        elif c == '"':
+            i = _skip_string(text, i)
+            continue
+        elif text.startswith("/*", i):
+            i = _skip_comment(text, i)
+            continue
+        yield i, c, depth
+        i += 1
+
+
 def _match_close(text: str, i: int) -> int:
     """``text[i]`` is an opening bracket: index just past its matching close.
 
     Depth counts ()[]{} together (§3.8.1); strings and /*…*/ comments are skipped.
     Raises ScanError if the text ends first.
     """
-    depth = 0
-    n = len(text)
-    while i < n:
-        m = _SPECIAL_RE.search(text, i)
-        if m is None:
-            break
-        i = m.start()
-        c = text[i]
-        if c in _OPEN:
-            depth += 1
-            i += 1
-        elif c in _CLOSE:
-            depth -= 1
-            i += 1
-            if depth == 0:
-                return i
-        elif c == '"':
-            i = _skip_string(text, i)
-        elif text.startswith("/*", i):
-            i = _skip_comment(text, i)
-        else:
-            i += 1
+    for j, c, depth in _structure(text, i):
+        if depth == 0 and c in _CLOSE:
+            return j + 1
     raise ScanError("unbalanced brackets")
 
 
 def _split_top(text: str, sep: str = ",") -> list[str]:
     """Split ``text`` at ``sep`` characters lying at depth 0, outside strings and comments."""
     parts: list[str] = []
-    depth = 0
     start = 0
-    i = 0
-    n = len(text)
-    pat = re.compile(r'[()\[\]{}"/' + re.escape(sep) + "]")
-    while i < n:
-        m = pat.search(text, i)
-        if m is None:
-            break
-        i = m.start()
-        c = text[i]
+    for i, c, depth in _structure(text, 0, re.compile(r'[()\[\]{}"/' + re.escape(sep) + "]")):
         if c == sep and depth == 0:
             parts.append(text[start:i])
-            i += 1
-            start = i
-        elif c in _OPEN:
-            depth += 1
-            i += 1
-        elif c in _CLOSE:
-            depth -= 1
-            i += 1
-        elif c == '"':
-            i = _skip_string(text, i)
-        elif text.startswith("/*", i):
-            i = _skip_comment(text, i)
-        else:
-            i += 1
+            start = i + 1
     parts.append(text[start:])
     return parts
 
