@@ -288,17 +288,7 @@ def _glob(pattern: str, follow_links: bool, max_files: int) -> list[tuple[str, s
         return []
     if _glob_match(tuple(rest), ()):  # `dir/**` matches dir itself: everything under it
         return [(base.rstrip("/") or top, top, None, True)]
-    w = _Walk(top, follow_links, max_files)
-    try:
-        st = os.stat(top)
-        key: Optional[tuple[int, int]] = (st.st_dev, st.st_ino)
-        w.seen[key] = ""
-    except OSError:
-        key = None
-    w.tree(top, "", key)
-    while w.links:
-        rel, full = heapq.heappop(w.links)
-        w.link(rel, full)
+    w = _walked(top, follow_links, max_files)
     # every entry met: the files (and error rows) found, and the directories walked
     entries: dict[str, tuple[str, Optional[str], bool]] = {}  # rel -> (full path, error, is a dir)
     for r, full, err in w.found:
@@ -470,8 +460,9 @@ class _Walk:
             self.found.append((rel, target, None))  # opened by its resolved path
 
 
-def _walk(top: str, prefix: str, follow_links: bool = False, max_files: int = MAX_FILES) -> list[Input]:
-    """Every non-directory entry under ``top``, sorted by relative path (see ``expand``)."""
+def _walked(top: str, follow_links: bool, max_files: int) -> "_Walk":
+    """The walk of the tree under ``top``: each directory once (by device and inode), links
+    inside the tree followed last, in name order (``_Walk``)."""
     w = _Walk(top, follow_links, max_files)
     try:
         st = os.stat(top)
@@ -483,5 +474,11 @@ def _walk(top: str, prefix: str, follow_links: bool = False, max_files: int = MA
     while w.links:
         rel, full = heapq.heappop(w.links)
         w.link(rel, full)
+    return w
+
+
+def _walk(top: str, prefix: str, follow_links: bool = False, max_files: int = MAX_FILES) -> list[Input]:
+    """Every non-directory entry under ``top``, sorted by relative path (see ``expand``)."""
+    w = _walked(top, follow_links, max_files)
     w.found.sort()
     return [_input(full, prefix + r.replace(os.sep, "/"), False, err) for r, full, err in w.found]
