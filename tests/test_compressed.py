@@ -166,3 +166,19 @@ def test_scan_reads_a_tar_and_a_compressed_file_like_read_arrow(tmp_path: Path) 
     (tmp_path / (name + ".gz")).write_bytes(gzip.compress(Path(CF, name).read_bytes()))
     one = hlodump.scan(str(tmp_path / (name + ".gz")), "instructions").to_table()
     assert one.num_rows > 0 and one.to_pylist() == hlodump.read_arrow(os.path.join(CF, name)).instructions.to_pylist()
+
+
+def test_an_archive_with_more_members_than_max_files_stops_clearly(reader, tmp_path: Path) -> None:
+    """A tar is read into memory member by member: it counts against ``max_files`` like a
+    directory walk, and stops with the walk's error (never a partial read)."""
+    import tarfile
+
+    from hlodump.paths import WalkLimitError
+
+    arc = tmp_path / "dump.tar"
+    with tarfile.open(arc, "w") as tar:
+        tar.add(CF, arcname="control_flow")
+    n = sum(1 for _ in tarfile.open(arc))
+    assert reader(str(arc), max_files=n)["files"].num_rows > 0
+    with pytest.raises(WalkLimitError, match="more than 5 archive members"):
+        reader(str(arc), max_files=5)

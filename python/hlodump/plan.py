@@ -66,6 +66,8 @@ class Plan:
     """The inputs of a read, in reading order."""
 
     inputs: list[Input] = field(default_factory=list)
+    #: The most entries a walk, listing or archive may give (``read_arrow(max_files=)``).
+    max_files: int = MAX_FILES
 
     def add(self, inp: tuple[str, str, bool, Optional[str]], dump: str, origin: Origin = None) -> None:
         """Add a walked entry (``hlodump.paths.Input``: path, shown, explicit, error)."""
@@ -99,7 +101,7 @@ class Plan:
 
     def subset(self, idx: Sequence[int]) -> "Plan":
         """The inputs at ``idx`` (a read task's share)."""
-        return Plan([self.inputs[i] for i in idx])
+        return Plan([self.inputs[i] for i in idx], self.max_files)
 
     def load(self, progress: Optional[bool] = None) -> Optional[list[Any]]:
         """Fetch every remote object (concurrently; a progress bar says so), decompress
@@ -232,7 +234,7 @@ def archive_of(name: str) -> Optional[str]:
 Member = tuple[str, Optional[bytes], Optional[str]]
 
 
-def archive_members(path: str, shown: str) -> list[Member]:
+def archive_members(path: str, shown: str, max_files: int = MAX_FILES) -> list[Member]:
     """Every member of the tar archive at ``path`` (shown as ``shown``), sorted by name as a
     walk of the directory is (a name repeated in the archive stays repeated), read
     in one streaming pass (each regular member's bytes into a buffer of its own; a member that
@@ -241,8 +243,11 @@ def archive_members(path: str, shown: str) -> list[Member]:
     with ``..`` or a leading ``/`` is only a label. Directory entries are structure (no row, as
     when a directory is walked); any other member that is not a regular file (symlink, hard
     link, device, FIFO) is a row with an error saying what it is, never skipped silently. A
-    corrupt or cut-off archive is an ``OSError`` naming it."""
+    corrupt or cut-off archive is an ``OSError`` naming it; more than ``max_files`` members, a
+    ``WalkLimitError`` (as a directory walk: the members are read into memory)."""
     import tarfile
+
+    from .paths import WalkLimitError
 
     comp = archive_of(shown)
     out: list[Member] = []
@@ -255,8 +260,13 @@ def archive_members(path: str, shown: str) -> list[Member]:
                 src = zstandard.ZstdDecompressor().stream_reader(raw)
             mode: Any = "r|" + (comp if comp in ("gz", "bz2", "xz") else "")  # streamed, one pass
             with tarfile.open(fileobj=src, mode=mode) as tar:
-                for m in tar:
+                for n, m in enumerate(tar, 1):
+                    if n > max_files:
+                        raise WalkLimitError(f"{shown}: more than {max_files:,} archive members; reading stopped "
+                                             "(read_arrow(..., max_files=N) raises the limit)")
                     out.extend(_member(tar, m, shown))
+    except WalkLimitError:
+        raise
     except (tarfile.TarError, EOFError, ValueError) as e:
         raise OSError(0, f"cannot read tar archive ({type(e).__name__}: {e})", shown) from None
     except OSError as e:
@@ -305,7 +315,7 @@ def open_archives(plan: Plan) -> None:
             plan.inputs.append(i)
             continue
         try:
-            members = archive_members(i.path, i.shown)
+            members = archive_members(i.path, i.shown, plan.max_files)
         except OSError as e:
             if i.explicit:
                 raise
@@ -326,7 +336,7 @@ def plan_inputs(source: Source, *, follow_links: bool = False, max_files: int = 
     if stores.needs_stores(source):
         return stores.plan(source, follow_links=follow_links, max_files=max_files,
                            storage_options=storage_options)
-    out = Plan()
+    out = Plan(max_files=max_files)
     for inp, dump in zip(*expand_with_dumps(source, follow_links=follow_links, max_files=max_files)):
         out.add(inp, dump)
     return out

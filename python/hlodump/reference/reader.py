@@ -165,7 +165,7 @@ def read_arrow(
     parse = parsed_kinds(tables)
     from ..plan import Plan, open_archives
 
-    plan = Plan()
+    plan = Plan(max_files=max_files)
     for inp, dump in zip(*expand_with_dumps(source, follow_links, max_files)):
         plan.add(inp, dump)
     open_archives(plan)  # a tar of a dump directory: one input per member, its bytes in memory
