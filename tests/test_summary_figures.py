@@ -131,3 +131,11 @@ def test_padding_says_how_it_counts(path: str) -> None:
                     union += hi - end
                     end = hi
         assert pad["occupied_bytes"] == union <= (s["total_bytes"] or 0)
+
+
+def test_hlo_text_alone_prints_no_empty_memory_table(capsys) -> None:
+    """HLO text has no allocations: the summary says what is missing and draws no empty table."""
+    path = os.path.join(DATA, "corpus", "jax-0.10.2", "control_flow", "module_0000.jit_rnn.cpu_after_optimizations.txt")
+    assert main(["summary", path]) == 0
+    out = capsys.readouterr().out
+    assert "HLO text only" in out and "memory spaces (allocated bytes by category)" not in out

@@ -253,7 +253,8 @@ def _render_summary(m: dict[str, Any], con: Any) -> None:
             if pk:
                 row.append(fb(pk["by_color"].get(str(sp["color"]), 0)))
             t.add_row(*row)
-        con.print(t)
+        if m["memory_spaces"]:  # (HLO text alone has none: the note says what is missing)
+            con.print(t)
         if pk:
             t = Table(title="peak by category (logical bytes)", title_justify="left")
             for c in pk["by_category"]:
