@@ -151,3 +151,19 @@ def test_analyses_do_not_sum_several_modules_of_one_file(tmp_path) -> None:
     assert row["cost_analysis"] is None and all(n in row["note"] for n in names)
     (one,) = A.cost_analysis(hlodump.read_arrow(a))
     assert one["cost_analysis"] is not None  # each part alone has its figure
+
+
+def test_summary_says_why_a_file_of_several_modules_has_no_cost(tmp_path, capsys) -> None:
+    from hlodump import analysis as A
+    from hlodump.cli import main
+
+    a, b = (str(CORPUS / p) for p in PAIRS[0])
+    two = tmp_path / "two.txt"
+    two.write_bytes(open(a, "rb").read() + open(b, "rb").read())
+    (s,) = A.summary(hlodump.read_arrow(str(two)))
+    assert s["cost_analysis"] is None and "holds 2 modules" in s["cost_note"]
+    (one,) = A.summary(hlodump.read_arrow(a))
+    assert one["cost_note"] is None and one["cost_analysis"] is not None
+    assert main(["summary", str(two)]) == 0
+    assert "cost (XLA's HloCostAnalysis rules, as jax's cost_analysis()): none (its HLO file holds 2 modules" \
+        in capsys.readouterr().out

@@ -207,18 +207,23 @@ impl<'a> Block<'a> {
     }
 }
 
+/// An optional ` {i,j}` shape index after a name (empty when absent).
+fn space_index<'c>(cur: &mut Cur<'c>) -> R<&'c [u8]> {
+    if !cur.accept(" ") {
+        return Ok(&[]);
+    }
+    let start = cur.pos;
+    match cur.index()? {
+        Some(i) => Ok(i),
+        None => bad(start, "expected a shape index after the space"),
+    }
+}
+
 pub(super) fn position(text: &[u8]) -> R<(&[u8], &[u8])> {
     let mut cur = Cur::new(text, 0);
     cur.expect("  ", "(a position, or ' uses:')")?;
     let name = cur.name("an instruction name")?;
-    let mut index: &[u8] = &[];
-    if cur.accept(" ") {
-        let start = cur.pos;
-        match cur.index()? {
-            Some(i) => index = i,
-            None => return bad(start, "expected a shape index after the space"),
-        }
-    }
+    let index = space_index(&mut cur)?;
     cur.end("the position")?;
     Ok((name, index))
 }
@@ -229,14 +234,7 @@ pub(super) fn use_item(text: &[u8]) -> R<(&[u8], i32, &[u8])> {
     let name = cur.name("an instruction name")?;
     cur.expect(", operand ", "")?;
     let operand = cur.uint("the operand number", I32_MAX)? as i32;
-    let mut index: &[u8] = &[];
-    if cur.accept(" ") {
-        let start = cur.pos;
-        match cur.index()? {
-            Some(i) => index = i,
-            None => return bad(start, "expected a shape index after the space"),
-        }
-    }
+    let index = space_index(&mut cur)?;
     cur.end("the use")?;
     Ok((name, operand, index))
 }

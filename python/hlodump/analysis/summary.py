@@ -221,6 +221,7 @@ def summary(dump: "Dump", module: ModuleSel = None, top: int = 10, cost: bool = 
         hit = _summary(sc, top)
         for s in hit:
             s["cost_analysis"] = None
+            s["cost_note"] = None
         if hit and cost:
             from .cost import cost_analysis
 
@@ -230,6 +231,8 @@ def summary(dump: "Dump", module: ModuleSel = None, top: int = 10, cost: bool = 
                 s["cost_analysis"] = c.get("cost_analysis")
                 if c.get("note"):
                     s["notes"].append(c["note"])
+                    if s["cost_analysis"] is None:
+                        s["cost_note"] = c["note"]  # why there is no figure (the text says it)
         sc.cache[key] = hit
     return [dict(s) for s in hit]
 

@@ -213,10 +213,10 @@ def _render_summary(m: dict[str, Any], con: Any) -> None:
     from ..analysis.cost import format_cost
 
     # format_cost(None) says why there is no figure (no after-optimizations HLO text)
-    why_none = next((n for n in m["notes"] if n.startswith("its HLO file holds")), None)
+    why_none = m.get("cost_note")
     lines.append("cost (XLA's HloCostAnalysis rules, as jax's cost_analysis()): "
-                 + (format_cost(m.get("cost_analysis")) if m.get("cost_analysis") or not why_none else
-                    "none: " + why_none.split(": no cost figure")[0]))
+                 + (f"none ({why_none})" if m.get("cost_analysis") is None and why_none else
+                    format_cost(m.get("cost_analysis"))))
     tl = m["timeline"]
     if tl:
         lines.append(f"timeline: {tl['steps']} steps")

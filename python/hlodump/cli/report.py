@@ -56,7 +56,9 @@ def _cmd_report(args: argparse.Namespace) -> int:
     keys = None
     if args.module is not None:
         keys = [m.key for m in select_module(A._module_list(d), args.module)]
-    if not A._module_list(d) and "oom_reports" in d and (d["oom_reports"].num_rows or d["oom_buffers"].num_rows):
+    from .memory import _only_oom_reports
+
+    if _only_oom_reports(d):
         from .. import oom_plot  # a pasted log: its out-of-memory reports
 
         _need_plotly()

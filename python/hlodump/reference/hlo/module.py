@@ -208,11 +208,7 @@ class _ModuleParser(StackFrameTables):
                     continue
                 if s == "":
                     continue  # empty lines carry nothing (XLA never prints one inside)
-                rest = self.leading_trivia(ln)
-                if rest is None:
-                    continue
-                if rest.offset != ln.offset:
-                    self.pending = rest
+                if self.trivia_first(ln):
                     continue
                 b = _blanks(s)
                 if s[b:b + 1] == "}":
@@ -233,11 +229,7 @@ class _ModuleParser(StackFrameTables):
                 self.end_module()
                 continue
             if s[0] in " \t/":
-                rest = self.leading_trivia(ln)
-                if rest is None:
-                    continue
-                if rest.offset != ln.offset:
-                    self.pending = rest
+                if self.trivia_first(ln):
                     continue
                 b = _blanks(s)
                 if b > 0:  # blanks before a module-level line are insignificant
@@ -371,6 +363,17 @@ class _ModuleParser(StackFrameTables):
         col = len(f[start:pos].encode("utf-8", "surrogateescape")) + 1
         text = self.lines[k] if k < len(self.lines) and self.lines[k] is not None else ""
         self.error(k + 1, col, msg, text)
+
+    def trivia_first(self, ln: _Line) -> bool:
+        """Comments or blanks open the line: True when they took all of it, or left a rest
+        to read as the next line (``pending``)."""
+        rest = self.leading_trivia(ln)
+        if rest is None:
+            return True
+        if rest.offset != ln.offset:
+            self.pending = rest
+            return True
+        return False
 
     def leading_trivia(self, ln: _Line) -> _Line | None:
         s = ln.text
