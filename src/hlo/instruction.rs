@@ -157,6 +157,7 @@ pub(super) const FAST_CLASS: [u8; 256] = {
 };
 
 /// `summary_fast`'s "not certain": the caller runs the full parse.
+#[derive(Debug, PartialEq, Eq)]
 pub struct Unsure;
 
 /// Opcode and op_name of an instruction text without the full parse: `Ok(..)` only when it is
@@ -488,6 +489,13 @@ pub(super) fn operands_plain(text: &[u8], r: (usize, usize), sc: &mut Scratch) {
         let item_at = piece + x;
         let item = &text[item_at..piece + y];
         if item.is_empty() || item.starts_with(b"...(") {
+            continue;
+        }
+        // the usual item, `%name` alone: no space in it, so it is its own last word (the name
+        // is searched in the line, not in `item`: a search 16 bytes at a time needs 16 bytes
+        // to read, and the name ends where the item does)
+        if item[0] == b'%' && name_end(text, item_at + 1) == Some(item_at + item.len()) {
+            sc.operands.push(Piece::Text(item_at + 1, item_at + item.len()));
             continue;
         }
         let last_at = item.iter().rposition(|&c| c == b' ').map_or(0, |p| p + 1);

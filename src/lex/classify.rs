@@ -294,6 +294,15 @@ pub fn sse2_search(s: &[u8], from: usize, hits: impl Fn(std::arch::x86_64::__m12
         }
         i += 16;
     }
+    // Fewer than 16 bytes left: the last 16 bytes of `s` once more, the ones before `i`
+    // masked off (a short search near a line's end then needs no byte loop).
+    if i < s.len() && s.len() >= 16 {
+        let at = s.len() - 16;
+        // SAFETY: as above; at + 16 == len.
+        let v = unsafe { _mm_loadu_si128(s.as_ptr().add(at) as *const __m128i) };
+        let m = (unsafe { _mm_movemask_epi8(hits(v)) } as u32) >> (i - at) << (i - at);
+        return if m != 0 { Ok(at + m.trailing_zeros() as usize) } else { Err(s.len()) };
+    }
     Err(i)
 }
 
