@@ -240,3 +240,39 @@ mod tests {
         assert_eq!(FormatSet::for_tables(&["errors"]).0.count_ones() as usize, Format::ALL.len());
     }
 }
+
+#[cfg(test)]
+mod level_tests {
+    use super::*;
+    use crate::lex::classify::{with_level, Level};
+
+    /// Every file under tests/data parsed by its format at every SIMD level this CPU runs gives
+    /// the portable level's tables, row for row (the classifier, the structural index, the
+    /// field tape and the searches behind them: issue 26's "every SIMD level == portable").
+    #[test]
+    fn every_level_parses_like_the_portable_one() {
+        let ctx = || FileCtx { file_id: 0, path: "t", collect: true, src: crate::source::SourceRef::none(), proj: None, presized: false };
+        let parse = |f: Format, data: &[u8], level: Level| {
+            with_level(level, || {
+                let mut t = Tables::default();
+                (f.spec().parse)(data, ctx(), &mut t).expect("collect mode never fails");
+                t.finish()
+            })
+        };
+        let mut files = 0;
+        for path in crate::hlo::damaged::test_data_files() {
+            let data = std::fs::read(&path).unwrap();
+            let Some(f) = Format::of(sniff(&data)) else { continue };
+            let want = parse(f, &data, Level::Portable);
+            for level in Level::ALL.into_iter().filter(|l| *l != Level::Portable && l.supported()) {
+                let got = parse(f, &data, level);
+                assert_eq!(got.len(), want.len());
+                for ((name, a), (_, b)) in want.iter().zip(&got) {
+                    assert!(a == b, "{} at {level:?}: table {name} differs", path.display());
+                }
+            }
+            files += 1;
+        }
+        assert!(files > 500, "{files} files parsed");
+    }
+}

@@ -20,7 +20,7 @@ pub mod general;
 pub mod instruction;
 mod line_forms;
 #[cfg(test)]
-mod damaged;
+pub(crate) mod damaged;
 pub mod module;
 pub mod scan;
 pub mod stack_frames;
