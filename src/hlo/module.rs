@@ -64,6 +64,39 @@ impl Mode {
     }
 }
 
+/// What a line is to the module parser (`Parser::line_kind`): decided from its first bytes
+/// and whether a computation is open; each kind has its handler (`Parser::dispatch`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum LineKind {
+    /// An empty line.
+    Blank,
+    /// Inside a computation, a line starting with two spaces: an instruction (or its start).
+    Instruction,
+    /// Inside a computation, a line starting with '}'.
+    Close,
+    /// Inside a computation, any other line (`Parser::in_computation_other`).
+    InComputationOther,
+    /// `HloModule …`.
+    ModuleHeader,
+    /// `// -----`, between the modules of a split input.
+    SplitMarker,
+    /// At module level, a line starting with a blank or '/'.
+    Trivia,
+    /// Any other module-level line (`Parser::module_line`).
+    ModuleLine,
+}
+
+/// What the parse does after a line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Flow {
+    /// Go on with the next line (or the pending rest of this one).
+    Next,
+    /// Dispatch the same line again (a computation was closed under it).
+    Again,
+    /// Stop here: this chunk leaves the file to the serial parse (`Mode::Bailed`).
+    Stop,
+}
+
 struct Parser<'t, 'c> {
     ctx: FileCtx<'c>,
     t: &'t mut Tables,
@@ -169,131 +202,13 @@ impl<'t, 'c> Parser<'t, 'c> {
     fn run(&mut self) -> Result<()> {
         loop {
             self.t.line_end()?; // a streaming read hands out a batch here when one is full
-            let line = match self.pending.take() {
-                Some(l) => l,
-                None => match self.next_line() {
-                    Some(l) => l,
-                    None => break,
-                },
-            };
+            let Some(line) = self.pending.take().or_else(|| self.next_line()) else { break };
             if line.bad.is_some() {
                 continue;
             }
-            if self.mode == Mode::Bailed {
+            if self.mode == Mode::Bailed || self.dispatch(&line)? == Flow::Stop {
                 return Ok(());
             }
-            let s = line.text;
-            if self.comp.is_some() {
-                if s.starts_with(b"  ") {
-                    self.instruction(&line)?;
-                    continue;
-                }
-                if s.starts_with(b"}") {
-                    self.close_computation(&line)?;
-                    continue;
-                }
-                if s.is_empty() {
-                    continue; // XLA never prints an empty line inside a computation
-                }
-                if let Some(rest) = self.leading_trivia(&line)? {
-                    if rest.start != line.start {
-                        self.pending = Some(rest);
-                        continue;
-                    }
-                    let b = blanks(s);
-                    if s.get(b) == Some(&b'}') {
-                        self.close_computation(&trim_start(&line, b))?;
-                        continue;
-                    }
-                    if !starts_module_item(s) {
-                        // an instruction at column 0, or after one space or a tab
-                        self.general(&line)?;
-                        continue;
-                    }
-                } else {
-                    continue;
-                }
-                // A column-0 line inside a computation: missing '}' — report, then re-dispatch.
-                self.err(&line, 1, "computation not closed before this line")?;
-                self.finish_computation(None);
-            }
-            if s.is_empty() {
-                continue;
-            }
-            if s.starts_with(b"HloModule ") {
-                if self.have_header && self.mode.bail() {
-                    return Ok(()); // a second module: the serial parse numbers it
-                }
-                self.header(&line)?;
-                continue;
-            }
-            if is_split_marker(s) {
-                if self.mode.bail() {
-                    return Ok(());
-                }
-                self.end_module();
-                continue;
-            }
-            if matches!(s[0], b' ' | b'\t' | b'/') {
-                match self.leading_trivia(&line)? {
-                    None => continue,
-                    Some(rest) if rest.start != line.start => {
-                        self.pending = Some(rest);
-                        continue;
-                    }
-                    Some(_) if blanks(s) > 0 => {
-                        // blanks before a module-level line are insignificant
-                        self.pending = Some(trim_start(&line, blanks(s)));
-                        continue;
-                    }
-                    Some(_) => {}
-                }
-            }
-            if !self.have_header {
-                match comp_header(s).or_else(|| comp_header(strip_line_comment(s))) {
-                    // XLA's parser takes a module without header: computations only
-                    Some(_) if self.mode.bail() => return Ok(()),
-                    Some(_) => self.begin_headerless(line.no),
-                    None if self.general_header(&line) => continue,
-                    None => {
-                        self.err(&line, 1, "expected 'HloModule' header")?;
-                        continue;
-                    }
-                }
-            }
-            // a table line would change the stack-frame tables later chunks read
-            if (s[0].is_ascii_digit() || Table::from_line(s).is_some()) && self.mode.bail() {
-                return Ok(());
-            }
-            if let Some(t) = Table::from_line(s) {
-                self.table = Some(t);
-                continue;
-            }
-            if s[0].is_ascii_digit() {
-                let (fid, src) = (self.ctx.file_id, self.ctx.src);
-                match self.frames.row(self.table, s, line.no, fid, &src, &mut self.t.stack_frames) {
-                    Ok(()) => {}
-                    Err(RowError::Bad) => {
-                        let msg = format!("bad stack-frame table row ({})", Table::name(self.table));
-                        self.err(&line, 1, msg)?;
-                    }
-                    Err(RowError::Range(at)) => {
-                        let msg = format!("stack-frame table number is out of range (at most {})", i64::MAX);
-                        self.err(&line, at as u64 + 1, msg)?;
-                    }
-                }
-                continue;
-            }
-            if let Some((name, is_entry, signature, result_shape)) = comp_header(s).or_else(|| comp_header(strip_line_comment(s))) {
-                self.table = None;
-                self.computation_id += 1;
-                self.comp = Some(OpenComp { id: self.computation_id, name, is_entry, signature, result_shape, line: line.no, has_root: false });
-                continue;
-            }
-            if self.general_header(&line) {
-                continue;
-            }
-            self.err(&line, 1, "unrecognised line")?;
         }
         if self.comp.is_some() {
             let n = self.last_no;
@@ -302,6 +217,174 @@ impl<'t, 'c> Parser<'t, 'c> {
         }
         self.write_headerless_row();
         Ok(())
+    }
+
+    /// What `line` is here (`LineKind`): its first bytes, and whether a computation is open.
+    #[inline(always)]
+    fn line_kind(&self, s: &[u8]) -> LineKind {
+        if self.comp.is_some() {
+            return if s.starts_with(b"  ") {
+                LineKind::Instruction
+            } else if s.starts_with(b"}") {
+                LineKind::Close
+            } else if s.is_empty() {
+                LineKind::Blank // XLA never prints an empty line inside a computation
+            } else {
+                LineKind::InComputationOther
+            };
+        }
+        if s.is_empty() {
+            LineKind::Blank
+        } else if s.starts_with(b"HloModule ") {
+            LineKind::ModuleHeader
+        } else if is_split_marker(s) {
+            LineKind::SplitMarker
+        } else if matches!(s[0], b' ' | b'\t' | b'/') {
+            LineKind::Trivia
+        } else {
+            LineKind::ModuleLine
+        }
+    }
+
+    /// One line (or the rest of one) by its kind. A module-level line met inside a
+    /// computation closes it (an error) and is dispatched again at module level.
+    #[inline(always)]
+    fn dispatch(&mut self, line: &Line<'c>) -> Result<Flow> {
+        loop {
+            let flow = match self.line_kind(line.text) {
+                LineKind::Blank => Flow::Next,
+                LineKind::Instruction => {
+                    self.instruction(line)?;
+                    Flow::Next
+                }
+                LineKind::Close => {
+                    self.close_computation(line)?;
+                    Flow::Next
+                }
+                LineKind::InComputationOther => self.in_computation_other(line)?,
+                LineKind::ModuleHeader => {
+                    if self.have_header && self.mode.bail() {
+                        return Ok(Flow::Stop); // a second module: the serial parse numbers it
+                    }
+                    self.header(line)?;
+                    Flow::Next
+                }
+                LineKind::SplitMarker => {
+                    if self.mode.bail() {
+                        return Ok(Flow::Stop);
+                    }
+                    self.end_module();
+                    Flow::Next
+                }
+                LineKind::Trivia => self.module_trivia(line)?,
+                LineKind::ModuleLine => self.module_line(line)?,
+            };
+            if flow != Flow::Again {
+                return Ok(flow);
+            }
+        }
+    }
+
+    /// Inside a computation, a line that is neither an instruction line nor a '}' line:
+    /// blanks or comments first (the rest is dispatched on its own), a '}' or an instruction
+    /// after other indentation, or a module-level line: the computation was not closed.
+    #[cold]
+    fn in_computation_other(&mut self, line: &Line<'c>) -> Result<Flow> {
+        let s = line.text;
+        let Some(rest) = self.leading_trivia(line)? else { return Ok(Flow::Next) };
+        if rest.start != line.start {
+            self.pending = Some(rest);
+            return Ok(Flow::Next);
+        }
+        let b = blanks(s);
+        if s.get(b) == Some(&b'}') {
+            self.close_computation(&trim_start(line, b))?;
+            return Ok(Flow::Next);
+        }
+        if !starts_module_item(s) {
+            // an instruction at column 0, or after one space or a tab
+            self.general(line)?;
+            return Ok(Flow::Next);
+        }
+        self.err(line, 1, "computation not closed before this line")?;
+        self.finish_computation(None);
+        Ok(Flow::Again)
+    }
+
+    /// At module level, a line starting with a blank or '/': comments and blanks before its
+    /// content (the rest is dispatched on its own); a '/' that starts no comment is a module
+    /// line.
+    fn module_trivia(&mut self, line: &Line<'c>) -> Result<Flow> {
+        let s = line.text;
+        match self.leading_trivia(line)? {
+            None => Ok(Flow::Next),
+            Some(rest) if rest.start != line.start => {
+                self.pending = Some(rest);
+                Ok(Flow::Next)
+            }
+            Some(_) if blanks(s) > 0 => {
+                // blanks before a module-level line are insignificant
+                self.pending = Some(trim_start(line, blanks(s)));
+                Ok(Flow::Next)
+            }
+            Some(_) => self.module_line(line),
+        }
+    }
+
+    /// A module-level line: a computation header (of a header-less module too), a stack-frame
+    /// table name or row, a header for the general grammar, or an error.
+    fn module_line(&mut self, line: &Line<'c>) -> Result<Flow> {
+        let s = line.text;
+        if !self.have_header {
+            match comp_header(s).or_else(|| comp_header(strip_line_comment(s))) {
+                // XLA's parser takes a module without header: computations only
+                Some(_) if self.mode.bail() => return Ok(Flow::Stop),
+                Some(_) => self.begin_headerless(line.no),
+                None if self.general_header(line) => return Ok(Flow::Next),
+                None => {
+                    self.err(line, 1, "expected 'HloModule' header")?;
+                    return Ok(Flow::Next);
+                }
+            }
+        }
+        // a table line would change the stack-frame tables later chunks read
+        if (s[0].is_ascii_digit() || Table::from_line(s).is_some()) && self.mode.bail() {
+            return Ok(Flow::Stop);
+        }
+        if let Some(t) = Table::from_line(s) {
+            self.table = Some(t);
+            return Ok(Flow::Next);
+        }
+        if s[0].is_ascii_digit() {
+            self.stack_frame_row(line)?;
+            return Ok(Flow::Next);
+        }
+        if let Some((name, is_entry, signature, result_shape)) = comp_header(s).or_else(|| comp_header(strip_line_comment(s))) {
+            self.table = None;
+            self.computation_id += 1;
+            self.comp = Some(OpenComp { id: self.computation_id, name, is_entry, signature, result_shape, line: line.no, has_root: false });
+            return Ok(Flow::Next);
+        }
+        if !self.general_header(line) {
+            self.err(line, 1, "unrecognised line")?;
+        }
+        Ok(Flow::Next)
+    }
+
+    /// A row of the stack-frame table being read.
+    fn stack_frame_row(&mut self, line: &Line<'c>) -> Result<()> {
+        let (fid, src) = (self.ctx.file_id, self.ctx.src);
+        match self.frames.row(self.table, line.text, line.no, fid, &src, &mut self.t.stack_frames) {
+            Ok(()) => Ok(()),
+            Err(RowError::Bad) => {
+                let msg = format!("bad stack-frame table row ({})", Table::name(self.table));
+                self.err(line, 1, msg)
+            }
+            Err(RowError::Range(at)) => {
+                let msg = format!("stack-frame table number is out of range (at most {})", i64::MAX);
+                self.err(line, at as u64 + 1, msg)
+            }
+        }
     }
 
     /// A computation header the one-line form does not take (`comp_header_at`): true when one

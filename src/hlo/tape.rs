@@ -413,7 +413,7 @@ impl Want {
 /// into `sc`), the others empty/None. With `Want::ALL`, what `parse_instruction` gives.
 /// `commas` must be what `build` recorded. None: a decoder met what the tape could not rule
 /// out (not expected; the caller then runs the full parse).
-#[inline]
+#[inline(always)]
 pub fn decode<'a>(text: &'a [u8], tp: &Tape, sc: &mut Scratch, want: Want) -> Option<Instr<'a>> {
     let span = |s: Span| &text[s.0..s.1];
     let opcode = span(tp.opcode);
