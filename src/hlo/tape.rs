@@ -269,8 +269,9 @@ fn operands(text: &[u8], open: usize, commas: &mut Vec<usize>, plain: &mut bool)
 fn attributes(text: &[u8], from: usize, tp: &mut Tape) -> Result<(), Unsure> {
     let n = text.len();
     let mut item = from;
+    // the '=' of the item at `item` (the cut before it already found it)
+    let mut eq = key_eq_at(text, item).ok_or(Unsure)?;
     loop {
-        let eq = key_eq_at(text, item).ok_or(Unsure)?;
         let vstart = eq + 1;
         if matches!(text.get(vstart), None | Some(b' ' | b'\t' | b',')) {
             return Err(Unsure);
@@ -280,19 +281,21 @@ fn attributes(text: &[u8], from: usize, tp: &mut Tape) -> Result<(), Unsure> {
             // item, where the generic walk below would end it too (strings are skipped the
             // same way, words hold no structural byte) if a ", KEY=" or the line end follows
             let vend = metadata(text, vstart, &mut tp.md)? + 1;
-            if vend < n && !(text[vend..].starts_with(b", ") && key_eq_at(text, vend + 2).is_some()) {
+            let next_eq = if vend < n && text[vend..].starts_with(b", ") { key_eq_at(text, vend + 2) } else { None };
+            if vend < n && next_eq.is_none() {
                 return Err(Unsure);
             }
             tp.attrs.push(Attr { key: (item, eq), value: (vstart, vend) });
             tp.slots[METADATA] = Some((vstart, vend));
-            if vend == n {
-                return Ok(());
+            match next_eq {
+                None => return Ok(()),
+                Some(e) => (item, eq) = (vend + 2, e),
             }
-            item = vend + 2;
             continue;
         }
         let mut q = vstart;
         let mut depth: usize = 0;
+        let mut next_eq = 0;
         let vend = loop {
             let Some(p) = find_struct(text, q) else {
                 if depth != 0 {
@@ -312,8 +315,11 @@ fn attributes(text: &[u8], from: usize, tp: &mut Tape) -> Result<(), Unsure> {
                         if matches!(text[q - 1], b' ' | b'\t') {
                             return Err(Unsure);
                         }
-                        if text.get(q + 1) == Some(&b' ') && key_eq_at(text, q + 2).is_some() {
-                            break q;
+                        if text.get(q + 1) == Some(&b' ') {
+                            if let Some(e) = key_eq_at(text, q + 2) {
+                                next_eq = e;
+                                break q;
+                            }
                         }
                         if super::attributes::irregular_comma(text, q) {
                             return Err(Unsure);
@@ -339,7 +345,7 @@ fn attributes(text: &[u8], from: usize, tp: &mut Tape) -> Result<(), Unsure> {
         if vend == n {
             return Ok(());
         }
-        item = vend + 2;
+        (item, eq) = (vend + 2, next_eq);
     }
 }
 
