@@ -79,6 +79,10 @@ pub struct Lines<'a> {
     /// `max_line_len()` when the lines were made; `has_long_lines`: some line is longer.
     max_len: usize,
     has_long_lines: bool,
+    /// Every '\n' from where the lines started (`use_newlines`), and the index of the next one
+    /// not yet passed; None: each line end is searched for.
+    newlines: Option<std::sync::Arc<[u32]>>,
+    next_newline: usize,
 }
 
 impl<'a> Lines<'a> {
@@ -96,7 +100,16 @@ impl<'a> Lines<'a> {
         let rest = &data[pos..];
         // only an input longer than the limit can hold a long line (one memchr pass then)
         let has_long_lines = rest.len() > max_len && longest_line(rest) > max_len;
-        Lines { data, pos, no, bad: bad_positions(rest, pos), next_bad: 0, max_len, has_long_lines }
+        Lines { data, pos, no, bad: bad_positions(rest, pos), next_bad: 0, max_len, has_long_lines, newlines: None, next_newline: 0 }
+    }
+
+    /// Take line ends from `newlines`: the position of every '\n' of the input from the
+    /// current position on, in order (`lex::classify::newlines_and_indented`, which finds them
+    /// in the pass that also counts instruction lines), instead of searching for each.
+    pub fn use_newlines(&mut self, newlines: Vec<u32>) {
+        debug_assert!(newlines.first().is_none_or(|&p| p as usize >= self.pos));
+        self.newlines = Some(newlines.into());
+        self.next_newline = 0;
     }
 
     /// True when some line of the input is not valid UTF-8, holds a lone CR or is too long.
@@ -119,8 +132,19 @@ impl<'a> Iterator for Lines<'a> {
             return None;
         }
         let start = self.pos;
-        let rest = &self.data[start..];
-        let end = match find_newline(rest) {
+        let newline = match &self.newlines {
+            Some(ends) => {
+                // (skipping any a caller passed by position: none of the parsers does)
+                while ends.get(self.next_newline).is_some_and(|&e| (e as usize) < start) {
+                    self.next_newline += 1;
+                }
+                let e = ends.get(self.next_newline).map(|&e| e as usize);
+                self.next_newline += 1;
+                e.map(|e| e - start)
+            }
+            None => find_newline(&self.data[start..]),
+        };
+        let end = match newline {
             Some(i) => {
                 self.pos = start + i + 1;
                 start + i

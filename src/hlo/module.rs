@@ -132,12 +132,13 @@ struct Parser<'t, 'c> {
 pub fn parse<'c>(data: &'c [u8], ctx: FileCtx<'c>, t: &mut Tables) -> Result<()> {
     // The reference decodes (and reports) every line before it parses any: report invalid
     // UTF-8 first, so that errors come in the same order and strict mode fails at the same line.
-    let lines = crate::driver::checked_lines(data, &ctx, &mut t.errors)?;
+    let mut lines = crate::driver::checked_lines(data, &ctx, &mut t.errors)?;
     // Size the instruction columns once (no regrowth: no copies, no second round of fresh
     // pages): instruction lines are the lines that start with two spaces. (The reader may have
-    // done it for a whole group of small files: `presize`.)
+    // done it for a whole group of small files: `presize`.) The same pass lists the line ends.
+    let indented = index_lines(&mut lines, data, 0);
     if !ctx.presized {
-        t.instructions.reserve(count_indented_lines(data));
+        t.instructions.reserve(indented);
     }
     let mut p = Parser {
         ctx,
@@ -180,6 +181,19 @@ fn wanted(t: &Tables) -> Want {
         target: r.custom_call_target.is_built() || calls,
         backend_config: r.backend_config.is_built() || calls,
     }
+}
+
+/// One classifier pass over `data[from..]`: its line ends into `lines` (which then need not
+/// search for them) and the number of its lines that start with two spaces (`count_indented_lines`).
+/// Inputs of 4 GiB and more keep searching (positions are u32).
+fn index_lines(lines: &mut Lines<'_>, data: &[u8], from: usize) -> usize {
+    let level = crate::lex::classify::Level::current();
+    if data.len() > u32::MAX as usize {
+        return crate::lex::classify::count_indented_lines(level, &data[from..]);
+    }
+    let (ends, indented) = crate::lex::classify::newlines_and_indented(level, data, from);
+    lines.use_newlines(ends);
+    indented
 }
 
 /// Number of lines starting with two spaces (≈ instruction lines; multi-line constants add a
@@ -956,11 +970,12 @@ pub fn parse_prefix<'c>(data: &'c [u8], end: usize, ctx: FileCtx<'c>, t: &mut Ta
 /// computation or multi-line text open at the end included), or a stack-frame table line.
 pub fn parse_chunk<'c>(data: &'c [u8], start: usize, end: usize, prefix: &Prefix<'c>, ctx: FileCtx<'c>, t: &mut Tables) -> Result<Option<ChunkCounts>> {
     let data = &data[..end];
-    let lines = Lines::starting_at(data, start, 0);
+    let mut lines = Lines::starting_at(data, start, 0);
     if lines.has_bad_lines() {
         return Ok(None);
     }
-    t.instructions.reserve(count_indented_lines(&data[start..]));
+    let indented = index_lines(&mut lines, data, start);
+    t.instructions.reserve(indented);
     let mut p = chunk_parser(ctx, t, data, lines, Some(prefix));
     p.run()?;
     if p.mode == Mode::Bailed || !p.t.errors.is_empty() {

@@ -341,6 +341,33 @@ pub fn count_indented_lines(level: Level, data: &[u8]) -> usize {
     n + (nl & sp >> 1 & sp >> 2).count_ones() as usize
 }
 
+/// `count_indented_lines` of `data[from..]` that also records where every '\n' of it lies
+/// (absolute positions in `data`, which must be shorter than 4 GiB): the line splitter then
+/// reads line ends from the list instead of searching each line (`Lines::use_newlines`).
+pub fn newlines_and_indented(level: Level, data: &[u8], from: usize) -> (Vec<u32>, usize) {
+    static NL_SP: Classes<2> = Classes::new([ByteSet::of(b"\n"), ByteSet::of(b" ")]);
+    assert!(data.len() <= u32::MAX as usize, "newline positions are u32");
+    let rest = &data[from..];
+    // lines are rarely shorter than 32 bytes: one reservation for nearly every input
+    let mut ends: Vec<u32> = Vec::with_capacity(rest.len() / 32 + 16);
+    let mut n = rest.starts_with(b"  ") as usize;
+    let (mut nl, mut sp) = (0u64, 0u64);
+    NL_SP.blocks(level, rest, |at, [nl2, sp2]| {
+        let sp1 = sp >> 1 | sp2 << 63;
+        let sp_2 = sp >> 2 | sp2 << 62;
+        n += (nl & sp1 & sp_2).count_ones() as usize;
+        let base = (from + at) as u32;
+        let mut m = nl2;
+        while m != 0 {
+            crate::runtime::push(&mut ends, base + m.trailing_zeros());
+            m &= m - 1;
+        }
+        (nl, sp) = (nl2, sp2);
+        true
+    });
+    (ends, n + (nl & sp >> 1 & sp >> 2).count_ones() as usize)
+}
+
 #[cfg(target_arch = "x86_64")]
 mod x86 {
     use super::Classes;
@@ -534,6 +561,24 @@ pub(crate) mod tests {
         for from in 0..=text.len() {
             for end in from..=text.len() {
                 assert_eq!(find2(b'"', b'\\', &text[from..end]), memchr::memchr2(b'"', b'\\', &text[from..end]));
+            }
+        }
+    }
+
+    /// The newline list and count of `newlines_and_indented` at every level: every '\n' of the
+    /// text from `from`, and `count_indented_lines` of it.
+    #[test]
+    fn newlines_and_indented_lines() {
+        let mut rng = Rng(7);
+        for len in [0usize, 1, 2, 63, 64, 65, 127, 128, 129, 1000] {
+            let data: Vec<u8> = (0..len).map(|_| b"\n  a"[rng.below(4)]).collect();
+            for from in [0, len / 3, len] {
+                let want: Vec<u32> = (from..len).filter(|&i| data[i] == b'\n').map(|i| i as u32).collect();
+                for level in Level::ALL.into_iter().filter(|l| l.supported()) {
+                    let (ends, n) = newlines_and_indented(level, &data, from);
+                    assert_eq!(ends, want, "{len} {from} {level:?}");
+                    assert_eq!(n, count_indented_lines(Level::Portable, &data[from..]), "{len} {from} {level:?}");
+                }
             }
         }
     }
