@@ -81,12 +81,16 @@ pub struct Instr<'a> {
 
 /// `\s*(ROOT )?%?(NAME) = `: (is_root, name range, end of match).
 pub(super) fn instr_start(text: &[u8]) -> Option<(bool, (usize, usize), usize)> {
-    let i = skip_ws(text, 0);
     let name_at = |j: usize| -> Option<((usize, usize), usize)> {
         let j = if text.get(j) == Some(&b'%') { j + 1 } else { j };
         let e = name_end(text, j)?;
         text[e..].starts_with(b" = ").then_some(((j, e), e + 3))
     };
+    // the printed form, `  %name = …`: no other blank, no `ROOT `
+    if text.starts_with(b"  %") {
+        return name_at(2).map(|(n, end)| (false, n, end));
+    }
+    let i = skip_ws(text, 0);
     if text[i..].starts_with(b"ROOT ") {
         if let Some((n, end)) = name_at(i + 5) {
             return Some((true, n, end));
@@ -99,15 +103,33 @@ pub(super) fn instr_start(text: &[u8]) -> Option<(bool, (usize, usize), usize)> 
 #[inline]
 pub(super) fn opcode_end(text: &[u8], i: usize) -> Option<usize> {
     if i < text.len() && text[i].is_ascii_lowercase() {
-        Some(
-            text[i + 1..]
-                .iter()
-                .position(|&b| !(b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-'))
-                .map_or(text.len(), |p| p + i + 1),
-        )
+        Some(opcode_chars_end(text, i + 1))
     } else {
         None
     }
+}
+
+/// The first byte at or after `from` that is not `[a-z0-9-]` (or the end): 16 bytes at a time.
+#[inline(always)]
+fn opcode_chars_end(text: &[u8], from: usize) -> usize {
+    #[cfg(target_arch = "x86_64")]
+    let from = {
+        use std::arch::x86_64::*;
+        // SAFETY (the intrinsics): SSE2 is part of x86_64.
+        let stops = |v: __m128i| unsafe {
+            let set = |b: u8| _mm_set1_epi8(b as i8);
+            // signed compares: bytes >= 0x80 are negative, so outside both ranges
+            let lower = _mm_and_si128(_mm_cmpgt_epi8(v, set(b'a' - 1)), _mm_cmplt_epi8(v, set(b'z' + 1)));
+            let digit = _mm_and_si128(_mm_cmpgt_epi8(v, set(b'0' - 1)), _mm_cmplt_epi8(v, set(b'9' + 1)));
+            let ok = _mm_or_si128(_mm_or_si128(lower, digit), _mm_cmpeq_epi8(v, set(b'-')));
+            _mm_xor_si128(ok, set(0xFF))
+        };
+        match crate::lex::classify::sse2_search(text, from, stops) {
+            Ok(p) => return p,
+            Err(i) => i,
+        }
+    };
+    text[from..].iter().position(|&b| !(b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')).map_or(text.len(), |p| p + from)
 }
 
 /// True for a `constant(` instruction whose parentheses do not balance on `text` (counted from
@@ -609,6 +631,24 @@ pub(super) fn name_list(text: &[u8], r: (usize, usize), sc: &mut Scratch) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `opcode_chars_end` is the byte rule `[a-z0-9-]*`: every byte value at every position of
+    /// a block and of the tail.
+    #[test]
+    fn opcode_chars_end_agrees_with_the_byte_rule() {
+        let rule = |s: &[u8], from: usize| s[from..].iter().position(|&b| !(b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')).map_or(s.len(), |p| p + from);
+        for len in [1usize, 15, 16, 17, 31, 40] {
+            for at in 0..len {
+                for b in 0..=255u8 {
+                    let mut s = vec![b'a'; len];
+                    s[at] = b;
+                    for from in [0, at.saturating_sub(1), at, len] {
+                        assert_eq!(opcode_chars_end(&s, from), rule(&s, from), "{len} {at} {b} {from}");
+                    }
+                }
+            }
+        }
+    }
 
     /// `summary_fast` jumps between FAST_CLASS bytes with `find_struct`: the two sets are one.
     #[test]

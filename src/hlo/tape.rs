@@ -349,6 +349,27 @@ fn attributes(text: &[u8], from: usize, tp: &mut Tape) -> Result<(), Unsure> {
     }
 }
 
+/// The `KEY=` of a metadata item the tables use, read 8 bytes at a time as they are printed
+/// (`op_name=`, `op_type=`, `source_file=`, `source_line=`, `stack_frame_id=`): the index of
+/// its '=' and its `md` slot, the same as `key_eq_at` and the key's name give. None: any other
+/// text (then the caller asks `key_eq_at`).
+#[inline(always)]
+fn known_metadata_key(text: &[u8], pos: usize) -> Option<(usize, usize)> {
+    const fn word(s: &[u8; 8]) -> u64 {
+        u64::from_le_bytes(*s)
+    }
+    let first = u64::from_le_bytes(text.get(pos..pos + 8)?.try_into().ok()?);
+    let then = |tail: &[u8]| text.get(pos + 8..pos + 8 + tail.len()) == Some(tail);
+    match first {
+        w if w == word(b"op_name=") => Some((pos + 7, OP_NAME)),
+        w if w == word(b"op_type=") => Some((pos + 7, OP_TYPE)),
+        w if w == word(b"source_f") && then(b"ile=") => Some((pos + 11, SOURCE_FILE)),
+        w if w == word(b"source_l") && then(b"ine=") => Some((pos + 11, SOURCE_LINE)),
+        w if w == word(b"stack_fr") && then(b"ame_id=") => Some((pos + 14, STACK_FRAME_ID)),
+        _ => None,
+    }
+}
+
 /// The metadata value at `text[open]` in its printed form `{k="v" k=word …}` (single spaces,
 /// no escapes): the items the tables use into `md`, as `attributes::parse_metadata` reads
 /// them; returns the index of its closing '}'. Unsure for any other form (the first metadata
@@ -364,7 +385,21 @@ fn metadata(text: &[u8], open: usize, md: &mut [Option<Span>; 5]) -> Result<usiz
         return Ok(pos);
     }
     loop {
-        let eq = key_eq_at(text, pos).ok_or(Unsure)?;
+        let (eq, k) = match known_metadata_key(text, pos) {
+            Some(known) => known,
+            None => {
+                let eq = key_eq_at(text, pos).ok_or(Unsure)?;
+                let k = match &text[pos..eq] {
+                    b"op_name" => OP_NAME,
+                    b"op_type" => OP_TYPE,
+                    b"source_file" => SOURCE_FILE,
+                    b"source_line" => SOURCE_LINE,
+                    b"stack_frame_id" => STACK_FRAME_ID,
+                    _ => usize::MAX,
+                };
+                (eq, k)
+            }
+        };
         let i = eq + 1;
         let (val, j) = if text.get(i) == Some(&b'"') {
             let j = fast_string_end(text, i)?;
@@ -373,14 +408,8 @@ fn metadata(text: &[u8], open: usize, md: &mut [Option<Span>; 5]) -> Result<usiz
             let j = text[i..].iter().position(|&c| !(c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'-' | b'+'))).map_or(text.len(), |p| p + i);
             ((i, j), j)
         };
-        let (k, value) = match &text[pos..eq] {
-            b"op_name" => (OP_NAME, val),
-            b"op_type" => (OP_TYPE, val),
-            b"source_file" => (SOURCE_FILE, val),
-            b"source_line" => (SOURCE_LINE, (i, j)),
-            b"stack_frame_id" => (STACK_FRAME_ID, (i, j)),
-            _ => (usize::MAX, val),
-        };
+        // the two numbers raw (quotes included if any), strings without their quotes
+        let value = if k == SOURCE_LINE || k == STACK_FRAME_ID { (i, j) } else { val };
         if k != usize::MAX && md[k].is_none() {
             // (fewer than 19 characters always fit i64)
             if k >= SOURCE_LINE && j - i >= 19 && ascii_i64(&text[i..j], true).is_err() {
