@@ -228,6 +228,9 @@ fn fast_fields(text: &[u8]) -> Result<FastFields<'_>, Unsure> {
     TAPE.with(|cell| {
         let (tp, commas) = &mut *cell.borrow_mut();
         tape::build(text, tp, commas)?;
+        if tp.md_escaped != 0 {
+            return Err(Unsure); // (these fields are borrowed text: an escaped string needs the full parse)
+        }
         let span = |s: (usize, usize)| &text[s.0..s.1];
         let f = FastFields {
             opcode: span(tp.opcode),

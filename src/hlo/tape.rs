@@ -68,6 +68,9 @@ pub struct Tape {
     pub slots: [Option<Span>; 5],
     /// The metadata items the tables use (first occurrence of each).
     pub md: [Option<Span>; 5],
+    /// Bit `k` set: the string item `md[k]` holds a '\\' escape; its span then keeps the
+    /// quotes, and stage 2 unescapes it as the full parse does (`unquote_or_raw`).
+    pub md_escaped: u8,
 }
 
 /// Stage 1: the tape of `text` (an instruction line, or any instruction text) into `tp`, the
@@ -94,6 +97,7 @@ pub fn build(text: &[u8], tp: &mut Tape, commas: &mut Vec<usize>) -> Result<(), 
     tp.attrs.clear();
     tp.slots = [None; 5];
     tp.md = [None; 5];
+    tp.md_escaped = 0;
     let close = operands(text, oe, commas, &mut tp.plain_operands)?;
     tp.operands = (oe + 1, close - 1);
     let from = if close == n {
@@ -280,7 +284,7 @@ fn attributes(text: &[u8], from: usize, tp: &mut Tape) -> Result<(), Unsure> {
             // the metadata value walked once, item by item: its end is the '}' after the last
             // item, where the generic walk below would end it too (strings are skipped the
             // same way, words hold no structural byte) if a ", KEY=" or the line end follows
-            let vend = metadata(text, vstart, &mut tp.md)? + 1;
+            let vend = metadata(text, vstart, &mut tp.md, &mut tp.md_escaped)? + 1;
             let next_eq = if vend < n && text[vend..].starts_with(b", ") { key_eq_at(text, vend + 2) } else { None };
             if vend < n && next_eq.is_none() {
                 return Err(Unsure);
@@ -349,6 +353,25 @@ fn attributes(text: &[u8], from: usize, tp: &mut Tape) -> Result<(), Unsure> {
     }
 }
 
+/// Index just past the string whose '"' is at `i`, and whether it holds a '\\' (which escapes
+/// the byte after it, as `scan::skip_string_esc` reads it). Unsure if it does not end.
+#[inline(always)]
+fn string_end_escaped(text: &[u8], i: usize) -> Result<(usize, bool), Unsure> {
+    let mut j = i + 1;
+    let mut escaped = false;
+    loop {
+        let e = crate::lex::classify::find2(b'"', b'\\', &text[j..]).ok_or(Unsure)? + j;
+        if text[e] == b'"' {
+            return Ok((e + 1, escaped));
+        }
+        if e + 1 >= text.len() {
+            return Err(Unsure);
+        }
+        escaped = true;
+        j = e + 2;
+    }
+}
+
 /// The `KEY=` of a metadata item the tables use, read 8 bytes at a time as they are printed
 /// (`op_name=`, `op_type=`, `source_file=`, `source_line=`, `stack_frame_id=`): the index of
 /// its '=' and its `md` slot, the same as `key_eq_at` and the key's name give. None: any other
@@ -376,7 +399,7 @@ fn known_metadata_key(text: &[u8], pos: usize) -> Option<(usize, usize)> {
 /// value included), and for a number that has the form of an integer but does not fit i64
 /// (the full parse reports it).
 #[inline(always)]
-fn metadata(text: &[u8], open: usize, md: &mut [Option<Span>; 5]) -> Result<usize, Unsure> {
+fn metadata(text: &[u8], open: usize, md: &mut [Option<Span>; 5], escaped: &mut u8) -> Result<usize, Unsure> {
     if text[open] != b'{' {
         return Err(Unsure);
     }
@@ -401,9 +424,12 @@ fn metadata(text: &[u8], open: usize, md: &mut [Option<Span>; 5]) -> Result<usiz
             }
         };
         let i = eq + 1;
+        let mut has_escape = false;
         let (val, j) = if text.get(i) == Some(&b'"') {
-            let j = fast_string_end(text, i)?;
-            ((i + 1, j - 1), j)
+            let (j, esc) = string_end_escaped(text, i)?;
+            has_escape = esc;
+            // an escaped string keeps its quotes: stage 2 unquotes it
+            (if esc { (i, j) } else { (i + 1, j - 1) }, j)
         } else {
             let j = text[i..].iter().position(|&c| !(c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'-' | b'+'))).map_or(text.len(), |p| p + i);
             ((i, j), j)
@@ -411,6 +437,12 @@ fn metadata(text: &[u8], open: usize, md: &mut [Option<Span>; 5]) -> Result<usiz
         // the two numbers raw (quotes included if any), strings without their quotes
         let value = if k == SOURCE_LINE || k == STACK_FRAME_ID { (i, j) } else { val };
         if k != usize::MAX && md[k].is_none() {
+            if has_escape {
+                if k >= SOURCE_LINE {
+                    return Err(Unsure); // a number in quotes with an escape: the full parse decides
+                }
+                *escaped |= 1 << k;
+            }
             // (fewer than 19 characters always fit i64)
             if k >= SOURCE_LINE && j - i >= 19 && ascii_i64(&text[i..j], true).is_err() {
                 return Err(Unsure);
@@ -470,6 +502,8 @@ pub fn decode<'a>(text: &'a [u8], tp: &Tape, sc: &mut Scratch, want: Want) -> Op
         }
     }
     let md = |k: usize| if want.metadata { tp.md[k].map(span) } else { None };
+    // a string item with an escape is kept quoted by stage 1: unescaped here, as the full parse
+    let md_text = |k: usize| md(k).map(|v| if tp.md_escaped >> k & 1 != 0 { unquote_or_raw(v) } else { Cow::Borrowed(v) });
     let int = |k: usize| md(k).and_then(|v| ascii_i64(v, true).ok().flatten());
     let slot = |k: usize| tp.slots[k].map(span);
     Some(Instr {
@@ -479,9 +513,9 @@ pub fn decode<'a>(text: &'a [u8], tp: &Tape, sc: &mut Scratch, want: Want) -> Op
         opcode,
         operand_text: span(tp.operands),
         attributes: span(tp.attributes),
-        op_name: md(OP_NAME).map(Cow::Borrowed),
-        op_type: md(OP_TYPE).map(Cow::Borrowed),
-        source_file: md(SOURCE_FILE).map(Cow::Borrowed),
+        op_name: md_text(OP_NAME),
+        op_type: md_text(OP_TYPE),
+        source_file: md_text(SOURCE_FILE),
         source_line: int(SOURCE_LINE),
         stack_frame_id: int(STACK_FRAME_ID),
         custom_call_target: if want.target { slot(TARGET).map(unquote_or_raw) } else { None },
@@ -628,5 +662,17 @@ mod tests {
             answered += assert_tape_agrees(&t, &mut tp, &mut commas, &mut sc, &mut sc2) as usize;
         }
         assert!(answered >= 6, "{answered}");
+        // escapes in metadata strings (jax prints parameter names as `params[\'emb\']`): the
+        // tape answers and unescapes as the full parse does; a quoted number with an escape is
+        // left to the full parse
+        for (t, answers) in [
+            (&br#"  %p = f32[96,48]{1,0} parameter(0), metadata={op_name="params[\'emb\']"}"#[..], true),
+            (br#"  %a = f32[] add(%b, %c), metadata={op_type="x\"y" op_name="a\\b" source_file="f\"" source_line=3}"#, true),
+            (br#"  %a = f32[] add(%b, %c), metadata={op_name="a\"}, kind=kLoop"#, false),
+            (br#"  %a = f32[] add(%b, %c), metadata={op_name="a" source_line="1\2"}"#, false),
+            (br#"  %a = f32[] add(%b, %c), metadata={op_name="a\"#, false),
+        ] {
+            assert_eq!(assert_tape_agrees(t, &mut tp, &mut commas, &mut sc, &mut sc2), answers, "{:?}", String::from_utf8_lossy(t));
+        }
     }
 }
