@@ -14,10 +14,11 @@ General conventions (apply to every table unless a column says otherwise)
   (counted in bytes of the line, 1 = first byte). Both are int32 (issue 26: output size): a
   file of more than 2**31 - 1 lines is refused whole (a ParseError naming the file, in both
   error modes); byte offsets (``instructions.offset``) stay int64.
-* Numbers the file prints go into int64 columns, except source positions and frame ids that
-  are int32 columns (``source_line``, ``end_line``, ``column``, ``end_column``,
-  ``stack_frame_id``, ``defining_source_line``): one that does not fit its column is an error
-  at its first character (the message says the most it may be), never a wrapped value.
+* Source positions and frame ids the file prints are int32 columns (``source_line``,
+  ``end_line``, ``column``, ``end_column``, ``stack_frame_id``, ``defining_source_line``; issue
+  26); sizes, byte counts, offsets and the other ids int64. A printed number that does not fit
+  its column is an error at its first character (the message says the most it may be), never
+  a wrapped value.
 * Text columns hold the text *exactly as printed* in the file (a zero-copy view), with two
   exceptions that are decoded: quoted HLO strings listed in FORMATS.md §3.1.4 as "escaped"
   (``op_name``, ``op_type``, ``source_file``, ``custom_call_target``, quoted ``backend_config``,
