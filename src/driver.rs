@@ -22,8 +22,10 @@ impl<'a> FileCtx<'a> {
             return Err(Error::Parse(ParseError { path: self.path.to_string(), line, column, message, text }));
         }
         errors.file_id.push(self.file_id);
-        errors.line.push(line as i64);
-        errors.column.push(column as i64);
+        // int32 columns: every line number fits (`lines::check_line_count`); a column past the
+        // end of a line of 2^31 - 1 bytes (the longest read) is shown as 2^31 - 1
+        errors.line.push(i32::try_from(line).unwrap_or(i32::MAX));
+        errors.column.push(i32::try_from(column).unwrap_or(i32::MAX));
         errors.message.push(message);
         errors.text.push(text);
         Ok(())

@@ -62,6 +62,55 @@ pub fn set_max_line_len(n: usize) -> usize {
     MAX_LINE.swap(n.min(MAX_LINE_LEN), std::sync::atomic::Ordering::Relaxed)
 }
 
+/// The most lines a file may have: every `line` column (and `errors.line`) is int32 (issue 26:
+/// output size), so line numbers must fit it. A file with more is refused before it is parsed
+/// (`check_line_count`): never a line number that wraps.
+pub const MAX_LINES: u64 = i32::MAX as u64;
+
+static MAX_LINE_COUNT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(MAX_LINES);
+
+/// The line count limit in force (`MAX_LINES`, lowered only by tests: `set_max_lines`).
+pub fn max_lines() -> u64 {
+    MAX_LINE_COUNT.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// Lower the limit (tests prove the 2^31-line rule on small inputs: `_core._set_max_lines`);
+/// returns the previous one. Values above `MAX_LINES` are clamped to it.
+pub fn set_max_lines(n: u64) -> u64 {
+    MAX_LINE_COUNT.swap(n.min(MAX_LINES), std::sync::atomic::Ordering::Relaxed)
+}
+
+/// The error message for a file of more than `max` lines (same text in the reference's
+/// `check_line_count`).
+pub fn too_many_lines(max: u64) -> String {
+    format!("more than {max} lines: line numbers are int32 columns, which number at most {max}")
+}
+
+/// None when `data` has at most `max_lines()` lines (as `Lines` counts them); else the number
+/// of the first line past the limit. Only an input longer than the limit can have more lines
+/// than it (each line but a last one holds at least its LF), so inputs under 2 GiB cost nothing
+/// here and larger ones one counting pass.
+pub fn check_line_count(data: &[u8]) -> Option<u64> {
+    line_past(data, max_lines())
+}
+
+/// `check_line_count` with an explicit limit.
+fn line_past(data: &[u8], max: u64) -> Option<u64> {
+    if data.len() as u64 <= max {
+        return None;
+    }
+    // a plain byte compare in 1 MiB steps: vectorized by the compiler, and stops at the limit
+    let mut lines = 0u64;
+    for chunk in data.chunks(1 << 20) {
+        lines += chunk.iter().filter(|&&b| b == b'\n').count() as u64;
+        if lines > max {
+            return Some(max + 1);
+        }
+    }
+    let last_open = !data.ends_with(b"\n"); // a final piece without LF is a line
+    (lines + last_open as u64 > max).then_some(max + 1)
+}
+
 /// The error message for a lone CR (same text in the reference's `split_lines`).
 pub const LONE_CR: &str = "lone CR (a carriage return not followed by a line feed)";
 
@@ -249,6 +298,22 @@ fn invalid_utf8_positions(data: &[u8], base: usize) -> Vec<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn line_count_limit_counts_lines_as_lines_does() {
+        for data in [&b""[..], b"\n", b"a", b"a\nb", b"a\nb\n", b"\n\n\n", b"ab\r\ncd\r\n", b"abcdef"] {
+            let n = Lines::new(data).count() as u64;
+            for max in 0..6u64 {
+                assert_eq!(line_past(data, max), (n > max).then_some(max + 1), "{data:?} max {max}");
+            }
+        }
+        // more than one counting step
+        let big = b"x\n".repeat(1 << 20);
+        assert_eq!(line_past(&big, (1 << 20) - 1), Some(1 << 20));
+        assert_eq!(line_past(&big, 1 << 20), None);
+        assert_eq!(set_max_lines(u64::MAX), MAX_LINES); // clamped
+        assert_eq!(max_lines(), MAX_LINES);
+    }
 
     #[test]
     fn finds_newlines_near_and_far() {

@@ -548,6 +548,14 @@ fn _set_max_line_len(n: usize) -> usize {
     crate::lines::set_max_line_len(n)
 }
 
+/// Lower the most lines a file may have (default and maximum: 2^31-1, what an int32 `line`
+/// column numbers); returns the previous limit. For tests, which prove the rule on small
+/// inputs; process-wide.
+#[pyfunction]
+fn _set_max_lines(n: u64) -> u64 {
+    crate::lines::set_max_lines(n)
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(read_inputs, m)?)?;
@@ -561,6 +569,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(rearm_sigbus, m)?)?;
     m.add_function(wrap_pyfunction!(table_schemas, m)?)?;
     m.add_function(wrap_pyfunction!(_set_max_line_len, m)?)?;
+    m.add_function(wrap_pyfunction!(_set_max_lines, m)?)?;
     m.add_function(wrap_pyfunction!(_formats, m)?)?;
     m.add("MAX_THREADS", runtime::MAX_THREADS)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

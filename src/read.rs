@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use arrow_array::RecordBatch;
 use rayon::prelude::*;
 
-use crate::error::{Error, FileCtx, Result};
+use crate::error::{Error, FileCtx, ParseError, Result};
 use crate::files::{self, classify_path, is_side_output, FileKind, Outcome};
 use crate::formats::{sniff, sniff_is_final, text_start, ContentKind, Format, FormatSet};
 use crate::source::Source;
@@ -440,6 +440,12 @@ fn file(t: &mut Tables, file_id: usize, input: &Input, bytes: std::io::Result<(&
     };
     // XLA never writes a byte-order mark; an editor may have added one.
     let bytes = &bytes[text_start(bytes)..];
+    if let Some(line) = crate::lines::check_line_count(bytes) {
+        // line numbers are int32 columns: a file they cannot number is refused whole, in both
+        // error modes (no `errors` row could hold its line either)
+        let message = crate::lines::too_many_lines(crate::lines::max_lines());
+        return Err(Error::Parse(ParseError { path: input.shown.clone(), line, column: 1, message, text: String::new() }));
+    }
     if opts.split {
         if let Some(chunks) = crate::split::parse(format, bytes, source, ctx)? {
             return Ok(chunks);

@@ -241,12 +241,12 @@ tables! {
         file_id: I32, allocation: I64, size: I64, color: I32, is_thread_local: Bool,
         is_constant: Bool, is_maybe_live_out: Bool, is_preallocated_temp: Bool, is_output: Bool,
         parameter: OptI64, parameter_shape: OptDict, parameter_shape_index: OptDict,
-        output_shape: OptDict, flags: Str, line: I64,
+        output_shape: OptDict, flags: Str, line: I32,
     }
     /// One row per `value:` line under an allocation: which value sits where in it.
     assignments: Assignments {
         file_id: I32, allocation: I64, value_id: I64, instruction: Str, shape_index: Dict,
-        is_phi: Bool, color: I32, offset: I64, size: I64, shape: Dict, line: I64,
+        is_phi: Bool, color: I32, offset: I64, size: I64, shape: Dict, line: I32,
     }
     /// One row per value block under `Used values:`, with its positions, uses and defining
     /// instruction.
@@ -254,25 +254,25 @@ tables! {
         file_id: I32, value_id: I64, instruction: Str, shape_index: Dict, is_phi: Bool, color: I32,
         positions: StructList<PositionItems>, uses: StructList<UseItems>, uses_initialized: Bool,
         defining_instruction: Str, defining_opcode: OptDict, defining_op_name: OptStr,
-        defining_shape: OptDict, defining_source_file: OptDict, defining_source_line: OptI64,
-        defining_fusion_kind: OptDict, defining_custom_call_target: OptDict, line: I64,
+        defining_shape: OptDict, defining_source_file: OptDict, defining_source_line: OptI32,
+        defining_fusion_kind: OptDict, defining_custom_call_target: OptDict, line: I32,
     }
     /// One row per `InstructionSequence` entry: the instruction scheduled at each position.
-    schedule: Schedule { file_id: I32, position: I32, instruction: Str, line: I64 }
+    schedule: Schedule { file_id: I32, position: I32, instruction: Str, line: I32 }
     /// One row per `BufferLiveRange` entry `NAME{IDX}:start-end`.
     live_ranges: LiveRanges {
         file_id: I32, buffer: Str, instruction: Str, shape_index: Dict, start: I32, end: I32,
-        line: I64,
+        line: I32,
     }
     /// One row per buffer of the `Live ranges at T (peak):` list.
     peak: Peak {
         file_id: I32, time: I32, buffer: Str, instruction: Str, shape_index: Dict, bytes: I64,
-        cumulative_bytes: I64, cumulative_is_printed: Bool, line: I64,
+        cumulative_bytes: I64, cumulative_is_printed: Bool, line: I32,
     }
     /// One row per line of the `Stack trace breakdown for peak usage` tree.
     peak_breakdown: PeakBreakdown {
         file_id: I32, row: I32, parent_row: OptI32, depth: I32, label: Str, percent: F64,
-        total_bytes: I64, current_bytes: I64, remaining_bytes: I64, line: I64,
+        total_bytes: I64, current_bytes: I64, remaining_bytes: I64, line: I32,
     }
     /// One row per allocation or offset group of a memory-usage report (every layout XLA
     /// printed).
@@ -280,36 +280,36 @@ tables! {
         file_id: I32, memory_space: OptDict, color: OptI32, table: I32, allocation: OptI64,
         cumulative_bytes: OptI64, percent: OptI32, size: I64, size_is_rounded: Bool, offset: OptI64,
         used_by_n_values: OptI32, shapes: OptDict, row_kind: DictText, remaining_bytes: OptI64,
-        flags: OptStr, line: I64,
+        flags: OptStr, line: I32,
     }
     /// Every number a dump states about itself that is not a row of another table, one row each.
     totals: Totals {
-        file_id: I32, section: DictText, key: DictText, color: OptI32, value: I64, line: I64,
+        file_id: I32, section: DictText, key: DictText, color: OptI32, value: I64, line: I32,
     }
     /// One row per `HloModule` header.
     modules: Modules {
         file_id: I32, name: Str, is_scheduled: Bool, entry_computation_layout: OptStr,
-        attributes: Str, line: I64, module_index: I32,
+        attributes: Str, line: I32, module_index: I32,
     }
     /// One row per computation header of an HLO module.
     computations: Computations {
         file_id: I32, computation_id: I32, name: Str, is_entry: Bool, signature: Str,
-        result_shape: Dict, execution_thread: OptDict, line: I64, module_index: I32,
+        result_shape: Dict, execution_thread: OptDict, line: I32, module_index: I32,
     }
     /// One row per HLO instruction.
     instructions: Instructions {
         file_id: I32, computation_id: I32, instruction_id: I32, name: Str, is_root: Bool,
         opcode: Dict, shape: Dict, operands: StrList, operand_text: Str, called_computations: StrList,
         attributes: Str, op_name: OptDict, op_type: OptDict, source_file: OptDict,
-        source_line: OptI64, source_function: OptDict, stack_frame_id: OptI64,
-        custom_call_target: OptDict, backend_config: OptStr, fusion_kind: OptDict,
-        sharding: OptDict, line: I64, offset: I64,
+        source_line: OptI32, source_function: OptDict, stack_frame_id: OptI32,
+        custom_call_target: OptDict, backend_config: OptDict, fusion_kind: OptDict,
+        sharding: OptDict, line: I32, offset: I64,
     }
     /// One row per `StackFrames` entry, joined with its file location and names.
     stack_frames: StackFrames {
         file_id: I32, frame_id: I64, parent_frame_id: OptI64, file_location_id: I64,
-        file_name: OptDict, function_name: OptDict, source_line: OptI64, end_line: OptI64,
-        column: OptI64, end_column: OptI64, line: I64,
+        file_name: OptDict, function_name: OptDict, source_line: OptI32, end_line: OptI32,
+        column: OptI32, end_column: OptI32, line: I32,
     }
     /// One row per custom-call instruction: its body's size, format and kernel name.
     custom_calls: CustomCalls {
@@ -319,25 +319,25 @@ tables! {
     /// One row per line of a GPU thunk sequence.
     thunks: Thunks {
         file_id: I32, thunk_id: I32, parent_thunk_id: OptI32, depth: I32, kind: OptDict,
-        section: OptDict, annotation: Str, line: I64, instruction: OptStr, kernel_name: OptStr,
+        section: OptDict, annotation: Str, line: I32, instruction: OptStr, kernel_name: OptStr,
         blocks_x: OptI64, blocks_y: OptI64, blocks_z: OptI64, threads_x: OptI64,
         threads_y: OptI64, threads_z: OptI64, shared_memory_bytes: OptI64,
     }
     /// One row per figure an out-of-memory report states.
     oom_reports: OomReports {
         file_id: I32, report_id: I32, backend: DictText, memory_space: OptDict, section: DictText,
-        key: DictText, bytes: OptI64, value: Str, line: I64,
+        key: DictText, bytes: OptI64, value: Str, line: I32,
     }
     /// One row per buffer or allocation an out-of-memory report lists.
     oom_buffers: OomBuffers {
         file_id: I32, report_id: I32, rank: I32, size_bytes: I64, size: Str,
         operator: OptStr, op_type: OptStr, op_name: OptStr, source_file: OptStr,
-        source_line: OptI64, shape: OptStr, unpadded_size_bytes: OptI64, padding_bytes: OptI64,
+        source_line: OptI32, shape: OptStr, unpadded_size_bytes: OptI64, padding_bytes: OptI64,
         padding: OptStr, xla_label: OptStr, allocation_type: OptDict,
-        entry_parameter_subshape: OptStr, line: I64,
+        entry_parameter_subshape: OptStr, line: I32,
     }
     /// One row per problem that `on_error="collect"` could not read.
-    errors: Errors { file_id: I32, line: I64, column: I64, message: Text, text: Text }
+    errors: Errors { file_id: I32, line: I32, column: I32, message: Text, text: Text }
 }
 
 /// Whether column `i` is in `mask` (None: every column is).
@@ -409,22 +409,26 @@ impl Tables {
     }
 }
 
-/// Columns a line shift applies to: only `I64` columns named `line` are ever shifted (see
+/// Columns a line shift applies to: only `I32` columns named `line` are ever shifted (see
 /// `Tables::shift_lines`); every other column type ignores it.
 pub trait ShiftLine {
     fn shift(&mut self, _by: i64) {}
 }
 
-impl ShiftLine for I64 {
+/// `line` columns are int32 (issue 26: output size). A file of more lines than that numbers is
+/// refused before it is parsed (`lines::check_line_count`), so every line number of a file, and
+/// every shifted one, fits: the saturating add only guards that invariant (never a wrap).
+impl ShiftLine for I32 {
     fn shift(&mut self, by: i64) {
-        self.0.iter_mut().for_each(|v| *v += by);
+        let by = i32::try_from(by).unwrap_or(i32::MAX);
+        self.0.iter_mut().for_each(|v| *v = v.saturating_add(by));
     }
 }
 
 macro_rules! no_shift {
     ($($t:ty),*) => { $(impl ShiftLine for $t {})* };
 }
-no_shift!(I32, OptI32, OptI64, Str, Text, OptText, F64, Bool, StrList, ViewCol, Dict, DictCol, DictText, OptDictText);
+no_shift!(I64, OptI32, OptI64, Str, Text, OptText, F64, Bool, StrList, ViewCol, Dict, DictCol, DictText, OptDictText);
 impl<C> ShiftLine for StructList<C> {}
 
 /// Items of `values.positions`: `struct<instruction, shape_index>` (shape_index a dictionary).

@@ -44,7 +44,9 @@ ENTRY %main (p: f32[8]) -> f32[8] {
   %k = f32[8]{0} custom-call(%p), custom_call_target="x", backend_config={"a": "}, b=", "c": [1]}
   %t = (f32[8], /*index=1*/f32[8]) tuple(%p, /*index=1*/%k), sharding={{replicated}, /*index=1*/{maximal device=0}}
   %r = f32[] reduce(%p, %c), dimensions={0}, to_apply=%add, metadata={op_type="r" op_name=bare.word}
-  %w = f32[8]{0} negate(%p), metadata={op_name="w" source_line=-9223372036854775808 stack_frame_id=9223372036854775807}
+  %w = f32[8]{0} negate(%p), metadata={op_name="w" source_line=-2147483648 stack_frame_id=2147483647}
+  %w2 = f32[8]{0} negate(%p), metadata={op_name="w2" source_line=2147483648}
+  %w3 = f32[8]{0} negate(%p), metadata={op_name="w3" stack_frame_id=-9223372036854775808}
   %x = f32[8]{0} add(%p, %p),
     metadata={op_name="continued"}
   %y = f32[8]{0} add(%p, /*a "quoted" comment*/%p)
@@ -89,10 +91,13 @@ def test_edge_lines(tmp_path) -> None:
     errs = ["line", "column", "message"]
     assert full.errors.select(errs).to_pylist() == ref.errors.select(errs).to_pylist()
     names = full.instructions.column("name").to_pylist()
-    # the out-of-range number, the bad metadata item and the unclosed operands are errors, no rows
-    assert "m" not in names and "q" not in names and "u" not in names
+    # the out-of-range numbers (int32 columns), the bad metadata item and the unclosed operands
+    # are errors, no rows
+    assert not {"m", "q", "u", "w2", "w3"} & set(names)
+    rows = full.instructions.select(["name", "source_line", "stack_frame_id"]).to_pylist()
+    assert [(r["source_line"], r["stack_frame_id"]) for r in rows if r["name"] == "w"] == [(-2**31, 2**31 - 1)]
     assert {"e", "k", "t", "r", "w", "x", "y", "z", "v", "v2"} <= set(names)
-    assert full.errors.num_rows >= 4
+    assert full.errors.num_rows >= 6
     for pick in PICKS:
         d = _read(str(p), columns={"instructions": pick})
         want = full.instructions.select([c for c in SCHEMAS["instructions"].names if c in pick])

@@ -19,7 +19,7 @@ pub fn check(parse: Parser, data: &[u8]) {
     match (r, first) {
         (Ok(()), None) => {}
         (Err(Error::Parse(e)), Some((line, column))) => {
-            assert_eq!((e.line as i64, e.column as i64), (line, column), "strict error differs from the first collected error")
+            assert_eq!((e.line as i32, e.column as i32), (line, column), "strict error differs from the first collected error")
         }
         (Ok(()), Some(p)) => panic!("collect mode has an error at {p:?}, strict mode none"),
         (Err(e), None) => panic!("strict mode failed ({e}), collect mode recorded nothing"),

@@ -7,7 +7,7 @@ from typing import Any, Literal, Mapping, Optional, Protocol, Union, final
 import pyarrow as pa
 
 __all__ = ["read", "scan", "BatchStream", "classify_name", "sniff", "mapped_pages_lost", "decode_body", "compact",
-           "rearm_sigbus", "table_schemas", "_set_max_line_len", "_formats", "MAX_THREADS", "__version__"]
+           "rearm_sigbus", "table_schemas", "_set_max_line_len", "_set_max_lines", "_formats", "MAX_THREADS", "__version__"]
 
 __version__: str
 
@@ -81,6 +81,10 @@ def mapped_pages_lost() -> int:
 def _set_max_line_len(n: int) -> int:
     """Lower the longest line a read accepts (default and most: 2**31 - 1 bytes, Arrow's
     largest text value); returns the previous limit. Process-wide; for tests."""
+
+def _set_max_lines(n: int) -> int:
+    """Lower the most lines a file may have (default and most: 2**31 - 1, what an int32 ``line``
+    column numbers); returns the previous limit. Process-wide; for tests."""
 
 def _formats() -> list[dict[str, Any]]:
     """The core's format registry as data (name, contents, tables, prefixes, second_line, line,

@@ -135,8 +135,8 @@ def apply(tables: dict[str, pa.Table], on_error: str, wanted: Optional[list[str]
         raise ParseError(paths[fid], line, col, msg, text)
     errors = tables["errors"]
     add = pa.table({"file_id": pa.array([p[0] for p in found], pa.int32()),
-                    "line": pa.array([p[1] for p in found], pa.int64()),
-                    "column": pa.array([p[2] for p in found], pa.int64()),
+                    "line": pa.array([p[1] for p in found], pa.int32()),
+                    "column": pa.array([p[2] for p in found], pa.int32()),
                     "message": pa.array([p[3] for p in found], errors.schema.field("message").type),
                     "text": pa.array([p[4] for p in found], errors.schema.field("text").type)})
     tables["errors"] = pa.concat_tables([errors, add.cast(errors.schema)])

@@ -11,7 +11,14 @@ General conventions (apply to every table unless a column says otherwise)
 * ``file_id`` (int32) is the index of the file in the ``files`` table (0 for a single file).
 * Rows are in file order (the order in which the text appears), files in ``file_id`` order.
 * ``line`` columns are 1-based line numbers; ``column`` columns are 1-based character offsets
-  (counted in bytes of the line, 1 = first byte).
+  (counted in bytes of the line, 1 = first byte). Both are int32 (issue 26: output size): a
+  file of more than 2**31 - 1 lines is refused whole (a ParseError naming the file, in both
+  error modes); byte offsets (``instructions.offset``) stay int64.
+* Source positions and frame ids the file prints are int32 columns (``source_line``,
+  ``end_line``, ``column``, ``end_column``, ``stack_frame_id``, ``defining_source_line``; issue
+  26); sizes, byte counts, offsets and the other ids int64. A printed number that does not fit
+  its column is an error at its first character (the message says the most it may be), never
+  a wrapped value.
 * Text columns hold the text *exactly as printed* in the file (a zero-copy view), with two
   exceptions that are decoded: quoted HLO strings listed in FORMATS.md §3.1.4 as "escaped"
   (``op_name``, ``op_type``, ``source_file``, ``custom_call_target``, quoted ``backend_config``,
@@ -33,7 +40,9 @@ General conventions (apply to every table unless a column says otherwise)
   Chosen per column from the cardinalities of tests/data and the corpus of jax releases:
   dictionary where distinct values are a small share of the rows (or most rows are null)
   and the strings are short; views where strings are mostly unique (names, operand text,
-  attributes) or may be huge (``backend_config``).
+  attributes). ``backend_config`` is a dictionary too although its values can be megabytes:
+  nearly every row is null (a null is 4 bytes, not a 16-byte view) and the configs that are
+  printed repeat (issue 26: output size).
 * Shape indices are printed ``{}`` / ``{1}`` / ``{0,2}``; a ``shape_index`` column holds that text,
   or ``""`` (empty, not null) where the file did not print an index.
 * Human-readable sizes (``4.00MiB``, ``51.1KiB``, ``576B``) convert to bytes as
@@ -174,7 +183,7 @@ D = pa.dictionary(pa.int32(), pa.large_string())  # text with few distinct value
 # - defining_source_file / defining_source_line come from the metadata only (a value's text
 #   has no stack-frame tables to resolve stack_frame_id in): they differ from the
 #   instructions row of the same name when that row resolved a stack_frame_id.
-# - a metadata number out of int64 range (an error and no row in ``instructions``) gives a
+# - a metadata number out of int32 range (an error and no row in ``instructions``) gives a
 #   null defining_source_line and the other columns as parsed.
 # ---- schedule
 # ``InstructionSequence`` rows: position N and the instruction scheduled there.
@@ -274,7 +283,9 @@ D = pa.dictionary(pa.int32(), pa.large_string())  # text with few distinct value
 # the operand list's ")" with the leading ", " removed ("" if none). called_computations =
 # names from calls/to_apply/body/condition/branch_computations/true_computation/
 # false_computation/select/scatter/called_computations, in printed order, without '%'.
-# op_name/op_type/source_file/source_line/stack_frame_id from metadata={…};
+# op_name/op_type/source_file/source_line/stack_frame_id from metadata={…} (source_line and
+# stack_frame_id int32: a number out of int32 range is an error at its first character,
+# "metadata number is out of range (at most 2147483647)", and no row);
 # source_file/source_line filled from the stack-frame tables when stack_frame_id is set.
 # backend_config: raw value (quoted form: unescaped, quotes removed). fusion_kind: kind=.
 # Decisions (reference/hlo.py parse_instruction, one parser for module lines and
@@ -316,7 +327,8 @@ D = pa.dictionary(pa.int32(), pa.large_string())  # text with few distinct value
 # StackFrames row. parent_frame_id is the *corrected* parent (printed value - 1), null for
 # the root (printed 1).
 # Decisions: source_line/end_line/column/end_column = the FileLocations row's line,
-# end_line, column, end_column; file_name/function_name unescaped, null when the id is not in
+# end_line, column, end_column (int32: one out of range is an error at its first character,
+# "stack-frame table number is out of range (at most 2147483647)"; ids stay int64); file_name/function_name unescaped, null when the id is not in
 # its table. line = the StackFrames row's line. Several roots per table do occur (jax 0.10.2
 # control_flow/module_0000.jit_rnn.before_optimizations.txt: frames 1-6 all print parent 1).
 # ---- custom_calls

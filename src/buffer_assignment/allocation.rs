@@ -42,7 +42,7 @@ impl<'t, 'c> Parser<'t, 'c> {
             .push_opt(&src, f.parameter.map(|p| p.2));
         a.output_shape.push_opt(&src, f.output_shape);
         a.flags.push(&src, flags_text);
-        a.line.push(no as i64);
+        a.line.push(no as i32);
         self.state = State::Allocations { current: Some(index), broken: false };
         Ok(())
     }
@@ -82,7 +82,7 @@ impl<'t, 'c> Parser<'t, 'c> {
         a.offset.push(offset);
         a.size.push(size);
         a.shape.push(&src, shape);
-        a.line.push(no as i64);
+        a.line.push(no as i32);
         Ok(())
     }
 }

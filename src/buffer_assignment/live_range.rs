@@ -95,7 +95,7 @@ impl<'t, 'c> Parser<'t, 'c> {
         t.file_id.push(self.ctx.file_id);
         t.position.push(position);
         t.instruction.push(&src, name);
-        t.line.push(no as i64);
+        t.line.push(no as i32);
         if let Some(seq) = &mut self.sequence {
             seq.count += 1;
         }
@@ -126,7 +126,7 @@ impl<'t, 'c> Parser<'t, 'c> {
         t.shape_index.push(&src, index);
         t.start.push(begin);
         t.end.push(end);
-        t.line.push(no as i64);
+        t.line.push(no as i32);
         Ok(())
     }
 
@@ -165,7 +165,7 @@ impl<'t, 'c> Parser<'t, 'c> {
         t.bytes.push(size);
         t.cumulative_bytes.push(cumulative as i64);
         t.cumulative_is_printed.push(printed);
-        t.line.push(no as i64);
+        t.line.push(no as i32);
         Ok(())
     }
 
@@ -228,7 +228,7 @@ impl<'t, 'c> Parser<'t, 'c> {
         t.total_bytes.push(figures[0]);
         t.current_bytes.push(figures[1]);
         t.remaining_bytes.push(figures[2]);
-        t.line.push(no as i64);
+        t.line.push(no as i32);
         self.tree_rows = self.tree_rows.wrapping_add(1);
         Ok(())
     }

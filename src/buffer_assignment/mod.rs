@@ -372,7 +372,7 @@ impl<'t, 'c> Parser<'t, 'c> {
         t.key.push(key);
         t.color.push(color);
         t.value.push(value);
-        t.line.push(line as i64);
+        t.line.push(line as i32);
     }
 
     // ------------------------------------------------------------------ total line (§2.4)

@@ -169,7 +169,7 @@ impl<'t, 'c> Parser<'t, 'c> {
             v.uses_initialized.push(block.uses_initialized);
             v.defining_instruction.push(&src, instruction);
             push_defining(&src, v, &mut self.scratch, instruction);
-            v.line.push(block.header_line as i64);
+            v.line.push(block.header_line as i32);
         }
         self.spare = block.lists;
         if let Some(header) = glued {

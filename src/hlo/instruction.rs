@@ -67,8 +67,8 @@ pub struct Instr<'a> {
     pub op_name: Option<Cow<'a, [u8]>>,
     pub op_type: Option<Cow<'a, [u8]>>,
     pub source_file: Option<Cow<'a, [u8]>>,
-    pub source_line: Option<i64>,
-    pub stack_frame_id: Option<i64>,
+    pub source_line: Option<i32>,
+    pub stack_frame_id: Option<i32>,
     pub custom_call_target: Option<Cow<'a, [u8]>>,
     pub backend_config: Option<Cow<'a, [u8]>>,
     pub fusion_kind: Option<&'a [u8]>,
@@ -283,7 +283,7 @@ pub struct Defining<'a> {
     pub op_name: Option<Cow<'a, [u8]>>,
     pub shape: &'a [u8],
     pub source_file: Option<Cow<'a, [u8]>>,
-    pub source_line: Option<i64>,
+    pub source_line: Option<i32>,
     pub fusion_kind: Option<&'a [u8]>,
     pub custom_call_target: Option<Cow<'a, [u8]>>,
 }
@@ -331,7 +331,7 @@ fn defining_fast(text: &[u8]) -> Result<Defining<'_>, Unsure> {
         op_name: f.op_name.map(Cow::Borrowed),
         shape: f.shape,
         source_file: f.source_file.map(Cow::Borrowed),
-        source_line: f.source_line.and_then(|v| ascii_i64(v, true).ok().flatten()),
+        source_line: f.source_line.and_then(|v| ascii_i32(v, true).ok().flatten()),
         fusion_kind: f.kind,
         custom_call_target: target.map(Cow::Borrowed),
     })
@@ -457,11 +457,11 @@ pub fn finish<'a>(text: &'a [u8], sc: &mut Scratch, p: Parts) -> ScanResult<Opti
         None => Default::default(),
     };
     // Metadata numbers by ASCII byte rules (`-?[0-9]+`); anything else is null, an integer
-    // that does not fit i64 is an error at its first character.
+    // that does not fit i32 (int32 columns) is an error at its first character.
     let mut number_error: Option<usize> = None;
-    let mut md_int = |v: Option<&[u8]>| -> Option<i64> {
+    let mut md_int = |v: Option<&[u8]>| -> Option<i32> {
         let v = v?;
-        ascii_i64(v, true).unwrap_or_else(|()| {
+        ascii_i32(v, true).unwrap_or_else(|()| {
             let at = v.as_ptr() as usize - text.as_ptr() as usize;
             number_error = Some(number_error.map_or(at, |e| e.min(at)));
             None

@@ -394,8 +394,8 @@ impl<'t, 'c> Parser<'t, 'c> {
                 let msg = format!("bad stack-frame table row ({})", Table::name(self.table));
                 self.err(line, 1, msg)
             }
-            Err(RowError::Range(at)) => {
-                let msg = format!("stack-frame table number is out of range (at most {})", i64::MAX);
+            Err(RowError::Range(at, limit)) => {
+                let msg = format!("stack-frame table number is out of range (at most {limit})");
                 self.err(line, at as u64 + 1, msg)
             }
         }
@@ -456,7 +456,7 @@ impl<'t, 'c> Parser<'t, 'c> {
         m.is_scheduled.push(false);
         m.entry_computation_layout.push_opt(&self.ctx.src, None);
         m.attributes.push_owned(b"");
-        m.line.push(h.line as i64);
+        m.line.push(h.line as i32);
         m.module_index.push(self.module_index);
     }
 
@@ -534,7 +534,7 @@ impl<'t, 'c> Parser<'t, 'c> {
         m.is_scheduled.push(is_scheduled);
         m.entry_computation_layout.push_opt(&src, layout);
         m.attributes.push(&src, attrs_text);
-        m.line.push(line.no as i64);
+        m.line.push(line.no as i32);
         m.module_index.push(self.module_index);
         Ok(())
     }
@@ -573,7 +573,7 @@ impl<'t, 'c> Parser<'t, 'c> {
         r.signature.push(&src, c.signature);
         r.result_shape.push(&src, c.result_shape);
         r.execution_thread.push_opt(&src, thread);
-        r.line.push(c.line as i64);
+        r.line.push(c.line as i32);
         r.module_index.push(self.module_index.max(0));
     }
 
@@ -782,7 +782,7 @@ impl<'t, 'c> Parser<'t, 'c> {
     /// lines, joined with "\n"): an error at its line and column, and no row.
     #[cold]
     fn number_error(&mut self, line: &Line<'c>, text: &[u8], base: usize, at: usize) -> Result<()> {
-        let msg = format!("metadata number is out of range (at most {})", i64::MAX);
+        let msg = format!("metadata number is out of range (at most {})", i32::MAX);
         let nl = memchr::memrchr(b'\n', &text[base..at]).map(|p| p + base);
         let Some(nl) = nl else {
             return self.err(line, (at - base) as u64 + 1, msg);
@@ -852,7 +852,7 @@ impl<'t, 'c> Parser<'t, 'c> {
         r.backend_config.push_opt(&src, ins.backend_config.as_deref());
         r.fusion_kind.push_opt(&src, ins.fusion_kind);
         r.sharding.push_opt(&src, ins.sharding);
-        r.line.push(line.no as i64);
+        r.line.push(line.no as i32);
         r.offset.push(line.start as i64);
 
         // (the body's base64 check costs a pass over what can be megabytes: only when wanted)

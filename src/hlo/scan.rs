@@ -440,6 +440,15 @@ pub fn ascii_i64(s: &[u8], signed: bool) -> std::result::Result<Option<i64>, ()>
     digits_i64(neg, digits).map(Some).ok_or(())
 }
 
+/// `ascii_i64` for the metadata numbers kept as int32 columns (`source_line`,
+/// `stack_frame_id`; issue 26: output size): `Err(())` when the number does not fit i32.
+pub fn ascii_i32(s: &[u8], signed: bool) -> std::result::Result<Option<i32>, ()> {
+    match ascii_i64(s, signed)? {
+        Some(v) => i32::try_from(v).map(Some).map_err(|_| ()),
+        None => Ok(None),
+    }
+}
+
 /// The value of ASCII `digits` (negated with `neg`) if it fits i64.
 pub fn digits_i64(neg: bool, digits: &[u8]) -> Option<i64> {
     if neg {

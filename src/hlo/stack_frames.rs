@@ -39,7 +39,8 @@ impl Table {
     }
 }
 
-/// One `FileLocations` row: file_name_id, function_name_id, line, end_line, column, end_column.
+/// One `FileLocations` row: file_name_id, function_name_id, line, end_line, column, end_column
+/// (the last four checked to fit i32 when read: they are int32 columns).
 pub type Location = [i64; 6];
 
 #[derive(Default, Clone)]
@@ -92,12 +93,13 @@ impl<T> IdMap<T> {
 
 /// A small cursor over one table row (the rows have a fixed layout). Numbers follow ASCII byte
 /// rules (`[0-9]+`, `-?[0-9]+` for the signed ones, leading zeros allowed); one that does not
-/// fit i64 is remembered in `range` (its first character) and read as 0: the row is then an
-/// error there, once its layout has matched.
+/// fit its column (i64 ids, i32 source positions) is remembered in `range` (its first
+/// character, and the limit it broke) and read as 0: the row is then an error there, once its
+/// layout has matched.
 struct Cur<'a> {
     s: &'a [u8],
     i: usize,
-    range: Option<usize>,
+    range: Option<(usize, i64)>,
 }
 
 impl<'a> Cur<'a> {
@@ -118,9 +120,19 @@ impl<'a> Cur<'a> {
             return None;
         }
         Some(super::scan::digits_i64(neg, &self.s[d..self.i]).unwrap_or_else(|| {
-            self.range.get_or_insert(st);
+            self.range.get_or_insert((st, i64::MAX));
             0
         }))
+    }
+    /// A signed number of an int32 column (`FileLocations` line and column numbers).
+    fn int32(&mut self) -> Option<i64> {
+        let st = self.i;
+        let v = self.int(true)?;
+        if i32::try_from(v).is_err() {
+            self.range.get_or_insert((st, i32::MAX as i64));
+            return Some(0);
+        }
+        Some(v)
     }
     fn end(&self) -> Option<()> {
         (self.i == self.s.len()).then_some(())
@@ -131,8 +143,8 @@ impl<'a> Cur<'a> {
 pub enum RowError {
     /// Not a row of that table (reported at column 1).
     Bad,
-    /// A number that does not fit i64, at this byte offset.
-    Range(usize),
+    /// A number that does not fit its column, at this byte offset; the most it may be.
+    Range(usize, i64),
 }
 
 impl<'c> Frames<'c> {
@@ -142,12 +154,12 @@ impl<'c> Frames<'c> {
         let mut c = Cur { s, i: 0, range: None };
         match self.row_at(&mut c, table, s, line, file_id, src, out) {
             None => Err(RowError::Bad),
-            Some(r) => r.map_err(RowError::Range),
+            Some(r) => r.map_err(|(at, limit)| RowError::Range(at, limit)),
         }
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn row_at(&mut self, c: &mut Cur<'c>, table: Option<Table>, s: &'c [u8], line: u64, file_id: i32, src: &SourceRef, out: &mut StackFrames) -> Option<Result<(), usize>> {
+    fn row_at(&mut self, c: &mut Cur<'c>, table: Option<Table>, s: &'c [u8], line: u64, file_id: i32, src: &SourceRef, out: &mut StackFrames) -> Option<Result<(), (usize, i64)>> {
         let range = |c: &Cur| c.range.map_or(Ok(()), Err);
         match table? {
             t @ (Table::FileNames | Table::FunctionNames) => {
@@ -169,7 +181,7 @@ impl<'c> Frames<'c> {
                 let keys: [&[u8]; 6] = [b" {file_name_id=", b" function_name_id=", b" line=", b" end_line=", b" column=", b" end_column="];
                 for (k, key) in keys.iter().enumerate() {
                     c.lit(key)?;
-                    v[k] = c.int(k >= 2)?;
+                    v[k] = if k >= 2 { c.int32()? } else { c.int(false)? };
                 }
                 c.lit(b"}")?;
                 c.end()?;
@@ -197,11 +209,12 @@ impl<'c> Frames<'c> {
                 out.file_location_id.push(loc);
                 out.file_name.push_opt(src, fl.and_then(|l| self.file_names.get(&l[0])).map(|s| &s[..]));
                 out.function_name.push_opt(src, fl.and_then(|l| self.function_names.get(&l[1])).map(|s| &s[..]));
-                out.source_line.push(fl.map(|l| l[2]));
-                out.end_line.push(fl.map(|l| l[3]));
-                out.column.push(fl.map(|l| l[4]));
-                out.end_column.push(fl.map(|l| l[5]));
-                out.line.push(line as i64);
+                // (checked to fit when the location was read: `Cur::int32`)
+                out.source_line.push(fl.map(|l| l[2] as i32));
+                out.end_line.push(fl.map(|l| l[3] as i32));
+                out.column.push(fl.map(|l| l[4] as i32));
+                out.end_column.push(fl.map(|l| l[5] as i32));
+                out.line.push(line as i32);
             }
         }
         Some(Ok(()))
@@ -209,8 +222,8 @@ impl<'c> Frames<'c> {
 
     /// (source_file, source_function, source_line) of a `stack_frame_id`, when the tables know
     /// the frame and its location (then they win over metadata).
-    pub fn resolve(&self, frame: i64) -> Option<(Option<&[u8]>, Option<&[u8]>, i64)> {
-        let loc = self.locations.get(self.frames.get(&frame)?)?;
-        Some((self.file_names.get(&loc[0]).map(|s| &s[..]), self.function_names.get(&loc[1]).map(|s| &s[..]), loc[2]))
+    pub fn resolve(&self, frame: i32) -> Option<(Option<&[u8]>, Option<&[u8]>, i32)> {
+        let loc = self.locations.get(self.frames.get(&i64::from(frame))?)?;
+        Some((self.file_names.get(&loc[0]).map(|s| &s[..]), self.function_names.get(&loc[1]).map(|s| &s[..]), loc[2] as i32))
     }
 }

@@ -202,7 +202,7 @@ impl<'t, 'c> Parser<'t, 'c> {
         t.key.push(key);
         t.color.push(color);
         t.value.push(value);
-        t.line.push(line as i64);
+        t.line.push(line as i32);
     }
 
     // ------------------------------------------------------------------ table form (§2.8.1)
@@ -296,7 +296,7 @@ impl<'t, 'c> Parser<'t, 'c> {
         t.row_kind.push("offsets");
         t.remaining_bytes.push(None);
         t.flags.push_null();
-        t.line.push(no as i64);
+        t.line.push(no as i32);
         Ok(())
     }
 
@@ -361,7 +361,7 @@ impl<'t, 'c> Parser<'t, 'c> {
         t.row_kind.push("allocation");
         t.remaining_bytes.push(remaining);
         t.flags.push(&src, a.flags_text);
-        t.line.push(no as i64);
+        t.line.push(no as i32);
     }
 
     // ------------------------------------------------------------------ with their values (§2.8.2)
@@ -469,7 +469,7 @@ impl<'t, 'c> Parser<'t, 'c> {
             t.row_kind.push("allocation");
             t.remaining_bytes.push(None);
             t.flags.push_null();
-            t.line.push(*entry_line as i64);
+            t.line.push(*entry_line as i32);
         }
         Ok(())
     }

@@ -625,7 +625,7 @@ impl<'t, 'c> Parser<'t, 'c> {
             t.key.push("repeats report".to_string());
             t.bytes.push(None);
             t.value.push(&src, r.key[0]);
-            t.line.push(r.first as i64);
+            t.line.push(r.first as i32);
             return Ok(());
         }
         for (no, column, msg, full) in &r.cuts {
@@ -652,7 +652,7 @@ impl<'t, 'c> Parser<'t, 'c> {
             t.key.push(f.key.clone());
             t.bytes.push(f.bytes);
             t.value.push(&src, f.value);
-            t.line.push(f.line as i64);
+            t.line.push(f.line as i32);
         }
         let t = &mut self.t.oom_buffers;
         for b in &r.buffers {
@@ -686,7 +686,7 @@ impl<'t, 'c> Parser<'t, 'c> {
             t.xla_label.push_opt(&src, b.xla_label);
             t.allocation_type.push_opt(&src, b.allocation_type);
             t.entry_parameter_subshape.push_opt(&src, b.entry_subshape);
-            t.line.push(b.line as i64);
+            t.line.push(b.line as i32);
         }
         self.seen.push(r.key);
         Ok(())
@@ -821,7 +821,7 @@ Program hbm requirement 63.80G:
         assert_eq!(t.oom_buffers.len(), 2);
         let (_, b) = t.finish().into_iter().find(|(n, _)| *n == "oom_buffers").unwrap();
         let lines = b.column_by_name("source_line").unwrap();
-        let lines = lines.as_any().downcast_ref::<arrow_array::Int64Array>().unwrap();
+        let lines = lines.as_any().downcast_ref::<arrow_array::Int32Array>().unwrap();
         assert_eq!(lines.iter().collect::<Vec<_>>(), vec![Some(689), None]);
     }
 

@@ -64,7 +64,7 @@ pub struct OpMetadata<'c> {
     pub op_type: Option<Cow<'c, [u8]>>,
     pub op_name: Option<Cow<'c, [u8]>>,
     pub source_file: Option<Cow<'c, [u8]>>,
-    pub source_line: Option<i64>,
+    pub source_line: Option<i32>,
 }
 
 impl OpMetadata<'_> {
@@ -131,7 +131,9 @@ pub fn op_metadata(s: &[u8]) -> Option<OpMetadata<'_>> {
             if value.is_empty() || !value.iter().all(u8::is_ascii_digit) {
                 return None;
             }
-            m.source_line = Some(crate::lex::to_int(&value, crate::lex::I64_MAX)? as i64);
+            // an int32 column: a larger number makes the text no metadata list (as one past
+            // int64 did before)
+            m.source_line = Some(crate::lex::to_int(&value, crate::lex::I32_MAX)? as i32);
         }
         i = end;
         if i == s.len() {

@@ -241,7 +241,7 @@ impl<'c> Parser<'_, 'c> {
         t.kind.push_opt(&src, kind);
         t.section.push_opt(&src, section);
         t.annotation.push(&src, annotation);
-        t.line.push(no as i64);
+        t.line.push(no as i32);
         t.instruction.push_opt(&src, facts.instruction);
         t.kernel_name.push_opt(&src, facts.kernel_name);
         let [bx, by, bz] = facts.blocks;

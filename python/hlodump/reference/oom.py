@@ -48,6 +48,7 @@ __all__ = ["parse", "content_start", "tpu_bytes", "op_metadata"]
 
 I32_MAX = 2**31 - 1
 I64_MAX = 2**63 - 1
+I32_MAX = 2**31 - 1  # oom_buffers.source_line is int32
 
 _LEVEL = r"(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL)"
 _DATE = r"[0-9]{4}-[0-9]{2}-[0-9]{2}"
@@ -209,7 +210,7 @@ def op_metadata(text: str) -> dict[str, Any] | None:
             if not value.isascii() or not value.isdigit():
                 return None
             d = value.lstrip("0") or "0"
-            if len(d) > 19 or int(d) > I64_MAX:
+            if len(d) > 10 or int(d) > I32_MAX:  # (as a number past int64 did before)
                 return None
             out["source_line"] = int(d)
         pos = m.end()

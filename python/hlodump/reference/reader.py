@@ -69,10 +69,36 @@ class FileContext:
         text, message = error_text(text), error_text(message)
         if self.sink.on_error == "raise":
             raise ParseError(self.path, line, column, message, text)
+        # int32 columns: every line fits (`check_line_count`); a column past the end of a line
+        # of 2**31 - 1 bytes (the longest read) is shown as 2**31 - 1 (Rust: driver.rs)
         self.sink.add(
             "errors",
-            {"file_id": self.file_id, "line": line, "column": column, "message": message, "text": text},
+            {"file_id": self.file_id, "line": min(line, I32_MAX), "column": min(column, I32_MAX),
+             "message": message, "text": text},
         )
+
+
+I32_MAX = 2**31 - 1
+#: The most lines a file may have (Rust: lines.rs `MAX_LINES`): every ``line`` column (and
+#: ``errors.line``) is int32 (issue 26: output size). A file with more is refused before it is
+#: parsed, in both error modes.
+MAX_LINES = I32_MAX
+
+
+def too_many_lines(limit: int) -> str:
+    """The error message for a file of more than ``limit`` lines (Rust: `too_many_lines`)."""
+    return f"more than {limit} lines: line numbers are int32 columns, which number at most {limit}"
+
+
+def check_line_count(data: bytes, path: str) -> None:
+    """Raise ParseError (at the first line past the limit) when ``data`` has more than
+    ``MAX_LINES`` lines, as ``split_lines`` counts them: LF-separated, a final piece without LF
+    is a line."""
+    if len(data) <= MAX_LINES:  # each line but a last one holds its LF: no more lines than bytes
+        return
+    lines = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
+    if lines > MAX_LINES:
+        raise ParseError(path, MAX_LINES + 1, 1, too_many_lines(MAX_LINES), "")
 
 
 LONE_CR = "lone CR (a carriage return not followed by a line feed)"
@@ -228,6 +254,7 @@ def _read_one(file_id: int, full: str, shown: str, explicit: bool, sink: Sink, p
     assert fmt is not None
     row["parsed"] = True
     data = data[file_names.text_start(data):]  # XLA never writes a byte-order mark
+    check_line_count(data, shown)  # line numbers are int32 columns
     lines = split_lines(data, ctx, lone_cr=fmt.log)
     try:
         fmt.parse(lines, ctx, data)

@@ -123,6 +123,9 @@ def _metadata_spans(value: str) -> dict[str, tuple[int, str]]:
 
 
 I64_MAX = 2**63 - 1
+#: The int32 columns' most (metadata ``source_line`` / ``stack_frame_id``, FileLocations line
+#: and column numbers: issue 26, output size).
+I32_MAX = 2**31 - 1
 _ASCII_INT_RE = re.compile(r"-?[0-9]+")
 
 
@@ -130,11 +133,11 @@ class _OutOfRange(Exception):
     pass
 
 
-def _i64(text: str, signed: bool = True) -> int | None:
+def _i64(text: str, signed: bool = True, limit: int = I64_MAX) -> int | None:
     """An HLO number by ASCII byte rules: ``-?[0-9]+`` (``[0-9]+`` unless ``signed``), leading
     zeros allowed. None when ``text`` is not such a number; raises _OutOfRange when it is one
-    that does not fit int64 (never converts long digit strings whole: Python's int() refuses
-    > 4300 digits)."""
+    that does not fit int64 (``limit``: I32_MAX for int32; never converts long digit strings
+    whole: Python's int() refuses > 4300 digits)."""
     if _ASCII_INT_RE.fullmatch(text) is None or (not signed and text.startswith("-")):
         return None
     neg = text.startswith("-")
@@ -143,7 +146,7 @@ def _i64(text: str, signed: bool = True) -> int | None:
     if len(d) > 19:
         raise _OutOfRange
     v = -int(d) if neg else int(d)
-    if not -I64_MAX - 1 <= v <= I64_MAX:
+    if not -limit - 1 <= v <= limit:
         raise _OutOfRange
     return v
 

@@ -20,7 +20,7 @@ from .scan import (
     _strip_comments,
     _unquote,
 )
-from .attributes import _OutOfRange, _attr_dict, _attribute_spans, _i64, _metadata_spans, _name_list
+from .attributes import I32_MAX, _OutOfRange, _attr_dict, _attribute_spans, _i64, _metadata_spans, _name_list
 
 
 # ----------------------------------------------------------------------------- instructions
@@ -148,12 +148,13 @@ def _finish(text: str, is_root: bool, name: str, shape: str, opcode: str, operan
         md_spans = _metadata_spans(attrs["metadata"])
         md = {k: raw for k, (_, raw) in md_spans.items()}
         # Metadata numbers: ASCII ``-?[0-9]+``, anything else null; an integer that does not
-        # fit int64 is an error at its first character (the first one in printed order).
+        # fit int32 (their columns' type) is an error at its first character (the first one in
+        # printed order).
         for key in ("source_line", "stack_frame_id"):
             if key in md_spans:
                 at, raw = md_spans[key]
                 try:
-                    md_ints[key] = _i64(raw)
+                    md_ints[key] = _i64(raw, limit=I32_MAX)
                 except _OutOfRange:
                     md_ints[key] = None
                     at += md_at

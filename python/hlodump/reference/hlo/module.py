@@ -12,7 +12,7 @@ from .scan import (
     _match_close,
     _structure,
 )
-from .attributes import I64_MAX, _OutOfRange, _attr_dict, _i64, _skip_blanks, split_attributes
+from .attributes import I32_MAX, I64_MAX, _OutOfRange, _attr_dict, _i64, _skip_blanks, split_attributes
 from .instruction import _needs_continuation, parse_instruction
 from .custom_call import custom_call_info
 from .stack_frames import _TABLE_NAMES, StackFrameTables
@@ -478,16 +478,18 @@ class _ModuleParser(StackFrameTables):
         })
         return i
 
-    def numbers(self, m: re.Match, groups: range, s: str, lineno: int) -> list[int] | None:
-        """The int64 values of ``groups`` of a matched table row; None (and an error at the first
-        character of the first one out of range) if one does not fit."""
+    def numbers(self, m: re.Match, groups: range, s: str, lineno: int, int32: range = range(0)) -> list[int] | None:
+        """The values of ``groups`` of a matched table row (int64; the groups in ``int32``:
+        int32); None (and an error at the first character of the first one out of range) if
+        one does not fit."""
         out = []
         for g in groups:
+            limit = I32_MAX if g in int32 else I64_MAX
             try:
-                v = _i64(m.group(g))
+                v = _i64(m.group(g), limit=limit)
             except _OutOfRange:
                 col = len(s[:m.start(g)].encode("utf-8")) + 1
-                self.error(lineno, col, f"stack-frame table number is out of range (at most {I64_MAX})", s)
+                self.error(lineno, col, f"stack-frame table number is out of range (at most {limit})", s)
                 return None
             assert v is not None
             out.append(v)
@@ -619,7 +621,7 @@ class _ModuleParser(StackFrameTables):
                 if line_text.endswith("\r"):
                     line_text = line_text[:-1]
                 col = len(text[nl + 1:at].encode("utf-8")) + 1
-            self.error(no, col, f"metadata number is out of range (at most {I64_MAX})", line_text)
+            self.error(no, col, f"metadata number is out of range (at most {I32_MAX})", line_text)
             return
         if row["is_root"]:
             if self.comp_has_root:

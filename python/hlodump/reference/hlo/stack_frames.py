@@ -35,7 +35,8 @@ class StackFrameTables:
         elif t == "FileLocations":
             m = _FILE_LOCATION_RE.match(s)
             if m:
-                g = self.numbers(m, range(1, 8), s, lineno)
+                # line, end_line, column, end_column: int32 columns
+                g = self.numbers(m, range(1, 8), s, lineno, int32=range(4, 8))
                 if g is None:
                     return
                 self.file_locations[g[0]] = tuple(g[1:])  # type: ignore[assignment]
