@@ -33,6 +33,7 @@ from collections.abc import Mapping
 from typing import Any, Optional
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 __all__ = ["problems", "apply"]
 
@@ -40,13 +41,23 @@ __all__ = ["problems", "apply"]
 Problem = tuple[int, int, int, str, str]
 
 
+# Every check works on whole columns (Arrow compute: distinct keys, group-bys, one join of
+# aggregates), never a Python loop over rows: a buffer assignment of a gigabyte has millions of
+# them. Python sees only the distinct keys and the problems found.
+
+
+def _where(t: pa.Table, cols: list[str], where: Optional[str]) -> pa.Table:
+    """Columns ``cols`` of the rows of ``t`` whose ``where`` column is true (all rows for None;
+    selected first: pyarrow cannot filter every column type, `string_view` among them)."""
+    if where is None:
+        return t.select(cols)
+    return t.select(cols).filter(pc.fill_null(t.column(where), False))
+
+
 def _ids(t: Optional[pa.Table], where: Optional[str] = None) -> set[int]:
     if t is None or t.num_rows == 0:
         return set()
-    if where is None:
-        return set(t.column("file_id").to_pylist())
-    ids, flags = t.column("file_id").to_pylist(), t.column(where).to_pylist()
-    return {i for i, f in zip(ids, flags) if f}
+    return set(pc.unique(_where(t, ["file_id"], where).column("file_id")).to_pylist())
 
 
 def _module_keys(t: Optional[pa.Table], where: Optional[str] = None) -> set[tuple[int, int]]:
@@ -54,10 +65,11 @@ def _module_keys(t: Optional[pa.Table], where: Optional[str] = None) -> set[tupl
     modules when concatenated or `// -----`-split (module_index 0 without the column)."""
     if t is None or t.num_rows == 0:
         return set()
-    ids = t.column("file_id").to_pylist()
-    mis = t.column("module_index").to_pylist() if "module_index" in t.schema.names else [0] * len(ids)
-    flags = t.column(where).to_pylist() if where is not None else [True] * len(ids)
-    return {(i, m) for i, m, f in zip(ids, mis, flags) if f}
+    if "module_index" not in t.schema.names:
+        return {(i, 0) for i in pc.unique(_where(t, ["file_id"], where).column("file_id")).to_pylist()}
+    t = _where(t, ["file_id", "module_index"], where)
+    keys = t.group_by(["file_id", "module_index"], use_threads=False).aggregate([])
+    return set(zip(keys.column("file_id").to_pylist(), keys.column("module_index").to_pylist()))
 
 
 def problems(tables: Mapping[str, pa.Table], wanted: Optional[list[str]] = None) -> list[Problem]:
@@ -84,7 +96,7 @@ def problems(tables: Mapping[str, pa.Table], wanted: Optional[list[str]] = None)
     with_entry = _module_keys(tables.get("computations"), "is_entry") if read("computations", "is_entry") else None
     with_alloc = _ids(tables.get("allocations")) if read("allocations") else None
     # a file with errors already is known to be incomplete: no second report of the same cut
-    reported = set(tables["errors"].column("file_id").to_pylist())
+    reported = set(pc.unique(tables["errors"].column("file_id")).to_pylist())
     for r in rows:
         fid = r["file_id"]
         if r["error"] is not None or fid in reported:
@@ -145,10 +157,11 @@ def apply(tables: dict[str, pa.Table], on_error: str, wanted: Optional[list[str]
 def _allocation_problems(tables: Mapping[str, pa.Table]) -> list[Problem]:
     """Allocations listed twice in one file (two buffer assignments concatenated) and values
     that lie past the end of their allocation (FORMATS.md §2.10: offset + size <= size)."""
-    import pyarrow.compute as pc
-
     out: list[Problem] = []
     alloc = tables["allocations"].select(["file_id", "allocation", "size", "line"])
+    asg = tables["assignments"].select(["file_id", "allocation", "value_id", "offset", "size", "line"])
+    if _allocations_plainly_fine(alloc, asg):
+        return out
     if alloc.num_rows:
         first = alloc.group_by(["file_id", "allocation"], use_threads=False).aggregate([("line", "min")])
         if first.num_rows < alloc.num_rows:  # some (file, allocation) twice
@@ -158,10 +171,11 @@ def _allocation_problems(tables: Mapping[str, pa.Table]) -> list[Problem]:
             for r in again.to_pylist():
                 out.append((r["file_id"], r["line"], 1, f"allocation {r['allocation']} again (first at line "
                                                         f"{r['line_min']}): two buffer assignments in one file?", ""))
-    asg = tables["assignments"].select(["file_id", "allocation", "value_id", "offset", "size", "line"])
     if asg.num_rows and alloc.num_rows:
         sizes = alloc.select(["file_id", "allocation", "size"]).rename_columns(["file_id", "allocation", "allocation_size"])
         sizes = sizes.group_by(["file_id", "allocation"], use_threads=False).aggregate([("allocation_size", "max")])
+        if not _some_value_past_its_allocation(asg, sizes):
+            return out
         j = asg.join(sizes, ["file_id", "allocation"])
         end = pc.add_checked(pc.cast(j.column("offset"), pa.decimal128(20, 0)), pc.cast(j.column("size"), pa.decimal128(20, 0)))
         past = j.filter(pc.greater(end, pc.cast(j.column("allocation_size_max"), pa.decimal128(20, 0))))
@@ -172,10 +186,65 @@ def _allocation_problems(tables: Mapping[str, pa.Table]) -> list[Problem]:
     return out
 
 
+def _allocations_plainly_fine(alloc: pa.Table, asg: pa.Table) -> bool:
+    """True when, read as XLA prints them, no allocation is listed twice and no value lies past
+    its allocation: (file, allocation) keys strictly increase down the allocations table (each
+    file lists its allocations in ascending order, files one after the other), so each is
+    unique, and every value's end is at most its allocation's size, found by binary search.
+    False means "look closely" (the exact group-by and join below), not "a problem": keys out
+    of order, a value whose allocation is not listed, numbers near the int64 limit."""
+    import numpy as np
+
+    if alloc.num_rows == 0:
+        return asg.num_rows == 0
+    for t in (alloc, asg):
+        if any(t.column(c).null_count for c in ("file_id", "allocation", "size")) or \
+                ("offset" in t.schema.names and t.column("offset").null_count):
+            return False
+
+    def keys(t: pa.Table) -> "np.ndarray":
+        fid = t.column("file_id").to_numpy().astype(np.int64)
+        a = t.column("allocation").to_numpy().astype(np.int64)
+        if a.size and (a.min() < 0 or a.max() >= 1 << 32):
+            raise OverflowError
+        return fid << 32 | a
+
+    try:
+        ak, qk = keys(alloc), keys(asg)
+    except OverflowError:
+        return False
+    if ak.size > 1 and not bool(np.all(ak[1:] > ak[:-1])):
+        return False
+    if asg.num_rows == 0:
+        return True
+    off, size = asg.column("offset").to_numpy(), asg.column("size").to_numpy()
+    if off.min() < 0 or size.min() < 0 or off.max() >= 1 << 62 or size.max() >= 1 << 62:
+        return False
+    at = np.searchsorted(ak, qk)
+    if bool(np.any(at >= ak.size)) or not bool(np.all(ak[at] == qk)):
+        return False
+    return bool(np.all(off + size <= alloc.column("size").to_numpy()[at]))
+
+
+def _some_value_past_its_allocation(asg: pa.Table, sizes: pa.Table) -> bool:
+    """Whether any value ends past its allocation: the largest end (offset + size) per
+    allocation against the allocation's size, so the row-level join runs only when one does.
+    (An end past int64 is left to that exact join.)"""
+    try:
+        end = pc.add_checked(asg.column("offset"), asg.column("size"))
+    except pa.ArrowInvalid:  # overflow: the join below compares exactly
+        return True
+    ends = pa.table({"file_id": asg.column("file_id"), "allocation": asg.column("allocation"), "end": end})
+    ends = ends.group_by(["file_id", "allocation"], use_threads=False).aggregate([("end", "max")])
+    j = ends.join(sizes, ["file_id", "allocation"])
+    return j.filter(pc.greater(j.column("end_max"), j.column("allocation_size_max"))).num_rows > 0
+
+
 def _live_range_problems(tables: Mapping[str, pa.Table]) -> list[Problem]:
     """``HloLiveRange (max N)`` with N > 0 and not one schedule line in the file."""
-    tot = tables["totals"].select(["file_id", "section", "key", "value", "line"]).to_pylist()
-    scheduled = set(tables["schedule"].column("file_id").to_pylist())
+    tot = tables["totals"].select(["file_id", "section", "key", "value", "line"])
+    tot = tot.filter(pc.and_(pc.equal(tot.column("section"), "live_range"), pc.equal(tot.column("key"), "max"))).to_pylist()
+    scheduled = set(pc.unique(tables["schedule"].column("file_id")).to_pylist())
     return [(r["file_id"], r["line"], 1, f"HloLiveRange (max {r['value']}) but no InstructionSequence follows: the "
                                          "file is cut short after its header", "")
             for r in tot if r["section"] == "live_range" and r["key"] == "max" and (r["value"] or 0) > 0
@@ -188,14 +257,19 @@ def _memory_report_problems(tables: Mapping[str, pa.Table]) -> list[Problem]:
     if mr.num_rows == 0:
         return []
     # `The rest N values|allocations …` lines, by (file, line): the table above them was cut on purpose
-    rest = {(r["file_id"], r["line"]) for r in tables["totals"].select(["file_id", "section", "key", "line"]).to_pylist()
-            if r["section"] == "memory_report" and r["key"] in ("rest_values", "rest_allocations")}
-    last: dict[tuple[int, str, int], dict[str, Any]] = {}
-    for r in mr.to_pylist():
-        # the allocation list is one table (table -1 of its kind); each offset table its own
-        k = (r["file_id"], r["row_kind"], r["table"] if r["row_kind"] == "offsets" else -1)
-        if k not in last or r["line"] > last[k]["line"]:
-            last[k] = r
+    tot = tables["totals"].select(["file_id", "section", "key", "line"])
+    tot = tot.filter(pc.and_(pc.equal(tot.column("section"), "memory_report"),
+                             pc.is_in(tot.column("key"), pa.array(["rest_values", "rest_allocations"]))))
+    rest = set(zip(tot.column("file_id").to_pylist(), tot.column("line").to_pylist()))
+    # the last row of each table: the allocation list is one table (table -1 of its kind), each
+    # offset table its own; a row is one line of its file, so (file, line) finds it again
+    kind = pc.cast(mr.column("row_kind"), pa.string())
+    tab = pc.if_else(pc.equal(kind, "offsets"), pc.cast(mr.column("table"), pa.int64()), pa.scalar(-1, pa.int64()))
+    keyed = pa.table({"file_id": mr.column("file_id"), "kind": kind, "tab": tab, "line": mr.column("line")})
+    ends = keyed.group_by(["file_id", "kind", "tab"], use_threads=False).aggregate([("line", "max")])
+    ends = ends.rename_columns(["file_id", "kind", "tab", "line"])
+    rows = ends.join(mr.select(["file_id", "line", "percent", "remaining_bytes"]), ["file_id", "line"]).to_pylist()
+    last: dict[tuple[int, str, int], dict[str, Any]] = {(r["file_id"], r["kind"], r["tab"]): r for r in rows}
     out: list[Problem] = []
     for (fid, kind, _), r in sorted(last.items(), key=lambda kv: (kv[0][0], kv[1]["line"])):
         if (fid, r["line"] + 1) in rest:
