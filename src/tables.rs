@@ -302,7 +302,7 @@ tables! {
         opcode: Dict, shape: Dict, operands: StrList, operand_text: Str, called_computations: StrList,
         attributes: Str, op_name: OptDict, op_type: OptDict, source_file: OptDict,
         source_line: OptI32, source_function: OptDict, stack_frame_id: OptI32,
-        custom_call_target: OptDict, backend_config: OptDict, fusion_kind: OptDict,
+        custom_call_target: OptDict, backend_config: OptStr, fusion_kind: OptDict,
         sharding: OptDict, line: I32, offset: I64,
     }
     /// One row per `StackFrames` entry, joined with its file location and names.

@@ -46,9 +46,9 @@ def dict_columns(name: str) -> list[str]:
 
 def test_the_big_low_cardinality_columns_are_dictionaries() -> None:
     assert set(INSTR_DICT) <= set(dict_columns("instructions"))
-    # backend_config: nearly every row null (issue 26: a null key is 4 bytes, a null view 16)
-    assert SCHEMAS["instructions"].field("backend_config").type == D
-    for t, c in [("instructions", "name"), ("instructions", "attributes"),
+    # backend_config stays a view although nearly every row is null: a TPU kernel body can be
+    # megabytes, which a dictionary would copy (issue 26)
+    for t, c in [("instructions", "name"), ("instructions", "attributes"), ("instructions", "backend_config"),
                  ("values", "defining_instruction"), ("assignments", "instruction")]:
         assert SCHEMAS[t].field(c).type == pa.string_view(), (t, c)  # mostly unique: views
     for t in ["assignments", "values", "live_ranges", "peak"]:

@@ -10,6 +10,7 @@ the file mapping.
 from __future__ import annotations
 
 import base64
+import os
 import random
 
 import pyarrow as pa
@@ -157,10 +158,20 @@ def test_snippet(name, tmp_path):
     assert_same(str(p), strict_too=True)
 
 
-def test_huge_custom_call_body_is_one_dictionary_value(tmp_path):
-    """backend_config is dictionary-encoded (issue 26: nearly every row is null, 4 bytes each
-    instead of a 16-byte view): a 50 MB body is one value of the batch's dictionary, copied once,
-    and the custom_calls figures are read from it."""
+def _mapped_ranges(path: str) -> list[tuple[int, int]]:
+    real = os.path.realpath(path)
+    out = []
+    with open("/proc/self/maps") as f:
+        for line in f:
+            parts = line.split(None, 5)
+            if len(parts) == 6 and parts[5].strip() == real:
+                lo, hi = (int(x, 16) for x in parts[0].split("-"))
+                out.append((lo, hi))
+    return out
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/maps"), reason="needs /proc/self/maps")
+def test_huge_custom_call_body_is_a_view_into_the_mapping(tmp_path):
     rnd = random.Random(7)
     payload = b"ML\xefR" + rnd.randbytes(38_000_000)
     body = base64.b64encode(payload).decode()
@@ -169,19 +180,27 @@ def test_huge_custom_call_body_is_one_dictionary_value(tmp_path):
     path = tmp_path / "module_0001.big.before_optimizations.txt"
     with open(path, "w") as f:
         f.write("HloModule big\n\nENTRY %main (p: f32[8]) -> f32[8] {\n  %p = f32[8]{0} parameter(0)\n"
-                '  %k = f32[8]{0} custom-call(%p), custom_call_target="tpu_custom_call", '
+                '  ROOT %k = f32[8]{0} custom-call(%p), custom_call_target="tpu_custom_call", '
                 "backend_config=")
-        f.write(cfg)
-        f.write('\n  ROOT %k2 = f32[8]{0} custom-call(%k), custom_call_target="tpu_custom_call", backend_config=')
         f.write(cfg)
         f.write("\n}\n")
     del body
     d = hlodump.read_arrow(str(path), mmap=True)
-    [arr] = d.views.instructions.column("backend_config").chunks
-    assert arr.type == pa.dictionary(pa.int32(), pa.large_string())
-    assert arr.indices.to_pylist() == [None, 0, 0]  # %p, %k, %k2: the same body, one value
-    assert len(arr.dictionary) == 1 and arr.dictionary[0].as_py() == cfg
-    for c in d.custom_calls.to_pylist():
-        assert (c["format"], c["decoded_length"], c["body_length"], c["kernel_name"]) == (
-            "mlir_bytecode", len(payload), len(base64.b64encode(payload)), "splash")
-    assert d.custom_calls.num_rows == 2
+    arr = d.views.instructions.column("backend_config").chunk(0)
+    assert arr.type == pa.string_view()
+    row = d.views.instructions.column("name").to_pylist().index("k")
+    # The view's data buffer: a string_view array has [validity, views, data buffers...].
+    views = arr.buffers()[1]
+    import struct
+
+    raw = views.to_pybytes()[16 * (arr.offset + row): 16 * (arr.offset + row) + 16]
+    length, _prefix, buf_index, offset = struct.unpack("<i4sii", raw)
+    assert length == len(cfg)
+    data = arr.buffers()[2 + buf_index]
+    start = data.address + offset
+    ranges = _mapped_ranges(str(path))
+    assert ranges, "the file is not mapped"
+    assert any(lo <= start and start + length <= hi for lo, hi in ranges), (hex(start), ranges)
+    [c] = d.custom_calls.to_pylist()
+    assert (c["format"], c["decoded_length"], c["body_length"], c["kernel_name"]) == (
+        "mlir_bytecode", len(payload), len(base64.b64encode(payload)), "splash")

@@ -1,8 +1,7 @@
 """Custom-call bodies (e.g. Mosaic / Pallas kernels) decoded on demand.
 
-Bodies stay base64 text in ``instructions.backend_config`` (they can be megabytes per line; a
-dictionary column: each distinct config once per batch); ``decode_body`` decodes one when you
-need it.
+Bodies stay zero-copy base64 text in ``instructions.backend_config`` (they can be megabytes per
+line); ``decode_body`` decodes one when you need it.
 """
 
 from __future__ import annotations

@@ -40,9 +40,8 @@ General conventions (apply to every table unless a column says otherwise)
   Chosen per column from the cardinalities of tests/data and the corpus of jax releases:
   dictionary where distinct values are a small share of the rows (or most rows are null)
   and the strings are short; views where strings are mostly unique (names, operand text,
-  attributes). ``backend_config`` is a dictionary too although its values can be megabytes:
-  nearly every row is null (a null is 4 bytes, not a 16-byte view) and the configs that are
-  printed repeat (issue 26: output size).
+  attributes) or may be huge (``backend_config``: nearly every row is null, but a kernel body
+  of megabytes stays a view of the file instead of a copy in a dictionary).
 * Shape indices are printed ``{}`` / ``{1}`` / ``{0,2}``; a ``shape_index`` column holds that text,
   or ``""`` (empty, not null) where the file did not print an index.
 * Human-readable sizes (``4.00MiB``, ``51.1KiB``, ``576B``) convert to bytes as
