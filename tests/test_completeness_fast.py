@@ -21,7 +21,9 @@ def tables(rng: random.Random):
             idx.append(rng.choice(idx))  # listed twice
         if rng.random() < 0.2:
             rng.shuffle(idx)
+        gap = rng.choice([0, 0, 7])  # numbered 0, 1, 2 … as XLA does, or with gaps
         for a in idx:
+            a = a * (gap + 1)
             line += 1
             size = rng.randint(0, 64)
             alloc.append((fid, a, size, line))
@@ -29,7 +31,7 @@ def tables(rng: random.Random):
                 line += 1
                 off = rng.randint(0, size)
                 sz = rng.randint(0, size - off + (2 if rng.random() < 0.1 else 0))
-                target = a if rng.random() > 0.05 else n + 5  # a value of an unlisted allocation
+                target = a if rng.random() > 0.05 else (n + 5) * (gap + 1) + 1  # a value of an unlisted allocation
                 asg.append((fid, target, v, off, sz, line))
     a = pa.table({"file_id": pa.array([r[0] for r in alloc], pa.int32()), "allocation": pa.array([r[1] for r in alloc], pa.int64()),
                   "size": pa.array([r[2] for r in alloc], pa.int64()), "line": pa.array([r[3] for r in alloc], pa.int32())})

@@ -190,9 +190,10 @@ def _allocations_plainly_fine(alloc: pa.Table, asg: pa.Table) -> bool:
     """True when, read as XLA prints them, no allocation is listed twice and no value lies past
     its allocation: (file, allocation) keys strictly increase down the allocations table (each
     file lists its allocations in ascending order, files one after the other), so each is
-    unique, and every value's end is at most its allocation's size, found by binary search.
-    False means "look closely" (the exact group-by and join below), not "a problem": keys out
-    of order, a value whose allocation is not listed, numbers near the int64 limit."""
+    unique, and every value's end is at most its allocation's size. False means "look closely"
+    (the exact group-by and join below), not "a problem": keys out of order, allocations not
+    numbered 0, 1, 2 … in a file, a value whose allocation is not listed, numbers near the
+    int64 limit."""
     import numpy as np
 
     if alloc.num_rows == 0:
@@ -202,24 +203,48 @@ def _allocations_plainly_fine(alloc: pa.Table, asg: pa.Table) -> bool:
                 ("offset" in t.schema.names and t.column("offset").null_count):
             return False
 
-    def keys(t: pa.Table) -> "np.ndarray":
-        fid = t.column("file_id").to_numpy().astype(np.int64)
-        a = t.column("allocation").to_numpy().astype(np.int64)
-        if a.size and (a.min() < 0 or a.max() >= 1 << 32):
-            raise OverflowError
-        return fid << 32 | a
-
-    try:
-        ak, qk = keys(alloc), keys(asg)
-    except OverflowError:
-        return False
-    if ak.size > 1 and not bool(np.all(ak[1:] > ak[:-1])):
-        return False
+    # allocations: (file, allocation) strictly increasing down the table
+    fid, a = alloc.column("file_id").to_numpy(), alloc.column("allocation").to_numpy()
+    if fid.size > 1:
+        dfid = np.diff(fid)
+        if not bool(np.all((dfid > 0) | ((dfid == 0) & (np.diff(a) > 0)))):
+            return False
     if asg.num_rows == 0:
         return True
     off, size = asg.column("offset").to_numpy(), asg.column("size").to_numpy()
     if off.min() < 0 or size.min() < 0 or off.max() >= 1 << 62 or size.max() >= 1 << 62:
         return False
+    # each value's allocation row: XLA numbers a file's allocations 0, 1, 2 …, so the row is the
+    # file's first row + the allocation number (found per file, no search); else no shortcut
+    starts = np.flatnonzero(np.concatenate(([True], fid[1:] != fid[:-1])))
+    counts = np.diff(np.append(starts, fid.size))
+    if fid.min() < 0 or not bool(np.all(a == np.arange(fid.size) - np.repeat(starts, counts))):
+        return _values_inside_by_search(fid, a, alloc, asg, off, size)
+    first = np.full(int(fid.max()) + 1, -1, np.int64)
+    count = np.zeros(int(fid.max()) + 1, np.int64)
+    first[fid[starts]], count[fid[starts]] = starts, counts
+    qf, qa = asg.column("file_id").to_numpy(), asg.column("allocation").to_numpy()
+    if qf.min() < 0 or qf.max() >= first.size:
+        return False
+    row_first, row_count = first[qf], count[qf]
+    if bool(np.any(row_first < 0)) or bool(np.any((qa < 0) | (qa >= row_count))):
+        return False
+    return bool(np.all(off + size <= alloc.column("size").to_numpy()[row_first + qa]))
+
+
+def _values_inside_by_search(fid: Any, a: Any, alloc: pa.Table, asg: pa.Table, off: Any, size: Any) -> bool:
+    """`_allocations_plainly_fine`'s value check when allocations are not numbered 0, 1, 2 … in
+    a file: each value's allocation row by binary search over the (file, allocation) keys,
+    which strictly increase (checked by the caller)."""
+    import numpy as np
+
+    if a.min() < 0 or a.max() >= 1 << 32:
+        return False
+    ak = fid.astype(np.int64) << 32 | a
+    qa = asg.column("allocation").to_numpy()
+    if qa.min() < 0 or qa.max() >= 1 << 32:
+        return False
+    qk = asg.column("file_id").to_numpy().astype(np.int64) << 32 | qa
     at = np.searchsorted(ak, qk)
     if bool(np.any(at >= ak.size)) or not bool(np.all(ak[at] == qk)):
         return False
