@@ -8,9 +8,10 @@
 //! of name, shape, opcode, operands (with their depth-1 commas), every attribute, and the
 //! metadata items (`op_name`, `op_type`, `source_file`, `source_line`, `stack_frame_id`).
 //! It answers only when it is certain that `parse_instruction` accepts the line with exactly
-//! these pieces (the certainty argument is `instruction::summary_fast`'s: no '\\' anywhere,
-//! comments only as complete `/*…*/` without '"', metadata in its printed `{k="v" k=word}`
-//! form, metadata numbers that fit i64); otherwise it says `Unsure` and the caller runs the
+//! these pieces (the certainty argument is `instruction::summary_fast`'s: no '\\' outside a
+//! metadata string — an escaped one is kept quoted and unescaped in stage 2 as the full parse
+//! does —, comments only as complete `/*…*/` without '"', metadata in its printed
+//! `{k="v" k=word}` form, metadata numbers that fit i32); otherwise it says `Unsure` and the caller runs the
 //! full parse — the fallback decides every line the tape cannot, so no table changes.
 //!
 //! Because a line the tape accepts is one the full parse accepts with the same pieces, a
@@ -393,11 +394,12 @@ fn known_metadata_key(text: &[u8], pos: usize) -> Option<(usize, usize)> {
     }
 }
 
-/// The metadata value at `text[open]` in its printed form `{k="v" k=word …}` (single spaces,
-/// no escapes): the items the tables use into `md`, as `attributes::parse_metadata` reads
-/// them; returns the index of its closing '}'. Unsure for any other form (the first metadata
-/// value included), and for a number that has the form of an integer but does not fit i64
-/// (the full parse reports it).
+/// The metadata value at `text[open]` in its printed form `{k="v" k=word …}` (single spaces;
+/// a string with '\\' escapes is kept quoted, its bit set in `escaped`): the items the tables
+/// use into `md`, as `attributes::parse_metadata` reads them; returns the index of its closing
+/// '}'. Unsure for any other form (the first metadata value included), for a quoted number
+/// with an escape, and for a number that has the form of an integer but does not fit i32 (the
+/// full parse reports it).
 #[inline(always)]
 fn metadata(text: &[u8], open: usize, md: &mut [Option<Span>; 5], escaped: &mut u8) -> Result<usize, Unsure> {
     if text[open] != b'{' {
