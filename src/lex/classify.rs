@@ -327,45 +327,44 @@ pub fn find2(a: u8, b: u8, s: &[u8]) -> Option<usize> {
 /// Lines that start with two spaces: `data` starting with "  ", and every "\n  " (the HLO
 /// parser sizes its instruction columns with it; one pass over the file).
 pub fn count_indented_lines(level: Level, data: &[u8]) -> usize {
-    static NL_SP: Classes<2> = Classes::new([ByteSet::of(b"\n"), ByteSet::of(b" ")]);
-    let mut n = data.starts_with(b"  ") as usize;
-    // A block's newlines are counted when the next block is there (its first two spaces).
-    let (mut nl, mut sp) = (0u64, 0u64);
-    NL_SP.blocks(level, data, |_, [nl2, sp2]| {
-        let sp1 = sp >> 1 | sp2 << 63;
-        let sp_2 = sp >> 2 | sp2 << 62;
-        n += (nl & sp1 & sp_2).count_ones() as usize;
-        (nl, sp) = (nl2, sp2);
-        true
-    });
-    n + (nl & sp >> 1 & sp >> 2).count_ones() as usize
+    indented_lines_and(level, data, |_, _| {})
 }
 
 /// `count_indented_lines` of `data[from..]` that also records where every '\n' of it lies
 /// (absolute positions in `data`, which must be shorter than 4 GiB): the line splitter then
 /// reads line ends from the list instead of searching each line (`Lines::use_newlines`).
 pub fn newlines_and_indented(level: Level, data: &[u8], from: usize) -> (Vec<u32>, usize) {
-    static NL_SP: Classes<2> = Classes::new([ByteSet::of(b"\n"), ByteSet::of(b" ")]);
     assert!(data.len() <= u32::MAX as usize, "newline positions are u32");
     let rest = &data[from..];
     // lines are rarely shorter than 32 bytes: one reservation for nearly every input
     let mut ends: Vec<u32> = Vec::with_capacity(rest.len() / 32 + 16);
-    let mut n = rest.starts_with(b"  ") as usize;
+    let n = indented_lines_and(level, rest, |at, mut nl| {
+        let base = (from + at) as u32;
+        while nl != 0 {
+            crate::runtime::push(&mut ends, base + nl.trailing_zeros());
+            nl &= nl - 1;
+        }
+    });
+    (ends, n)
+}
+
+/// The one pass behind both: counts the lines of `data` that start with two spaces, and hands
+/// `newlines(block_start, mask)` each block's '\n' mask on the way.
+#[inline(always)]
+fn indented_lines_and(level: Level, data: &[u8], mut newlines: impl FnMut(usize, u64)) -> usize {
+    static NL_SP: Classes<2> = Classes::new([ByteSet::of(b"\n"), ByteSet::of(b" ")]);
+    let mut n = data.starts_with(b"  ") as usize;
+    // A block's newlines are counted when the next block is there (its first two spaces).
     let (mut nl, mut sp) = (0u64, 0u64);
-    NL_SP.blocks(level, rest, |at, [nl2, sp2]| {
+    NL_SP.blocks(level, data, |at, [nl2, sp2]| {
         let sp1 = sp >> 1 | sp2 << 63;
         let sp_2 = sp >> 2 | sp2 << 62;
         n += (nl & sp1 & sp_2).count_ones() as usize;
-        let base = (from + at) as u32;
-        let mut m = nl2;
-        while m != 0 {
-            crate::runtime::push(&mut ends, base + m.trailing_zeros());
-            m &= m - 1;
-        }
+        newlines(at, nl2);
         (nl, sp) = (nl2, sp2);
         true
     });
-    (ends, n + (nl & sp >> 1 & sp >> 2).count_ones() as usize)
+    n + (nl & sp >> 1 & sp >> 2).count_ones() as usize
 }
 
 #[cfg(target_arch = "x86_64")]
