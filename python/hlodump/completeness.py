@@ -174,8 +174,6 @@ def _allocation_problems(tables: Mapping[str, pa.Table]) -> list[Problem]:
     if asg.num_rows and alloc.num_rows:
         sizes = alloc.select(["file_id", "allocation", "size"]).rename_columns(["file_id", "allocation", "allocation_size"])
         sizes = sizes.group_by(["file_id", "allocation"], use_threads=False).aggregate([("allocation_size", "max")])
-        if not _some_value_past_its_allocation(asg, sizes):
-            return out
         j = asg.join(sizes, ["file_id", "allocation"])
         end = pc.add_checked(pc.cast(j.column("offset"), pa.decimal128(20, 0)), pc.cast(j.column("size"), pa.decimal128(20, 0)))
         past = j.filter(pc.greater(end, pc.cast(j.column("allocation_size_max"), pa.decimal128(20, 0))))
@@ -190,10 +188,9 @@ def _allocations_plainly_fine(alloc: pa.Table, asg: pa.Table) -> bool:
     """True when, read as XLA prints them, no allocation is listed twice and no value lies past
     its allocation: (file, allocation) keys strictly increase down the allocations table (each
     file lists its allocations in ascending order, files one after the other), so each is
-    unique, and every value's end is at most its allocation's size. False means "look closely"
-    (the exact group-by and join below), not "a problem": keys out of order, allocations not
-    numbered 0, 1, 2 … in a file, a value whose allocation is not listed, numbers near the
-    int64 limit."""
+    unique, and every value's end is at most its allocation's size (found by binary search).
+    False means "look closely" (the exact group-by and join below), not "a problem": keys out
+    of order, a value whose allocation is not listed, numbers near the int64 limit."""
     import numpy as np
 
     if alloc.num_rows == 0:
@@ -214,55 +211,16 @@ def _allocations_plainly_fine(alloc: pa.Table, asg: pa.Table) -> bool:
     off, size = asg.column("offset").to_numpy(), asg.column("size").to_numpy()
     if off.min() < 0 or size.min() < 0 or off.max() >= 1 << 62 or size.max() >= 1 << 62:
         return False
-    # each value's allocation row: XLA numbers a file's allocations 0, 1, 2 …, so the row is the
-    # file's first row + the allocation number (found per file, no search); else no shortcut
-    starts = np.flatnonzero(np.concatenate(([True], fid[1:] != fid[:-1])))
-    counts = np.diff(np.append(starts, fid.size))
-    if fid.min() < 0 or not bool(np.all(a == np.arange(fid.size) - np.repeat(starts, counts))):
-        return _values_inside_by_search(fid, a, alloc, asg, off, size)
-    first = np.full(int(fid.max()) + 1, -1, np.int64)
-    count = np.zeros(int(fid.max()) + 1, np.int64)
-    first[fid[starts]], count[fid[starts]] = starts, counts
+    # each value's allocation row: binary search over the (file, allocation) keys
     qf, qa = asg.column("file_id").to_numpy(), asg.column("allocation").to_numpy()
-    if qf.min() < 0 or qf.max() >= first.size:
-        return False
-    row_first, row_count = first[qf], count[qf]
-    if bool(np.any(row_first < 0)) or bool(np.any((qa < 0) | (qa >= row_count))):
-        return False
-    return bool(np.all(off + size <= alloc.column("size").to_numpy()[row_first + qa]))
-
-
-def _values_inside_by_search(fid: Any, a: Any, alloc: pa.Table, asg: pa.Table, off: Any, size: Any) -> bool:
-    """`_allocations_plainly_fine`'s value check when allocations are not numbered 0, 1, 2 … in
-    a file: each value's allocation row by binary search over the (file, allocation) keys,
-    which strictly increase (checked by the caller)."""
-    import numpy as np
-
-    if a.min() < 0 or a.max() >= 1 << 32:
+    if min(a.min(), qa.min()) < 0 or max(a.max(), qa.max()) >= 1 << 32:
         return False
     ak = fid.astype(np.int64) << 32 | a
-    qa = asg.column("allocation").to_numpy()
-    if qa.min() < 0 or qa.max() >= 1 << 32:
-        return False
-    qk = asg.column("file_id").to_numpy().astype(np.int64) << 32 | qa
+    qk = qf.astype(np.int64) << 32 | qa
     at = np.searchsorted(ak, qk)
     if bool(np.any(at >= ak.size)) or not bool(np.all(ak[at] == qk)):
         return False
     return bool(np.all(off + size <= alloc.column("size").to_numpy()[at]))
-
-
-def _some_value_past_its_allocation(asg: pa.Table, sizes: pa.Table) -> bool:
-    """Whether any value ends past its allocation: the largest end (offset + size) per
-    allocation against the allocation's size, so the row-level join runs only when one does.
-    (An end past int64 is left to that exact join.)"""
-    try:
-        end = pc.add_checked(asg.column("offset"), asg.column("size"))
-    except pa.ArrowInvalid:  # overflow: the join below compares exactly
-        return True
-    ends = pa.table({"file_id": asg.column("file_id"), "allocation": asg.column("allocation"), "end": end})
-    ends = ends.group_by(["file_id", "allocation"], use_threads=False).aggregate([("end", "max")])
-    j = ends.join(sizes, ["file_id", "allocation"])
-    return j.filter(pc.greater(j.column("end_max"), j.column("allocation_size_max"))).num_rows > 0
 
 
 def _live_range_problems(tables: Mapping[str, pa.Table]) -> list[Problem]:
