@@ -7,7 +7,6 @@ import random
 
 import pyarrow as pa
 import pytest
-
 from hlodump import completeness
 
 
