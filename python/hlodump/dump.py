@@ -277,7 +277,7 @@ class Dump(Mapping[str, pa.Table]):
         columns: "Mapping[str, list[str]] | None" = None,
     ) -> "Dump":
         """Fill in empty tables with their (projected) schema, in the canonical table order."""
-        names = [n for n in SCHEMAS if wanted is None or n in wanted or n in ("files", "errors")]
+        names = [n for n in SCHEMAS if wanted is None or n in wanted or n in ("files", "errors", "notes")]
         out = {}
         for n in names:
             t = tables.get(n)
