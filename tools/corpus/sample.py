@@ -55,6 +55,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 CONTROL_FLOW = ("control_flow", {"modules": ["jit_rnn", "jit_rnn_loss", "jit_newton_sqrt", "jit_branches", "jit_nested"]})
 SPMD = ("spmd", {"modules": ["jit_mlp_loss", "jit_sm_collectives", "jit_sm_permute", "jit_ring"], "last_module": True})
 BASIC = [CONTROL_FLOW, SPMD]
+NEW = [CONTROL_FLOW, ("spmd", {}), ("convnet", {"modules": ["jit_loss"]}),
+       ("linalg", {"modules": ["jit_solve", "jit_cholesky", "jit_qr", "jit_svd", "jit_eigh"]}),
+       ("transformer", {"modules": ["jit_forward"]})]
 SAMPLE: dict[str, list[tuple[str, dict]]] = {
     "0.4.13": BASIC,
     "0.4.20": BASIC,
@@ -68,6 +71,13 @@ SAMPLE: dict[str, list[tuple[str, dict]]] = {
     # per-pass dumps for one release: the forward module of the transformer
     "0.8.3": BASIC + [("transformer", {"modules": ["jit_forward"]})],
     "0.9.2": BASIC,
+    # jax 0.11.2 / 0.12.0.1 (Python >= 3.12): control_flow as BASIC, spmd whole (every named-
+    # sharding `mesh[...]` replica-group form: several axes, sub-axes `{'model':(2)2}`), the
+    # convnet's training step (convolutions and their gradients), linalg's solve/cholesky/qr/svd/eigh
+    # (custom calls, while loops with compact tuple operands), the transformer's forward module
+    # with KEEP_PASSES per-pass dumps
+    "0.11.2": NEW,
+    "0.12.0.1": NEW,
 }
 # jax 0.4.26 and 0.10.2 (tests/data/corpus/jax-0.4.26, jax-0.10.2) were sampled earlier and
 # differently: transformer, control_flow, spmd, misc whole, every 5th pass dump plus the last
