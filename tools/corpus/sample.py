@@ -27,6 +27,12 @@ What is copied (SAMPLE below), per release and program:
     `first_kernel_module`: only the first module (number order) that wrote per-kernel MLIR.
   LLVM IR (`*.ll`) and object files (`*.o`) are never copied.
 
+Producers other than jax (``--producer NAME SRC OUT``: TensorFlow, PyTorch/XLA; one flat dump
+directory SRC, module names that may contain dots): every file of every module into OUT/NAME/,
+except per-kernel MLIR, of which only the first kernel (file-name order) of each name form is
+kept, all three stages; ``--site DIR`` (repeatable) also neutralises that directory (the
+producer's site-packages, which TensorFlow's metadata names) to ``/usr/lib/python3/site…/``.
+
 Path neutralisation (the only change made to file contents): every occurrence of the DUMPS
 directory (`<DUMPS>/`) and of the generator directory (`<gen-dir>/`) is replaced by a neutral path
 of the SAME byte length (`/data/xla_dump/run…/`, `/src/models_gen/corpus_program…/`), so file
@@ -89,6 +95,7 @@ CORPUS_PASSES = 8  # the corpus kept 8 per module (trim_passes.py -8)
 
 NEUTRAL_DUMPS = ("/data/xla_dump/", "run_b")
 NEUTRAL_GEN = ("/src/models_gen/", "corpus_program")
+NEUTRAL_SITE = ("/usr/lib/python3/", "site-packages")
 FORBIDDEN = (b"/work/", b"/root/", b"/tmp/", b"/home/")
 
 _MODULE = re.compile(r"^module_(\d{4,})\.([A-Za-z0-9_]+)\.")
@@ -229,6 +236,54 @@ def copy_program(src: str, dst: str, chosen: list[str], replacements: list[tuple
     return len(chosen), total
 
 
+_STAGE_SUFFIX = ".before_optimizations.txt"
+_KERNEL_STAGE = re.compile(r"^(.+)-(pre-optimization|post-optimization|post-lowering)\.mlir$")
+
+
+def choose_producer(src: str) -> list[str]:
+    """Files of a producer's flat dump directory for the sample (see the docstring)."""
+    names = sorted(os.listdir(src))
+    stems = sorted({n[: -len(_STAGE_SUFFIX)] for n in names if n.endswith(_STAGE_SUFFIX)}, key=len, reverse=True)
+    keep, forms = [], {}
+    for n in names:
+        path = os.path.join(src, n)
+        if n.endswith((".ll", ".o")):
+            continue
+        if os.path.isdir(path):
+            for root, _dirs, fns in os.walk(path):
+                keep += [os.path.relpath(os.path.join(root, f), src).replace(os.sep, "/") for f in fns]
+            continue
+        m = _KERNEL_STAGE.match(n)
+        stem = next((st for st in stems if n.startswith(st + ".")), None)
+        if m and stem:
+            kernel = m[1][len(stem) + 1:]
+            owner = forms.setdefault(_kernel_form(kernel.split(".", 1)[0] if kernel.startswith("__") else kernel),
+                                     m[1])
+            if owner != m[1]:
+                continue
+        keep.append(n)
+    return sorted(keep)
+
+
+def producer_main(a) -> int:
+    name, src, out = a.producer
+    src = os.path.abspath(src)
+    replacements = []
+    for original, base in ([(src.rstrip("/") + "/", NEUTRAL_DUMPS),
+                            (os.path.abspath(a.gen_dir).rstrip("/") + "/", NEUTRAL_GEN)]
+                           + [(os.path.abspath(d).rstrip("/") + "/", NEUTRAL_SITE) for d in a.site]):
+        replacements.append((original.encode(), neutral(original, base).encode()))
+    # the dump directory itself also appears without its '/' (debug_options: xla_dump_to: "SRC")
+    replacements[0] = (replacements[0][0][:-1], replacements[0][1][:-1])
+    replacements.sort(key=lambda r: -len(r[0]))
+    for old, new in replacements:
+        print(f"path {old.decode()} -> {new.decode()}")
+    files = choose_producer(src)
+    n, size = copy_program(src, os.path.join(out, name), files, replacements, a.dry_run)
+    print(f"{name}: {n} files, {size} bytes")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("dumps", nargs="?")
@@ -237,7 +292,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--gen-dir", default=os.path.join(HERE, "generators"))
     ap.add_argument("--dry-run", action="store_true", help="only print what would be copied")
     ap.add_argument("--programs", metavar="VERSION", help="print the programs of VERSION's sample and exit")
+    ap.add_argument("--producer", nargs=3, metavar=("NAME", "SRC", "OUT"),
+                    help="sample a non-jax producer's flat dump SRC into OUT/NAME")
+    ap.add_argument("--site", action="append", default=[], help="(--producer) a site-packages path to neutralise")
     a = ap.parse_args(argv)
+    if a.producer:
+        return producer_main(a)
     if a.programs:
         if a.programs not in SAMPLE:
             print(f"no sample defined for jax {a.programs}", file=sys.stderr)
