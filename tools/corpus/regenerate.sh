@@ -21,7 +21,9 @@
 #     XLA_FLAGS="--xla_dump_to=OUT/dumps/jax-V/<program>" JAX_PLATFORMS=cpu python gen_<program>.py open
 #     (spmd adds --xla_force_host_platform_device_count=8, transformer --xla_dump_hlo_pass_re=.*);
 #     make_dumps.sh deletes *.ll and *.o
+#     (with RECORD=1: OUT/dumps/jax-V/<program>.compiles.jsonl, jax's memory/cost analysis per compile)
 #   sample.py OUT/dumps OUT/sample V   (choice of files, same-length path neutralisation)
+#   jax >= 0.11: oracles.py OUT/dumps OUT/sample V --python PY  (jax_analysis.json, xla_parse.json)
 # Needs Python 3.11 (3.12 for jax >= 0.11) with venv, PyPI access (or a pip cache) and about 2 minutes and 1 GB per release.
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -69,13 +71,18 @@ for V in $VERSIONS; do
   fi
   echo "=== jax $V ($PY): $PROGS"
   for p in $PROGS; do
-    "$HERE/generators/make_dumps.sh" "$PY" "$OUT/dumps" open "$p" > "$OUT/logs/gen-$V-$p.log" 2>&1
+    RECORD=1 "$HERE/generators/make_dumps.sh" "$PY" "$OUT/dumps" open "$p" > "$OUT/logs/gen-$V-$p.log" 2>&1
     if grep -q '^Traceback' "$OUT/logs/gen-$V-$p.log"; then
       echo "jax $V $p: generator crashed (see $OUT/logs/gen-$V-$p.log)"; rc=1
     fi
     grep '^FAILED' "$OUT/logs/gen-$V-$p.log" | sed "s/^/  $p: /"
   done
   python3 "$HERE/sample.py" "$OUT/dumps" "$DEST" "$V" --gen-dir "$HERE/generators" || rc=1
+  # jax >= 0.11: jax's memory/cost analysis of every sampled module and XLA's parse, next to the sample
+  IFS=. read -r major minor _ <<< "$V"
+  if [ "$major" -gt 0 ] || [ "$minor" -ge 11 ]; then
+    python3 "$HERE/oracles.py" "$OUT/dumps" "$DEST" "$V" --python "$PY" || rc=1
+  fi
   if [ -n "$MADE" ] && [ "${KEEP_VENVS:-0}" != 1 ]; then rm -rf "$MADE"; fi
 done
 exit $rc
