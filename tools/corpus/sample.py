@@ -85,6 +85,22 @@ SAMPLE: dict[str, list[tuple[str, dict]]] = {
     "0.11.2": NEW,
     "0.12.0.1": NEW,
 }
+# tests/data/proto (`--set proto`): text and binary proto twins of the same compiles
+# (make_proto_dumps.sh: --xla_dump_hlo_as_text --xla_dump_hlo_as_proto), three releases
+_PROTO = [("control_flow", {"modules": ["jit_rnn", "jit_rnn_loss", "jit_newton_sqrt", "jit_branches", "jit_nested"]}),
+          ("spmd", {"modules": ["jit_mlp_loss", "jit_sm_collectives", "jit_sm_permute", "jit_ring"], "last_module": True}),
+          ("convnet", {"modules": ["jit_loss"]}),
+          ("linalg", {"modules": ["jit_cholesky", "jit_qr"]}),
+          ("misc", {"modules": ["jit_update", "jit_mlp", "jit_scoped"]})]
+PROTO_SAMPLE: dict[str, list[tuple[str, dict]]] = {
+    "0.10.2": _PROTO,
+    "0.11.2": _PROTO,
+    # + per-pass dumps as text and proto (--xla_dump_hlo_pass_re=.*) and --xla_dump_hlo_to_subfolder
+    "0.12.0.1": _PROTO + [("control_flow_passes", {"modules": ["jit_newton_sqrt"]}),
+                          ("control_flow_subfolder", {"modules": ["jit_rnn", "jit_branches"]})],
+}
+SETS = {"corpus": SAMPLE, "proto": PROTO_SAMPLE}
+
 # jax 0.4.26 and 0.10.2 (tests/data/corpus/jax-0.4.26, jax-0.10.2) were sampled earlier and
 # differently: transformer, control_flow, spmd, misc whole, every 5th pass dump plus the last
 # (generators/trim_passes.py ROOT 5); see tests/data/corpus/README.md. They are not made here.
@@ -292,12 +308,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--gen-dir", default=os.path.join(HERE, "generators"))
     ap.add_argument("--dry-run", action="store_true", help="only print what would be copied")
     ap.add_argument("--programs", metavar="VERSION", help="print the programs of VERSION's sample and exit")
+    ap.add_argument("--set", choices=sorted(SETS), default="corpus",
+                    help="which sample: corpus (tests/data/corpus) or proto (tests/data/proto)")
     ap.add_argument("--producer", nargs=3, metavar=("NAME", "SRC", "OUT"),
                     help="sample a non-jax producer's flat dump SRC into OUT/NAME")
     ap.add_argument("--site", action="append", default=[], help="(--producer) a site-packages path to neutralise")
     a = ap.parse_args(argv)
     if a.producer:
         return producer_main(a)
+    global SAMPLE
+    SAMPLE = SETS[a.set]
     if a.programs:
         if a.programs not in SAMPLE:
             print(f"no sample defined for jax {a.programs}", file=sys.stderr)
