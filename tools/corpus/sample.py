@@ -273,8 +273,7 @@ def choose_producer(src: str) -> list[str]:
         stem = next((st for st in stems if n.startswith(st + ".")), None)
         if m and stem:
             kernel = m[1][len(stem) + 1:]
-            owner = forms.setdefault(_kernel_form(kernel.split(".", 1)[0] if kernel.startswith("__") else kernel),
-                                     m[1])
+            owner = forms.setdefault(_kernel_form(kernel), m[1])
             if owner != m[1]:
                 continue
         keep.append(n)

@@ -9,8 +9,11 @@ HLO text files are found by content (the file starts with ``HloModule ``). Per f
 path relative to ROOT, '/'-separated) the JSON has ``module`` (the parsed module's name) and
 ``computations``: per computation in XLA's order, ``name``, ``opcodes`` ({printed opcode: count}
 over the instructions XLA's parsed module has) and ``n_instructions``; plus ``synthesized``: the
-instructions XLA's parser made that the text does not print (the get-tuple-elements behind the
-compact tuple operands ``%x#k``), each ``[name, opcode, operand names, tuple index]``; or
+get-tuple-elements XLA's parser made that the text does not print (the compact tuple operands
+``%x#k``), each ``[name, opcode, operand names, tuple index, computation]``; ``renamed``: printed
+instructions XLA's parser named differently (a synthesised get-tuple-element took the name first:
+XLA names them ``<operand>_<k>``, made unique module-wide with ``.N``), each ``[XLA's name,
+opcode, computation]``; or
 ``error`` (XLA's message) when XLA does not parse the file. ``jaxlib``: the parser's release.
 
 Opcode spelling: HloOpcode enum name → kebab case with the exceptions below, checked against
@@ -42,13 +45,21 @@ def opcode_text(op) -> str:
     return re.sub(r"(?<!^)(?=[A-Z])", "-", name[1:]).lower()
 
 
-def printed_names(text: str) -> set[str]:
-    """Names defined in the text: `%name = ` / `name = ` at the start of an instruction line."""
-    out = set()
+def printed_names(text: str) -> dict[str, set[str]]:
+    """Per computation name, the instruction names the text defines (`%name = ` / `name = ` at
+    the start of an indented line)."""
+    out: dict[str, set[str]] = {}
+    cur = None
     for line in text.splitlines():
+        if line and not line[0].isspace():
+            m = re.match(r"(?:ENTRY\s+)?%?([^\s(]+)\s*[({]", line)
+            cur = m[1] if m and not line.startswith("HloModule") else None
+            if cur is not None:
+                out.setdefault(cur, set())
+            continue
         m = re.match(r"\s+(?:ROOT\s+)?%?([^\s=]+)\s*=\s", line)
-        if m:
-            out.add(m[1])
+        if m and cur is not None:
+            out[cur].add(m[1])
     return out
 
 
@@ -59,11 +70,12 @@ def parse_file(path: str) -> dict:
         module = _hlo.hlo_module_from_text(text)
     except Exception as e:  # noqa: BLE001
         return {"error": f"{type(e).__name__}: {str(e)[:500]}"}
-    printed = printed_names(text)
-    comps, synth = [], []
+    printed_by_comp = printed_names(text)
+    comps, synth, renamed = [], [], []
     for comp in module.computations():
         counts: dict[str, int] = {}
         n = 0
+        printed = printed_by_comp.get(comp.name, set())
         for ins in comp.instructions():
             op = opcode_text(ins.opcode)
             s = ins.to_string()
@@ -72,13 +84,20 @@ def parse_file(path: str) -> dict:
             counts[op] = counts.get(op, 0) + 1
             n += 1
             if ins.name not in printed:
-                idx = re.search(r"\bindex=(\d+)", s)
-                synth.append([ins.name, op, [o.name for o in ins.operands()], int(idx[1]) if idx else None,
-                              comp.name])
+                if op == "get-tuple-element":
+                    idx = re.search(r"\bindex=(\d+)", s)
+                    synth.append([ins.name, op, [o.name for o in ins.operands()], int(idx[1]) if idx else None,
+                                  comp.name])
+                else:
+                    renamed.append([ins.name, op, comp.name])
         comps.append({"name": comp.name, "opcodes": dict(sorted(counts.items())), "n_instructions": n})
     out = {"module": module.name, "computations": comps}
     if synth:
         out["synthesized"] = synth
+    if renamed:
+        # printed instructions whose name XLA's parser changed: a synthesised get-tuple-element
+        # took the name first (XLA names it <operand>_<k> and makes it unique module-wide)
+        out["renamed"] = renamed
     return out
 
 
