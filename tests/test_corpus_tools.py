@@ -33,6 +33,10 @@ import sample  # noqa: E402
 
 ORACLE_RELEASES = sorted(os.path.basename(os.path.dirname(p))
                          for p in glob.glob(os.path.join(DATA, "corpus", "jax-*", "jax_analysis.json")))
+# folders (relative to tests/data) with jax_analysis.json + xla_parse.json: the corpus of jax >= 0.11
+# and the text+proto twins of tests/data/proto
+ORACLE_FOLDERS = sorted(os.path.relpath(os.path.dirname(p), DATA)
+                        for p in glob.glob(os.path.join(DATA, "*", "jax-*", "jax_analysis.json")))
 _AFTER = re.compile(r"^module_(\d{4,})\.(.+)\.[a-z0-9_.]*after_optimizations\.txt$")
 
 
@@ -49,17 +53,18 @@ def _hlo_texts(root: str) -> set[str]:
 
 def test_oracle_releases() -> None:
     assert {"jax-0.11.2", "jax-0.12.0.1"} <= set(ORACLE_RELEASES)
+    assert {"proto/jax-0.10.2", "proto/jax-0.11.2", "proto/jax-0.12.0.1"} <= set(ORACLE_FOLDERS)
 
 
-@pytest.mark.parametrize("release", ORACLE_RELEASES)
-def test_jax_analysis_covers_every_sampled_module(release: str) -> None:
-    root = os.path.join(DATA, "corpus", release)
+@pytest.mark.parametrize("folder", ORACLE_FOLDERS)
+def test_jax_analysis_covers_every_sampled_module(folder: str) -> None:
+    root = os.path.join(DATA, folder)
     doc = json.load(open(os.path.join(root, "jax_analysis.json"), encoding="utf-8"))
-    assert doc["jax"] == release.removeprefix("jax-")
+    assert doc["jax"] == os.path.basename(folder).removeprefix("jax-")
     want = set()
     for program in sorted(os.listdir(root)):
-        if os.path.isdir(os.path.join(root, program)):
-            for n in os.listdir(os.path.join(root, program)):
+        for _d, _dirs, names in os.walk(os.path.join(root, program)):
+            for n in names:
                 if m := _AFTER.match(n):
                     want.add(f"{program}/module_{m[1]}.{m[2]}")
     assert set(doc["modules"]) == want
@@ -72,8 +77,7 @@ def test_jax_analysis_covers_every_sampled_module(release: str) -> None:
         assert ca.get("flops", 0.0) >= 0 and ca["bytes accessed"] > 0, key  # zero values are left out
 
 
-@pytest.mark.parametrize("folder", [os.path.join("corpus", r) for r in ORACLE_RELEASES]
-                         + [os.path.join("producers", p) for p in ("tensorflow-2.21", "torch-xla-2.9")])
+@pytest.mark.parametrize("folder", ORACLE_FOLDERS + [os.path.join("producers", p) for p in ("tensorflow-2.21", "torch-xla-2.9")])
 def test_xla_parse_covers_every_hlo_text(folder: str) -> None:
     root = os.path.join(DATA, folder)
     doc = json.load(open(os.path.join(root, "xla_parse.json"), encoding="utf-8"))
@@ -96,10 +100,10 @@ def test_xla_parse_covers_every_hlo_text(folder: str) -> None:
         for name, opcode, _comp in x.get("renamed", []):
             assert opcode != "get-tuple-element" and name not in printed, (path, name)
         compact += len(synth)
-    if folder.startswith("corpus"):
-        assert compact > 100  # jax >= 0.11 prints compact tuple operands by default
+    if folder.startswith("producers") or folder.endswith("jax-0.10.2"):
+        assert compact == 0  # TensorFlow 2.21, PyTorch/XLA 2.9 and jax 0.10.2 do not
     else:
-        assert compact == 0  # TensorFlow 2.21 and PyTorch/XLA 2.9 do not
+        assert compact > 100  # jax >= 0.11 prints compact tuple operands by default
 
 
 NEW_FIXTURES = ([os.path.join("corpus", r) for r in ORACLE_RELEASES]

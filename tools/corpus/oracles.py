@@ -33,7 +33,9 @@ _AFTER = re.compile(r"^module_(\d{4,})\.(.+)\.[a-z0-9_.]*after_optimizations\.tx
 
 
 def after_modules(d: str) -> list[tuple[int, str]]:
-    return sorted({(int(m[1]), m[2]) for n in os.listdir(d) if (m := _AFTER.match(n))})
+    """(number, name) of the after-optimizations modules under d (also in the
+    `<name>/<host>_<pid>/` folders of --xla_dump_hlo_to_subfolder)."""
+    return sorted({(int(m[1]), m[2]) for _root, _dirs, names in os.walk(d) for n in names if (m := _AFTER.match(n))})
 
 
 def memory_cost(dumps: str, version: str, testdata: str) -> None:

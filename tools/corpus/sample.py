@@ -89,7 +89,6 @@ SAMPLE: dict[str, list[tuple[str, dict]]] = {
 # (make_proto_dumps.sh: --xla_dump_hlo_as_text --xla_dump_hlo_as_proto), three releases
 _PROTO = [("control_flow", {"modules": ["jit_rnn", "jit_rnn_loss", "jit_newton_sqrt", "jit_branches", "jit_nested"]}),
           ("spmd", {"modules": ["jit_mlp_loss", "jit_sm_collectives", "jit_sm_permute", "jit_ring"], "last_module": True}),
-          ("convnet", {"modules": ["jit_loss"]}),
           ("linalg", {"modules": ["jit_cholesky", "jit_qr"]}),
           ("misc", {"modules": ["jit_update", "jit_mlp", "jit_scoped"]})]
 PROTO_SAMPLE: dict[str, list[tuple[str, dict]]] = {
@@ -115,7 +114,8 @@ NEUTRAL_SITE = ("/usr/lib/python3/", "site-packages")
 FORBIDDEN = (b"/work/", b"/root/", b"/tmp/", b"/home/")
 
 _MODULE = re.compile(r"^module_(\d{4,})\.([A-Za-z0-9_]+)\.")
-_PASS = re.compile(r"^module_(\d{4,})\.[A-Za-z0-9_]+\.(\d{4})\..*\.txt$")
+_PASS = re.compile(r"^module_(\d{4,})\.[A-Za-z0-9_]+\.(\d{4})\..*\.(?:txt|hlo\.pb)$")
+_SUBFOLDER = re.compile(r"^[A-Za-z0-9_.-]+_\d+$")  # <host>_<pid> (--xla_dump_hlo_to_subfolder)
 _KERNEL = re.compile(r"^module_\d{4,}\.[A-Za-z0-9_]+\.(.+)-(pre-optimization|post-optimization|post-lowering)\.mlir$")
 _FOLDER_NEW = re.compile(r"^module_\d{4,}\.([A-Za-z0-9_]+)$")  # jax 0.10.2: module_NNNN.<name>/
 _FOLDER_OLD = re.compile(r"^(.+)_(\d{10,})$")  # jax 0.7.2-0.9.2: <name>_<unique id>/
@@ -152,37 +152,49 @@ def _kernel_form(kernel: str) -> str:
 
 def choose(src: str, opts: dict) -> list[str]:
     """Relative paths (POSIX) of the files of one program directory that go into the sample,
-    before the per-kernel MLIR choice of `kernel_owners`."""
+    before the per-kernel MLIR choice of `kernel_owners`. Module files are those directly in
+    `src` and, with `--xla_dump_hlo_to_subfolder` (jax 0.10+), those in `<name>/<host>_<pid>/`."""
     names = sorted(os.listdir(src))
     files = [n for n in names if os.path.isfile(os.path.join(src, n))]
     folders = [n for n in names if os.path.isdir(os.path.join(src, n))]
-    files = [n for n in files if not n.endswith((".ll", ".o"))]
+    sub = []  # --xla_dump_hlo_to_subfolder: <module name>/<host>_<pid>/module_NNNN.<name>.…
+    for d in list(folders):
+        if _FOLDER_NEW.match(d) or _FOLDER_OLD.match(d):
+            continue
+        inner = sorted(os.listdir(os.path.join(src, d)))
+        if inner and all(_SUBFOLDER.match(x) and os.path.isdir(os.path.join(src, d, x)) for x in inner):
+            for x in inner:
+                sub += [f"{d}/{x}/{n}" for n in sorted(os.listdir(os.path.join(src, d, x)))]
+            folders.remove(d)
+    files = [n for n in files + sub if not n.endswith((".ll", ".o"))]
+    base = {n: n.rsplit("/", 1)[-1] for n in files}
 
     modules = {}  # module id -> name, for the modules taken
     for n in files:
-        if m := _MODULE.match(n):
+        if m := _MODULE.match(base[n]):
             modules.setdefault(m[1], m[2])
     if "modules" in opts:
         last = max(modules) if opts.get("last_module") else None
         modules = {i: name for i, name in modules.items() if name in opts["modules"] or i == last}
     if opts.get("first_kernel_module"):
-        with_kernels = sorted(_MODULE.match(n)[1] for n in files if _KERNEL.match(n))
+        with_kernels = sorted(_MODULE.match(base[n])[1] for n in files if _KERNEL.match(base[n]))
         modules = {i: name for i, name in modules.items() if with_kernels and i == with_kernels[0]}
     if not modules:
         raise SystemExit(f"{src}: no module selected by {opts}")
 
-    keep = [n for n in files if (m := _MODULE.match(n)) and m[1] in modules]
+    keep = [n for n in files if (m := _MODULE.match(base[n])) and m[1] in modules]
 
-    # per-pass dumps: KEEP_PASSES per module, spread over the corpus's CORPUS_PASSES
-    passes: dict[str, list[tuple[int, str]]] = {}
+    # per-pass dumps: KEEP_PASSES per module, spread over the corpus's CORPUS_PASSES; the text and
+    # proto of one pass (`….NNNN.<…>.txt` and `.hlo.pb`) are kept or dropped together
+    passes: dict[str, dict[int, list[str]]] = {}
     for n in keep:
-        if (m := _PASS.match(n)) and not _KERNEL.match(n):
-            passes.setdefault(m[1], []).append((int(m[2]), n))
+        if (m := _PASS.match(base[n])) and not _KERNEL.match(base[n]):
+            passes.setdefault(m[1], {}).setdefault(int(m[2]), []).append(n)
     drop = set()
-    for items in passes.values():
-        items.sort()
-        kept = spread(spread(items, CORPUS_PASSES), KEEP_PASSES)
-        drop |= {n for _, n in items} - {n for _, n in kept}
+    for by_number in passes.values():
+        numbers = sorted(by_number)
+        kept = set(spread(spread(numbers, CORPUS_PASSES), KEEP_PASSES))
+        drop |= {n for k, ns in by_number.items() if k not in kept for n in ns}
     keep = [n for n in keep if n not in drop]
 
     # per-module folders
