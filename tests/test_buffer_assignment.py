@@ -98,10 +98,11 @@ def _hlo_parser_available() -> bool:
 def test_the_family_files_are_all_here() -> None:
     kinds = Counter(_suffix(p) for p in FILES if "corpus" in p.parts)
     # 0.4.26 + 0.10.2: 97 / 52 / 52 / 52; each other release: 11 modules (control_flow 6, spmd 5)
-    # plus one each in 0.6.2/indexing and 0.8.3/transformer; reports from jax 0.4.35 on (7 releases)
-    assert len(FILES) == 448
-    assert kinds == {"-buffer-assignment.txt": 97 + 10 * 11 + 2, "-buffer-assignment-values.txt": 52,
-                     "-live-range.txt": 52, "-memory-usage-report.txt": 52 + 7 * 11 + 2}
+    # plus one each in 0.6.2/indexing and 0.8.3/transformer; reports from jax 0.4.35 on (7 releases);
+    # 0.11.2 and 0.12.0.1: 24 modules each, all four files (0.10.2's layout)
+    assert len(FILES) == 448 + 2 * 4 * 24
+    assert kinds == {"-buffer-assignment.txt": 97 + 10 * 11 + 2 + 48, "-buffer-assignment-values.txt": 52 + 48,
+                     "-live-range.txt": 52 + 48, "-memory-usage-report.txt": 52 + 7 * 11 + 2 + 48}
 
 
 # --------------------------------------------------------------------------- per file

@@ -173,13 +173,14 @@ MARKERS = {
                                                    "0.10.2", None),
 }
 # per-pass dumps are in the sample of these releases only (the generators write them on request)
-PASSES = {"jax-0.4.26", "jax-0.8.3", "jax-0.10.2"}
+PASSES = {"jax-0.4.26", "jax-0.8.3", "jax-0.10.2", "jax-0.11.2", "jax-0.12.0.1"}
 
 
 @functools.lru_cache(maxsize=None)
 def _release_files(release: str) -> list[tuple[str, str]]:
     root = os.path.join(CORPUS, release)
-    return [(p.split("/", 1)[1], os.path.join(root, p)) for p in walked(root)]
+    # program files only: jax >= 0.11 keeps its oracle JSON files (jax_analysis.json, xla_parse.json) at the top
+    return [(p.split("/", 1)[1], os.path.join(root, p)) for p in walked(root) if "/" in p]
 
 
 @pytest.mark.parametrize("release", RELEASES)

@@ -29,7 +29,7 @@ import hlodump
 from conftest import DATA
 
 CORPUS = os.path.join(DATA, "corpus")
-DIRS = sorted(os.path.relpath(p, CORPUS) for p in glob.glob(os.path.join(CORPUS, "jax-*", "*")))
+DIRS = sorted(os.path.relpath(p, CORPUS) for p in glob.glob(os.path.join(CORPUS, "jax-*", "*")) if os.path.isdir(p))
 PARSED = {"hlo_module", "buffer_assignment", "buffer_assignment_values", "live_range", "memory_usage_report"}
 CF10 = os.path.join(CORPUS, "jax-0.10.2", "control_flow")
 
