@@ -109,3 +109,30 @@ class EscapingStream:
 
 def is_terminal(out: IO[str]) -> bool:
     return bool(getattr(out, "isatty", lambda: False)())
+
+
+def escape_data(value: Any) -> Any:
+    """``value`` (dicts, lists and tuples of any depth; tuples come back as lists) with every
+    string's control characters escaped (one table cell each: newlines too), for text that a
+    table renderer (rich) lays out: escaping the rendered output instead would also escape the
+    renderer's own colours. Iterative, so no depth is too deep."""
+    root: list[Any] = [None]
+    work: list[tuple[Any, Any, Any]] = [(value, root, 0)]  # (source, container to fill, key)
+    while work:
+        src, parent, key = work.pop()
+        if isinstance(src, dict):
+            new: Any = {}
+            for k, v in src.items():
+                k2 = escape_controls(k, keep_newlines=False) if isinstance(k, str) else k
+                new[k2] = None
+                work.append((v, new, k2))
+        elif isinstance(src, (list, tuple)):
+            new = [None] * len(src)
+            for i, v in enumerate(src):
+                work.append((v, new, i))
+        elif isinstance(src, str):
+            new = escape_controls(src, keep_newlines=False)
+        else:
+            new = src
+        parent[key] = new
+    return root[0]
