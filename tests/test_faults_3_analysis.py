@@ -329,3 +329,103 @@ def test_36_4_mesh_groups_of_real_dumps(tmp_path: Path) -> None:
     assert crow[0]["replica_groups"] == [[0, 1, 2, 3], [4, 5, 6, 7]]
     assert "groups of 4" in p.stdout
     assert crow[0]["bytes_per_device"] == pytest.approx(2 * 3 / 4 * 32)
+
+
+# ------------------------------------------------------------- 13. the query sandbox's own names
+
+def test_13_query_no_memory_named_files(tmp_path: Path) -> None:
+    secret = tmp_path / "secret.txt"
+    secret.write_text("the secret\n")
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    names = [":memory:", ":memory:.wal", ":memory:.wal.recovery", ":memory:.wal.checkpoint", ":memory:x"]
+    for n in names:
+        (cwd / n).symlink_to(secret)
+    dump = str(DATA / "corpus" / "jax-0.10.2" / "control_flow")
+
+    def query(sql: str) -> subprocess.CompletedProcess:
+        e = dict(os.environ, PYTHONPATH=str(ROOT / "python"))
+        return subprocess.run([sys.executable, "-m", "hlodump.cli", "query", dump, sql], capture_output=True,
+                              text=True, timeout=120, env=e, cwd=str(cwd))
+
+    for n in names + [str(cwd / ":memory:")]:
+        for sql in (f"select * from read_text('{n}')",
+                    f"copy (select 'overwritten') to '{n}' (format csv, use_tmp_file false)"):
+            p = query(sql)
+            _clean(p)
+            assert p.returncode == 2 and "hlodump: SQL error:" in p.stderr, (sql, p.stdout, p.stderr)
+            assert "the secret" not in p.stdout, sql
+    assert secret.read_text() == "the secret\n"
+    assert sorted(os.listdir(cwd)) == sorted(names)  # nothing created beside them
+    p = query("select count(*) as n from files")
+    assert p.returncode == 0 and "120" in p.stdout
+
+
+# ------------------------------------------------------------- 14. dump text in plotly labels
+
+HOSTILE_LABEL = ('<a href="http://127.0.0.1:9/x">click</a><span style="background:url(http://127.0.0.1:9/y)">'
+                 'z</span><img src="http://127.0.0.1:9/z">&amp;')
+
+
+def _oom_log(label: str) -> str:
+    return textwrap.dedent(f"""\
+        2026-01-01 00:00:00.000000: W external/xla/xla/tsl/framework/bfc_allocator.cc:501] Allocator (GPU_0_bfc) ran out of memory trying to allocate 1.00GiB (rounded to 1073741824)requested by op
+        2026-01-01 00:00:00.000000: E external/xla/xla/pjrt/pjrt_stream_executor_client.cc:3045] Execution of replica 0 failed: RESOURCE_EXHAUSTED: Out of memory while trying to allocate 1073741824 bytes.
+        BufferAssignment OOM Debugging.
+        BufferAssignment stats:
+                     parameter allocation:    1.00GiB
+                      constant allocation:         0B
+                maybe_live_out allocation:    1.00GiB
+             preallocated temp allocation:    1.00GiB
+                        total allocation:    3.00GiB
+                     total fragmentation:         0B (0.00%)
+        Peak buffers:
+        \tBuffer 1:
+        \t\tSize: 1.00GiB
+        \t\tOperator: op_name="{label}" source_file="{label}" source_line=3
+        \t\tXLA Label: {label} = f32[268435456]{{0}} fusion(f32[268435456]{{0}} %p), kind=kLoop, calls=%f
+        \t\tShape: f32[268435456]
+        \t\t==========================
+
+        """)
+
+
+def test_14_dump_text_is_text_in_the_page(tmp_path: Path) -> None:
+    import hlodump
+    from hlodump import oom_plot
+
+    pytest.importorskip("plotly")
+    log = tmp_path / "oom.log"
+    log.write_text(_oom_log(HOSTILE_LABEL))
+    d = hlodump.read_arrow(str(log), progress=False)
+    from hlodump import analysis as A
+
+    reps = A.oom_summary(d)
+    assert reps and reps[0]["buffers"], "the log must give a report with a buffer"
+    out = tmp_path / "oom.html"
+    p = _hlodump("report", str(log), "-o", str(out))
+    _clean(p)
+    assert p.returncode == 0, p.stderr
+    page = out.read_text()
+    assert "Content-Security-Policy" in page
+    assert '<a href="http://127.0.0.1' not in page and "&lt;a href=" in page  # entities, shown as text
+    sys.path.insert(0, str(ROOT / "tests"))
+    try:
+        cdp = pytest.importorskip("cdp")
+    finally:
+        sys.path.pop(0)
+    pytest.importorskip("websocket")
+    if cdp.chromium() is None:
+        pytest.skip("no chromium binary (apt-get install -y chromium)")
+    with cdp.Browser.launch() as b:
+        b.open("file://" + str(out))
+        b.wait_until("document.querySelector('.js-plotly-plot .main-svg') !== null")
+        b.eval("new Promise(r => setTimeout(r, 500))", await_promise=True)
+        assert cdp.outside_requests(b.requests) == [], b.requests
+        assert b.eval("document.querySelectorAll('.js-plotly-plot a').length") == 0
+        assert b.eval("document.querySelectorAll('.js-plotly-plot [style*=url]').length") == 0
+        assert b.eval("document.querySelectorAll('img').length") == 0
+        ticks = b.eval("[...document.querySelectorAll('.js-plotly-plot .ytick text')].map(t => t.textContent)")
+        assert any('<a href="http://127.0.0.1:9/x">click</a>' in t for t in ticks), ticks  # shown as it is
+    # the same text through the Python helper every chart uses
+    assert oom_plot._ptext("<b>&</b>") == "&lt;b&gt;&amp;&lt;/b&gt;"

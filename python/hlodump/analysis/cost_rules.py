@@ -88,6 +88,7 @@ class _Analysis:
         self._roots: set[str] = set()  # computations asked for from outside
         self._asked: dict[str, set[str]] = {}  # computation -> the ones its handlers asked for
         self._current: list[str] = []  # computations being summed, innermost last
+        self.overflowed = 0  # instructions left out: a size past int64
 
     # ---- the visiting order of HloComputation::Accept
     @staticmethod
@@ -206,6 +207,13 @@ class _Analysis:
         return out
 
     def instruction(self, ins: _Ins) -> dict[str, float]:
+        big = next((s for s in [ins.shape] + [o.shape for o in ins.operands] if s.overflows), None)
+        if big is not None:  # no figure of it is computable (XLA refuses the shape): none given
+            self._problems.setdefault(ins.comp.name, {})[ins.row] = (
+                f"size overflows int64 ({big.text.strip()[:80]}): no figure computed, left out of the totals")
+            self._props.setdefault(ins.comp.name, {}).setdefault(ins.row, None)  # type: ignore[arg-type]
+            self.overflowed += 1
+            return {}
         p = self._preprocess(ins, self.tuple_leaves)
         handler = _HANDLERS.get(ins.opcode)
         if handler is None:

@@ -27,6 +27,7 @@ _ARRAY = re.compile(r"\s*([a-z][a-z0-9]*)\[([^\]]*)\]")
 _M2M = re.compile(r"\{([0-9,]*)")
 _E = re.compile(r"E\((\d+)\)")
 _COMMENT = re.compile(r"/\*.*?\*/")  # /*index=5*/ in long tuples
+_INT64_MAX = (1 << 63) - 1
 
 
 @dataclass(frozen=True)
@@ -83,6 +84,15 @@ class Shape:
         if self.element_bits is not None:
             return (n * self.element_bits + 7) // 8
         return n * max(1, bits // 8)
+
+    @property
+    def overflows(self) -> bool:
+        """Whether the element count or byte size of the shape (or of a tuple element) is past
+        int64: XLA's ``ShapeUtil::ValidateShape`` refuses such a shape, so no figure of it is
+        computable."""
+        if self.parts is not None:
+            return any(s.overflows for s in self.parts)
+        return self.elements > _INT64_MAX or self.bytes > _INT64_MAX
 
     @property
     def element_bytes(self) -> int:

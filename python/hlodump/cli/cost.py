@@ -112,6 +112,8 @@ def _cmd_cost(args: argparse.Namespace) -> int:
             continue
         out.write(f"{t['module']}: {C.format_cost(ca)}; roofline on {dev.name}: "
                   f"{_secs(_sum(roof, t['module']))}\n")
+        if t.get("note"):
+            out.write(f"  note: {t['note']}\n")
         rows = [r for r in _top(roof, args.top, args.sort) if r["module"] == t["module"]]
         if rows:
             what = {"time": f"roofline time ({dev.name})", "flops": "flops", "bytes": "bytes accessed"}[args.sort]
