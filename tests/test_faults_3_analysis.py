@@ -429,3 +429,102 @@ def test_14_dump_text_is_text_in_the_page(tmp_path: Path) -> None:
         assert any('<a href="http://127.0.0.1:9/x">click</a>' in t for t in ticks), ticks  # shown as it is
     # the same text through the Python helper every chart uses
     assert oom_plot._ptext("<b>&</b>") == "&lt;b&gt;&amp;&lt;/b&gt;"
+
+
+# ------------------------------------------------------------- 15. terminal escapes in normal output
+
+ESC_TEXT = "\x1b]0;pwned\x07\x1b[2J\x1b[31m"
+
+
+def test_15_no_terminal_escapes_in_summary_and_cost(tmp_path: Path) -> None:
+    src = DATA / "corpus" / "jax-0.10.2" / "control_flow"
+    d = tmp_path / f"dump{ESC_TEXT}dir"
+    d.mkdir()
+    for f in src.iterdir():
+        if not f.name.startswith("module_0002.jit_rnn_loss") or not f.is_file():
+            continue
+        text = f.read_text()
+        # op_name and source paths with escapes (the text is the dump's: any bytes)
+        text = text.replace('op_name="jit(rnn_loss)', f'op_name="jit(rnn_loss){ESC_TEXT}')
+        text = text.replace("control_flow.py", f"control{ESC_TEXT}flow.py")
+        (d / f.name.replace("jit_rnn_loss", f"jit_rnn{ESC_TEXT}loss")).write_text(text)
+    seen_escape = False
+    for cmd in (["summary", str(d)], ["summary", str(d), "--all"], ["cost", str(d)], ["cost", str(d), "--by", "op_name"],
+                ["comms", str(d)]):
+        p = _hlodump(*cmd)
+        _clean(p)
+        assert p.returncode == 0, (cmd, p.stderr)
+        for text in (p.stdout, p.stderr):
+            assert "\x1b" not in text and "\x07" not in text, (cmd, text[:2000])
+        seen_escape |= "\\x1b]0;pwned\\x07" in p.stdout
+    assert seen_escape  # the names are shown, escaped
+    # JSON keeps the text exact (its own escapes)
+    p = _hlodump("cost", str(d), "--json")
+    assert p.returncode == 0 and "\x1b" not in p.stdout
+    assert any(ESC_TEXT in (r.get("source") or "") for r in json.loads(p.stdout)["by_source"])
+
+
+# ------------------------------------------------------------- 16. credentials in endpoint URLs
+
+PW = "S3CRETPW"
+
+
+def _server(status: int) -> Any:
+    """An HTTP server on 127.0.0.1 answering every request with ``status`` (a real socket)."""
+    import http.server
+    import threading
+
+    class H(http.server.BaseHTTPRequestHandler):
+        def _answer(self) -> None:
+            body = b"<Error><Code>Nope</Code><Message>user:" + PW.encode() + b"@ denied</Message></Error>" \
+                if status == 403 else b"internal error"
+            self.send_response(status)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        do_GET = do_HEAD = do_PUT = do_POST = _answer
+
+        def log_message(self, *a: Any) -> None:
+            pass
+
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    return srv
+
+
+def test_16_endpoint_credentials_never_shown(tmp_path: Path) -> None:
+    pytest.importorskip("obstore")
+    base = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
+    base.update(AWS_ACCESS_KEY_ID="a", AWS_SECRET_ACCESS_KEY="b", AWS_REGION="us-east-1")
+    srv = _server(500)
+    try:
+        port = srv.server_address[1]
+        cases = [
+            (["--storage-option", f"aws_endpoint=http://user:{PW}@127.0.0.1:1/"], base),  # connection refused
+            (["--storage-option", f"aws_endpoint=http://user:{PW}@127.0.0.1:{port}/"], base),  # HTTP 500
+            (["--storage-option", f"aws_endpoint=http://user:P@{PW}@127.0.0.1:{port}/"], base),  # an '@' in it
+            (["--storage-option", f"aws_endpoint=http://user:{PW}@127.0.0.1:notaport/"], base),  # refused option
+            (["--storage-option", f"http://user:{PW}@127.0.0.1/"], base),  # not KEY=VALUE
+            ([], dict(base, AWS_ENDPOINT_URL=f"http://user:{PW}@127.0.0.1:1")),
+            ([], dict(base, AWS_ENDPOINT_URL=f"http://user:{PW}@127.0.0.1:{port}")),
+        ]
+        for extra, env in cases:
+            for cmd in ("tables", "summary"):
+                p = _hlodump(cmd, "s3://bucket/dump/", *extra, env=env, timeout=180)
+                _clean(p)
+                assert p.returncode != 0, (extra, p.stdout)
+                assert PW not in p.stdout and PW not in p.stderr, (extra, p.stderr)
+                assert "hlodump:" in p.stderr
+        # the Python API's errors too
+        import hlodump
+        from hlodump.stores import redact
+
+        with pytest.raises(Exception) as ei:
+            hlodump.read_arrow("s3://bucket/dump/", storage_options={
+                "aws_endpoint": f"http://user:{PW}@127.0.0.1:{port}/", "aws_access_key_id": "a",
+                "aws_secret_access_key": "b", "aws_region": "us-east-1"}, progress=False)
+        assert PW not in str(ei.value)
+        assert redact(f"see http://u:{PW}@h/x and s3://K:{PW}@b/k") == "see http://h/x and s3://b/k"
+    finally:
+        srv.shutdown()
