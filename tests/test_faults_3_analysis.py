@@ -528,3 +528,77 @@ def test_16_endpoint_credentials_never_shown(tmp_path: Path) -> None:
         assert redact(f"see http://u:{PW}@h/x and s3://K:{PW}@b/k") == "see http://h/x and s3://b/k"
     finally:
         srv.shutdown()
+
+
+# ------------------------------------------------------------- 10. XLA_FLAGS merged by XLA's rules
+
+def _jax_python() -> str:
+    """A Python that imports jax: this one, else the project's jax 0.10.2 venv."""
+    if subprocess.run([sys.executable, "-c", "import jax"], capture_output=True).returncode == 0:
+        return sys.executable
+    for py in ("/work/venvs/jax-0.10.2/bin/python",
+               os.path.expanduser("~/.cache/hlodump/jax-venvs/jax-0.10.2/bin/python")):
+        if os.path.exists(py) and subprocess.run([py, "-c", "import jax"], capture_output=True).returncode == 0:
+            return py
+    pytest.skip("no Python with jax")
+
+
+PROGRAM = """
+import os, sys
+import jax, jax.numpy as jnp
+print("FLAGS", os.environ["XLA_FLAGS"])
+print("DEVICES", jax.device_count())
+jax.jit(lambda a: jnp.tanh(a).sum(), ).lower(jnp.ones((8,))).compile()
+def keep(a): return jnp.sin(a) * 2
+def other(a): return a + 1
+jax.jit(keep)(jnp.ones((8,))).block_until_ready()
+jax.jit(other)(jnp.ones((8,))).block_until_ready()
+"""
+
+
+def test_10_record_merges_xla_flags_by_xlas_rules(tmp_path: Path) -> None:
+    from hlodump.cli.passes import merge_xla_flags, parse_xla_flags, quote_xla_flag
+
+    py = _jax_python()
+    script = tmp_path / "prog.py"
+    script.write_text(PROGRAM)
+    base = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
+    base.update(JAX_PLATFORMS="cpu")
+
+    def record(out: Path, flags: str) -> subprocess.CompletedProcess:
+        p = _hlodump("record", "-o", str(out), "--json", "--", py, str(script), env=dict(base, XLA_FLAGS=flags),
+                     timeout=600)
+        _clean(p)
+        return p
+
+    def dumped(out: Path) -> set[str]:
+        return {n.split(".")[1] for n in os.listdir(out) if n.startswith("module_") and n.endswith(".txt")}
+
+    # quoted values (one with the dump folder of the user's own, which ours replaces), a dump folder
+    # with a blank in it, a regex with a blank
+    flags = ('--xla_force_host_platform_device_count=2 --xla_dump_to="/nonexistent/q d" '
+             "--xla_dump_hlo_module_re='jit_keep|no such module'")
+    out = tmp_path / "out dir"
+    p = record(out, flags)
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert "DEVICES 2" in p.stdout
+    assert dumped(out) == {"jit_keep"}, os.listdir(out)
+    assert not os.path.exists("/nonexistent/q d")
+    # XLA's flags-file form: XLA_FLAGS names a file holding the flags
+    ff = tmp_path / "flags file.txt"
+    ff.write_text('--xla_dump_hlo_module_re="jit_other|x y"\n\t--xla_force_host_platform_device_count=3\n'
+                  "--xla_dump_to=/nonexistent/elsewhere\n")
+    out2 = tmp_path / "out2"
+    p = record(out2, str(ff))
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert "DEVICES 3" in p.stdout and dumped(out2) == {"jit_other"}
+    # a flags file that cannot be read: a clear error (XLA would abort the program)
+    p = record(tmp_path / "out3", str(tmp_path / "missing-flags"))
+    assert p.returncode == 2 and "flags file" in p.stderr and "missing-flags" in p.stderr
+    # the parser and quoting, by XLA's rules (xla/parse_flags_from_env.cc)
+    assert parse_xla_flags('  --a="x \\\\ \\" y" --b=\'c \\\\ d\' --c rest --d') == (
+        ['--a=x \\ " y', "--b=c \\\\ d", "--c"], "rest --d")
+    for arg in ("--a=1", "--b", "--c=/q d", '--d="q', "--e=a\\b c", "--f=", '--g=a"b'):
+        assert parse_xla_flags(quote_xla_flag(arg))[0] == [arg], arg
+    assert merge_xla_flags('--xla_dump_to="/x y" --k="v w"', "/o p", True) == \
+        '--k="v w" --xla_dump_to="/o p" --xla_dump_hlo_pass_re=.*'
