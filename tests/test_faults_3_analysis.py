@@ -92,6 +92,31 @@ def test_07_deep_calls(tmp_path: Path, n: int, kind: str) -> None:
         assert p.returncode == 0 and out.exists(), p.stderr
 
 
+def test_07_deep_tuple_shapes(tmp_path: Path) -> None:
+    """A tuple shape nested 5,000 deep (10 KB of text): not read (a note says so), never a
+    RecursionError; the rest of the module keeps its figures."""
+    n = 5000
+    shape = "(" * n + "f32[2]{0}" + ")" * n
+    d = tmp_path / "dump"
+    d.mkdir()
+    (d / "module_0000.deepshape.cpu_after_optimizations.txt").write_text(textwrap.dedent(f"""\
+        HloModule deepshape
+
+        ENTRY %main (a: f32[2]) -> f32[2] {{
+          %a = f32[2]{{0}} parameter(0)
+          %t = {shape} tuple(f32[2]{{0}} %a)
+          ROOT %b = f32[2]{{0}} negate(f32[2]{{0}} %a)
+        }}
+        """))
+    for cmd in (["cost", str(d)], ["summary", str(d)], ["comms", str(d)]):
+        p = _hlodump(*cmd)
+        _clean(p)
+        assert p.returncode == 0, (cmd, p.stderr)
+    p = _hlodump("cost", str(d), "--json")
+    (mod,) = json.loads(p.stdout)["modules"]
+    assert mod["cost_analysis"]["flops"] == 2.0 and "left out" in mod["note"]
+
+
 # ------------------------------------------------------------- 8. byte sizes past int64
 
 HUGE = "f32[9223372036854775807,9223372036854775807]{1,0}"

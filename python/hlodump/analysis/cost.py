@@ -138,7 +138,7 @@ def cost_analysis(d: "Dump", module: ModuleSel = None, tuple_results: TupleResul
         if fid is not None and loaded.overflowed.get(fid):
             n = loaded.overflowed[fid]
             row["note"] = (f"{n} instruction{'s' if n != 1 else ''} left out of these figures: size overflows int64 "
-                           "(XLA refuses such a shape; costs() notes which)")
+                           "or a shape not read (costs() notes which)")
         if any("tpu" in b for b in getattr(m, "backends", ())):
             row["note"] = ("TPU compilers run their own cost analysis (tiled sizes): these are the CPU/GPU "
                            "rules applied to this text, not what jax reports on TPU")

@@ -207,10 +207,9 @@ class _Analysis:
         return out
 
     def instruction(self, ins: _Ins) -> dict[str, float]:
-        big = next((s for s in [ins.shape] + [o.shape for o in ins.operands] if s.overflows), None)
-        if big is not None:  # no figure of it is computable (XLA refuses the shape): none given
-            self._problems.setdefault(ins.comp.name, {})[ins.row] = (
-                f"size overflows int64 ({big.text.strip()[:80]}): no figure computed, left out of the totals")
+        why = next((w for w in (s.unusable for s in [ins.shape] + [o.shape for o in ins.operands]) if w), None)
+        if why is not None:  # no figure of it is computable (XLA refuses the shape): none given
+            self._problems.setdefault(ins.comp.name, {})[ins.row] = f"{why}: no figure computed, left out of the totals"
             self._props.setdefault(ins.comp.name, {}).setdefault(ins.row, None)  # type: ignore[arg-type]
             self.overflowed += 1
             return {}
