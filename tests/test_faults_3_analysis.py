@@ -191,7 +191,7 @@ def _comms(tmp_path: Path, text: str, name: str = "m") -> tuple[subprocess.Compl
     return p, json.loads(j.stdout)["collectives"]
 
 
-def test_12_iota_groups_stay_symbolic(tmp_path: Path) -> None:
+def test_12_iota_groups_stay_symbolic(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import time
 
     from hlodump.analysis.comms import MAX_LISTED_DEVICES, parse_replica_groups
@@ -228,6 +228,17 @@ def test_12_iota_groups_stay_symbolic(tmp_path: Path) -> None:
     assert g.groups is not None and len(g.groups) == 2 and g.groups[1][0] == MAX_LISTED_DEVICES // 2
     g = parse_replica_groups("[3,5]<=[4,4]")  # the dims disagree: said, not raised
     assert g.group_size is None and "not understood" in g.note
+    # one table lists at most MAX_LISTED_TOTAL device ids in all (here 20: two groups of 8 fit)
+    import hlodump
+    from hlodump import analysis as A
+    from hlodump.analysis import comms
+
+    monkeypatch.setattr(comms, "MAX_LISTED_TOTAL", 20)
+    t = A.collectives(hlodump.read_arrow(str(SPMD10), progress=False)).to_pylist()
+    listed = [r for r in t if r["replica_groups"] is not None]
+    assert sum(len(x) for r in listed for x in r["replica_groups"]) <= 20 and len(listed) >= 2
+    cut = [r for r in t if r["replica_groups"] is None and r["groups_form"] != "pairs"]
+    assert cut and all("groups not listed" in r["note"] and r["group_size"] for r in cut)
 
 
 def test_17_comms_unknown_sizes_and_lone_dones(tmp_path: Path) -> None:

@@ -29,7 +29,8 @@ the reshape dims, transposed by p, read as G groups of N), the named-mesh form o
 expanded as XLA's ``MeshAxesReplicaGroupList::flattened_replica_groups`` does) and ``{}`` (one group
 of every device: ``num_partitions`` or ``replica_count`` of the module header) — in
 ``groups_form``. ``group_size`` and ``num_groups`` come from the dims, whatever their size;
-``replica_groups`` lists the groups up to ``MAX_LISTED_DEVICES`` devices (65,536), and ``note``
+``replica_groups`` lists the groups up to ``MAX_LISTED_DEVICES`` devices (65,536; and at most
+``MAX_LISTED_TOTAL`` device ids in one table), and ``note``
 says why it is null beyond. ``note`` also marks a ``-done`` no ``-start`` ends (listed with null
 bytes, so nothing is counted twice), and a figure too large for an int64.
 """
@@ -93,6 +94,9 @@ _OLD_NAMES = {"all-reduce-scatter": "reduce-scatter"}  # XLA's name for reduce-s
 #: The most devices whose groups are listed (``replica_groups``): a larger iota or mesh form keeps
 #: its group size and count (from the dims, never expanded) and says so in ``note``.
 MAX_LISTED_DEVICES = 1 << 16
+#: The most device ids one ``collectives`` table lists in all (128 MB): rows past it keep their
+#: group size and count and say so in ``note``.
+MAX_LISTED_TOTAL = 1 << 24
 _INT64_MAX = (1 << 63) - 1
 
 
@@ -428,6 +432,7 @@ def collectives(d: "Dump", module: ModuleSel = None) -> pa.Table:
     loaded = _load(d, mods)
     headers = _headers(d, list(loaded.graphs))
     rows: list[dict[str, Any]] = []
+    budget = [0]  # device ids listed so far (MAX_LISTED_TOTAL)
     cols = loaded.cols
     for fid, comps in loaded.graphs.items():
         m = loaded.module_of[fid]
@@ -459,7 +464,7 @@ def collectives(d: "Dump", module: ModuleSel = None) -> pa.Table:
                     done = _done_of(start)
                     where = start.comp
                 rows.append(_row(m, fid, where, kind, ins, start, done, steps if where is comp else
-                                 {id(i): k for k, i in enumerate(where.instrs)}, ndev, cols))
+                                 {id(i): k for k, i in enumerate(where.instrs)}, ndev, cols, budget=budget))
             for ins in dones:  # a -done no -start ends: listed, not silently left out
                 if id(ins) in matched:
                     continue
@@ -513,10 +518,17 @@ def _cap(v: Optional[int]) -> tuple[Optional[int], Optional[str]]:
 
 def _row(m: Any, fid: int, comp: Any, kind: str, coll: _Ins, start: Optional[_Ins], done: Optional[_Ins],
          steps: dict[int, int], ndev: Optional[int], cols: dict[str, list[Any]],
-         note: Optional[str] = None) -> dict[str, Any]:
+         note: Optional[str] = None, budget: Optional[list[int]] = None) -> dict[str, Any]:
     notes = [note] if note else []
     pairs = _pairs(_attr(coll, "source_target_pairs")) if kind == "collective-permute" else None
     g = Groups() if pairs is not None else parse_replica_groups(_groups_text(coll), ndev)
+    if g.groups is not None and budget is not None:
+        n = sum(len(x) for x in g.groups)
+        if budget[0] + n > MAX_LISTED_TOTAL:
+            g.groups = None
+            g.note = f"groups not listed: this table already lists {budget[0]:,} device ids (at most {MAX_LISTED_TOTAL:,})"
+        else:
+            budget[0] += n
     if g.note:
         notes.append(g.note)
     if pairs is not None:
