@@ -198,10 +198,10 @@ def _mesh_groups(m: "re.Match[str]", max_devices: int) -> Groups:
     text = m.group(0)
     bad = Groups(form="mesh", note=f"replica groups {text!r} not understood")
     if m.group(1):  # maximal_mesh[device_id=N]: one device
-        d = re.fullmatch(r"\s*device_id\s*=\s*(\d+)\s*", m.group("axes"))
-        if d is None:
+        dm = re.fullmatch(r"\s*device_id\s*=\s*(\d+)\s*", m.group("axes"))
+        if dm is None:
             return bad
-        return Groups(1, 1, [[int(d.group(1))]], "mesh")
+        return Groups(1, 1, [[int(dm.group(1))]], "mesh")
     names: list[str] = []
     sizes: list[int] = []
     for part in _split_top(m.group("axes")):

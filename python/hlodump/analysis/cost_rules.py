@@ -6,7 +6,7 @@ FLOPs, transcendentals, bytes accessed per operand and output, optimal seconds â
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 import numpy as np
 
@@ -139,7 +139,8 @@ class _Analysis:
     def _prepare(self, name: str) -> None:
         """Sum ``name`` and every computation it calls, callees first (iterative post-order)."""
         self.active.add(name)
-        stack = [(name, iter(self.comps[name].instrs), iter(()))]
+        none: list[str] = []
+        stack: list[tuple[str, Iterator[_Ins], Iterator[str]]] = [(name, iter(self.comps[name].instrs), iter(none))]
         while stack:
             cur, instrs, called = stack[-1]
             pushed = False
@@ -148,7 +149,7 @@ class _Analysis:
                     if callee in self.memo or callee in self.active or callee not in self.comps:
                         continue
                     self.active.add(callee)
-                    stack.append((callee, iter(self.comps[callee].instrs), iter(())))
+                    stack.append((callee, iter(self.comps[callee].instrs), iter(none)))
                     pushed = True
                     break
                 if pushed:
