@@ -160,7 +160,7 @@ function timelineFigure(d, ymax) {
   const t = d.timeline;
   const top = ymax || Math.max(1, ...totals(t));
   const data = t.cats.map(([cat, ys]) => ({
-    type: "scatter", mode: "lines", x: t.x, y: ys, name: cat, stackgroup: "one",
+    type: "scatter", mode: "lines", x: t.x, y: ys, name: esc(cat), stackgroup: "one",
     line: {width: 0.6, shape: "hv", color: COLORS[cat] || "#999"}, fillcolor: COLORS[cat] || "#999",
     hovertemplate: "%{y:,} B<extra>" + esc(cat) + "</extra>",
   }));

@@ -75,7 +75,8 @@ def redact(text: str) -> str:
     return _URL_USERINFO_ANYWHERE.sub(r"\1", text)
 
 
-_URL_USERINFO_ANYWHERE = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*://)[^/@\s'\"]*@")
+# greedy to the last '@' before the path: a password may hold an '@' of its own
+_URL_USERINFO_ANYWHERE = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*://)[^/?#\s'\"]*@")
 
 #: Objects at least this large are fetched as concurrent ranges (then joined: one copy).
 RANGE_THRESHOLD = 64 << 20
@@ -156,7 +157,7 @@ def _short(e: BaseException) -> str:
     first = head.splitlines()[0] if head else type(e).__name__
     os_error = re.search(r'Os \{[^}]*?message: "([^"]*)"', text, re.S)
     if os_error or "HTTP error" in first or "kind: Connect" in text or "dns error" in text:
-        host = re.search(r"https?://([^/\s?]+)", text)
+        host = re.search(r"https?://(?:[^/?#\s'\"]*@)?([^/\s?@'\"]+)", text)  # never the user:password@ part
         cause = os_error.group(1) if os_error else (
             "dns error" if "dns error" in text else first.split("HTTP error:", 1)[-1].strip())
         if "kind: Timeout" in text or "timed out" in text:
@@ -240,7 +241,7 @@ def _check_option(key: str, value: Any) -> None:
         except ValueError:
             ok = False
         if not ok or any(c.isspace() or ord(c) < 0x20 or ord(c) == 0x7f for c in value):
-            raise StoreError(f"storage option {key}={value!r} is not an http(s) URL (e.g. http://127.0.0.1:9000)")
+            raise StoreError(f"storage option {key}={redact(value)!r} is not an http(s) URL (e.g. http://127.0.0.1:9000)")
     if lk.endswith("region") and not re.fullmatch(r"[A-Za-z0-9_\-]*", value):
         raise StoreError(f"storage option {key}={value!r} is not a region name (e.g. us-east-1)")
 

@@ -207,6 +207,7 @@ class _Loaded:
     module_of: dict[int, Any]  # file_id -> module
     tuple_leaves: dict[int, bool] = field(default_factory=dict)  # file_id -> XLA's convention
     problems: dict[int, str] = field(default_factory=dict)  # row -> why XLA's rule did not apply
+    overflowed: dict[int, int] = field(default_factory=dict)  # file_id -> instructions with a size past int64
 
 
 def _hlo_files(d: "Dump", mods: list[Any]) -> dict[Any, int]:

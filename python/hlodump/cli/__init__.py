@@ -84,8 +84,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
 
 def _esc(e: BaseException) -> str:
-    """An error message as the terminal may show it (file names and SQL carry any bytes)."""
-    return cli_safety.escape_controls(str(e))
+    """An error message as the terminal may show it (file names and SQL carry any bytes; the
+    credentials of a URL, ``http://user:password@host``, are never shown)."""
+    from ..stores import redact
+
+    return cli_safety.escape_controls(redact(str(e)))
 
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())

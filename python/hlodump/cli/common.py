@@ -94,7 +94,9 @@ def storage_options(args: argparse.Namespace) -> Optional[dict[str, str]]:
     for kv in getattr(args, "storage_option", None) or []:
         k, eq, v = kv.partition("=")
         if not eq or not k:
-            raise UsageError(f"--storage-option takes KEY=VALUE, not {kv!r}")
+            from ..stores import redact
+
+            raise UsageError(f"--storage-option takes KEY=VALUE, not {redact(kv)!r}")
         opts[k.strip()] = v
     return opts or None
 

@@ -14,6 +14,7 @@ import sys
 from typing import Any, Optional
 
 from .. import analysis as A
+from .. import cli_safety
 from .common import UsageError, add_common, read, select_module
 
 __all__ = ["register"]
@@ -107,6 +108,9 @@ def _cmd_summary(args: argparse.Namespace) -> int:
     if not s:
         _print("no modules with buffer assignment or live ranges found")
         return 1
+    # names, op_name and source paths come from the dump: no terminal escape reaches the screen
+    s = cli_safety.escape_data(s)
+    detail = cli_safety.escape_data(detail)
     con = _console()
     if several:
         _render_overview(s, con, args.sort, len(detail))
@@ -126,6 +130,7 @@ def _oom_summary(d: Any, args: argparse.Namespace) -> int:
         sys.stdout.write("\n")
         return 0
     fb = A.format_bytes
+    reps = cli_safety.escape_data(reps)
     con = _console()
     for r in reps:
         head = (f"{r['path']}: out-of-memory report {r['report_id']} ({r['backend'] or 'backend unknown'}"
