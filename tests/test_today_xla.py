@@ -347,3 +347,20 @@ def test_fuzz_attribute_inserted_everywhere_loses_nothing(tmp_path: Path) -> Non
     assert a["instructions"].select(cols).equals(b["instructions"].select(cols))
     assert [n["token"] for n in b["notes"].to_pylist()] == ["zz_new_attribute"]
     assert a["notes"].num_rows == 0
+
+
+# ------------------------------------------------------------------ the command line
+
+def test_cli_one_note_line_per_kind_and_strict(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    p = _write(tmp_path, "module_0000.jit_f.cpu_after_optimizations-buffer-assignment.txt", UNKNOWN)
+    r = subprocess.run([sys.executable, "-m", "hlodump", "summary", str(p)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    notes = [ln for ln in r.stderr.splitlines() if ln.startswith("hlodump: note:")]
+    assert len(notes) == 1, r.stderr
+    assert "unknown flag: 2 distinct in 1 file" in notes[0] and ":4:" in notes[0] and "frobnicate 7" in notes[0]
+    r = subprocess.run([sys.executable, "-m", "hlodump", "summary", "--strict", str(p)], capture_output=True, text=True)
+    assert r.returncode != 0
+    assert "unknown allocation flag 'frobnicate 7'" in r.stderr and "Traceback" not in r.stderr

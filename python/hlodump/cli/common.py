@@ -34,6 +34,9 @@ def add_common(sp: argparse.ArgumentParser, paths: str = "+", module: bool = Tru
                     help="report malformed lines and unreadable files instead of stopping (one line on stderr at "
                          "the end; exit status 1 unless --errors-ok)")
     sp.add_argument("--errors-ok", action="store_true", help="with --keep-going: exit 0 even if there were errors")
+    sp.add_argument("--strict", action="store_true",
+                    help="what this version does not know (a newer XLA's flag, attribute or section: one "
+                         "'note' line each kind otherwise) is an error")
     if module:
         sp.add_argument("--module", help="one module: its key, name, id (0 / 0002) or a unique substring")
     if json:
@@ -69,7 +72,8 @@ def read(paths: Any, args: argparse.Namespace, tables: Optional[Sequence[str]] =
     while True:
         try:
             d = read_arrow(p, tables=tables, on_error="collect" if keep_going else "raise",
-                           threads=threads, string_view=True, storage_options=storage_options(args))
+                           threads=threads, string_view=True, storage_options=storage_options(args),
+                           strict=getattr(args, "strict", False))
             break
         except FileNotFoundError as e:
             # a glob that matches nothing: an error, or with --keep-going a warning (the rest is read)
@@ -81,6 +85,8 @@ def read(paths: Any, args: argparse.Namespace, tables: Optional[Sequence[str]] =
             if not rest:
                 raise UsageError(f"{e.filename}: no file matches this glob; nothing to read") from None
             p = rest[0] if len(rest) == 1 else rest
+    for line in note_lines(d):
+        print(line, file=sys.stderr)
     seen = getattr(args, "_dumps_read", None)
     if seen is None:
         seen = args._dumps_read = []
@@ -99,6 +105,32 @@ def storage_options(args: argparse.Namespace) -> Optional[dict[str, str]]:
             raise UsageError(f"--storage-option takes KEY=VALUE, not {redact(kv)!r}")
         opts[k.strip()] = v
     return opts or None
+
+
+def note_lines(d: "Dump") -> list[str]:
+    """One line per kind of ``notes`` row (what a newer XLA prints that this version does not
+    know): how many, in how many files, the first one with its place."""
+    notes = d["notes"]
+    if notes.num_rows == 0:
+        return []
+    from ..cli_safety import escape_controls
+
+    paths = dict(zip(d["files"].column("file_id").to_pylist(), d["files"].column("path").to_pylist()))
+    first: dict[str, dict[str, Any]] = {}
+    count: dict[str, int] = {}
+    files: dict[str, set[int]] = {}
+    for r in notes.select(["file_id", "line", "column", "kind", "token", "message"]).to_pylist():
+        first.setdefault(r["kind"], r)
+        count[r["kind"]] = count.get(r["kind"], 0) + 1
+        files.setdefault(r["kind"], set()).add(r["file_id"])
+    out = []
+    for kind, r in first.items():
+        n, nf = count[kind], len(files[kind])
+        where = f"{paths.get(r['file_id'])}:{r['line']}:{r['column']}"
+        out.append(escape_controls(
+            f"hlodump: note: {kind.replace('_', ' ')}: {n:,} distinct in {nf:,} file{'s' if nf != 1 else ''}, "
+            f"first {where}: {r['message']} (--strict to make it an error)"))
+    return out
 
 
 def error_report(args: argparse.Namespace) -> Optional[str]:
