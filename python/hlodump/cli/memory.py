@@ -13,6 +13,7 @@ import os
 import sys
 from typing import Any, Optional
 
+from ..analysis.modules import short_module_key
 from .. import analysis as A
 from .. import cli_safety
 from .common import UsageError, add_common, read, select_module
@@ -176,7 +177,7 @@ def _render_overview(s: list[dict[str, Any]], con: Any, sort: str, n_detail: int
     for m in s:
         ma = m["memory_analysis"] or {}
         pk = m["peak"] or {}
-        rows.append([m["module"], fb(A.peak_bytes(m)), fb(m["total_bytes"]), fb(ma.get("argument_size_in_bytes")),
+        rows.append([short_module_key(m["module"]), fb(A.peak_bytes(m)), fb(m["total_bytes"]), fb(ma.get("argument_size_in_bytes")),
                      fb(ma.get("output_size_in_bytes")), fb(ma.get("temp_size_in_bytes")),
                      "" if pk.get("step") is None else str(pk["step"]), str(len(m["notes"]))])
     cols = ("module", "peak", "total", "argument", "output", "temp", "XLA peak step", "notes")
