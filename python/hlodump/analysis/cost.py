@@ -70,7 +70,7 @@ def _run(loaded: _Loaded, tuple_results: TupleResults = None) -> tuple[dict[int,
     totals: dict[int, dict[str, float]] = {}
     for fid, comps in loaded.graphs.items():
         leaves = loaded.tuple_leaves.get(fid, True) if tuple_results is None else tuple_results == "leaves"
-        a = _Analysis(comps, leaves)
+        a = _Analysis(comps, leaves, 4 if fid in loaded.xla_2026 else 8)
         name = loaded.entry.get(fid)
         totals[fid] = a.computation(name) if name else {}
         per_row.update(a.props)

@@ -76,9 +76,10 @@ _NOTES = {
 class _Analysis:
     """One HLO module: XLA's visitor, with per-instruction properties kept (``props``)."""
 
-    def __init__(self, comps: dict[str, _Comp], tuple_leaves: bool = True) -> None:
+    def __init__(self, comps: dict[str, _Comp], tuple_leaves: bool = True, tuple_pointer_bytes: int = 8) -> None:
         self.comps = comps
         self.tuple_leaves = tuple_leaves
+        self.tuple_pointer_bytes = tuple_pointer_bytes
         self.memo: dict[str, dict[str, float]] = {}
         self.active: set[str] = set()  # computations being visited (a malformed cycle stops here)
         # per computation: row -> properties, row -> why its figures are XLA's defaults; published
@@ -366,8 +367,11 @@ def _bitcast(a: _Analysis, ins: _Ins, p: dict[str, float]) -> Any:
 
 
 def _tuple(a: _Analysis, ins: _Ins, p: dict[str, float]) -> Any:
-    p[BYTES] = f32(ins.shape.bytes)
-    p[OUT] = f32(ins.shape.bytes)
+    # the tuple's index table: 8 bytes an element, 4 in XLA 2026 (jax >= 0.11; seen against
+    # jax 0.11.2 / 0.12.0.1's cost_analysis())
+    size = a.tuple_pointer_bytes * len(ins.shape.parts) if ins.shape.parts is not None else ins.shape.bytes
+    p[BYTES] = f32(size)
+    p[OUT] = f32(size)
     for i in range(len(ins.operands)):
         p[operand_bytes_key(i)] = 0.0
 
