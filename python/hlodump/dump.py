@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Optional, TypeVar
 import pyarrow as pa
 
 from .schema import SCHEMAS, empty_table, to_large_string_schema
+from .exceptions import HlodumpError
 
 if TYPE_CHECKING:  # pragma: no cover
     import duckdb
@@ -312,27 +313,91 @@ class _ValuesMethod:
 
 
 def _write_parquet_atomic(tables: Mapping[str, pa.Table], out_dir: str, compression: str, overwrite: bool) -> list[str]:
-    """``Dump.write_parquet`` to a local directory: staged in ``out_dir/.hlodump-*``, renamed."""
+    """``Dump.write_parquet`` to a local directory, all or nothing: under an exclusive lock of
+    ``out_dir`` (``flock``: a second writer fails at once, a killed one frees it), every table
+    is written into a fresh ``out_dir/.hlodump-*`` folder, then swapped in; a failure while
+    swapping puts every old file back. Staging folders a killed writer left are removed (with
+    a warning)."""
+    import fcntl
     import shutil
     import tempfile
 
     import pyarrow.parquet as pq
 
     os.makedirs(out_dir, exist_ok=True)
-    final = {name: os.path.join(out_dir, f"{name}.parquet") for name in tables}
-    existing = [p for p in final.values() if os.path.lexists(p)]
-    if existing and not overwrite:
-        raise FileExistsError(17, f"{len(existing)} table file(s) exist already, e.g. {existing[0]}: "
-                                  "nothing written (overwrite=True, or hlodump convert --overwrite, "
-                                  "replaces them)", existing[0])
-    stage = tempfile.mkdtemp(prefix=".hlodump-", dir=out_dir)  # 0700, a name nobody else has
+    lock = os.open(out_dir, os.O_RDONLY | os.O_DIRECTORY)
     try:
-        for name, t in tables.items():
-            pq.write_table(t, os.path.join(stage, f"{name}.parquet"), compression=compression)
-        for name, p in final.items():
-            os.replace(os.path.join(stage, f"{name}.parquet"), p)  # replaces a link, never its target
-        os.rmdir(stage)
-    except BaseException:
-        shutil.rmtree(stage, ignore_errors=True)
-        raise
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise WriterBusyError(11, "another hlodump convert (or write_parquet) is writing into this directory; "
+                                      "nothing written", out_dir) from None
+        _remove_stale_stages(out_dir)
+        final = {name: os.path.join(out_dir, f"{name}.parquet") for name in tables}
+        existing = [p for p in final.values() if os.path.lexists(p)]
+        if existing and not overwrite:
+            raise FileExistsError(17, f"{len(existing)} table file(s) exist already, e.g. {existing[0]}: "
+                                      "nothing written (overwrite=True, or hlodump convert --overwrite, "
+                                      "replaces them)", existing[0])
+        for p in existing:  # replaced: files and symlinks (never followed); anything else is refused
+            if os.path.isdir(p) and not os.path.islink(p):
+                raise IsADirectoryError(21, "is a directory, not a table file: not replaced; nothing written", p)
+        stage = tempfile.mkdtemp(prefix=".hlodump-", dir=out_dir)  # 0700, a name nobody else has
+        try:
+            for name, t in tables.items():
+                pq.write_table(t, os.path.join(stage, f"{name}.parquet"), compression=compression)
+            _swap_in(stage, final)
+        finally:
+            shutil.rmtree(stage, ignore_errors=True)
+    finally:
+        os.close(lock)  # releases the lock
     return list(final.values())
+
+
+class WriterBusyError(HlodumpError, OSError):
+    """Another writer holds the output directory (``Dump.write_parquet``, ``hlodump convert``)."""
+
+
+def _swap_in(stage: str, final: Mapping[str, str]) -> None:
+    """Move ``stage/<table>.parquet`` over each ``final`` path, all or nothing: the old entries
+    are first moved into ``stage/old/`` (renames in one directory: atomic); a failure moves
+    the new ones out and every old one back."""
+    old_dir = os.path.join(stage, "old")
+    os.mkdir(old_dir)
+    moved_old: list[tuple[str, str]] = []  # (final, where it went)
+    placed: list[str] = []
+    try:
+        for name, p in final.items():
+            if os.path.lexists(p):
+                aside = os.path.join(old_dir, os.path.basename(p))
+                os.rename(p, aside)
+                moved_old.append((p, aside))
+        for name, p in final.items():
+            os.rename(os.path.join(stage, os.path.basename(p)), p)
+            placed.append(p)
+    except BaseException:
+        for p in placed:
+            try:
+                os.unlink(p)
+            except OSError:
+                pass
+        for p, aside in moved_old:
+            try:
+                os.rename(aside, p)
+            except OSError:
+                pass
+        raise
+
+
+def _remove_stale_stages(out_dir: str) -> None:
+    """``.hlodump-*`` staging folders in ``out_dir`` (the lock is ours: no writer is alive
+    that made them) are what a killed writer left: removed, with a warning."""
+    import shutil
+
+    stale = [e.path for e in os.scandir(out_dir)
+             if e.name.startswith(".hlodump-") and e.is_dir(follow_symlinks=False)]
+    for p in stale:
+        shutil.rmtree(p, ignore_errors=True)
+    if stale:
+        warnings.warn(f"{out_dir}: removed {len(stale)} staging folder(s) an interrupted write left "
+                      f"({', '.join(os.path.basename(p) for p in stale[:3])})", stacklevel=4)

@@ -150,7 +150,7 @@ class Scan:
         before the stream starts)."""
         plan = plan_inputs(self.source, follow_links=self._follow_links, max_files=self._max_files,
                            storage_options=self.storage_options)
-        buffers = plan.load(progress=False)
+        buffers = plan.load(progress=False, on_error=self.on_error)
         return plan.inputs, buffers
 
     def batches(self, columns: Optional[Sequence[str]] = None) -> Iterator[pa.RecordBatch]:
