@@ -105,6 +105,12 @@ def test_01_whole_file_failure_is_reported(tmp_path: Path) -> None:
     # a dump without failures is unchanged
     p = _cli("summary", good)
     assert p.returncode == 0 and p.stderr == "", p.stderr
+    # a symlink out of the directory is a file not read: said so; --follow-links reads it
+    os.symlink(CF10 / HLO.replace("0000.jit_rnn", "0002.jit_rnn_loss"),
+               good / "module_0002.jit_rnn_loss.linked.cpu_after_optimizations.txt")
+    p = _cli("tables", good)
+    assert p.returncode == 1 and "leaves the directory read" in p.stderr, p.stderr
+    assert _cli("tables", "--follow-links", good).returncode == 0
 
 
 # ------------------------------------------------------------------ 2. the same module twice

@@ -68,6 +68,9 @@ def add_common(sp: argparse.ArgumentParser, paths: str = "+", module: bool = Tru
                     help="report malformed lines and unreadable files instead of stopping (one line on stderr at "
                          "the end; exit status 1 unless --errors-ok)")
     sp.add_argument("--errors-ok", action="store_true", help="with --keep-going: exit 0 even if there were errors")
+    sp.add_argument("--follow-links", action="store_true",
+                    help="follow symlinks that lead out of a directory read (default: such a link is a file not "
+                         "read, an error)")
     add_decompression(sp)
     if module:
         sp.add_argument("--module", help="one module: its key, name, id (0 / 0002) or a unique substring")
@@ -205,7 +208,8 @@ def _read_arrow(p: Any, args: argparse.Namespace, tables: Optional[Sequence[str]
     while True:
         try:
             return read_arrow(p, tables=tables, on_error="collect" if keep_going else "raise",
-                              threads=threads, string_view=True, storage_options=storage_options(args), **bounds)
+                              threads=threads, string_view=True, storage_options=storage_options(args),
+                              follow_links=getattr(args, "follow_links", False), **bounds)
         except FileNotFoundError as e:
             # a glob that matches nothing: an error, or with --keep-going a warning (the rest is read)
             items = p if isinstance(p, list) else [p]
