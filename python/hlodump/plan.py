@@ -217,6 +217,8 @@ class Bound:
 
     ratio: float = MAX_DECOMPRESSED_RATIO
     total: int = MAX_DECOMPRESSED_BYTES
+    #: The ratio bound never refuses less than this (tests lower it).
+    floor: int = RATIO_FLOOR
 
     def __post_init__(self) -> None:
         for name, v in (("max_decompressed_ratio", self.ratio), ("max_decompressed_bytes", self.total)):
@@ -225,15 +227,15 @@ class Bound:
 
     def limit(self, compressed: int) -> int:
         """The most bytes an input of ``compressed`` bytes may expand to."""
-        return int(min(self.total, max(self.ratio * compressed, min(RATIO_FLOOR, self.total))))
+        return int(min(self.total, max(self.ratio * compressed, min(self.floor, self.total))))
 
     def error(self, shown: str, compressed: int) -> "DecompressionLimitError":
         from .exceptions import DecompressionLimitError
 
         lim = self.limit(compressed)
         why = (f"at most {self.total:,} bytes" if lim == self.total else
-               f"{self.ratio:g} × its {compressed:,} compressed bytes" if lim > RATIO_FLOOR else
-               f"{self.ratio:g} × its {compressed:,} compressed bytes, at least {RATIO_FLOOR:,}")
+               f"{self.ratio:g} × its {compressed:,} compressed bytes" if lim > self.floor else
+               f"{self.ratio:g} × its {compressed:,} compressed bytes, at least {self.floor:,}")
         return DecompressionLimitError(
             shown, f"decompresses to more than {lim:,} bytes ({why}); reading stopped there "
                    "(a decompression bomb? read_arrow(max_decompressed_ratio=…, max_decompressed_bytes=…) "
