@@ -165,8 +165,9 @@ def capture(fn: Any, *args: Any, dump_to: Optional[Union[str, "os.PathLike[str]"
 
     ``dump_to``: the directory to dump into (kept; created if missing). Without it the dump goes to
     a temporary directory that lives as long as the returned ``Dump`` (removed when the ``Dump`` is
-    garbage-collected; tables taken from it stay readable). Only the files this compile wrote are
-    read, so ``dump_to`` may already hold other dumps.
+    garbage-collected; tables taken from it stay readable). Only the files this compile wrote or
+    rewrote are read (by name, inode, size and times before and after it), so ``dump_to`` may
+    already hold other dumps, an earlier run's compile with the same module id included.
 
     Returns a ``Dump`` (as ``hlodump.read_arrow``) with two attributes more: ``compiled`` (the
     ``jax.stages.Compiled`` of this very compile: ``d.compiled.memory_analysis()`` gives jax's own
