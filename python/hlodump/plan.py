@@ -154,7 +154,9 @@ class Plan:
 #: The largest number a module id or a per-pass number may have (``files.module_id`` and
 #: ``files.pass_index`` are int32 columns).
 _INT32_MAX = 2**31 - 1
-_BIG_NUMBER = re.compile(r"(?:^|\.)module_(\d{4,})(?=\.|$)|\.(\d{10,})(?=\.[^.])")
+# a module token, or a number of 10+ digits followed by two more segments at least (the pass,
+# its sub-step or pipeline …, the extension): where XLA puts a per-pass number
+_BIG_NUMBER = re.compile(r"(?:^|\.)module_(\d{4,})(?=\.|$)|\.(\d{10,})(?=(?:\.[^.]+){2})")
 
 
 def _mark_numbers_too_large(plan: Plan) -> None:
