@@ -252,7 +252,14 @@ class _Bounded:
         self.stream, self.limit, self.on_exceed, self.n = stream, limit, on_exceed, 0
 
     def read(self, n: int = -1) -> bytes:
-        piece = self.stream.read(n if n is not None and n >= 0 else (1 << 20))
+        if n is None or n < 0:  # everything left, in pieces, within the bound
+            out = bytearray()
+            while True:
+                piece = self.read(1 << 20)
+                if not piece:
+                    return bytes(out)
+                out += piece
+        piece = self.stream.read(min(n, self.limit + 1 - self.n) if self.n <= self.limit else 1)
         self.n += len(piece)
         if self.n > self.limit:
             raise self.on_exceed()
