@@ -140,6 +140,15 @@ def test_02_same_module_twice(tmp_path: Path) -> None:
     assert p.returncode == 0, p.stderr
     assert f"hlodump: note: {BA}.gz: OSError: same content as {BA}" in p.stderr
     assert [(m["total_bytes"], m["allocations"]) for m in json.loads(p.stdout)] == [(w[1], w[2]) for w in want]
+    # a folder holding run.tar and run.tar.gz of the same dump
+    packs = tmp_path / "packs"
+    packs.mkdir()
+    with tarfile.open(packs / "run.tar", "w") as t:
+        t.add(CF10 / BA, arcname=BA)
+    (packs / "run.tar.gz").write_bytes(gzip.compress((packs / "run.tar").read_bytes()))
+    d = hlodump.read_arrow(str(packs))
+    assert d["allocations"].num_rows == n and _figures(d) == want
+    assert _errors(d) == {f"run.tar.gz/{BA}": f"OSError: same content as run.tar/{BA} (the same file twice); read once"}
     # different content: an error naming both, never a sum of the two
     other = (CF10 / BA).read_text().replace("allocation 0:", "allocation 0:", 1).splitlines(keepends=True)
     (both / (BA + ".gz")).write_bytes(gzip.compress("".join(other[:-5]).encode()))
@@ -395,6 +404,15 @@ def test_11_decompression_is_bounded(tmp_path: Path) -> None:
     assert p.returncode == 1 and f"{bomb}: decompresses to more than 4,194,304 bytes" in p.stderr, p.stderr
     p = _cli("tables", "--max-decompressed-ratio", "0", bomb)
     assert p.returncode == 2 and "positive" in p.stderr
+    # the bound holds for the files of a read together: many small bombs cannot add up
+    many = tmp_path / "many"
+    many.mkdir()
+    for k in range(4):
+        _bomb(many / f"module_000{k}.jit_f{k}.before_optimizations.txt.gz", 8 << 20, gzip)
+    d = hlodump.read_arrow(str(many), on_error="collect", max_decompressed_bytes=20 << 20)
+    errs = _errors(d)
+    over = [p for p, e in errs.items() if e.startswith("DecompressionLimitError")]
+    assert len(over) == 2 and "may expand to 20,971,520 bytes together" in errs[over[0]], errs
     # gzip, xz and a compressed tar archive stop at their bound too
     for module, suffix in ((gzip, ".gz"), (lzma, ".xz")):
         b = _bomb(tmp_path / ("module_0002.jit_g.before_optimizations.txt" + suffix), 64 << 20, module)

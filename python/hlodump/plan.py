@@ -213,29 +213,37 @@ MAX_DECOMPRESSED_BYTES = 4 << 30
 RATIO_FLOOR = 8 << 20
 
 
-@dataclass(frozen=True)
+@dataclass
 class Bound:
-    """How far a compressed input may expand (see ``MAX_DECOMPRESSED_RATIO``)."""
+    """How far the compressed inputs of one read may expand (see ``MAX_DECOMPRESSED_RATIO``):
+    each file to ``ratio`` × its compressed size (never less than ``floor``), all of them
+    together to ``total`` bytes (``used`` counts what was decompressed so far)."""
 
     ratio: float = MAX_DECOMPRESSED_RATIO
     total: int = MAX_DECOMPRESSED_BYTES
     #: The ratio bound never refuses less than this (tests lower it).
     floor: int = RATIO_FLOOR
+    used: int = field(default=0, compare=False)
 
     def __post_init__(self) -> None:
         for name, v in (("max_decompressed_ratio", self.ratio), ("max_decompressed_bytes", self.total)):
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not v > 0:
                 raise ValueError(f"{name} must be a positive number (got {v!r})")
 
-    def limit(self, compressed: int) -> int:
-        """The most bytes an input of ``compressed`` bytes may expand to."""
+    def _per_file(self, compressed: int) -> int:
         return int(min(self.total, max(self.ratio * compressed, min(self.floor, self.total))))
+
+    def limit(self, compressed: int) -> int:
+        """The most bytes an input of ``compressed`` bytes may expand to now."""
+        return max(0, min(self._per_file(compressed), self.total - self.used))
 
     def error(self, shown: str, compressed: int) -> "DecompressionLimitError":
         from .exceptions import DecompressionLimitError
 
-        lim = self.limit(compressed)
-        why = (f"at most {self.total:,} bytes" if lim == self.total else
+        lim, one = self.limit(compressed), self._per_file(compressed)
+        why = (f"the compressed files of this read may expand to {self.total:,} bytes together; "
+               f"{self.used:,} were used before it" if lim < one else
+               f"at most {self.total:,} bytes" if lim == self.total else
                f"{self.ratio:g} × its {compressed:,} compressed bytes" if lim > self.floor else
                f"{self.ratio:g} × its {compressed:,} compressed bytes, at least {self.floor:,}")
         return DecompressionLimitError(
@@ -246,10 +254,12 @@ class Bound:
 
 class _Bounded:
     """A binary stream that raises ``DecompressionLimitError`` once more than ``limit`` bytes
-    came out of it (what ``tarfile`` reads a compressed archive through)."""
+    came out of it, or the read's ``bound`` is used up (what ``tarfile`` reads a compressed
+    archive through); what comes out counts in ``bound.used`` as it comes."""
 
-    def __init__(self, stream: Any, limit: int, on_exceed: Any) -> None:
-        self.stream, self.limit, self.on_exceed, self.n = stream, limit, on_exceed, 0
+    def __init__(self, stream: Any, bound: "Bound", size: int, shown: str) -> None:
+        self.stream, self.bound, self.size, self.shown = stream, bound, size, shown
+        self.limit, self.n = bound.limit(size), 0
 
     def read(self, n: int = -1) -> bytes:
         if n is None or n < 0:  # everything left, in pieces, within the bound
@@ -261,8 +271,10 @@ class _Bounded:
                 out += piece
         piece = self.stream.read(min(n, self.limit + 1 - self.n) if self.n <= self.limit else 1)
         self.n += len(piece)
-        if self.n > self.limit:
-            raise self.on_exceed()
+        self.bound.used += len(piece)
+        if self.n > self.limit or self.bound.used > self.bound.total:
+            self.bound.used -= self.n
+            raise self.bound.error(self.shown, self.size)
         return piece
 
 
@@ -347,6 +359,7 @@ def _decompress(raw: Any, shown: str, size: int, bound: Optional[Bound] = None) 
         raise InputFileError(shown, f"cannot read {module} data ({e.strerror or e})") from None
     except Exception as e:  # zlib.error, lzma.LZMAError, EOFError, zstd errors
         raise InputFileError(shown, f"cannot read {module} data ({type(e).__name__}: {e})") from None
+    bound.used += len(out)
     return out
 
 
@@ -418,7 +431,7 @@ def _archive_members(raw: Any, size: int, shown: str, max_files: int, bound: Bou
             mod = _compression_module(_TAR_MODULES[comp], shown)
             stream = (mod.ZstdDecompressor().stream_reader(raw, read_across_frames=True) if comp == "zst"
                       else mod.open(raw))
-            src = _Bounded(stream, bound.limit(size), lambda: bound.error(shown, size))
+            src = _Bounded(stream, bound, size, shown)
         with tarfile.open(fileobj=src, mode="r|") as tar:  # streamed, one pass
             for m in tar:
                 count[0] += 1
@@ -518,7 +531,7 @@ def is_note(error: Optional[str]) -> bool:
 
 def _mark_duplicates(plan: Plan, buffers: Optional[list[Any]], on_error: str) -> None:
     """The same file twice in one dump (a tar holding a member twice, ``X.txt`` beside
-    ``X.txt.gz``): read once. Identical content: the later one is a ``files`` row noting it
+    ``X.txt.gz``, ``run.tar`` beside ``run.tar.gz``): read once. Identical content: the later one is a ``files`` row noting it
     (``is_note``); different content: ``DuplicateFileError`` naming both, or with
     ``on_error="collect"`` the later one is a row with that error. Either way no figure doubles."""
     from .exceptions import DuplicateFileError
@@ -527,7 +540,7 @@ def _mark_duplicates(plan: Plan, buffers: Optional[list[Any]], on_error: str) ->
     for k, i in enumerate(plan.inputs):
         if i.error is not None or isinstance(i.origin, Remote):
             continue
-        j = first.setdefault((i.dump, without_compression(i.shown)), k)
+        j = first.setdefault((_canonical(i.dump), _canonical(i.shown)), k)
         if j == k:
             continue
         a, b = _content(plan, buffers, j), _content(plan, buffers, k)
@@ -543,6 +556,23 @@ def _mark_duplicates(plan: Plan, buffers: Optional[list[Any]], on_error: str) ->
                                       "not read")
         if buffers is not None:
             buffers[k] = None
+
+
+_TAR_ALIASES = {".tgz": ".tar", ".tbz2": ".tar", ".txz": ".tar", ".tzst": ".tar"}
+
+
+def _canonical(path: str) -> str:
+    """``path`` with every component as it reads uncompressed: ``run.tar.gz/X.txt.gz`` →
+    ``run.tar/X.txt`` (the same file, packed otherwise)."""
+    parts = []
+    for part in path.split("/"):
+        part = without_compression(part)
+        low = part.lower()
+        for alias, tar in _TAR_ALIASES.items():
+            if low.endswith(alias):
+                part = part[: -len(alias)] + tar
+        parts.append(part)
+    return "/".join(parts)
 
 
 def _content(plan: Plan, buffers: Optional[list[Any]], k: int) -> Optional[bytes]:

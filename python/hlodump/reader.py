@@ -101,7 +101,7 @@ def read_arrow(
         max_decompressed_ratio, max_decompressed_bytes: how far a compressed file (``.gz``,
             ``.bz2``, ``.xz``, ``.zst``) or a compressed tar archive may expand: at most
             ``max_decompressed_ratio`` times its compressed size (default 100; never less than
-            8 MiB) and at most ``max_decompressed_bytes`` (default 4 GiB). Decompression is
+            8 MiB), all of them together at most ``max_decompressed_bytes`` (default 4 GiB). Decompression is
             streamed and stops at the bound (never more in memory) with
             ``hlodump.exceptions.DecompressionLimitError`` naming the file (a ``files.error``
             row for a file found in a directory). XLA's text compresses 5–20×.
