@@ -319,6 +319,28 @@ def test_05_convert_is_all_or_nothing(tmp_path: Path) -> None:
     assert p.returncode == 0, p.stderr
     assert "removed 1 staging folder" in p.stderr and ".hlodump-k1ll3d" in p.stderr
     assert not [n for n in os.listdir(stale) if n.startswith(".hlodump-")]
+    # a convert killed in the middle of its swap: the next one puts the old set back first
+    before = _tables(out)
+    tables = len(before)
+    kill = f"""
+        import os, signal, hlodump
+        d = hlodump.read_arrow({str(CF10)!r})
+        real, n = os.rename, [0]
+        def rename(a, b):
+            n[0] += 1
+            if n[0] == {tables} + 3:  # every old file moved aside, two new ones placed
+                os.kill(os.getpid(), signal.SIGKILL)
+            return real(a, b)
+        os.rename = rename
+        d.write_parquet({str(out)!r}, overwrite=True)
+    """
+    p = _run(kill)
+    assert p.returncode == -signal.SIGKILL, p.stderr
+    assert _tables(out) != before and [n for n in os.listdir(out) if n.startswith(".hlodump-")]  # mixed
+    p = _cli("convert", CF10, out)  # no --overwrite: puts the old set back, then refuses
+    assert p.returncode == 2 and "exist already" in p.stderr, p.stderr
+    assert f"put back {tables} table file(s)" in p.stderr, p.stderr
+    assert _tables(out) == before and not [n for n in os.listdir(out) if n.startswith(".hlodump-")]
 
 
 # ------------------------------------------------------------------ 6. query -o FILE

@@ -361,9 +361,15 @@ class WriterBusyError(HlodumpError, OSError):
 def _swap_in(stage: str, final: Mapping[str, str]) -> None:
     """Move ``stage/<table>.parquet`` over each ``final`` path, all or nothing: the old entries
     are first moved into ``stage/old/`` (renames in one directory: atomic); a failure moves
-    the new ones out and every old one back."""
+    the new ones out and every old one back. ``stage/swap.json`` lists what existed before, so
+    a writer killed in the middle is undone by the next one (``_remove_stale_stages``)."""
+    import json
+
     old_dir = os.path.join(stage, "old")
     os.mkdir(old_dir)
+    had = [os.path.basename(p) for p in final.values() if os.path.lexists(p)]
+    with open(os.path.join(stage, "swap.json"), "w", encoding="utf-8") as f:
+        json.dump({"tables": [os.path.basename(p) for p in final.values()], "had": had}, f)
     moved_old: list[tuple[str, str]] = []  # (final, where it went)
     placed: list[str] = []
     try:
@@ -391,13 +397,39 @@ def _swap_in(stage: str, final: Mapping[str, str]) -> None:
 
 def _remove_stale_stages(out_dir: str) -> None:
     """``.hlodump-*`` staging folders in ``out_dir`` (the lock is ours: no writer is alive
-    that made them) are what a killed writer left: removed, with a warning."""
+    that made them) are what a killed writer left: a swap it had begun is undone (the table
+    files it had moved aside are put back, the new ones it had placed removed), then the
+    folders are removed, with a warning."""
+    import json
     import shutil
 
-    stale = [e.path for e in os.scandir(out_dir)
-             if e.name.startswith(".hlodump-") and e.is_dir(follow_symlinks=False)]
-    for p in stale:
-        shutil.rmtree(p, ignore_errors=True)
+    stale = sorted(e.path for e in os.scandir(out_dir)
+                   if e.name.startswith(".hlodump-") and e.is_dir(follow_symlinks=False))
+    restored = 0
+    for stage in stale:
+        try:
+            with open(os.path.join(stage, "swap.json"), encoding="utf-8") as f:
+                swap = json.load(f)
+        except (OSError, ValueError):
+            swap = None
+        if isinstance(swap, dict):
+            had = set(swap.get("had") or [])
+            for name in swap.get("tables") or []:
+                name = os.path.basename(str(name))
+                target = os.path.join(out_dir, name)
+                aside = os.path.join(stage, "old", name)
+                try:
+                    if name in had and os.path.lexists(aside):
+                        os.replace(aside, target)  # the old file back (over a new one placed)
+                        restored += 1
+                    elif name not in had and not os.path.lexists(os.path.join(stage, name)) \
+                            and os.path.lexists(target):
+                        os.unlink(target)  # a new file placed where there was none
+                except OSError:
+                    pass
+        shutil.rmtree(stage, ignore_errors=True)
     if stale:
         warnings.warn(f"{out_dir}: removed {len(stale)} staging folder(s) an interrupted write left "
-                      f"({', '.join(os.path.basename(p) for p in stale[:3])})", stacklevel=4)
+                      f"({', '.join(os.path.basename(p) for p in stale[:3])})"
+                      + (f"; put back {restored} table file(s) it had moved aside" if restored else ""),
+                      stacklevel=4)
