@@ -422,6 +422,8 @@ def test_11_decompression_is_bounded(tmp_path: Path) -> None:
         hlodump.read_arrow(str(bomb), max_decompressed_bytes=2_000_000)
     with pytest.raises(DecompressionLimitError, match="more than 16,777,216 bytes"):
         hlodump.read_arrow(str(bomb), max_decompressed_ratio=1e9, max_decompressed_bytes=16 << 20)
+    with pytest.raises(DecompressionLimitError, match="more than 1,048,576 bytes"):
+        list(hlodump.scan(str(bomb), "instructions", max_decompressed_bytes=1 << 20).batches())
     p = _cli("tables", "--max-decompressed", "4M", bomb)
     assert p.returncode == 1 and f"{bomb}: decompresses to more than 4,194,304 bytes" in p.stderr, p.stderr
     p = _cli("tables", "--max-decompressed-ratio", "0", bomb)
