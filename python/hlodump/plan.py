@@ -156,6 +156,7 @@ class Plan:
 _INT32_MAX = 2**31 - 1
 # a module token, or a number of 10+ digits followed by two more segments at least (the pass,
 # its sub-step or pipeline …, the extension): where XLA puts a per-pass number
+_TEN_DIGITS = re.compile(r"\d{10}")
 _BIG_NUMBER = re.compile(r"(?:^|\.)module_(\d{4,})(?=\.|$)|\.(\d{10,})(?=(?:\.[^.]+){2})")
 
 
@@ -170,7 +171,7 @@ def _mark_numbers_too_large(plan: Plan) -> None:
         if i.error is not None:
             continue
         base = i.shown.rsplit("/", 1)[-1]
-        if "module_" not in base:
+        if not _TEN_DIGITS.search(base) or "module_" not in base:  # the common case: one scan
             continue
         m = _module_token(base)
         for g in _BIG_NUMBER.finditer(base):
