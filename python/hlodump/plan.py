@@ -19,6 +19,7 @@ from ._typing import Source, StorageOptions
 from .paths import MAX_FILES
 
 if TYPE_CHECKING:  # pragma: no cover
+    from .exceptions import DecompressionLimitError
     from .stores import Backend
 
 __all__ = ["Input", "Plan", "Remote", "Source", "plan_inputs", "compression_of", "decompressed", "archive_of",

@@ -116,7 +116,7 @@ def _os_text(e: OSError) -> str:
     return f"{e.filename}: {e.strerror}" if e.filename is not None else e.strerror
 
 
-def _esc(e: BaseException) -> str:
+def _esc(e: "BaseException | str") -> str:
     """An error message as the terminal may show it (file names and SQL carry any bytes)."""
     return cli_safety.escape_controls(str(e))
 

@@ -104,7 +104,7 @@ def _replaced(path: str, binary: bool = False) -> Iterator[Any]:
 
     target = os.path.realpath(path) if os.path.islink(path) else path
     if os.path.exists(target) and not os.path.isfile(target):
-        with open(target, "wb" if binary else "w", **({} if binary else {"encoding": "utf-8"})) as f:
+        with (open(target, "wb") if binary else open(target, "w", encoding="utf-8")) as f:
             yield f
         return
     fd, tmp = tempfile.mkstemp(prefix=".hlodump-query-", dir=os.path.dirname(os.path.abspath(target)))
@@ -116,7 +116,7 @@ def _replaced(path: str, binary: bool = False) -> Iterator[Any]:
             os.umask(umask)
             mode = 0o666 & ~umask
         os.fchmod(fd, mode)
-        with os.fdopen(fd, "wb" if binary else "w", **({} if binary else {"encoding": "utf-8", "newline": ""})) as f:
+        with (os.fdopen(fd, "wb") if binary else os.fdopen(fd, "w", encoding="utf-8", newline="")) as f:
             yield f
         os.replace(tmp, target)
     except BaseException:
