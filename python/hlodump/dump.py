@@ -318,17 +318,21 @@ def _write_parquet_atomic(tables: Mapping[str, pa.Table], out_dir: str, compress
     is written into a fresh ``out_dir/.hlodump-*`` folder, then swapped in; a failure while
     swapping puts every old file back. Staging folders a killed writer left are removed (with
     a warning)."""
-    import fcntl
     import shutil
     import tempfile
 
     import pyarrow.parquet as pq
 
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX: no lock
+        fcntl = None  # type: ignore[assignment]
     os.makedirs(out_dir, exist_ok=True)
-    lock = os.open(out_dir, os.O_RDONLY | os.O_DIRECTORY)
+    lock = os.open(out_dir, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
     try:
         try:
-            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            if fcntl is not None:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             raise WriterBusyError(11, "another hlodump convert (or write_parquet) is writing into this directory; "
                                       "nothing written", out_dir) from None
