@@ -347,12 +347,17 @@ def _write_parquet_atomic(tables: Mapping[str, pa.Table], out_dir: str, compress
             if os.path.isdir(p) and not os.path.islink(p):
                 raise IsADirectoryError(21, "is a directory, not a table file: not replaced; nothing written", p)
         stage = tempfile.mkdtemp(prefix=".hlodump-", dir=out_dir)  # 0700, a name nobody else has
+        keep = False
         try:
             for name, t in tables.items():
                 pq.write_table(t, os.path.join(stage, f"{name}.parquet"), compression=compression)
             _swap_in(stage, final)
+        except _UndoFailed:
+            keep = True  # old files still in the stage: the next writer puts them back
+            raise
         finally:
-            shutil.rmtree(stage, ignore_errors=True)
+            if not keep:
+                shutil.rmtree(stage, ignore_errors=True)
     finally:
         os.close(lock)  # releases the lock
     return list(final.values())
@@ -385,7 +390,8 @@ def _swap_in(stage: str, final: Mapping[str, str]) -> None:
         for name, p in final.items():
             os.rename(os.path.join(stage, os.path.basename(p)), p)
             placed.append(p)
-    except BaseException:
+    except BaseException as e:
+        lost = []
         for p in placed:
             try:
                 os.unlink(p)
@@ -395,8 +401,15 @@ def _swap_in(stage: str, final: Mapping[str, str]) -> None:
             try:
                 os.rename(aside, p)
             except OSError:
-                pass
+                lost.append(p)
+        if lost:
+            raise _UndoFailed(f"{e}; {len(lost)} old table file(s) could not be put back yet and stay in {stage} "
+                              "(the next convert or write_parquet into this directory puts them back)") from e
         raise
+
+
+class _UndoFailed(HlodumpError, OSError):
+    """A failed swap whose undo failed too: the old files stay in the stage (see ``_swap_in``)."""
 
 
 def _remove_stale_stages(out_dir: str) -> None:
