@@ -16,7 +16,7 @@ from typing import Any, Optional
 from ..analysis.modules import short_module_key
 from .. import analysis as A
 from .. import cli_safety
-from .common import UsageError, add_common, read, select_module
+from .common import UsageError, add_common, failed_files_note, read, select_module
 
 __all__ = ["register"]
 
@@ -40,7 +40,7 @@ def _modules(d: Any, args: argparse.Namespace) -> list[Any]:
         kinds = sorted({k for k in d["files"].column("kind").to_pylist()})
         raise UsageError("nothing to analyse: no module with HLO text, buffer assignment, live ranges or a "
                          f"memory-usage report in {' '.join(map(str, args.paths)) if hasattr(args, 'paths') else ''} "
-                         f"(file kinds: {', '.join(kinds) or 'none'})")
+                         f"(file kinds: {', '.join(kinds) or 'none'})" + failed_files_note(d))
     return select_module(mods, getattr(args, "module", None))
 
 

@@ -15,7 +15,7 @@ import sys
 import tempfile
 from typing import Any, Optional
 
-from .common import UsageError, add_common, read
+from .common import EXIT_SIGNAL_BASE, UsageError, add_common, read
 
 __all__ = ["register", "merge_xla_flags", "parse_xla_flags", "quote_xla_flag"]
 
@@ -131,7 +131,16 @@ def _cmd_record(args: argparse.Namespace) -> int:
         raise UsageError(f"record: no such command: {cmd[0]}") from None
     except PermissionError:
         raise UsageError(f"record: cannot run {cmd[0]}: permission denied") from None
-    if status != 0:
+    if status < 0:  # killed by a signal (subprocess gives -N): say which, exit 128+N as a shell does
+        import signal
+
+        try:
+            name = signal.Signals(-status).name
+        except ValueError:
+            name = f"signal {-status}"
+        print(f"hlodump: record: {shlex.join(cmd)} was killed by {name}", file=sys.stderr)
+        status = EXIT_SIGNAL_BASE - status
+    elif status != 0:
         print(f"hlodump: record: {shlex.join(cmd)} exited with status {status}", file=sys.stderr)
     rows = _recorded_modules(out, args)
     if args.json:
@@ -267,7 +276,8 @@ def register(sub: Any) -> None:
     """Add ``record`` and ``passes`` to the ``hlodump`` sub-command parser."""
     sp = sub.add_parser("record", help="run a program with XLA dumping its compiles, then summarise them",
                         description="Run CMD with --xla_dump_to (merged into the XLA_FLAGS it has), then print the "
-                                    "memory summary of every module it compiled, largest first. Exit status: CMD's.")
+                                    "memory summary of every module it compiled, largest first. Exit status: CMD's "
+                                    "(128+N when it was killed by signal N).")
     sp.add_argument("-o", "--output", help="the dump directory (kept; default: a new temporary directory, printed)")
     sp.add_argument("--passes", action="store_true",
                     help="also dump the module after every pass that changed it (--xla_dump_hlo_pass_re=.*), "

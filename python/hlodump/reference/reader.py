@@ -213,12 +213,14 @@ def read_arrow(
             raise ValueError(f"unknown tables: {sorted(unknown)}")
     sink = Sink(on_error, strict=strict)
     parse = parsed_kinds(tables)
-    from ..plan import Plan, open_archives
+    from ..plan import Plan, _mark_duplicates, _mark_numbers_too_large, open_archives
 
     plan = Plan(max_files=max_files)
     for inp, dump in zip(*expand_with_dumps(source, follow_links, max_files)):
         plan.add(inp, dump)
     open_archives(plan)  # a tar of a dump directory: one input per member, its bytes in memory
+    _mark_numbers_too_large(plan)
+    _mark_duplicates(plan, None, on_error)  # as hlodump.plan.Plan.load does
     for file_id, i in enumerate(plan.inputs):
         dump, data = i.dump, i.origin
         _read_one(file_id, i.path, i.shown, i.explicit, sink, parse, i.error, data if isinstance(data, bytes) else None)
@@ -254,7 +256,7 @@ def _read_one(file_id: int, full: str, shown: str, explicit: bool, sink: Sink, p
             from ..plan import compression_of, decompressed
 
             if compression_of(shown) is not None:  # as hlodump.plan.Plan.load does
-                data = decompressed(full, shown)
+                data = bytes(decompressed(full, shown))
     except OSError as e:
         if explicit:
             raise
