@@ -1,0 +1,302 @@
+"""``analysis.explain`` / ``hlodump diff``: why the peak changed between two compiles.
+
+Real pairs: the same corpus programs compiled by two jax releases (renames must be matched
+pairs, checked against an independent match on source line + shape + size computed here from
+the raw tables; the causes sum to the peak delta exactly). Programs that change one thing each
+(tests/data/diff, made by tools/corpus/generators/gen_diff.py with jax 0.10.2): the diff names
+that cause first.
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+import re
+from collections import Counter
+
+import pyarrow as pa
+import pytest
+
+import hlodump
+from hlodump import analysis as A
+from hlodump.cli import main
+
+DATA = os.path.join(os.path.dirname(__file__), "data")
+CORPUS = os.path.join(DATA, "corpus")
+DIFF = os.path.join(DATA, "diff")
+
+RELEASE_PAIRS = [
+    ("jax-0.9.2", "jax-0.10.2", "control_flow"),
+    ("jax-0.9.2", "jax-0.10.2", "spmd"),
+    ("jax-0.4.35", "jax-0.10.2", "control_flow"),
+    ("jax-0.8.3", "jax-0.9.2", "spmd"),
+    ("jax-0.4.26", "jax-0.10.2", "misc"),
+]
+
+_CACHE: dict[str, "hlodump.Dump"] = {}
+
+
+def _read(path: str) -> "hlodump.Dump":
+    if path not in _CACHE:
+        _CACHE[path] = hlodump.read_arrow(path, progress=False)
+    return _CACHE[path]
+
+
+def _strip(shape: str) -> str:
+    return re.sub(r"\{[^{}]*\}", "", shape or "")
+
+
+def _raw_values(d: "hlodump.Dump") -> dict[tuple[str, str], tuple]:
+    """(module key, instruction) -> (source base name, line, shape without layout, size) of
+    every value, from the raw tables: ``assignments`` by file, the after-optimizations HLO
+    ``instructions`` of the same module (name -> source), ``files`` for the module."""
+    files = d["files"].to_pylist()
+    key_of: dict[int, str] = {}
+    for m in A.modules(d).to_pylist():
+        for f in m["file_ids"]:
+            key_of[f] = m["module"]
+    src: dict[tuple[str, str], tuple] = {}
+    hlo = {f["file_id"] for f in files if f["kind"] == "hlo_module" and f["stage"] == "after_optimizations"}
+    ins = d["instructions"]
+    for fid, name, sf, sl in zip(ins.column("file_id").to_pylist(), ins.column("name").to_pylist(),
+                                 ins.column("source_file").to_pylist(), ins.column("source_line").to_pylist()):
+        if fid in hlo:
+            src[(key_of.get(fid), name)] = (os.path.basename(sf) if sf else None, sl)
+    out: dict[tuple[str, str], tuple] = {}
+    asg = d["assignments"]
+    for fid, name, shape, size in zip(asg.column("file_id").to_pylist(), asg.column("instruction").to_pylist(),
+                                      asg.column("shape").to_pylist(), asg.column("size").to_pylist()):
+        k = (key_of.get(fid), name)
+        s = src.get(k, (None, None))
+        out.setdefault(k, (s[0], s[1], _strip(shape), size))
+    return out
+
+
+@pytest.mark.parametrize("old,new,prog", RELEASE_PAIRS)
+def test_release_pairs(old: str, new: str, prog: str) -> None:
+    a, b = _read(os.path.join(CORPUS, old, prog)), _read(os.path.join(CORPUS, new, prog))
+    ex = A.explain(a, b, top=100000, cost=False)
+    assert ex["peak"] == "live_by_slice"
+    assert ex["pairs"], "no module paired"
+    sa = {s["module"]: s for s in A.summary(a, top=0, cost=False)}
+    sb = {s["module"]: s for s in A.summary(b, top=0, cost=False)}
+    raw_a, raw_b = _raw_values(a), _raw_values(b)
+    n_explained = n_renamed = 0
+    for p in ex["pairs"]:
+        # the peak is the summary's live-by-slice peak, on both sides
+        assert p["peak_a"] == A.peaks(sa[p["module_a"]])["live_by_slice"]
+        assert p["peak_b"] == A.peaks(sb[p["module_b"]])["live_by_slice"]
+        if p["peak_delta"] is not None:
+            n_explained += 1
+            assert sum(c["bytes"] for c in p["causes"]) == p["peak_delta"] == p["peak_b"] - p["peak_a"]
+            assert sum(p["by_kind"].values()) == p["peak_delta"]
+            assert {c["kind"] for c in p["causes"]} <= set(A.explain.__globals__["CAUSE_KINDS"])
+            # nothing attributed to unexplained by the residual: the values account for the peak
+            assert not any(c["detail"] == "peak bytes no matched or unmatched value accounts for" for c in p["causes"])
+            byts = [abs(c["bytes"]) for c in p["causes"]]
+            assert byts == sorted(byts, reverse=True)
+        # independent match: a removed and an added value with the same source line, shape
+        # and size would be a rename reported as add + remove
+        assert len(p["removed"]) == p["n_removed"] and len(p["added"]) == p["n_added"]
+        rem = Counter(raw_a[(p["module_a"], r["instruction"])] for r in p["removed"])
+        add = Counter(raw_b[(p["module_b"], r["instruction"])] for r in p["added"])
+        both = set(rem) & set(add)
+        assert not both, f"{p['module_a']} -> {p['module_b']}: renamed values shown as removed + added: {both}"
+        n_renamed += p["n_renamed"]
+    assert n_explained > 0
+    assert n_renamed > 0  # the releases renamed op_names / instructions, and those are matched pairs
+
+
+def test_release_pair_modules() -> None:
+    """Modules paired by name across releases; modules of one side only are reported; pairs
+    ranked by |peak delta|."""
+    a = _read(os.path.join(CORPUS, "jax-0.9.2", "control_flow"))
+    b = _read(os.path.join(CORPUS, "jax-0.10.2", "control_flow"))
+    ex = A.explain(a, b, cost=False)
+    names_a = {m.key: m.name for m in A._module_list(a)}
+    names_b = {m.key: m.name for m in A._module_list(b)}
+    for p in ex["pairs"]:
+        assert names_a[p["module_a"]] == names_b[p["module_b"]]
+    only_b = {names_b[k] for k in ex["only_b"]}
+    assert {n for n in names_b.values() if n not in names_a.values()} <= only_b
+    assert "jit_power_iteration" in only_b
+    paired_b = [p["module_b"] for p in ex["pairs"]]
+    assert len(set(paired_b)) == len(paired_b)
+    assert set(paired_b) | set(ex["only_b"]) == set(names_b)
+    assert set(p["module_a"] for p in ex["pairs"]) | set(ex["only_a"]) == set(names_a)
+    deltas = [abs(p["peak_delta"]) for p in ex["pairs"] if p["peak_delta"] is not None]
+    assert deltas == sorted(deltas, reverse=True)
+    # both jit_branches modules are paired, first with first
+    br = [p for p in ex["pairs"] if names_a[p["module_a"]] == "jit_branches"]
+    assert len(br) == 2
+    assert sorted(int(p["module_a"][7:11]) for p in br) == [int(p["module_a"][7:11]) for p in br]
+
+
+# ----------------------------------------------------------------- one cause at a time
+
+def _case(name: str) -> tuple["hlodump.Dump", "hlodump.Dump"]:
+    return _read(os.path.join(DIFF, name, "a")), _read(os.path.join(DIFF, name, "b"))
+
+
+def _one_pair(name: str, **kw) -> dict:
+    a, b = _case(name)
+    ex = A.explain(a, b, **kw)
+    assert not ex["only_a"] and not ex["only_b"]
+    (p,) = ex["pairs"]
+    assert p["peak_delta"] is not None and p["peak_delta"] != 0
+    assert sum(c["bytes"] for c in p["causes"]) == p["peak_delta"]
+    return p
+
+
+def test_donation() -> None:
+    """a donates x (aliased to the output), b does not: b's output gets a buffer of its own."""
+    p = _one_pair("donate")
+    assert p["matched_by"].startswith("name")  # module ids differ (two compiles of one process)
+    top = p["causes"][0]
+    assert top["kind"] == "aliasing"
+    assert p["peak_delta"] == top["bytes"] == 256 * 256 * 4
+    assert "aliased to an output" in top["detail"]
+    assert p["by_kind"]["aliasing"] == p["peak_delta"]
+
+
+def test_donation_reversed() -> None:
+    a, b = _case("donate")
+    (p,) = A.explain(b, a, cost=False)["pairs"]
+    assert p["peak_delta"] == -256 * 256 * 4
+    assert p["causes"][0]["kind"] == "aliasing"
+
+
+def test_checkpoint() -> None:
+    """b wraps each layer in jax.checkpoint: the residuals are recomputed, not kept."""
+    p = _one_pair("checkpoint")
+    assert p["causes"][0]["kind"] == "remat"
+    assert abs(p["by_kind"]["remat"]) >= max(abs(v) for k, v in p["by_kind"].items() if k != "remat")
+
+
+def test_shape() -> None:
+    """b's input has twice the rows."""
+    p = _one_pair("shape")
+    top = p["causes"][0]
+    assert top["kind"] == "shape"
+    assert "f32[128,256]" in top["detail"] and "f32[256,256]" in top["detail"]
+    assert p["by_kind"]["shape"] == p["peak_delta"]
+    # no value is on one side only: every buffer was matched, resized
+    assert p["n_added"] == p["n_removed"] == 0
+
+
+def test_flag_without_options_table() -> None:
+    """b compiled with xla_disable_hlo_passes=fusion. Without an options table the mechanism
+    is named: the fusion decisions changed."""
+    a, b = _case("flag")
+    if "options" in a and "options" in b:
+        pytest.skip("the dumps have an options table: test_flag_options checks the option is named")
+    p = _one_pair("flag")
+    assert p["causes"][0]["kind"] == "fusion"
+    assert not any(c["kind"] == "options" for c in p["causes"])
+
+
+def _options_from_debug_options(d: "hlodump.Dump", root: str) -> pa.Table:
+    """Test helper only: an ``options`` table (file_id, module, key, value, source) parsed here
+    from the dump's ``*.debug_options`` files, in the lead's schema, for dumps read without one."""
+    rows: dict[str, list] = {"file_id": [], "module": [], "key": [], "value": [], "source": []}
+    mods = A.modules(d).to_pylist()
+    for path in glob.glob(os.path.join(root, "*.debug_options")):
+        stem = os.path.basename(path)[: -len(".debug_options")]
+        mod = next(m for m in mods if m["module"] == stem)
+        for line in open(path, encoding="utf-8"):
+            if ":" not in line:
+                continue
+            k, v = line.split(":", 1)
+            rows["file_id"].append(mod["file_ids"][0])
+            rows["module"].append(stem)
+            rows["key"].append(k.strip())
+            rows["value"].append(v.strip().strip('"'))
+            rows["source"].append("debug_options")
+    return pa.table(rows, schema=pa.schema([("file_id", pa.int32()), ("module", pa.string()), ("key", pa.string()),
+                                            ("value", pa.string()), ("source", pa.string())]))
+
+
+def _with_options(name: str, side: str) -> "hlodump.Dump":
+    root = os.path.join(DIFF, name, side)
+    d = hlodump.read_arrow(root, progress=False)
+    if "options" in d:
+        return d
+    return hlodump.Dump({**{k: d.views[k] for k in d}, "options": _options_from_debug_options(d, root)})
+
+
+def test_flag_options() -> None:
+    """With an options table (the reader's, or one made here from debug_options when the reader
+    has none yet), the option that differs is the first cause and named; the dump location
+    (xla_dump_to differs too) is not an option of the compile."""
+    a, b = _with_options("flag", "a"), _with_options("flag", "b")
+    ex = A.explain(a, b, cost=False)
+    (p,) = ex["pairs"]
+    assert p["causes"][0]["kind"] == "options"
+    assert sum(c["bytes"] for c in p["causes"]) == p["peak_delta"]
+    named = [c for c in p["causes"] if c["kind"] == "options" and c["bytes"] == 0]
+    assert [c["op_name"] for c in named] == ["xla_disable_hlo_passes"]
+    assert "fusion" in named[0]["detail"]
+    assert [o["key"] for o in p["options"]] == ["xla_disable_hlo_passes"]
+    # the same options on both sides: no options cause
+    a2 = _with_options("donate", "a")
+    b2 = _with_options("donate", "b")
+    (q,) = A.explain(a2, b2, cost=False)["pairs"]
+    assert not any(c["kind"] == "options" for c in q["causes"]) and q["causes"][0]["kind"] == "aliasing"
+
+
+def test_same_dump_explains_nothing() -> None:
+    a, _ = _case("checkpoint")
+    (p,) = A.explain(a, a)["pairs"]
+    assert p["peak_delta"] == 0 and p["causes"] == [] and p["n_added"] == p["n_removed"] == p["n_renamed"] == 0
+    assert p["cost"] == [] and p["collectives"] == []
+
+
+def test_cost_per_source_line() -> None:
+    """FLOPs per matched source line: twice the rows, twice the FLOPs of the matmul line."""
+    p = _one_pair("shape", cost=True)
+    assert p["cost"]
+    top = p["cost"][0]
+    assert top["source_file"].endswith("gen_diff.py")
+    dot = [c for c in p["cost"] if c["flops_a"] and c["flops_b"] == 2 * c["flops_a"]]
+    assert dot, p["cost"]
+
+
+def test_collectives_delta() -> None:
+    a = _read(os.path.join(CORPUS, "jax-0.9.2", "spmd"))
+    b = _read(os.path.join(CORPUS, "jax-0.10.2", "spmd"))
+    ex = A.explain(a, b)
+    assert all(isinstance(p["collectives"], list) for p in ex["pairs"])
+    for p in ex["pairs"]:
+        for c in p["collectives"]:
+            assert c["change"] in ("added", "removed", "resized", "count")
+            assert (c["count_a"], c["bytes_a"]) != (c["count_b"], c["bytes_b"])
+
+
+# ----------------------------------------------------------------- the command line
+
+def test_cli_json_and_text(capsys) -> None:
+    a, b = os.path.join(DIFF, "donate", "a"), os.path.join(DIFF, "donate", "b")
+    assert main(["diff", a, b, "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["peak"] == "live_by_slice"
+    (p,) = out["pairs"]
+    assert set(p) >= {"peak_delta", "causes", "renamed", "module_a", "module_b"}
+    assert p["causes"][0]["kind"] == "aliasing"
+    assert set(p["causes"][0]) >= {"kind", "bytes", "source_file", "source_line", "op_name", "detail"}
+    assert isinstance(out["changes"], list)
+    assert main(["diff", a, b, "--no-changes"]) == 0
+    text = capsys.readouterr().out
+    first = text.splitlines()[0]
+    assert first.startswith("module_0012.jit_scale_add -> module_0014.jit_scale_add: peak (live by slice)")
+    assert "+262,144 bytes" in first
+    assert "aliasing" in text.splitlines()[2]
+
+
+def test_cli_directories(capsys) -> None:
+    """diff DIR_A DIR_B: every pair, one-side-only modules listed."""
+    a = os.path.join(CORPUS, "jax-0.9.2", "control_flow")
+    b = os.path.join(CORPUS, "jax-0.10.2", "control_flow")
+    assert main(["diff", a, b, "--no-changes", "--no-cost"]) == 0
+    text = capsys.readouterr().out
+    assert "only in b (" in text and "jit_power_iteration" in text

@@ -1,0 +1,112 @@
+"""Pairs of compiles that differ by one known cause, for ``hlodump diff``'s explanations
+(tests/test_diff_explain.py, tests/data/diff/).
+
+Each case compiles the same function twice with jax's ahead-of-time API,
+``jax.jit(f, ...).lower(*args).compile(compiler_options={"xla_dump_to": D, ...})``, into
+``OUT/<case>/a`` and ``OUT/<case>/b``; only one thing changes between a and b:
+
+* ``donate``     — a donates its first argument (``donate_argnums=0``), b does not: b's output
+  gets a buffer of its own (cause: ``aliasing``);
+* ``checkpoint`` — the gradient of a stack of layers, b with ``jax.checkpoint`` around each layer
+  (cause: ``remat``);
+* ``flag``       — b compiled with ``xla_disable_hlo_passes=fusion`` (a fusion-limiting option:
+  the CPU compiler's instruction fusion pass is off; cause: ``options``, and ``fusion`` without
+  an options table);
+* ``shape``      — b's input has twice the rows (cause: ``shape``).
+
+Usage (jax 0.10.2, CPU):
+  JAX_PLATFORMS=cpu python gen_diff.py OUT
+Then the dumps are trimmed to what the diff reads (the after-optimizations HLO text, its
+buffer-assignment and live-range files, the debug options): ``--trim``.
+"""
+import os
+import shutil
+import sys
+
+os.environ.setdefault("JAX_PLATFORMS", "cpu")
+
+import jax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
+
+OUT = sys.argv[1] if len(sys.argv) > 1 else "diff"
+KEEP = ("cpu_after_optimizations.txt", "cpu_after_optimizations-buffer-assignment.txt",
+        "cpu_after_optimizations-buffer-assignment-values.txt", "cpu_after_optimizations-live-range.txt",
+        ".debug_options")
+
+
+def compile_to(fn, args, out, donate=(), **opts):
+    os.makedirs(out, exist_ok=True)
+    jax.jit(fn, donate_argnums=donate).lower(*args).compile(
+        compiler_options={"xla_dump_to": os.path.abspath(out), **opts})
+
+
+# ---------------------------------------------------------------- donate
+
+def scale_add(x, y):
+    return x * 2.0 + jnp.tanh(y)
+
+
+# ---------------------------------------------------------------- checkpoint
+
+def _layer(w, h):
+    return jnp.tanh(h @ w) * jax.nn.sigmoid(h)
+
+
+def _stack(layer):
+    def loss(ws, x):
+        h = x
+        for w in ws:
+            h = layer(w, h)
+        return jnp.sum(h * h)
+    return jax.grad(loss)
+
+
+def mlp_grad(ws, x):
+    return _stack(_layer)(ws, x)
+
+
+def mlp_grad_ckpt(ws, x):
+    return _stack(jax.checkpoint(_layer))(ws, x)
+
+
+# ---------------------------------------------------------------- flag / shape
+
+def norm_mlp(x, w):
+    h = jnp.exp(x - jnp.max(x, axis=-1, keepdims=True))
+    h = h / jnp.sum(h, axis=-1, keepdims=True)
+    return jnp.tanh(h @ w) + jnp.sin(h @ w) * 0.5
+
+
+def main() -> None:
+    k = jax.random.split(jax.random.PRNGKey(0), 8)
+    x = jax.random.normal(k[0], (256, 256), jnp.float32)
+    y = jax.random.normal(k[1], (256, 256), jnp.float32)
+    compile_to(scale_add, (x, y), f"{OUT}/donate/a", donate=(0,))
+    compile_to(scale_add, (x, y), f"{OUT}/donate/b")
+
+    ws = [jax.random.normal(k[2 + i], (128, 128), jnp.float32) * 0.1 for i in range(4)]
+    xb = jax.random.normal(k[6], (256, 128), jnp.float32)
+    compile_to(mlp_grad, (ws, xb), f"{OUT}/checkpoint/a")
+    compile_to(mlp_grad_ckpt, (ws, xb), f"{OUT}/checkpoint/b")
+
+    xs = jax.random.normal(k[7], (128, 256), jnp.float32)
+    w = jax.random.normal(k[1], (256, 256), jnp.float32)
+    compile_to(norm_mlp, (xs, w), f"{OUT}/flag/a")
+    compile_to(norm_mlp, (xs, w), f"{OUT}/flag/b", xla_disable_hlo_passes="fusion")
+
+    compile_to(norm_mlp, (xs, w), f"{OUT}/shape/a")
+    compile_to(norm_mlp, (jnp.concatenate([xs, xs]), w), f"{OUT}/shape/b")
+
+    if "--trim" in sys.argv:
+        for root, dirs, files in os.walk(OUT, topdown=False):
+            for f in files:
+                if not f.endswith(KEEP):
+                    os.remove(os.path.join(root, f))
+            for dname in dirs:
+                p = os.path.join(root, dname)
+                if not os.listdir(p):
+                    shutil.rmtree(p)
+
+
+if __name__ == "__main__":
+    main()
