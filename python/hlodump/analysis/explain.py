@@ -58,7 +58,7 @@ from .modules import Module, ModuleSel, module_list, select
 if TYPE_CHECKING:  # pragma: no cover
     from ..dump import Dump
 
-__all__ = ["explain", "CAUSE_KINDS", "PEAK"]
+__all__ = ["explain", "pair_keys", "CAUSE_KINDS", "PEAK"]
 
 CAUSE_KINDS: tuple[str, ...] = ("aliasing", "fusion", "remat", "copies", "options", "shape", "new_buffer",
                                 "unexplained")
@@ -184,9 +184,44 @@ class _Run:
                 pass
 
 
-def _side_tables(d: "Dump", mods: list[Module], side: str) -> tuple[pa.Table, pa.Table]:
-    sc = engine(d).scope(mods)
-    return sc.arrow(_modules_sql()), sc.arrow(_values_sql(side))
+def _side_modules(d: "Dump", mods: list[Module]) -> pa.Table:
+    return engine(d).scope(mods).arrow(_modules_sql())
+
+
+def _side_values(d: "Dump", mods: list[Module], side: str) -> pa.Table:
+    return engine(d).scope(mods).arrow(_values_sql(side))
+
+
+def _register_pairs(run: _Run, a: "Dump", b: "Dump", ma: list[Module], mb: list[Module]) -> None:
+    """``$pairs`` (module_a, module_b, matched_by, pair) of the modules ``ma`` and ``mb``."""
+    empty_mod = pa.schema([("module", pa.string()), ("name", pa.string()), ("fp", pa.string()), ("has_fp", pa.bool_())])
+    for side, d, mods in (("a", a, ma), ("b", b, mb)):
+        run.register(f"ids_{side}", pa.table({
+            "module": pa.array([m.key for m in mods], pa.string()),
+            "module_id": pa.array([m.module_id for m in mods], pa.int64()),
+            "ord": pa.array(list(range(len(mods))), pa.int64())}))
+        run.register(f"mods_{side}", _side_modules(d, mods) if mods else empty_mod.empty_table())
+    _pair(run, {m.key: m for m in ma}, {m.key: m for m in mb})
+
+
+def pair_keys(a: "Dump", b: "Dump", ma: Optional[list[Module]] = None,
+              mb: Optional[list[Module]] = None) -> list[tuple[str, str, str]]:
+    """(key in a, key in b, how they were paired) of every module pair, in a's module order
+    (see ``_pair``): what ``diff.pair_modules`` and ``explain`` pair."""
+    ma = module_list(a) if ma is None else ma
+    mb = module_list(b) if mb is None else mb
+    if not ma or not mb:
+        return []
+    eng = engine(a)
+    run = _Run(eng)
+    try:
+        with eng.lock:
+            _register_pairs(run, a, b, ma, mb)
+            rows = run.arrow("select module_a, module_b, matched_by from $pairs order by pair").to_pylist()
+    finally:
+        with eng.lock:
+            run.drop()
+    return [(r["module_a"], r["module_b"], r["matched_by"]) for r in rows]
 
 
 def _options_table(d: "Dump", mods: list[Module]) -> Optional[pa.Table]:
@@ -259,19 +294,7 @@ def explain(a: "Dump", b: "Dump", module: ModuleSel = None, *, cost: bool = True
     run = _Run(eng)
     try:
         with eng.lock:
-            ta_mod, ta_val = _side_tables(a, ma, "a") if ma else (None, None)
-            tb_mod, tb_val = _side_tables(b, mb, "b") if mb else (None, None)
-            ids_a = pa.table({"module": [m.key for m in ma], "module_id": pa.array([m.module_id for m in ma], pa.int64()),
-                              "ord": list(range(len(ma)))})
-            ids_b = pa.table({"module": [m.key for m in mb], "module_id": pa.array([m.module_id for m in mb], pa.int64()),
-                              "ord": list(range(len(mb)))})
-            run.register("ids_a", ids_a)
-            run.register("ids_b", ids_b)
-            empty_mod = pa.schema([("module", pa.string()), ("name", pa.string()), ("fp", pa.string()),
-                                   ("has_fp", pa.bool_())])
-            run.register("mods_a", ta_mod if ta_mod is not None else empty_mod.empty_table())
-            run.register("mods_b", tb_mod if tb_mod is not None else empty_mod.empty_table())
-            _pair(run, {m.key: m for m in ma}, {m.key: m for m in mb})
+            _register_pairs(run, a, b, ma, mb)
             pairs = run.arrow("select * from $pairs order by pair").to_pylist()
             out["only_a"] = [r["module"] for r in run.arrow(
                 "select a.module from $ids_a a where a.module not in (select module_a from $pairs) order by a.ord").to_pylist()]
@@ -279,8 +302,10 @@ def explain(a: "Dump", b: "Dump", module: ModuleSel = None, *, cost: bool = True
                 "select b.module from $ids_b b where b.module not in (select module_b from $pairs) order by b.ord").to_pylist()]
             if not pairs:
                 return out
-            va = ta_val if ta_val is not None else tb_val.schema.empty_table()  # type: ignore[union-attr]
-            vb = tb_val if tb_val is not None else va.schema.empty_table()
+            pa_keys = {p["module_a"] for p in pairs}
+            pb_keys = {p["module_b"] for p in pairs}
+            va = _side_values(a, [m for m in ma if m.key in pa_keys], "a")
+            vb = _side_values(b, [m for m in mb if m.key in pb_keys], "b")
             run.register("va_raw", va)
             run.register("vb_raw", vb.cast(va.schema) if vb.schema != va.schema else vb)
             _peaks(run, a, b, ma, mb)
