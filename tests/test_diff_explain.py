@@ -300,3 +300,23 @@ def test_cli_directories(capsys) -> None:
     assert main(["diff", a, b, "--no-changes", "--no-cost"]) == 0
     text = capsys.readouterr().out
     assert "only in b (" in text and "jit_power_iteration" in text
+
+
+# ----------------------------------------------------------------- the HTML report
+
+def test_report_compare_has_the_causes(tmp_path) -> None:
+    """report A --compare B: the A module's detail carries the explanation of its pair."""
+    pytest.importorskip("plotly")
+    a, b = os.path.join(DIFF, "donate", "a"), os.path.join(DIFF, "donate", "b")
+    out = str(tmp_path / "cmp.html")
+    assert main(["report", a, "--compare", b, "-o", out]) == 0
+    page = open(out, encoding="utf-8").read()
+    idx = json.loads(re.search(r'<script type="application/json" id="index">(.*?)</script>', page, re.S).group(1))
+    ra = next(r for r in idx["modules"] if r["side"] == "a")
+    det = json.loads(re.search(r'<script type="application/json" id="m-' + re.escape(ra["id"]) + r'">(.*?)</script>',
+                               page, re.S).group(1))
+    why = det["why"]
+    assert why["peak"] == "live_by_slice" and why["peak_delta"] == 256 * 256 * 4
+    assert why["columns"] == ["kind", "bytes", "source", "op_name", "detail"]
+    assert why["rows"][0][0] == "aliasing" and why["rows"][0][1] == 256 * 256 * 4
+    assert "why the peak (" in page  # the page's script draws the table
