@@ -196,7 +196,7 @@ def test_flag_without_options_table() -> None:
     assert not any(c["kind"] == "options" for c in p["causes"])
 
 
-def _options_from_debug_options(d: "hlodump.Dump", root: str) -> pa.Table:
+def _options_from_debug_options(d: "hlodump.Dump", root: str, source: str = "debug_options") -> pa.Table:
     """Test helper only: an ``options`` table (file_id, module, key, value, source) parsed here
     from the dump's ``*.debug_options`` files, in the lead's schema, for dumps read without one."""
     rows: dict[str, list] = {"file_id": [], "module": [], "key": [], "value": [], "source": []}
@@ -212,17 +212,18 @@ def _options_from_debug_options(d: "hlodump.Dump", root: str) -> pa.Table:
             rows["module"].append(stem)
             rows["key"].append(k.strip())
             rows["value"].append(v.strip().strip('"'))
-            rows["source"].append("debug_options")
+            rows["source"].append(source)
     return pa.table(rows, schema=pa.schema([("file_id", pa.int32()), ("module", pa.string()), ("key", pa.string()),
                                             ("value", pa.string()), ("source", pa.string())]))
 
 
-def _with_options(name: str, side: str) -> "hlodump.Dump":
+def _with_options(name: str, side: str, source: str = "debug_options") -> "hlodump.Dump":
     root = os.path.join(DIFF, name, side)
     d = hlodump.read_arrow(root, progress=False)
-    if "options" in d:
+    if "options" in d and source == "debug_options":
         return d
-    return hlodump.Dump({**{k: d.views[k] for k in d}, "options": _options_from_debug_options(d, root)})
+    tables = {k: d.views[k] for k in d if k != "options"}
+    return hlodump.Dump({**tables, "options": _options_from_debug_options(d, root, source)})
 
 
 def test_flag_options() -> None:
@@ -243,6 +244,19 @@ def test_flag_options() -> None:
     b2 = _with_options("donate", "b")
     (q,) = A.explain(a2, b2, cost=False)["pairs"]
     assert not any(c["kind"] == "options" for c in q["causes"]) and q["causes"][0]["kind"] == "aliasing"
+
+
+def test_release_defaults_are_named_not_blamed() -> None:
+    """An XLA flag that differs only in the whole configuration (compile_options.textproto lists
+    every flag with its default, and a new release has new defaults) is named at 0 bytes; the
+    bytes stay with the mechanism (fusion)."""
+    a, b = _with_options("flag", "a", "compile_options.textproto"), _with_options("flag", "b", "compile_options.textproto")
+    (p,) = A.explain(a, b, cost=False)["pairs"]
+    assert p["causes"][0]["kind"] == "fusion"
+    named = [c for c in p["causes"] if c["kind"] == "options"]
+    assert [c["op_name"] for c in named] == ["xla_disable_hlo_passes"] and named[0]["bytes"] == 0
+    assert p["by_kind"]["options"] == 0
+    assert sum(c["bytes"] for c in p["causes"]) == p["peak_delta"]
 
 
 def test_same_dump_explains_nothing() -> None:

@@ -84,8 +84,11 @@ _REMAT_SQL = """(coalesce({on}, '') like '%rematted_computation%' or coalesce({o
          or coalesce({on}, '') like '%remat(%' or coalesce({on}, '') like '%checkpoint(%'
          or coalesce({ins}, '') like '%.remat%')"""
 _COPY_OPS = "('copy', 'copy-start', 'copy-done')"
-# options that say where the dump went, not how the program compiled
-_DUMP_OPTION = "(key like 'xla_dump%' or key like '%dump_to%' or key in ('xla_gpu_dump_llvmir'))"
+# options that say where things go (the dump, caches, tools), not how the program compiles:
+# never a difference (``k``: the last component of the key)
+_LOCATION_OPTION = """(k like '%dump%' or k like '%\\_dir' escape '\\' or k like '%\\_path' escape '\\'
+    or k like '%\\_filename' escape '\\' or k like '%\\_file' escape '\\' or k like '%cache%'
+    or k like '%profile%' or k like '%trace%' or k like '%logging%' or k like '%timeout%' or k like '%stuck%')"""
 
 
 def _values_sql(side: str) -> str:
@@ -225,32 +228,47 @@ def pair_keys(a: "Dump", b: "Dump", ma: Optional[list[Module]] = None,
 
 
 def _options_table(d: "Dump", mods: list[Module]) -> Optional[pa.Table]:
-    """(module, key, value) of the compile options of each module, from the dump's ``options``
-    table (``file_id``, ``module``, ``key``, ``value``, ``source``) when it has one."""
+    """(module, kind, key, value) of the compile options of each module, from the dump's
+    ``options`` table (``file_id``, ``module``, ``key``, ``value``, ``source``) when it has one;
+    ``kind``: ``debug`` for what the debug-options file says (the flags set: ``XLA_FLAGS``,
+    ``compiler_options``), ``compile`` for the rest (``compile_options.textproto``: the whole
+    configuration, defaults included). A row is the module's by its file, else by its
+    ``module`` column (the module key, its key within the dump, or its name)."""
     if "options" not in d:
         return None
-    sc = engine(d).scope(mods)
-    eng = sc.eng
     cols = d["options"].column_names
     if "key" not in cols or "value" not in cols:
         return None
+    sc = engine(d).scope(mods)
+    eng = sc.eng
     reg = f"options_tbl__x{next(_IDS)}"
+    src = "coalesce(o.source::varchar, '')" if "source" in cols else "''"
+    kind = f"case when {src} ilike '%debug%' then 'debug' else 'compile' end"
+    by_file = (f"""select m.module, {kind} as kind, o.key::varchar as key, o.value::varchar as value
+                   from {reg} o join @modmap m using (file_id)""" if "file_id" in cols else None)
+    keys = pa.table({"module": [m.key for m in mods] * 3,
+                     "alias": [m.key for m in mods] + [m.base for m in mods] + [m.name for m in mods]})
+    reg_keys = f"options_keys__x{next(_IDS)}"
+    by_mod = (f"""select k.module, {kind} as kind, o.key::varchar as key, o.value::varchar as value
+                  from {reg} o join (select distinct module, alias from {reg_keys}) k on o.module::varchar = k.alias
+                  {'where o.file_id is null or o.file_id not in (select file_id from @modmap)' if by_file else ''}"""
+              if "module" in cols else None)
+    parts = [q for q in (by_file, by_mod) if q]
+    if not parts:
+        return None
     with eng.lock:
         eng.con.register(reg, d["options"])
+        eng.con.register(reg_keys, keys)
         try:
-            if "file_id" in cols:
-                q = f"""select m.module, o.key::varchar as key, any_value(o.value::varchar) as value
-                        from {reg} o join @modmap m using (file_id) group by all"""
-                return sc.arrow(q)
-            q = f"""select m.module, o.key::varchar as key, any_value(o.value::varchar) as value
-                    from {reg} o join (select distinct module, module_name from @modmap) m
-                      on o.module::varchar in (m.module, m.module_name) group by all"""
-            return sc.arrow(q)
+            return sc.arrow(f"""select module, kind, key, string_agg(distinct value, ',' order by value) as value
+                                from ({' union all '.join(parts)}) group by all""")
         finally:
             eng.con.unregister(reg)
+            eng.con.unregister(reg_keys)
 
 
-_EMPTY_OPTS = pa.schema([("module", pa.string()), ("key", pa.string()), ("value", pa.string())])
+_EMPTY_OPTS = pa.schema([("module", pa.string()), ("kind", pa.string()), ("key", pa.string()), ("value", pa.string())])
+
 
 # the matching levels: (name, key columns); each on the values the previous left unmatched
 _LEVELS: tuple[tuple[str, tuple[str, ...], str], ...] = (
@@ -414,13 +432,24 @@ def _options(run: _Run, a: "Dump", b: "Dump", ma: list[Module], mb: list[Module]
         oa = ob = _EMPTY_OPTS.empty_table()
     run.register("opt_a", oa.cast(_EMPTY_OPTS) if oa.schema != _EMPTY_OPTS else oa)
     run.register("opt_b", ob.cast(_EMPTY_OPTS) if ob.schema != _EMPTY_OPTS else ob)
+    # compared per kind of source, where both modules have it: a key on one side only is a
+    # flag set on one side only (a debug-options file lists the flags set); ``explicit``: a flag
+    # someone set (debug options) or a build option that is not an XLA flag — those take the
+    # bytes of the compiler's decisions; the rest (a release's new defaults) are named at 0 bytes
     run.create("optdiff", f"""
-        with x as (select p.pair, o.key, o.value from $opt_a o join $pairs p on p.module_a = o.module
-                   where not {_DUMP_OPTION}),
-             y as (select p.pair, o.key, o.value from $opt_b o join $pairs p on p.module_b = o.module
-                   where not {_DUMP_OPTION})
-        select coalesce(x.pair, y.pair) as pair, coalesce(x.key, y.key) as key, x.value as value_a, y.value as value_b
-        from x full outer join y on x.pair = y.pair and x.key = y.key
+        with x0 as (select p.pair, o.kind, o.key, o.value, regexp_extract(o.key, '([^.]*)$', 1) as k
+                    from $opt_a o join $pairs p on p.module_a = o.module),
+             y0 as (select p.pair, o.kind, o.key, o.value, regexp_extract(o.key, '([^.]*)$', 1) as k
+                    from $opt_b o join $pairs p on p.module_b = o.module),
+             both_kinds as (select distinct x0.pair, x0.kind from x0 join y0 on x0.pair = y0.pair and x0.kind = y0.kind),
+             x as (select * from x0 where not {_LOCATION_OPTION}
+                   and exists (select 1 from both_kinds b where b.pair = x0.pair and b.kind = x0.kind)),
+             y as (select * from y0 where not {_LOCATION_OPTION}
+                   and exists (select 1 from both_kinds b where b.pair = y0.pair and b.kind = y0.kind))
+        select coalesce(x.pair, y.pair) as pair, coalesce(x.kind, y.kind) as source, coalesce(x.key, y.key) as key,
+               x.value as value_a, y.value as value_b,
+               coalesce(x.kind, y.kind) = 'debug' or coalesce(x.k, y.k) not like 'xla\\_%' escape '\\' as explicit
+        from x full outer join y on x.pair = y.pair and x.kind = y.kind and x.key = y.key
         where x.value is distinct from y.value""")
 
 
@@ -509,7 +538,7 @@ def _items(run: _Run) -> None:
             left join $lines l on l.pair = r.pair and l.src = r.src and l.source_line is not distinct from r.source_line
             left join $aliasdiff ad on ad.pair = r.pair)
         select k.*, case when kind1 in ('fusion', 'copies', 'new_buffer', 'unexplained')
-                              and exists (select 1 from $optdiff o where o.pair = k.pair) then 'options'
+                              and exists (select 1 from $optdiff o where o.pair = k.pair and o.explicit) then 'options'
                          else kind1 end as kind
         from (select k.*, case when kind0 = 'unexplained' and dom.kind is not null then dom.kind else kind0 end as kind1,
                      dom.kind as dominant
@@ -587,7 +616,9 @@ def _collect(run: _Run, pairs: list[dict[str, Any]], top: int) -> dict[int, dict
                'peak bytes no matched or unmatched value accounts for' from $residual where bytes <> 0
         union all
         select pair, 'options', 0, null, null, key,
-               key || ': ' || coalesce(value_a, '(not set)') || ' -> ' || coalesce(value_b, '(not set)') from $optdiff
+               key || ': ' || coalesce(value_a, '(not set)') || ' -> ' || coalesce(value_b, '(not set)')
+               || case when explicit then '' else ' (' || source || ' options: a default of the release?)' end
+        from $optdiff
         order by pair, abs(bytes) desc, kind, source_file, source_line""").to_pylist()
     for c in causes:
         r = res[c.pop("pair")]
