@@ -334,3 +334,20 @@ def test_report_compare_has_the_causes(tmp_path) -> None:
     assert why["columns"] == ["kind", "bytes", "source", "op_name", "detail"]
     assert why["rows"][0][0] == "aliasing" and why["rows"][0][1] == 256 * 256 * 4
     assert "why the peak (" in page  # the page's script draws the table
+
+
+def test_checkpoint_scan_with_policy() -> None:
+    """b checkpoints the scanned layer (policy dots_saveable): the stacked residuals of the
+    forward scan go. The while loop's stacked output is not itself a rematerialized value, but
+    the pair differs by rematerialization alone, so its bytes are remat's."""
+    p = _one_pair("checkpoint_scan")
+    assert p["peak_delta"] < 0
+    assert p["causes"][0]["kind"] == "remat"
+    assert p["by_kind"]["remat"] == p["peak_delta"]
+
+
+def test_donation_of_several_arguments() -> None:
+    p = _one_pair("donate_many")
+    assert p["by_kind"]["aliasing"] == p["peak_delta"] == 3 * 128 * 256 * 4
+    assert [c["kind"] for c in p["causes"]] == ["aliasing"] * 3
+    assert sorted(c["op_name"] for c in p["causes"]) == ["m", "p", "v"]

@@ -399,6 +399,12 @@ def _peaks(run: _Run, a: "Dump", b: "Dump", ma: list[Module], mb: list[Module]) 
             pa.table({"module": pa.array([], pa.string()), "step": pa.array([], pa.int64()),
                       "bytes": pa.array([], pa.int64())})
         run.register(f"pk_{side}", t)
+        # rematerialized instructions of each module (fused ones too: every instruction of the HLO)
+        r = engine(d).scope(mods).arrow(f"""
+            select module, count(*) filter (where {_REMAT_SQL.format(on='op_name', ins='instruction')}) as n_remat
+            from @info group by module""") if mods else \
+            pa.table({"module": pa.array([], pa.string()), "n_remat": pa.array([], pa.int64())})
+        run.register(f"rm_{side}", r)
 
 
 def _match(run: _Run) -> None:
@@ -539,6 +545,8 @@ def _items(run: _Run) -> None:
             left join $aliasdiff ad on ad.pair = r.pair)
         select k.*, case when kind1 in ('fusion', 'copies', 'new_buffer', 'unexplained')
                               and exists (select 1 from $optdiff o where o.pair = k.pair and o.explicit) then 'options'
+                         when kind1 in ('fusion', 'new_buffer', 'unexplained') and coalesce(rp.remat_pair, false)
+                              then 'remat'
                          else kind1 end as kind
         from (select k.*, case when kind0 = 'unexplained' and dom.kind is not null then dom.kind else kind0 end as kind1,
                      dom.kind as dominant
@@ -547,7 +555,12 @@ def _items(run: _Run) -> None:
                                              list_position(['shape', 'aliasing', 'remat', 'copies', 'fusion', 'new_buffer'],
                                                            kind0) as prio
                                       from k where kind0 <> 'unexplained' group by all)
-                                group by pair) dom on dom.pair = k.pair) k""")
+                                group by pair) dom on dom.pair = k.pair) k
+        -- one side rematerializes (jax.checkpoint, XLA's remat) and the other not at all: the
+        -- compiler's other decisions in the pair follow from it
+        left join (select p.pair, (coalesce(x.n_remat, 0) = 0) <> (coalesce(y.n_remat, 0) = 0) as remat_pair
+                   from $pairs p left join $rm_a x on x.module = p.module_a
+                   left join $rm_b y on y.module = p.module_b) rp on rp.pair = k.pair""")
     # what the items do not cover (none when the attribution is exact): unexplained
     run.create("residual", """
         select d.pair, (coalesce(d.peak_b, 0) - coalesce(d.peak_a, 0)

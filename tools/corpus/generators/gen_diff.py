@@ -9,6 +9,9 @@ Each case compiles the same function twice with jax's ahead-of-time API,
   gets a buffer of its own (cause: ``aliasing``);
 * ``checkpoint`` — the gradient of a stack of layers, b with ``jax.checkpoint`` around each layer
   (cause: ``remat``);
+* ``checkpoint_scan`` — the gradient of a ``lax.scan`` over layers, b with ``jax.checkpoint``
+  (policy ``dots_saveable``) around the scanned layer: the stacked residuals go (cause: ``remat``);
+* ``donate_many`` — an Adam update, a donating params and both moments (cause: ``aliasing``);
 * ``flag``       — b compiled with ``xla_disable_hlo_passes=fusion`` (a fusion-limiting option:
   the CPU compiler's instruction fusion pass is off; cause: ``options``, and ``fusion`` without
   an options table);
@@ -28,7 +31,7 @@ os.environ.setdefault("JAX_PLATFORMS", "cpu")
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 
-OUT = sys.argv[1] if len(sys.argv) > 1 else "diff"
+OUT = next((a for a in sys.argv[1:] if not a.startswith("--")), "diff")
 KEEP = ("cpu_after_optimizations.txt", "cpu_after_optimizations-buffer-assignment.txt",
         "cpu_after_optimizations-buffer-assignment-values.txt", "cpu_after_optimizations-live-range.txt",
         ".debug_options")
@@ -69,6 +72,32 @@ def mlp_grad_ckpt(ws, x):
     return _stack(jax.checkpoint(_layer))(ws, x)
 
 
+def _scan_layer(w, h):
+    return jnp.tanh(h @ w)
+
+
+def scan_grad(ws, x):
+    def loss(ws, x):
+        h, _ = jax.lax.scan(lambda h, w: (_scan_layer(w, h), None), x, ws)
+        return jnp.sum(h ** 2)
+    return jax.grad(loss)(ws, x)
+
+
+def scan_grad_ckpt(ws, x):
+    layer = jax.checkpoint(_scan_layer, policy=jax.checkpoint_policies.dots_saveable)
+
+    def loss(ws, x):
+        h, _ = jax.lax.scan(lambda h, w: (layer(w, h), None), x, ws)
+        return jnp.sum(h ** 2)
+    return jax.grad(loss)(ws, x)
+
+
+def adam(p, g, m, v):
+    m2 = 0.9 * m + 0.1 * g
+    v2 = 0.99 * v + 0.01 * g * g
+    return p - 1e-3 * m2 / (jnp.sqrt(v2) + 1e-8), m2, v2
+
+
 # ---------------------------------------------------------------- flag / shape
 
 def norm_mlp(x, w):
@@ -96,6 +125,14 @@ def main() -> None:
 
     compile_to(norm_mlp, (xs, w), f"{OUT}/shape/a")
     compile_to(norm_mlp, (jnp.concatenate([xs, xs]), w), f"{OUT}/shape/b")
+
+    wsc = jax.random.normal(k[3], (6, 128, 128), jnp.float32) * 0.1
+    compile_to(scan_grad, (wsc, xb), f"{OUT}/checkpoint_scan/a")
+    compile_to(scan_grad_ckpt, (wsc, xb), f"{OUT}/checkpoint_scan/b")
+
+    st = [jax.random.normal(k[i], (128, 256), jnp.float32) for i in range(4)]
+    compile_to(adam, st, f"{OUT}/donate_many/a", donate=(0, 2, 3))
+    compile_to(adam, st, f"{OUT}/donate_many/b")
 
     if "--trim" in sys.argv:
         for root, dirs, files in os.walk(OUT, topdown=False):
