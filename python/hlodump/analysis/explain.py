@@ -29,18 +29,27 @@ and no loop per module pair).
                   or its parameter is aliased to an output (donation, ``input_output_alias``) on
                   one side only; unmatched, in a parameter/output allocation of a pair whose
                   aliased parameters differ;
-   ``remat``      at a source line where one side has rematerialized values (jax's
-                  ``checkpoint``/``rematted_computation`` op_names, XLA's ``.remat`` names) and
-                  the other has fewer;
+   ``remat``      a rematerialized value (jax's ``checkpoint``/``rematted_computation``
+                  op_names, XLA's ``.remat`` names) on one side only;
    ``copies``     a ``copy``/``copy-start``/``copy-done`` value on one side only;
-   ``fusion``     matched with a different defining opcode or fusion kind, or at a source line
-                  whose values are fused differently (fusion vs unfused counts differ);
-   ``options``    what would be fusion, copies, new_buffer or unexplained when the compile
-                  options differ (the ``options`` table, when the dump has it);
+   ``fusion``     matched with a different defining opcode or fusion kind;
+   ``remat``      at a source line whose count of rematerialized values differs;
+   ``fusion``     at a source line whose values are fused differently (fusion vs unfused
+                  counts differ), or a fusion on one side only;
    ``new_buffer`` a value on one side only;
-   ``unexplained`` the rest: a matched value live at one peak only, or of another size.
+   ``unexplained`` the rest: a matched value live at one peak only, or of another size. Where
+                  the pair has other changes, such a value's live range moved with them: it
+                  takes the bucket with the most bytes moved in the pair (``dominant``).
 
-   ``options`` rows of 0 bytes name each option that differs (dump-location options aside).
+   Then two pair-wide rules: where one side rematerializes and the other not at all (a
+   ``jax.checkpoint`` added), ``fusion``, ``new_buffer`` and ``unexplained`` are ``remat``;
+   where an option someone set differs (the debug options: ``XLA_FLAGS``,
+   ``compiler_options``; or a build option that is not an XLA flag — the ``options`` table,
+   when the dump has it), ``fusion``, ``copies``, ``new_buffer`` and ``unexplained`` are
+   ``options``. ``options`` rows of 0 bytes name each option that differs (compared per
+   source, where both sides have it; locations such as the dump directory aside); a flag that
+   differs only in the whole configuration (``compile_options.textproto``: a release's
+   defaults) is named, not blamed.
 4. **Cost and collectives** per matched source line, from ``analysis.cost.costs`` and
    ``analysis.comms.collectives`` of each side (computed once for all modules).
 """
@@ -531,12 +540,12 @@ def _items(run: _Run) -> None:
                      when how <> 'matched' and ad.differs and coalesce(cat_a, cat_b) in ('parameter', 'output')
                           then 'aliasing'
                      when (coalesce(rm_a, false) <> coalesce(rm_b, false) and how = 'matched')
-                          or (how <> 'matched' and coalesce(rm_a, rm_b, false))
-                          or coalesce(l.remat_line, false) then 'remat'
+                          or (how <> 'matched' and coalesce(rm_a, rm_b, false)) then 'remat'
                      when (how = 'matched' and ((op_a in {_COPY_OPS}) <> (op_b in {_COPY_OPS})))
                           or (how <> 'matched' and coalesce(op_a, op_b) in {_COPY_OPS}) then 'copies'
-                     when (how = 'matched' and (op_a is distinct from op_b or fk_a is distinct from fk_b))
-                          or (how <> 'matched' and coalesce(op_a, op_b) = 'fusion')
+                     when how = 'matched' and (op_a is distinct from op_b or fk_a is distinct from fk_b) then 'fusion'
+                     when coalesce(l.remat_line, false) then 'remat'
+                     when (how <> 'matched' and coalesce(op_a, op_b) = 'fusion')
                           or coalesce(l.fusion_line, false) then 'fusion'
                      when how <> 'matched' then 'new_buffer'
                      else 'unexplained' end as kind0
