@@ -238,7 +238,9 @@ def test_flag_options() -> None:
     named = [c for c in p["causes"] if c["kind"] == "options" and c["bytes"] == 0]
     assert [c["op_name"] for c in named] == ["xla_disable_hlo_passes"]
     assert "fusion" in named[0]["detail"]
-    assert [o["key"] for o in p["options"]] == ["xla_disable_hlo_passes"]
+    assert [(o["key"], o["explicit"], o["value_b"]) for o in p["options"]] == [("xla_disable_hlo_passes", True, "fusion")]
+    moved = [c for c in p["causes"] if c["kind"] == "options" and c["bytes"]]
+    assert moved and all(c["detail"].startswith("fusion: ") for c in moved)  # the mechanism stays named
     # the same options on both sides: no options cause
     a2 = _with_options("donate", "a")
     b2 = _with_options("donate", "b")
@@ -256,6 +258,8 @@ def test_release_defaults_are_named_not_blamed() -> None:
     named = [c for c in p["causes"] if c["kind"] == "options"]
     assert [c["op_name"] for c in named] == ["xla_disable_hlo_passes"] and named[0]["bytes"] == 0
     assert p["by_kind"]["options"] == 0
+    assert [o["explicit"] for o in p["options"]] == [False]
+    assert "a default of the release?" in named[0]["detail"]
     assert sum(c["bytes"] for c in p["causes"]) == p["peak_delta"]
 
 

@@ -578,7 +578,8 @@ def _items(run: _Run) -> None:
 
 
 def _detail_sql() -> str:
-    return """case
+    # an item a pair-wide rule moved (to options, remat) says what it was: 'fusion: …'
+    return """case when kind <> kind1 then kind1 || ': ' else '' end || case
         when how = 'only_b' then 'added ' || coalesce(ins_b, '?') || ' ' || coalesce(shape_b, '')
              || coalesce(' (' || op_b || coalesce(' ' || fk_b, '') || ')', '')
         when how = 'only_a' then 'removed ' || coalesce(ins_a, '?') || ' ' || coalesce(shape_a, '')
@@ -631,25 +632,29 @@ def _collect(run: _Run, pairs: list[dict[str, Any]], top: int) -> dict[int, dict
         select pair, kind, bytes, source_file, source_line, op_name,
                case when n > 3 then split_part(details, '; ', 1) || '; ' || split_part(details, '; ', 2) || '; '
                                     || split_part(details, '; ', 3) || ' … (' || n::varchar || ' values)'
-                    else details end as detail
+                    else details end as detail, 0 as ord
         from g where bytes <> 0
         union all
         select pair, 'unexplained', bytes, null, null, null,
-               'peak bytes no matched or unmatched value accounts for' from $residual where bytes <> 0
+               'peak bytes no matched or unmatched value accounts for', 0 from $residual where bytes <> 0
         union all
         select pair, 'options', 0, null, null, key,
                key || ': ' || coalesce(value_a, '(not set)') || ' -> ' || coalesce(value_b, '(not set)')
-               || case when explicit then '' else ' (' || source || ' options: a default of the release?)' end
+               || case when explicit then '' else ' (' || source || ' options: a default of the release?)' end,
+               case when explicit then 1 else 2 end
         from $optdiff
-        order by pair, abs(bytes) desc, kind, source_file, source_line""").to_pylist()
+        order by pair, abs(bytes) desc, ord, kind, source_file, source_line, op_name""").to_pylist()
     for c in causes:
         r = res[c.pop("pair")]
         r["causes"].append(c)
         r["by_kind"][c["kind"]] += c["bytes"]
-    for o in run.arrow("select * from $optdiff order by pair, key").to_pylist():
+    for o in run.arrow("select * from $optdiff order by pair, not explicit, key").to_pylist():
         res[o.pop("pair")]["options"].append(o)
     for c in res.values():
-        c["causes"].sort(key=lambda x: (-abs(x["bytes"]), x["kind"] != "options"))
+        # by |bytes|; at equal bytes the bytes' causes, then options someone set, then defaults
+        c["causes"].sort(key=lambda x: (-abs(x["bytes"]), x["ord"]))
+        for x in c["causes"]:
+            del x["ord"]
     ren = run.arrow(f"""
         with r as (
             select m.pair, m.level as matched_by, x.instruction as instruction_a, y.instruction as instruction_b,

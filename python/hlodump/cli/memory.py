@@ -407,12 +407,19 @@ def _print_explain(ex: dict[str, Any], args: argparse.Namespace) -> None:
         kinds = [f"{k} {signed(v)}" for k, v in sorted(p["by_kind"].items(), key=lambda kv: -abs(kv[1])) if v]
         if kinds:
             _print("  by cause: " + ", ".join(kinds))
-        for c in p["causes"][:args.limit]:
+        shown = [c for c in p["causes"] if c["kind"] != "options" or c["bytes"] or
+                 any(o["explicit"] and o["key"] == c["op_name"] for o in p["options"])]
+        defaults = [o["key"] for o in p["options"] if not o["explicit"]]
+        for c in shown[:args.limit]:
             where = f"{os.path.basename(c['source_file'] or '')}:{c['source_line']}" if c["source_file"] else ""
             _print(f"  {c['kind']:<11} {signed(c['bytes']):>11}  {_short(where, 30)}  "
                    f"{_short(c['op_name'] or '', 50, keep_tail=True)}  {_short(c['detail'] or '', 110)}")
-        if len(p["causes"]) > args.limit:
-            _print(f"  … {len(p['causes']) - args.limit} more causes (--limit, --json)")
+        if len(shown) > args.limit:
+            _print(f"  … {len(shown) - args.limit} more causes (--limit, --json)")
+        if defaults:
+            names = ", ".join(k.rsplit(".", 1)[-1] for k in defaults[:5])
+            _print(f"  options: {len(defaults)} differ in the whole configuration only (a release's defaults?): "
+                   f"{names}{' …' if len(defaults) > 5 else ''} (--json)")
         _print(f"  matched values renamed: {p['n_renamed']}; only in b: {p['n_added']}; only in a: {p['n_removed']}")
         for c in (p.get("cost") or [])[:5]:
             where = f"{os.path.basename(c['source_file'] or '')}:{c['source_line']}" if c["source_file"] else "(no source)"
