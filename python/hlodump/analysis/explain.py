@@ -294,7 +294,8 @@ _LEVELS: tuple[tuple[str, tuple[str, ...], str], ...] = (
 )
 
 
-def explain(a: "Dump", b: "Dump", module: ModuleSel = None, *, cost: bool = True, top: int = 30) -> dict[str, Any]:
+def explain(a: "Dump", b: "Dump", module: ModuleSel = None, *, cost: bool = True, top: int = 30,
+            cost_pairs: Optional[int] = None) -> dict[str, Any]:
     """Why compile ``b`` needs more (or less) memory than compile ``a``, per module pair.
 
     Returns ``{"peak": "live_by_slice", "pairs": [...], "only_a": [...], "only_b": [...]}``;
@@ -307,7 +308,9 @@ def explain(a: "Dump", b: "Dump", module: ModuleSel = None, *, cost: bool = True
     first, at most ``top``; ``n_renamed``), ``added`` / ``removed`` (values on one side only,
     largest first, at most ``top``; ``n_added``, ``n_removed``), ``options`` (the options that
     differ), and with ``cost``: ``cost`` (FLOPs and bytes accessed per matched source line,
-    largest change first, at most ``top``) and ``collectives`` (added, removed, resized).
+    largest change first, at most ``top``) and ``collectives`` (added, removed, resized) —
+    for the first ``cost_pairs`` pairs of the ranking (None: all; XLA's cost rules visit every
+    instruction, the rest is a few queries).
     See the module docstring for the matching and the buckets."""
     ma_all, mb_all = module_list(a), module_list(b)
     ma, mb = ma_all, mb_all
@@ -340,13 +343,16 @@ def explain(a: "Dump", b: "Dump", module: ModuleSel = None, *, cost: bool = True
             _options(run, a, b, ma, mb)
             _items(run)
             res = _collect(run, pairs, top)
-        if cost:
-            _cost_and_collectives(a, b, ma, mb, pairs, res, top)
     finally:
         with eng.lock:
             run.drop()
-    out["pairs"] = sorted(res.values(), key=lambda p: (p["peak_delta"] is None, -abs(p["peak_delta"] or 0),
-                                                      p["module_a"]))
+    rank = sorted(pairs, key=lambda p: (res[p["pair"]]["peak_delta"] is None, -abs(res[p["pair"]]["peak_delta"] or 0),
+                                        p["module_a"]))
+    if cost:
+        some = rank if cost_pairs is None else rank[:max(cost_pairs, 0)]
+        ka, kb = {p["module_a"] for p in some}, {p["module_b"] for p in some}
+        _cost_and_collectives(a, b, [m for m in ma if m.key in ka], [m for m in mb if m.key in kb], some, res, top)
+    out["pairs"] = [res[p["pair"]] for p in rank]
     return out
 
 
@@ -615,7 +621,7 @@ def _collect(run: _Run, pairs: list[dict[str, Any]], top: int) -> dict[int, dict
             "peak": PEAK, "peak_a": pa_, "peak_b": pb_, "peak_step_a": d.get("step_a"), "peak_step_b": d.get("step_b"),
             "peak_delta": (pb_ - pa_) if pa_ is not None and pb_ is not None else None,
             "causes": [], "by_kind": {k: 0 for k in CAUSE_KINDS}, "options": [], "renamed": [], "n_renamed": 0,
-            "added": [], "n_added": 0, "removed": [], "n_removed": 0,
+            "added": [], "n_added": 0, "removed": [], "n_removed": 0, "cost": None, "collectives": None,
             "note": None if pa_ is not None and pb_ is not None else
             "no timeline on " + " and ".join(s for s, v in (("a", pa_), ("b", pb_)) if v is None)
             + ": the peak (live by slice) needs the buffer-assignment and live-range files",
@@ -695,8 +701,8 @@ def _cost_and_collectives(a: "Dump", b: "Dump", ma: list[Module], mb: list[Modul
     from .comms import collectives
     from .cost import costs
 
-    for p in res.values():
-        p["cost"], p["collectives"] = [], []
+    for p in pairs:
+        res[p["pair"]]["cost"], res[p["pair"]]["collectives"] = [], []
     has_hlo_a = [m.key for m in ma if m.hlo_file_ids]
     has_hlo_b = [m.key for m in mb if m.hlo_file_ids]
     if not has_hlo_a or not has_hlo_b:
@@ -705,8 +711,8 @@ def _cost_and_collectives(a: "Dump", b: "Dump", ma: list[Module], mb: list[Modul
         ca, cb = costs(a, has_hlo_a), costs(b, has_hlo_b)
         qa, qb = collectives(a, has_hlo_a), collectives(b, has_hlo_b)
     except Exception as e:  # a module the cost rules cannot follow: say so, keep the memory answer
-        for p in res.values():
-            p["cost_note"] = f"cost analysis failed: {e}"
+        for p in pairs:
+            res[p["pair"]]["cost_note"] = f"cost analysis failed: {e}"
         return
     eng = engine(a)
     run = _Run(eng)

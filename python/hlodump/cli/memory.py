@@ -325,7 +325,8 @@ def _cmd_diff(args: argparse.Namespace) -> int:
             raise UsageError(str(A.NoSuchModule(args.module, [m.key for m in A._module_list(a)]
                                                 + [m.key for m in A._module_list(b)])))
     with _analysing(len(A._module_list(a)) + len(A._module_list(b))):
-        ex = A.explain(a, b, args.module, cost=not args.no_cost, top=args.limit)
+        ex = A.explain(a, b, args.module, cost=not args.no_cost, top=args.limit,
+                       cost_pairs=None if args.json else args.pairs)
         t = A.diff(a, b, args.module) if not args.no_changes else None
     rows = t.to_pylist() if t is not None else []
     if args.json:
@@ -465,7 +466,8 @@ def register(sub: Any) -> None:
                                                           "(default 30)")
     sp.add_argument("--pairs", type=int, default=10, metavar="N",
                     help="module pairs explained in the text, largest peak change first (default 10; --json: all)")
-    sp.add_argument("--no-cost", action="store_true", help="leave out the FLOPs/bytes and collectives per source line")
+    sp.add_argument("--no-cost", action="store_true", help="leave out the FLOPs/bytes and collectives per source line (the text computes "
+                                                            "them for the pairs it shows, --json for all)")
     sp.add_argument("--no-changes", action="store_true",
                     help="the explanation only (no tables of every changed buffer, allocation and instruction)")
     sp.set_defaults(func=_cmd_diff)
