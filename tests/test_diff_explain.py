@@ -395,3 +395,17 @@ def test_many_pairs_set_wise(tmp_path) -> None:
     assert {int(p["module_a"][7:11]) % 2 for p in changed} == {0}
     assert all(p["peak_delta"] == 0 and p["causes"] == [] for p in ex["pairs"][n // 2:])
     assert took < 60, took  # about 2 s on the 2-core test machine
+
+
+def test_cli_buffer_tables_on_request(capsys) -> None:
+    """The tables of buffers and instruction counts matched by name (mostly renames between
+    releases) are left out of the text unless asked for; --json always has their rows."""
+    a = os.path.join(CORPUS, "jax-0.9.2", "control_flow")
+    b = os.path.join(CORPUS, "jax-0.10.2", "control_flow")
+    assert main(["diff", a, b, "--no-cost", "--module", "jit_rnn_loss"]) == 0
+    plain = capsys.readouterr().out
+    assert main(["diff", a, b, "--no-cost", "--module", "jit_rnn_loss", "--all-changes"]) == 0
+    full = capsys.readouterr().out
+    assert "instruction changes" not in plain and "instruction changes" in full
+    assert plain.splitlines()[0] == full.splitlines()[0]
+    assert plain.splitlines()[0].startswith("module_0003.jit_rnn_loss -> module_0002.jit_rnn_loss: peak (live by slice)")

@@ -2,7 +2,7 @@
 
     hlodump summary PATH… [--top N] [--json] [--module M]
     hlodump plot PATH… -o out.png|out.html [--module M]
-    hlodump diff A B [--json] [--module M] [--limit N]
+    hlodump diff A B [--json] [--module M] [--limit N] [--pairs N] [--no-cost] [--no-changes | --all-changes]
 """
 
 from __future__ import annotations
@@ -370,7 +370,11 @@ def _cmd_diff(args: argparse.Namespace) -> int:
         for r in mr:
             if r["what"] == "peak" and r["detail"]:
                 con.print(f"  peak: {r['detail']}", markup=False)
-        for what in ("buffer", "allocation", "instruction", "fusion_kind", "custom_call", "category"):
+        # buffers and instruction counts matched by name are mostly renames across releases:
+        # the explanation above matched them by source; their tables on request
+        tables = ("buffer", "allocation", "instruction", "fusion_kind", "custom_call", "category") if args.all_changes \
+            else ("allocation", "fusion_kind", "custom_call", "category")
+        for what in tables:
             sub = [r for r in mr if r["what"] == what]
             if not sub:
                 continue
@@ -469,5 +473,7 @@ def register(sub: Any) -> None:
     sp.add_argument("--no-cost", action="store_true", help="leave out the FLOPs/bytes and collectives per source line (the text computes "
                                                             "them for the pairs it shows, --json for all)")
     sp.add_argument("--no-changes", action="store_true",
-                    help="the explanation only (no tables of every changed buffer, allocation and instruction)")
+                    help="the explanation only (no tables of changed allocations, fusion kinds, custom calls)")
+    sp.add_argument("--all-changes", action="store_true",
+                    help="also the tables of buffers and instruction counts matched by name (--json has them always)")
     sp.set_defaults(func=_cmd_diff)
