@@ -409,3 +409,13 @@ def test_cli_buffer_tables_on_request(capsys) -> None:
     assert "instruction changes" not in plain and "instruction changes" in full
     assert plain.splitlines()[0] == full.splitlines()[0]
     assert plain.splitlines()[0].startswith("module_0003.jit_rnn_loss -> module_0002.jit_rnn_loss: peak (live by slice)")
+
+
+def test_dtype() -> None:
+    """b's weights and input are bfloat16: the buffers change element type, and the converts the
+    CPU adds around bf16 dots follow from the inputs (the entry parameters' shapes differ), so
+    everything is shape."""
+    p = _one_pair("dtype")
+    assert p["by_kind"]["shape"] == p["peak_delta"]
+    assert {c["kind"] for c in p["causes"]} == {"shape"}
+    assert any("f32[" in c["detail"] and "bf16[" in c["detail"] for c in p["causes"])

@@ -15,8 +15,9 @@ and no loop per module pair).
    numbering), the shape without layout, the role (entry parameter number, or the defining
    opcode's class: compute, copy, constant, view, control, custom) and the shape index; the
    k-th value of a key on one side is matched with the k-th on the other (by live-range start,
-   then value id). Instruction names never decide. Matched values whose instruction or op_name
-   differ are ``renamed``.
+   then value id); last, what is left is matched by instruction name and role (a while
+   loop's ``arg_tuple`` whose shape changed). Instruction names decide nothing before that.
+   Matched values whose instruction or op_name differ are ``renamed``.
 3. **The peak** is the summary's ``live_by_slice`` (``analysis.summary.peaks``): the most bytes
    live at one step, each allocation slice counted once. At each side's peak step every live
    slice segment is owned by one live value (an entry parameter first, then the earliest
@@ -41,7 +42,8 @@ and no loop per module pair).
                   the pair has other changes, such a value's live range moved with them: it
                   takes the bucket with the most bytes moved in the pair (``dominant``).
 
-   Then two pair-wide rules: where one side rematerializes and the other not at all (a
+   Then pair-wide rules: where the entry parameters' shapes differ (other inputs), ``fusion``,
+   ``copies``, ``new_buffer`` and ``unexplained`` are ``shape``; where one side rematerializes and the other not at all (a
    ``jax.checkpoint`` added), ``fusion``, ``new_buffer`` and ``unexplained`` are ``remat``;
    where an option someone set differs (the debug options: ``XLA_FLAGS``,
    ``compiler_options``; or a build option that is not an XLA flag — the ``options`` table,
@@ -145,7 +147,7 @@ def _modules_sql() -> str:
                    from @alloc where is_maybe_live_out and output_shape is not null group by module),
              m as (select distinct module, module_name from @modmap)
         select m.module, m.module_name as name, md5(coalesce(p.params, '') || '|' || coalesce(o.outs, '')) as fp,
-               (p.params is not null or o.outs is not null) as has_fp
+               (p.params is not null or o.outs is not null) as has_fp, p.params
         from m left join p using (module) left join o using (module)"""
 
 
@@ -206,7 +208,8 @@ def _side_values(d: "Dump", mods: list[Module], side: str) -> pa.Table:
 
 def _register_pairs(run: _Run, a: "Dump", b: "Dump", ma: list[Module], mb: list[Module]) -> None:
     """``$pairs`` (module_a, module_b, matched_by, pair) of the modules ``ma`` and ``mb``."""
-    empty_mod = pa.schema([("module", pa.string()), ("name", pa.string()), ("fp", pa.string()), ("has_fp", pa.bool_())])
+    empty_mod = pa.schema([("module", pa.string()), ("name", pa.string()), ("fp", pa.string()), ("has_fp", pa.bool_()),
+                           ("params", pa.string())])
     for side, d, mods in (("a", a, ma), ("b", b, mb)):
         run.register(f"ids_{side}", pa.table({
             "module": pa.array([m.key for m in mods], pa.string()),
@@ -291,6 +294,7 @@ _LEVELS: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ("role+shape", ("role", "shape"), "true"),
     ("source+role", ("src", "source_line", "role"), "true"),
     ("shape", ("shape",), "true"),
+    ("name+role", ("instruction", "role", "shape_index"), "true"),
 )
 
 
@@ -371,11 +375,11 @@ def _pair(run: _Run, mods_a: dict[str, Module], mods_b: dict[str, Module]) -> No
     run.register("base_a", base_a)
     run.register("base_b", base_b)
     run.create("ma", """
-        select m.module, m.name, m.fp, m.has_fp, i.module_id, i.ord, bs.base,
+        select m.module, m.name, m.fp, m.has_fp, m.params, i.module_id, i.ord, bs.base,
                lower(regexp_replace(m.name, '[_\\W]+', '', 'g')) as loose
         from $mods_a m join $ids_a i using (module) join $base_a bs using (module)""")
     run.create("mb", """
-        select m.module, m.name, m.fp, m.has_fp, i.module_id, i.ord, bs.base,
+        select m.module, m.name, m.fp, m.has_fp, m.params, i.module_id, i.ord, bs.base,
                lower(regexp_replace(m.name, '[_\\W]+', '', 'g')) as loose
         from $mods_b m join $ids_b i using (module) join $base_b bs using (module)""")
     run.create("pairs", "select ''::varchar as module_a, ''::varchar as module_b, ''::varchar as matched_by, "
@@ -559,6 +563,8 @@ def _items(run: _Run) -> None:
             left join $lines l on l.pair = r.pair and l.src = r.src and l.source_line is not distinct from r.source_line
             left join $aliasdiff ad on ad.pair = r.pair)
         select k.*, case when kind1 in ('fusion', 'copies', 'new_buffer', 'unexplained')
+                              and coalesce(sp.shape_pair, false) then 'shape'
+                         when kind1 in ('fusion', 'copies', 'new_buffer', 'unexplained')
                               and exists (select 1 from $optdiff o where o.pair = k.pair and o.explicit) then 'options'
                          when kind1 in ('fusion', 'new_buffer', 'unexplained') and coalesce(rp.remat_pair, false)
                               then 'remat'
@@ -575,7 +581,12 @@ def _items(run: _Run) -> None:
         -- compiler's other decisions in the pair follow from it
         left join (select p.pair, (coalesce(x.n_remat, 0) = 0) <> (coalesce(y.n_remat, 0) = 0) as remat_pair
                    from $pairs p left join $rm_a x on x.module = p.module_a
-                   left join $rm_b y on y.module = p.module_b) rp on rp.pair = k.pair""")
+                   left join $rm_b y on y.module = p.module_b) rp on rp.pair = k.pair
+        -- the entry parameters' shapes differ (other inputs): what the compiler did differently
+        -- follows from them
+        left join (select p.pair, x.params <> y.params as shape_pair
+                   from $pairs p join $ma x on x.module = p.module_a join $mb y on y.module = p.module_b) sp
+               on sp.pair = k.pair""")
     # what the items do not cover (none when the attribution is exact): unexplained
     run.create("residual", """
         select d.pair, (coalesce(d.peak_b, 0) - coalesce(d.peak_a, 0)

@@ -15,7 +15,9 @@ Each case compiles the same function twice with jax's ahead-of-time API,
 * ``flag``       — b compiled with ``xla_disable_hlo_passes=fusion`` (a fusion-limiting option:
   the CPU compiler's instruction fusion pass is off; cause: ``options``, and ``fusion`` without
   an options table);
-* ``shape``      — b's input has twice the rows (cause: ``shape``).
+* ``shape``      — b's input has twice the rows (cause: ``shape``);
+* ``dtype``      — an MLP's gradient, b with bfloat16 weights and input (cause: ``shape``: the
+  converts the CPU adds for bf16 dots follow from the inputs).
 
 Usage (jax 0.10.2, CPU):
   JAX_PLATFORMS=cpu python gen_diff.py OUT
@@ -98,6 +100,10 @@ def adam(p, g, m, v):
     return p - 1e-3 * m2 / (jnp.sqrt(v2) + 1e-8), m2, v2
 
 
+def mlp_loss(w1, w2, x):
+    return jnp.mean((jax.nn.gelu(x @ w1) @ w2) ** 2)
+
+
 # ---------------------------------------------------------------- flag / shape
 
 def norm_mlp(x, w):
@@ -133,6 +139,13 @@ def main() -> None:
     st = [jax.random.normal(k[i], (128, 256), jnp.float32) for i in range(4)]
     compile_to(adam, st, f"{OUT}/donate_many/a", donate=(0, 2, 3))
     compile_to(adam, st, f"{OUT}/donate_many/b")
+
+    w1 = jax.random.normal(k[4], (128, 256), jnp.float32) * 0.05
+    w2 = jax.random.normal(k[5], (256, 128), jnp.float32) * 0.05
+    xm = jax.random.normal(k[6], (64, 128), jnp.float32)
+    compile_to(jax.grad(mlp_loss, argnums=(0, 1)), (w1, w2, xm), f"{OUT}/dtype/a")
+    compile_to(jax.grad(mlp_loss, argnums=(0, 1)), tuple(t.astype(jnp.bfloat16) for t in (w1, w2, xm)),
+               f"{OUT}/dtype/b")
 
     if "--trim" in sys.argv:
         for root, dirs, files in os.walk(OUT, topdown=False):
