@@ -59,6 +59,7 @@ and no loop per module pair).
 from __future__ import annotations
 
 import itertools
+import re
 from typing import TYPE_CHECKING, Any, Optional
 
 import pyarrow as pa
@@ -105,8 +106,7 @@ _LOCATION_OPTION = """(k like '%dump%' or k like '%\\_dir' escape '\\' or k like
 def _values_sql(side: str) -> str:
     """Every value of every module of one side, with what the matching and the buckets need."""
     return f"""
-        with vid as (select distinct module from @modmap),
-             live as (
+        with live as (
                  select b.module, b.value_id, b.allocation, coalesce(b."offset", 0)::bigint as off,
                         coalesce(b.size, 0)::bigint as sz, b.opcode, b.start
                  from @buffers b join @tl_max t using (module)
@@ -176,8 +176,6 @@ class _Run:
         return n
 
     def q(self, query: str) -> str:
-        import re
-
         return re.sub(r"\$([a-z_0-9]+)", lambda m: self.name(m.group(1)), query)
 
     def arrow(self, query: str) -> pa.Table:
