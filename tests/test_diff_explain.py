@@ -419,3 +419,13 @@ def test_dtype() -> None:
     assert p["by_kind"]["shape"] == p["peak_delta"]
     assert {c["kind"] for c in p["causes"]} == {"shape"}
     assert any("f32[" in c["detail"] and "bf16[" in c["detail"] for c in p["causes"])
+
+
+def test_cause_named_when_the_peak_does_not_move() -> None:
+    """b checkpoints a small function: the peak is the same, and the pair's difference is still
+    named (at 0 bytes)."""
+    a, b = _case("checkpoint_tiny")
+    (p,) = A.explain(a, b, cost=False)["pairs"]
+    assert p["peak_delta"] == 0
+    assert [(c["kind"], c["bytes"]) for c in p["causes"]] == [("remat", 0)]
+    assert "rematerialized instructions: a 0, b " in p["causes"][0]["detail"]

@@ -665,6 +665,32 @@ def _collect(run: _Run, pairs: list[dict[str, Any]], top: int) -> dict[int, dict
         r["by_kind"][c["kind"]] += c["bytes"]
     for o in run.arrow("select * from $optdiff order by pair, not explicit, key").to_pylist():
         res[o.pop("pair")]["options"].append(o)
+    # what differs about the whole pair, named at 0 bytes where no value at the peak shows it
+    # (the donation, checkpoint or input change moved memory away from the peak, or not at all)
+    facts = run.arrow("""
+        select p.pair, ad.alias_a, ad.alias_b, ad.differs as alias_differs,
+               (coalesce(x.n_remat, 0) = 0) <> (coalesce(y.n_remat, 0) = 0) as remat_pair,
+               coalesce(x.n_remat, 0) as remat_a, coalesce(y.n_remat, 0) as remat_b,
+               ma.params <> mb.params as shape_pair, ma.params as params_a, mb.params as params_b
+        from $pairs p join $aliasdiff ad using (pair)
+        left join $rm_a x on x.module = p.module_a left join $rm_b y on y.module = p.module_b
+        join $ma ma on ma.module = p.module_a join $mb mb on mb.module = p.module_b""").to_pylist()
+    for f in facts:
+        r = res[f["pair"]]
+        if r["peak_delta"] is None:
+            continue
+        have = {c["kind"] for c in r["causes"] if c["bytes"]}
+        extra = []
+        if f["alias_differs"] and "aliasing" not in have:
+            extra.append(("aliasing", f"entry parameters aliased to an output (donated): a {f['alias_a']}, "
+                                      f"b {f['alias_b']}"))
+        if f["remat_pair"] and "remat" not in have:
+            extra.append(("remat", f"rematerialized instructions: a {f['remat_a']}, b {f['remat_b']}"))
+        if f["shape_pair"] and "shape" not in have:
+            extra.append(("shape", f"entry parameters: a {f['params_a']}; b {f['params_b']}"))
+        for kind, detail in extra:
+            r["causes"].append({"kind": kind, "bytes": 0, "source_file": None, "source_line": None, "op_name": None,
+                                "detail": detail, "ord": 1})
     for c in res.values():
         # by |bytes|; at equal bytes the bytes' causes, then options someone set, then defaults
         c["causes"].sort(key=lambda x: (-abs(x["bytes"]), x["ord"]))

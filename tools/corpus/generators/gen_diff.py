@@ -16,6 +16,8 @@ Each case compiles the same function twice with jax's ahead-of-time API,
   the CPU compiler's instruction fusion pass is off; cause: ``options``, and ``fusion`` without
   an options table);
 * ``shape``      — b's input has twice the rows (cause: ``shape``);
+* ``checkpoint_tiny`` — the gradient of a small function, b under ``jax.checkpoint``: the peak
+  does not move (the cause is named at 0 bytes);
 * ``dtype``      — an MLP's gradient, b with bfloat16 weights and input (cause: ``shape``: the
   converts the CPU adds for bf16 dots follow from the inputs).
 
@@ -100,6 +102,10 @@ def adam(p, g, m, v):
     return p - 1e-3 * m2 / (jnp.sqrt(v2) + 1e-8), m2, v2
 
 
+def tiny(x):
+    return jnp.sum(jnp.sin(x) * x)
+
+
 def mlp_loss(w1, w2, x):
     return jnp.mean((jax.nn.gelu(x @ w1) @ w2) ** 2)
 
@@ -146,6 +152,9 @@ def main() -> None:
     compile_to(jax.grad(mlp_loss, argnums=(0, 1)), (w1, w2, xm), f"{OUT}/dtype/a")
     compile_to(jax.grad(mlp_loss, argnums=(0, 1)), tuple(t.astype(jnp.bfloat16) for t in (w1, w2, xm)),
                f"{OUT}/dtype/b")
+
+    compile_to(jax.grad(tiny), (jnp.ones((64,), jnp.float32),), f"{OUT}/checkpoint_tiny/a")
+    compile_to(jax.grad(jax.checkpoint(tiny)), (jnp.ones((64,), jnp.float32),), f"{OUT}/checkpoint_tiny/b")
 
     if "--trim" in sys.argv:
         for root, dirs, files in os.walk(OUT, topdown=False):
