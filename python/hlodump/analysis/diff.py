@@ -1,8 +1,9 @@
 """``diff``: what changed from one compile to another, module pair by module pair.
 
 The per-module figures of both sides come from one ``summary`` (and one table of allocations,
-buffers and instructions) per dump, computed once for all modules; pairing and matching then
-work on those rows grouped by module.
+buffers and instructions) per dump, computed once for all modules; the modules are paired
+set-wise (``explain.pair_keys``), and matching then works on those rows grouped by module.
+Why the peak changed, with values matched by source rather than by name: ``explain``.
 """
 
 from __future__ import annotations
@@ -76,8 +77,9 @@ def pair_modules(a: "Dump", b: "Dump") -> list[tuple[Optional[_Module], Optional
 def diff(a: "Dump", b: "Dump", module: ModuleSel = None) -> pa.Table:
     """What changed from compile ``a`` to compile ``b``, one row per change.
 
-    Modules are matched by key, then by name, then by similar name and structure
-    (``_pair_modules``; a single module on each side is matched whatever its name). Columns:
+    Modules are paired as ``explain`` pairs them (``pair_modules``: by key, then by name and
+    structure, by name, by structure, by similar name; a single module on each side is a pair
+    whatever its name). ``explain`` says why the peak changed. Columns:
     module (b's key, else a's), module_a, module_b, what (``module``, ``total``, ``peak``,
     ``category``, ``memory_space``, ``allocation``, ``buffer``, ``instruction``, ``fusion_kind``,
     ``custom_call``), change (``added``, ``removed``, ``resized``, ``changed``), key, a, b
