@@ -80,8 +80,21 @@ _IDS = itertools.count()
 
 # the last component of an op_name, without [params] and numbering: what jax's wrappers
 # (jit(f)/, transpose(jvp(f))/, checkpoint/) and releases leave alone
-_PRIM_SQL = """nullif(regexp_replace(regexp_replace(regexp_replace(
-        regexp_extract(coalesce({c}, ''), '([^/]*)$', 1), '\\[.*$', ''), '[._]\\d+$', ''), '^\\s+|\\s+$', '', 'g'), '')"""
+# jax's transformation wrappers around a primitive's name (``transpose(jvp(while))`` in jax
+# 0.4's op_names, ``while`` later): unwrapped
+_WRAPPER_RE = ("^(?:jit|pjit|jvp|transpose|vmap|checkpoint|remat|xla_computation|pmap|shard_map|named_call)"
+               "\\((.*)\\)$")
+
+
+def _prim_sql(col: str) -> str:
+    """SQL for the primitive of an op_name: its last component without ``[params]``, jax's
+    wrappers and numbering (``_1``, ``.3``)."""
+    x = f"regexp_replace(regexp_extract(coalesce({col}, ''), '([^/]*)$', 1), '\\[.*$', '')"
+    for _ in range(3):
+        x = f"regexp_replace({x}, '{_WRAPPER_RE}', '\\1')"
+    return f"nullif(trim(regexp_replace({x}, '[._]\\d+$', '')), '')"
+
+
 _BASE_SQL = "nullif(regexp_extract(coalesce({c}, ''), '([^/\\\\]*)$', 1), '')"
 _STRIP_LAYOUT = "regexp_replace(coalesce({c}, ''), '\\{{[^{{}}]*\\}}', '', 'g')"
 _ROLE_SQL = """case when {op} = 'parameter' and {param} is not null then 'param:' || {param}::varchar
@@ -123,7 +136,7 @@ def _values_sql(side: str) -> str:
              fk as (select module, instruction, any_value(fusion_kind) as fusion_kind from @info group by all)
         select '{side}' as side, b.module, b.value_id, b.instruction, b.shape_index,
                {_STRIP_LAYOUT.format(c='b.shape')} as shape, coalesce(b.size, 0)::bigint as size,
-               b.opcode, b.op_name, {_PRIM_SQL.format(c='b.op_name')} as prim,
+               b.opcode, b.op_name, {_prim_sql('b.op_name')} as prim,
                {_BASE_SQL.format(c='b.source_file')} as src, b.source_file, b.source_line,
                {_ROLE_SQL.format(op='b.opcode', param='al.parameter')} as role,
                b.category, al.parameter, (al.parameter is not null and al.is_maybe_live_out) as aliased,
