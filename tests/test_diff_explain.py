@@ -429,3 +429,18 @@ def test_cause_named_when_the_peak_does_not_move() -> None:
     assert p["peak_delta"] == 0
     assert [(c["kind"], c["bytes"]) for c in p["causes"]] == [("remat", 0)]
     assert "rematerialized instructions: a 0, b " in p["causes"][0]["detail"]
+
+
+def test_op_name_primitive() -> None:
+    """What the matching keeps of an op_name: the primitive, without jax's wrappers (jax 0.4's
+    ``transpose(jvp(while))``), parameters and numbering."""
+    import duckdb
+
+    from hlodump.analysis.explain import _prim_sql
+
+    names = ["jit(f)/jit(main)/transpose(jvp(while))", "jit(f)/jvp()/while/body/closed_call/add_1",
+             "jit(f)/pjit[name=g jaxpr=...]", "x", None, "jit(f)/transpose(jvp())/dot_general.3"]
+    con = duckdb.connect()
+    con.register("t", pa.table({"i": list(range(len(names))), "x": pa.array(names, pa.string())}))
+    got = [r[0] for r in con.sql(f"select {_prim_sql('x')} from t order by i").fetchall()]
+    assert got == ["while", "add", "pjit", "x", None, "dot_general"]
