@@ -347,10 +347,9 @@ def explain(a: "Dump", b: "Dump", module: ModuleSel = None, *, cost: bool = True
                 "select b.module from $ids_b b where b.module not in (select module_b from $pairs) order by b.ord").to_pylist()]
             if not pairs:
                 return out
-            pa_keys = {p["module_a"] for p in pairs}
-            pb_keys = {p["module_b"] for p in pairs}
-            va = _side_values(a, [m for m in ma if m.key in pa_keys], "a")
-            vb = _side_values(b, [m for m in mb if m.key in pb_keys], "b")
+            # the scopes of every selected module (those the pairing used): derived tables once
+            va = _side_values(a, ma, "a")
+            vb = _side_values(b, mb, "b")
             run.register("va_raw", va)
             run.register("vb_raw", vb.cast(va.schema) if vb.schema != va.schema else vb)
             _peaks(run, a, b, ma, mb)
