@@ -341,6 +341,13 @@ function openModule(id) {
     const t4 = el("div", {class: "tables"}); box.appendChild(t4);
     labelled(t4, "passes", p, []);
   }
+  if (d.why) {
+    const w = d.why, t6 = el("div", {class: "tables"}); box.appendChild(t6);
+    const head = w.peak_delta === null ? "peak (" + w.peak.replace(/_/g, " ") + ") unknown: " + (w.note || "")
+      : "why the peak (" + w.peak.replace(/_/g, " ") + ") changed: " + fmtBytes(w.peak_a) + " \u2192 " + fmtBytes(w.peak_b)
+        + " (" + (w.peak_delta >= 0 ? "+" : "\u2212") + fmtBytes(Math.abs(w.peak_delta)) + ", vs " + w.module_b + ")";
+    table(t6, head, w.columns, w.rows.length ? w.rows : [["", 0, "", "", "no change"]], ["", "b", "", "", ""]);
+  }
   if (d.changes && d.changes.length) {
     const t5 = el("div", {class: "tables"}); box.appendChild(t5);
     table(t5, "what changed (analysis.diff)", ["what", "change", "key", "before", "after", "delta", "detail"], d.changes,
