@@ -364,3 +364,10 @@ def test_cli_one_note_line_per_kind_and_strict(tmp_path: Path) -> None:
     r = subprocess.run([sys.executable, "-m", "hlodump", "summary", "--strict", str(p)], capture_output=True, text=True)
     assert r.returncode != 0
     assert "unknown allocation flag 'frobnicate 7'" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_scan_strict(tmp_path: Path) -> None:
+    p = _write(tmp_path, "module_0000.jit_f.cpu_after_optimizations-buffer-assignment.txt", UNKNOWN)
+    assert sum(b.num_rows for b in hlodump.scan(p, "allocations")) == 3
+    with pytest.raises(ParseError, match="unknown allocation flag"):
+        list(hlodump.scan(p, "allocations", strict=True))

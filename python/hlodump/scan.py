@@ -43,6 +43,7 @@ def scan(
     storage_options: Optional[StorageOptions] = None,
     max_decompressed_ratio: float = MAX_DECOMPRESSED_RATIO,
     max_decompressed_bytes: int = MAX_DECOMPRESSED_BYTES,
+    strict: bool = False,
 ) -> "Scan":
     """Stream one table of a dump (see ``read_arrow`` for ``source`` and the options).
 
@@ -57,6 +58,8 @@ def scan(
             the first malformed line, after the batches of the files before it. ``"collect"``:
             the stream goes on; the problems are ``Scan.errors`` once it ends, and a
             ``ScanWarning`` says how many there were.
+        strict: ``True``: what a newer XLA prints (``read_arrow``'s ``notes``) is an error too. A
+            stream returns no ``notes`` table: without ``strict`` such text stays raw in its row.
         string_view: text columns as zero-copy ``string_view`` (default) or ``large_string``.
             (``read_arrow``'s default, None, casts a table the first time it is asked for: a
             scan's batches go to consumers that take views, Polars, DuckDB, Arrow C stream
@@ -96,6 +99,7 @@ def scan(
         follow_links=follow_links,
         max_files=max_files,
         bound=Bound(max_decompressed_ratio, max_decompressed_bytes),
+        strict=strict,
     )
 
 
@@ -121,6 +125,7 @@ class Scan:
         follow_links: bool,
         max_files: int,
         bound: Optional[Bound] = None,
+        strict: bool = False,
     ) -> None:
         self.source = source
         self.table = table
@@ -134,6 +139,9 @@ class Scan:
         self._follow_links = follow_links
         self._max_files = max_files
         self._bound = bound or Bound()
+        #: ``strict=True``: what a newer XLA prints is an error (a stream has no ``notes``
+        #: table: without it, that text stays raw in its row, unreported; ``read_arrow`` says it).
+        self._strict = strict
         #: ``errors`` rows of the last stream that ended (``on_error="collect"``).
         self.errors: pa.Table = (
             SCHEMAS["errors"].empty_table() if string_view else to_large_string_schema(SCHEMAS["errors"]).empty_table()
@@ -167,7 +175,7 @@ class Scan:
         cols = self.columns if columns is None else [c for c in self.schema.names if c in set(columns)]
         inputs, buffers = self._inputs()
         stream = _core.scan(inputs, self.table, columns=cols, batch_size=self.batch_size, on_error=self.on_error,
-                            threads=self._threads, mmap=self._mmap, buffers=buffers)
+                            threads=self._threads, mmap=self._mmap, buffers=buffers, strict=self._strict)
         target = None if self.string_view else to_large_string_schema(stream.schema)
         try:
             for b in stream:
