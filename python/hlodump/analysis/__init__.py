@@ -118,3 +118,7 @@ __all__ += ["oom_summary", "explain"]
 from .passes import history, passes  # noqa: E402
 
 __all__ += ["passes", "history"]
+
+from .tuples import tuple_elements  # noqa: E402
+
+__all__ += ["tuple_elements"]
