@@ -9,8 +9,8 @@ carry is not printed (docs/protos.md lists it): the module's config attributes o
 (``allow_spmd_sharding_propagation_*``, …), and a ``backend_config`` is printed as stored (XLA's
 text may order its JSON keys differently).
 
-The after-optimizations ``HloProto`` also carries the buffer assignment: ``buffer_rows`` gives the
-``allocations``, ``assignments`` and ``heap_trace`` rows.
+The after-optimizations ``HloProto`` also carries the buffer assignment: ``allocation_rows``,
+``assignment_rows`` and ``heap_trace_rows`` give its rows, ``memory_analysis`` jax's figures.
 """
 
 from __future__ import annotations
@@ -21,7 +21,8 @@ from typing import Any
 
 from .protowire import ProtoError, decode
 
-__all__ = ["decode_hlo", "render_module", "is_hlo_proto", "buffer_rows", "ProtoError"]
+__all__ = ["decode_hlo", "render_module", "is_hlo_proto", "parse", "heap_trace_rows", "heap_peaks",
+           "allocation_rows", "assignment_rows", "memory_analysis", "ProtoError"]
 
 # xla_data.proto PrimitiveType → the name XLA prints
 PRIMITIVE = {
@@ -633,8 +634,13 @@ def instruction_str(ins: dict, by_id: dict, comps: dict, ref, is_root: bool) -> 
 HEAP_KINDS = {0: "alloc", 1: "free", 2: "share_with"}
 
 
+def _names(m: dict) -> dict[int, str]:
+    return {i.get("id", 0): i.get("name", "") for c in m.get("computations", []) for i in c.get("instructions", [])}
+
+
 def heap_trace_rows(ba: dict) -> list[dict[str, Any]]:
-    """One row per heap-simulator event, in trace order (``step`` counts across traces)."""
+    """The ``heap_trace`` rows: one per heap-simulator event, in trace order (``step`` counts
+    across the traces, one trace per simulated allocation or the whole module)."""
     sizes = {b.get("id", 0): b.get("size", 0) for b in ba.get("logical_buffers", [])}
     rows = []
     step = 0
@@ -646,3 +652,96 @@ def heap_trace_rows(ba: dict) -> list[dict[str, Any]]:
                          "instruction": e.get("instruction_name", "")})
             step += 1
     return rows
+
+
+def heap_peaks(ba: dict) -> list[int]:
+    """The most bytes live at once in each heap-simulator trace (a shared buffer takes no room of
+    its own): XLA's own timeline, to check a timeline against."""
+    sizes = {b.get("id", 0): b.get("size", 0) for b in ba.get("logical_buffers", [])}
+    peaks = []
+    for t in ba.get("heap_simulator_traces", []):
+        live = peak = 0
+        owned: dict[int, int] = {}
+        for e in t.get("events", []):
+            kind, bid = e.get("kind", 0), e.get("buffer_id", 0)
+            if kind == 0:
+                owned[bid] = sizes.get(bid, 0)
+                live += owned[bid]
+                peak = max(peak, live)
+            elif kind == 1:
+                live -= owned.pop(bid, 0)
+        peaks.append(peak)
+    return peaks
+
+
+def allocation_rows(ba: dict) -> list[dict[str, Any]]:
+    """``allocations`` rows from the ``BufferAllocationProto``s (the flags as the text dump names
+    them; a temporary is what is none of parameter, constant, thread-local or live out)."""
+    rows = []
+    for a in ba.get("buffer_allocations", []):
+        param = a.get("is_entry_computation_parameter", False)
+        rows.append({
+            "allocation": a.get("index", 0), "size": a.get("size", 0), "color": a.get("color", 0),
+            "is_thread_local": a.get("is_thread_local", False), "is_constant": a.get("is_constant", False),
+            "is_maybe_live_out": a.get("maybe_live_out", False),
+            "is_preallocated_temp": not (param or a.get("is_constant") or a.get("is_thread_local")
+                                         or a.get("maybe_live_out")),
+            "parameter": a.get("parameter_number", 0) if param else None,
+            "parameter_shape_index": "{" + ",".join(map(str, a.get("parameter_shape_index", []))) + "}" if param else None,
+        })
+    return rows
+
+
+def assignment_rows(ba: dict, m: dict) -> list[dict[str, Any]]:
+    """``assignments`` rows: the logical buffers (XLA's value ids) in each allocation, with their
+    offset, size and defining instruction."""
+    names = _names(m)
+    buffers = {b.get("id", 0): b for b in ba.get("logical_buffers", [])}
+    rows = []
+    for a in ba.get("buffer_allocations", []):
+        for x in a.get("assigned", []):
+            b = buffers.get(x.get("logical_buffer_id", 0), {})
+            at = b.get("defined_at", {})
+            rows.append({"allocation": a.get("index", 0), "value_id": x.get("logical_buffer_id", 0),
+                         "instruction": names.get(at.get("instruction_id", -1), at.get("instruction_name", "")),
+                         "shape_index": "{" + ",".join(map(str, at.get("shape_index", []))) + "}",
+                         "color": b.get("color", 0), "offset": x.get("offset", 0), "size": x.get("size", 0)})
+    return rows
+
+
+def memory_analysis(ba: dict) -> dict[str, int]:
+    """jax's ``compiled.memory_analysis()`` figures from the allocations alone."""
+    al = ba.get("buffer_allocations", [])
+    def total(pred) -> int:
+        return sum(a.get("size", 0) for a in al if pred(a))
+    param = lambda a: a.get("is_entry_computation_parameter", False)  # noqa: E731
+    out = lambda a: a.get("maybe_live_out", False)  # noqa: E731
+    return {
+        "argument_size_in_bytes": total(param),
+        "output_size_in_bytes": total(out),
+        "alias_size_in_bytes": total(lambda a: param(a) and out(a)),
+        "temp_size_in_bytes": total(lambda a: not (param(a) or out(a) or a.get("is_constant") or a.get("is_thread_local"))),
+    }
+
+
+def parse(data: bytes, ctx: Any) -> None:
+    """One ``.hlo.pb`` file into rows: the module's tables through its printed text (line and
+    offset are those of that text), the buffer assignment's where the proto has one. A damaged
+    proto is one error at line 1, the column its byte offset + 1."""
+    from .hlo import parse_module
+
+    try:
+        m, ba, unknown = decode_hlo(data)
+    except ProtoError as e:
+        ctx.error(1, e.offset + 1, f"not a valid HLO proto: {e}", "")
+        return
+    text = render_module(m)
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    parse_module(lines, ctx, text.encode())
+    if ba is not None:
+        for table, rows in (("allocations", allocation_rows(ba)), ("assignments", assignment_rows(ba, m)),
+                            ("heap_trace", heap_trace_rows(ba))):
+            for r in rows:
+                ctx.add(table, r)
