@@ -171,7 +171,7 @@ def test_assignments_equal_the_buffer_assignment_text(program):
             want.add((alloc, int(v.group(1)), v.group(2), int(v.group(5)), int(v.group(4))))
     got = {(r["allocation"], r["value_id"], r["instruction"], r["offset"], r["size"]) for r in hp.assignment_rows(ba, m)}
     assert got == want
-    assert {r["allocation"]: r["size"] for r in hp.allocation_rows(ba)} == sizes
+    assert {r["allocation"]: r["size"] for r in hp.allocation_rows(ba, m)} == sizes
 
 
 @pytest.mark.parametrize("program", PROGRAMS, ids=lambda p: os.path.relpath(p, DATA))

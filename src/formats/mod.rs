@@ -29,6 +29,8 @@ use crate::tables::Tables;
 pub enum Format {
     /// HLO module text (FORMATS.md §3).
     HloModule,
+    /// HLO protos, `*.hlo.pb` (docs/protos.md).
+    HloProto,
     /// Buffer assignment, its values file and the live-range file (§2.1–§2.7).
     BufferAssignment,
     /// The memory-usage report in all its layouts (§2.8).
@@ -72,7 +74,7 @@ pub struct FormatSpec {
 
 impl Format {
     /// Every format, in registry order.
-    pub const ALL: [Format; 5] = [Format::HloModule, Format::BufferAssignment, Format::MemoryReport, Format::ThunkSequence, Format::OomReport];
+    pub const ALL: [Format; 6] = [Format::HloModule, Format::HloProto, Format::BufferAssignment, Format::MemoryReport, Format::ThunkSequence, Format::OomReport];
 
     pub fn spec(self) -> &'static FormatSpec {
         match self {
@@ -89,6 +91,15 @@ impl Format {
                 parse: crate::hlo::parse,
                 presize: Some(crate::hlo::presize),
                 split: Some(crate::hlo::split::parse),
+            },
+            Format::HloProto => &FormatSpec {
+                name: "hlo_proto",
+                contents: &[ContentKind::HloProto],
+                sniff: Sniff { binary: Some((crate::hlo_proto::is_hlo_proto, ContentKind::HloProto)), ..Sniff::NONE },
+                tables: &["modules", "computations", "instructions", "stack_frames", "custom_calls", "allocations", "assignments", "heap_trace"],
+                parse: crate::hlo_proto::parse,
+                presize: None,
+                split: None,
             },
             Format::BufferAssignment => &FormatSpec {
                 name: "buffer_assignment",

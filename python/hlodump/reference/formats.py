@@ -34,6 +34,8 @@ class Sniff:
     fallback: tuple[Callable[[bytes, bytes | None], bool], str] | None = None
     # Text that makes a file whose first line is none of ours this format (a log).
     markers: tuple[bytes, ...] = ()
+    # (test of the file's first bytes, kind): a binary format, tried before any line rule.
+    binary: tuple[Callable[[bytes], bool], str] | None = None
 
 
 @dataclass(frozen=True)
@@ -45,6 +47,8 @@ class Format:
     # A format found inside logs (OOM reports): a lone CR is a terminal's redraw, not an error;
     # the lines keep it and the parser splits there (formats XLA writes itself reject it).
     log: bool = False
+    # A binary format: its parser gets the bytes (``parse(None, ctx, data)``), no lines.
+    binary: bool = False
     sniff: Sniff = field(default_factory=Sniff)
 
 
@@ -86,6 +90,18 @@ def _hlo(lines: list[str | None], ctx: Any, data: bytes) -> None:
     hlo.parse_module(lines, ctx, data)
 
 
+def _is_hlo_proto(data: bytes) -> bool:
+    from .hlo_proto import is_hlo_proto
+
+    return is_hlo_proto(data)
+
+
+def _hlo_proto(lines: list[str | None] | None, ctx: Any, data: bytes) -> None:
+    from . import hlo_proto
+
+    hlo_proto.parse(data, ctx)
+
+
 def _buffer_assignment(lines: list[str | None], ctx: Any, data: bytes) -> None:
     from . import buffer_assignment
 
@@ -115,6 +131,10 @@ FORMATS: tuple[Format, ...] = (
            ("modules", "computations", "instructions", "stack_frames", "custom_calls"), _hlo,
            sniff=Sniff(prefixes=((b"HloModule ", "hlo_module"),),
                        fallback=(_is_hlo_module_start, "hlo_module"))),
+    Format("hlo_proto", ("hlo_proto",),
+           ("modules", "computations", "instructions", "stack_frames", "custom_calls", "allocations",
+            "assignments", "heap_trace"), _hlo_proto, binary=True,
+           sniff=Sniff(binary=(_is_hlo_proto, "hlo_proto"))),
     Format("buffer_assignment", ("buffer_assignment", "buffer_assignment_values", "live_range"),
            ("allocations", "assignments", "values", "schedule", "live_ranges", "peak",
             "peak_breakdown", "totals"), _buffer_assignment,

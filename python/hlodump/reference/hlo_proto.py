@@ -585,12 +585,19 @@ def _computation(c: dict, comps: dict[int, dict], sequence: list[int] | None, is
     elided = {i.get("id"): i for i in instrs if i.get("opcode") == "get-tuple-element" and i.get("id") != root}
 
     def ref(oid: int) -> str:
-        i = by_id.get(oid)
-        if i is None:
-            return f"%<unknown {oid}>"
-        if oid in elided:
-            return ref(i.get("operand_ids", [0])[0]) + f"#{i.get('tuple_index', 0)}"
-        return "%" + i.get("name", "")
+        # a chain of elided get-tuple-elements, bounded (a damaged proto may loop)
+        suffix = ""
+        i = oid
+        for _ in range(len(instrs) + 1):
+            ins = by_id.get(i)
+            if ins is None:
+                return f"%<unknown {i}>{suffix}"
+            if i not in elided:
+                return "%" + ins.get("name", "") + suffix
+            suffix = f"#{ins.get('tuple_index', 0)}" + suffix
+            ops = ins.get("operand_ids", [])
+            i = ops[0] if ops else 0
+        return f"%<cycle {oid}>"
 
     for ins in order:
         if ins.get("id") in elided:
@@ -646,17 +653,19 @@ def heap_trace_rows(ba: dict) -> list[dict[str, Any]]:
     step = 0
     for t in ba.get("heap_simulator_traces", []):
         for e in t.get("events", []):
-            bid = e.get("buffer_id", 0)
-            rows.append({"step": step, "kind": HEAP_KINDS.get(e.get("kind", 0), str(e.get("kind", 0))),
-                         "buffer_id": bid, "size": sizes.get(bid, 0),
-                         "instruction": e.get("instruction_name", "")})
+            bid, kind = e.get("buffer_id", 0), e.get("kind", 0)
+            share = e.get("share_with_canonical_id", 0)
+            rows.append({"step": step, "kind": HEAP_KINDS.get(kind, str(kind)), "buffer_id": bid,
+                         "size": sizes.get(bid, 0), "instruction": e.get("instruction_name", ""),
+                         "computation": e.get("computation_name", ""),
+                         "share_with": None if share == 0 and kind != 2 else share})
             step += 1
     return rows
 
 
 def heap_peaks(ba: dict) -> list[int]:
     """The most bytes live at once in each heap-simulator trace (a shared buffer takes no room of
-    its own): XLA's own timeline, to check a timeline against."""
+    its own)."""
     sizes = {b.get("id", 0): b.get("size", 0) for b in ba.get("logical_buffers", [])}
     peaks = []
     for t in ba.get("heap_simulator_traces", []):
@@ -674,38 +683,67 @@ def heap_peaks(ba: dict) -> list[int]:
     return peaks
 
 
-def allocation_rows(ba: dict) -> list[dict[str, Any]]:
+def subshape(s: dict, index: list[int]) -> dict | None:
+    for k in index:
+        parts = s.get("tuple_shapes", [])
+        if not 0 <= k < len(parts):
+            return None
+        s = parts[k]
+    return s
+
+
+def _index_text(v: list[int]) -> str:
+    return "{" + ",".join(map(str, v)) + "}"
+
+
+def allocation_rows(ba: dict, m: dict) -> list[dict[str, Any]]:
     """``allocations`` rows from the ``BufferAllocationProto``s (the flags as the text dump names
-    them; a temporary is what is none of parameter, constant, thread-local or live out)."""
+    them; a temporary is what is none of parameter, constant, thread-local or live out; the
+    output's shape, the flags' text and the line are not in the proto)."""
+    params = m.get("host_program_shape", {}).get("parameters", [])
     rows = []
     for a in ba.get("buffer_allocations", []):
         param = a.get("is_entry_computation_parameter", False)
+        index = a.get("parameter_shape_index", [])
+        n = a.get("parameter_number", 0)
+        shape = subshape(params[n], index) if param and 0 <= n < len(params) else None
         rows.append({
             "allocation": a.get("index", 0), "size": a.get("size", 0), "color": a.get("color", 0),
             "is_thread_local": a.get("is_thread_local", False), "is_constant": a.get("is_constant", False),
             "is_maybe_live_out": a.get("maybe_live_out", False),
             "is_preallocated_temp": not (param or a.get("is_constant") or a.get("is_thread_local")
                                          or a.get("maybe_live_out")),
-            "parameter": a.get("parameter_number", 0) if param else None,
-            "parameter_shape_index": "{" + ",".join(map(str, a.get("parameter_shape_index", []))) + "}" if param else None,
+            "is_output": a.get("maybe_live_out", False),
+            "parameter": n if param else None,
+            "parameter_shape": shape_str(shape, layout=False) if shape is not None else None,
+            "parameter_shape_index": _index_text(index) if param else None,
+            "output_shape": None, "flags": "", "line": 0,
         })
     return rows
 
 
 def assignment_rows(ba: dict, m: dict) -> list[dict[str, Any]]:
     """``assignments`` rows: the logical buffers (XLA's value ids) in each allocation, with their
-    offset, size and defining instruction."""
-    names = _names(m)
+    offset, size, defining instruction and shape."""
+    instrs = {i.get("id", 0): i for c in m.get("computations", []) for i in c.get("instructions", [])}
     buffers = {b.get("id", 0): b for b in ba.get("logical_buffers", [])}
     rows = []
     for a in ba.get("buffer_allocations", []):
         for x in a.get("assigned", []):
-            b = buffers.get(x.get("logical_buffer_id", 0), {})
-            at = b.get("defined_at", {})
+            b = buffers.get(x.get("logical_buffer_id", 0))
+            at = b.get("defined_at") if b is not None else None
+            index = at.get("shape_index", []) if at is not None else []
+            ins = instrs.get(at.get("instruction_id", 0)) if at is not None else None
+            if ins is not None:
+                name, shape = ins.get("name", ""), ins.get("shape")
+            else:
+                name, shape = (at.get("instruction_name", "") if at is not None else ""), None
+            sub = subshape(shape, index) if shape is not None else None
             rows.append({"allocation": a.get("index", 0), "value_id": x.get("logical_buffer_id", 0),
-                         "instruction": names.get(at.get("instruction_id", -1), at.get("instruction_name", "")),
-                         "shape_index": "{" + ",".join(map(str, at.get("shape_index", []))) + "}",
-                         "color": b.get("color", 0), "offset": x.get("offset", 0), "size": x.get("size", 0)})
+                         "instruction": name, "shape_index": _index_text(index), "is_phi": False,
+                         "color": b.get("color", 0) if b is not None else 0,
+                         "offset": x.get("offset", 0), "size": x.get("size", 0),
+                         "shape": shape_str(sub) if sub is not None else "", "line": 0})
     return rows
 
 
@@ -741,7 +779,7 @@ def parse(data: bytes, ctx: Any) -> None:
         lines.pop()
     parse_module(lines, ctx, text.encode())
     if ba is not None:
-        for table, rows in (("allocations", allocation_rows(ba)), ("assignments", assignment_rows(ba, m)),
+        for table, rows in (("allocations", allocation_rows(ba, m)), ("assignments", assignment_rows(ba, m)),
                             ("heap_trace", heap_trace_rows(ba))):
             for r in rows:
                 ctx.add(table, r)
