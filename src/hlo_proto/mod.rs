@@ -62,7 +62,9 @@ fn module_at(b: &[u8]) -> Option<Top> {
     }
     if b.first() == Some(&0x0a) {
         let (n, j) = varint_at(b, 1)?;
-        if n > 0 && j as u64 + n <= b.len() as u64 {
+        // the module's length may run past the end of a file cut short: still a proto (read, it
+        // is an error at the byte where it stops), not an unknown file
+        if n > 0 {
             let end = name_field(b, j)?;
             if (end as u64) < j as u64 + n && matches!(b.get(end), Some(0x12 | 0x1a)) {
                 return Some(Top::Proto);
@@ -98,7 +100,13 @@ pub fn parse<'c>(data: &'c [u8], ctx: FileCtx<'c>, t: &mut Tables) -> Result<()>
         Ok(x) => x,
         Err(e) => return ctx.error_at(&mut t.errors, 1, e.offset as u64 + 1, format!("not a valid HLO proto: {e}"), b""),
     };
-    let text = render::render_module(&m).into_bytes();
+    let text = match render::render_module(&m, render::text_budget(data.len())) {
+        Ok(t) => t.into_bytes(),
+        Err(render::TooLong(n)) => {
+            let msg = format!("not read: its module would print as more than {n} bytes of text ({} bytes of proto)", data.len());
+            return ctx.error_at(&mut t.errors, 1, 1, msg, b"");
+        }
+    };
     let source = Source::from_vec(text);
     let src = t.add_source(&source);
     let bytes: &[u8] = source.bytes();
@@ -127,6 +135,11 @@ fn index_text(v: &[i64]) -> String {
     format!("{{{}}}", v.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(","))
 }
 
+/// An int64 field into an int32 column (a damaged proto's color may not fit): clamped.
+fn clamp_i32(v: i64) -> i32 {
+    v.clamp(i64::from(i32::MIN), i64::from(i32::MAX)) as i32
+}
+
 const HEAP_KINDS: [&str; 3] = ["alloc", "free", "share_with"];
 
 fn buffer_rows(m: &Msg, ba: &Msg, file_id: i32, t: &mut Tables) {
@@ -139,7 +152,7 @@ fn buffer_rows(m: &Msg, ba: &Msg, file_id: i32, t: &mut Tables) {
         a.file_id.push(file_id);
         a.allocation.push(al.int("index"));
         a.size.push(al.int("size"));
-        a.color.push(al.int("color") as i32);
+        a.color.push(clamp_i32(al.int("color")));
         a.is_thread_local.push(al.flag("is_thread_local"));
         a.is_constant.push(al.flag("is_constant"));
         a.is_maybe_live_out.push(al.flag("maybe_live_out"));
@@ -176,7 +189,7 @@ fn buffer_rows(m: &Msg, ba: &Msg, file_id: i32, t: &mut Tables) {
             s.instruction.push_owned(name.as_bytes());
             s.shape_index.push_owned(index_text(&index).as_bytes());
             s.is_phi.push(false);
-            s.color.push(b.map_or(0, |b| b.int("color")) as i32);
+            s.color.push(clamp_i32(b.map_or(0, |b| b.int("color"))));
             s.offset.push(x.int("offset"));
             s.size.push(x.int("size"));
             let shape = shape.and_then(|sh| subshape(sh, &index)).map(|sh| render::shape_str(sh, true)).unwrap_or_default();

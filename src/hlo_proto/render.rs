@@ -119,11 +119,20 @@ fn layout(lay: &Msg, rank: usize) -> String {
     }
 }
 
+/// XLA marks every fifth element of a long list (tuple shapes, operands): `/*index=5*/`.
+fn index_comment(k: usize) -> String {
+    if k > 0 && k % 5 == 0 {
+        format!("/*index={k}*/")
+    } else {
+        String::new()
+    }
+}
+
 /// `ShapeUtil::HumanStringWithLayout` (`HumanString` without `with_layout`).
 pub fn shape_str(s: &Msg, with_layout: bool) -> String {
     let et = s.int("element_type");
     if et == TUPLE {
-        let parts: Vec<String> = s.msgs("tuple_shapes").map(|t| shape_str(t, with_layout)).collect();
+        let parts: Vec<String> = s.msgs("tuple_shapes").enumerate().map(|(k, t)| format!("{}{}", index_comment(k), shape_str(t, with_layout))).collect();
         return format!("({})", parts.join(", "));
     }
     let name = primitive(et).unwrap_or("invalid");
@@ -188,6 +197,8 @@ fn fp(v: f64, digits: usize, maxdigits: usize, single: bool) -> String {
     if v.is_infinite() {
         return if v < 0.0 { "-inf".into() } else { "inf".into() };
     }
+    // XLA prints with denormals flushed to zero (its threads run with FTZ/DAZ set)
+    let v = if v.abs() < if single { 1.1754943508222875e-38 } else { 2.2250738585072014e-308 } { 0.0f64.copysign(v) } else { v };
     let s = fmt_g(v, digits);
     let back: f64 = s.parse().unwrap_or(f64::NAN);
     let same = if single { (back as f32) as f64 == v } else { back == v };
@@ -233,6 +244,11 @@ fn literal_values(lit: &Msg, et: i64) -> Option<Vec<String>> {
                 _ => "0".into(),
             })
             .collect(),
+        15 | 18 => {
+            let v = floats(if et == 15 { "c64s" } else { "c128s" });
+            let f = |x: f64| if et == 15 { fp(x, 6, 9, true) } else { fp(x, 15, 17, false) };
+            v.chunks_exact(2).map(|c| format!("({}, {})", f(c[0]), f(c[1]))).collect()
+        }
         2 => lit.bytes("s8s").iter().map(|&b| (b as i8).to_string()).collect(),
         6 => lit.bytes("u8s").iter().map(|&b| b.to_string()).collect(),
         3 => lit.bytes("s16s").chunks_exact(2).map(|c| i16::from_le_bytes([c[0], c[1]]).to_string()).collect(),
@@ -261,7 +277,11 @@ pub fn literal_str(lit: &Msg, shape: &Msg) -> String {
         return format!("({})", parts.join(", "));
     }
     let dims = shape.ints("dimensions");
-    let n: i128 = dims.iter().map(|&d| i128::from(d)).product();
+    let n: i128 = dims.iter().fold(1i128, |a, &d| a.saturating_mul(i128::from(d)));
+    // the dump's print options print an array of more than 10 elements as {...}
+    if n > 10 {
+        return "{...}".into();
+    }
     let Some(vals) = literal_values(lit, et) else { return "{...}".into() };
     if vals.len() as i128 != n {
         return "{...}".into();
@@ -518,11 +538,53 @@ fn extra_attributes(ins: &Msg, comps: &HashMap<i64, &Msg>, operands: &[&Msg]) ->
         out.push(format!("index_vector_dim={}", s.int("index_vector_dim")));
         sorted_unique(ins, &mut out);
     }
+    if op == "topk" {
+        out.push(format!("k={}", ins.int("k")));
+        out.push(format!("largest={}", ins.flag("largest")));
+        if ins.flag("is_stable") {
+            out.push("is_stable=true".into());
+        }
+    }
+    if op == "rng-bit-generator" {
+        let a = ins.int("rng_algorithm");
+        out.push(format!("algorithm={}", match a { 0 => "rng_default".into(), 1 => "rng_three_fry".into(), 2 => "rng_philox".into(), a => a.to_string() }));
+    }
+    if op == "reduce-precision" {
+        out.push(format!("exponent_bits={}", ins.int("exponent_bits")));
+        out.push(format!("mantissa_bits={}", ins.int("mantissa_bits")));
+    }
+    if op == "fft" {
+        let t = ins.int("fft_type");
+        out.push(format!("fft_type={}", match t { 0 => "FFT".into(), 1 => "IFFT".into(), 2 => "RFFT".into(), 3 => "IRFFT".into(), t => t.to_string() }));
+        out.push(format!("fft_length={}", braces(&ins.ints("fft_length"))));
+    }
     if op == "fusion" {
         out.push(format!("kind={}", ins.str("fusion_kind")));
+        aliasing(ins, &mut out);
     }
     if op == "custom-call" {
         out.push(format!("custom_call_target=\"{}\"", cescape(ins.str("custom_call_target"))));
+        if ins.flag("constrain_layout") {
+            let shapes: Vec<String> = ins.msgs("operand_shapes_with_layout").map(|x| shape_str(x, true)).collect();
+            out.push(format!("operand_layout_constraints={{{}}}", shapes.join(", ")));
+        }
+        if ins.flag("custom_call_has_side_effect") {
+            out.push("custom_call_has_side_effect=true".into());
+        }
+        aliasing(ins, &mut out);
+        match ins.int("custom_call_schedule") {
+            0 => {}
+            1 => out.push("schedule=SCHEDULE_LATEST".into()),
+            2 => out.push("schedule=SCHEDULE_EARLIEST".into()),
+            v => out.push(format!("schedule={v}")),
+        }
+        match ins.int("custom_call_api_version") {
+            0 | 1 => {}
+            2 => out.push("api_version=API_VERSION_STATUS_RETURNING".into()),
+            3 => out.push("api_version=API_VERSION_STATUS_RETURNING_UNIFIED".into()),
+            4 => out.push("api_version=API_VERSION_TYPED_FFI".into()),
+            v => out.push(format!("api_version={v}")),
+        }
     }
     // called computations (HloInstruction::PrintExtraAttributes, names only)
     let called: Vec<String> = ins.ints("called_computation_ids").iter().map(|c| comps.get(c).map_or_else(|| format!("computation.{c}"), |m| m.str("name").to_string())).collect();
@@ -557,7 +619,23 @@ fn extra_attributes(ins: &Msg, comps: &HashMap<i64, &Msg>, operands: &[&Msg]) ->
             _ => out.push(format!("calls={}", list())),
         }
     }
+    match ins.msg("result_accuracy").map_or(0, |r| r.int("mode")) {
+        0 => {}
+        1 => out.push("result_accuracy={mode=highest}".into()),
+        m => out.push(format!("result_accuracy={{mode={m}}}")),
+    }
     out
+}
+
+/// `output_to_operand_aliasing={{0}: (0, {})}`.
+fn aliasing(ins: &Msg, out: &mut Vec<String>) {
+    let items: Vec<String> = ins
+        .msgs("output_operand_aliasing")
+        .map(|a| format!("{}: ({}, {})", braces(&a.ints("output_shape_index")), a.int("operand_index"), braces(&a.ints("operand_shape_index"))))
+        .collect();
+    if !items.is_empty() {
+        out.push(format!("output_to_operand_aliasing={{{}}}", items.join(", ")));
+    }
 }
 
 fn sorted_unique(ins: &Msg, out: &mut Vec<String>) {
@@ -577,8 +655,34 @@ fn schedule_of(m: &Msg) -> HashMap<i64, Vec<i64>> {
         .unwrap_or_default()
 }
 
-/// The module as XLA's text dump prints it.
-pub fn render_module(m: &Msg) -> String {
+/// The most text a proto of `n` bytes may print: XLA's text is about as long as its proto (the
+/// samples: 0.9–1.3×); a proto can ask for far more (one long name used by a million operands),
+/// and that is refused (`TooLong`) before it is built.
+pub fn text_budget(n: usize) -> usize {
+    n.saturating_mul(16).saturating_add(1 << 20)
+}
+
+/// The printed module would exceed `text_budget` of its proto's size.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TooLong(pub usize);
+
+/// Text pieces joined by `sep`, failing once the running length passes `budget`.
+fn join_within(parts: impl Iterator<Item = String>, sep: &str, budget: usize) -> Result<String, TooLong> {
+    let mut s = String::new();
+    for (k, p) in parts.enumerate() {
+        if k > 0 {
+            s.push_str(sep);
+        }
+        s.push_str(&p);
+        if s.len() > budget {
+            return Err(TooLong(budget));
+        }
+    }
+    Ok(s)
+}
+
+/// The module as XLA's text dump prints it, in at most `budget` bytes.
+pub fn render_module(m: &Msg, budget: usize) -> Result<String, TooLong> {
     let comps: HashMap<i64, &Msg> = m.msgs("computations").map(|c| (c.int("id"), c)).collect();
     let schedule = schedule_of(m);
     let mut out: Vec<String> = Vec::new();
@@ -602,7 +706,7 @@ pub fn render_module(m: &Msg) -> String {
         }
     }
     if let Some(hps) = m.msg("host_program_shape") {
-        let params: Vec<String> = hps.msgs("parameters").map(|p| shape_str(p, true)).collect();
+        let params: Vec<String> = hps.msgs("parameters").enumerate().map(|(k, p)| format!("{}{}", index_comment(k), shape_str(p, true))).collect();
         let _ = write!(header, ", entry_computation_layout={{({})->{}}}", params.join(", "), shape_str(hps.msg("result").unwrap_or(empty()), true));
     }
     out.push(header);
@@ -647,13 +751,22 @@ pub fn render_module(m: &Msg) -> String {
         }
     }
     let entry = m.int("entry_computation_id");
+    let mut used: usize = out.iter().map(|l| l.len() + 1).sum();
+    if used > budget {
+        return Err(TooLong(budget));
+    }
     for c in post_order(m, &schedule) {
-        out.push(computation(c, &comps, schedule.get(&c.int("id")), c.int("id") == entry));
+        let text = computation(c, &comps, schedule.get(&c.int("id")), c.int("id") == entry, budget - used)?;
+        used += text.len() + 2;
+        if used > budget {
+            return Err(TooLong(budget));
+        }
+        out.push(text);
         out.push(String::new());
     }
     let mut s = out.join("\n");
     s.push('\n');
-    s
+    Ok(s)
 }
 
 /// `HloModule::MakeComputationPostOrder` (see the reference's `_post_order`).
@@ -686,7 +799,8 @@ fn post_order<'m>(m: &'m Msg, schedule: &HashMap<i64, Vec<i64>>) -> Vec<&'m Msg>
         let mut stack: Vec<(i64, Vec<i64>, usize)> = Vec::new();
         let roots = walk(c);
         for r in roots {
-            if !by_id.contains_key(&r) || !visited.insert(r) {
+            // a computation already in the order has its callees there too: nothing to add
+            if !by_id.contains_key(&r) || added.contains(&r) || !visited.insert(r) {
                 continue;
             }
             stack.push((r, walk(by_id[&r]), 0));
@@ -694,7 +808,7 @@ fn post_order<'m>(m: &'m Msg, schedule: &HashMap<i64, Vec<i64>>) -> Vec<&'m Msg>
                 if top.2 < top.1.len() {
                     let cc = top.1[top.2];
                     top.2 += 1;
-                    if by_id.contains_key(&cc) && visited.insert(cc) {
+                    if by_id.contains_key(&cc) && !added.contains(&cc) && visited.insert(cc) {
                         let w = walk(by_id[&cc]);
                         stack.push((cc, w, 0));
                     }
@@ -716,19 +830,19 @@ fn post_order<'m>(m: &'m Msg, schedule: &HashMap<i64, Vec<i64>>) -> Vec<&'m Msg>
     order
 }
 
-fn computation(c: &Msg, comps: &HashMap<i64, &Msg>, sequence: Option<&Vec<i64>>, is_entry: bool) -> String {
+fn computation(c: &Msg, comps: &HashMap<i64, &Msg>, sequence: Option<&Vec<i64>>, is_entry: bool, budget: usize) -> Result<String, TooLong> {
     let instrs: Vec<&Msg> = c.msgs("instructions").collect();
     let by_id: HashMap<i64, &Msg> = instrs.iter().map(|i| (i.int("id"), *i)).collect();
     let root = c.int("root_id");
     let mut params: Vec<&Msg> = instrs.iter().filter(|i| i.str("opcode") == "parameter").copied().collect();
     params.sort_by_key(|p| p.int("parameter_number"));
-    let sig: Vec<String> = params.iter().map(|p| format!("{}: {}", p.str("name"), shape_str(p.msg("shape").unwrap_or(empty()), false))).collect();
+    let sig = join_within(params.iter().map(|p| format!("{}: {}", p.str("name"), shape_str(p.msg("shape").unwrap_or(empty()), false))), ", ", budget)?;
     let result = c
         .msg("program_shape")
         .and_then(|ps| ps.msg("result"))
         .or_else(|| by_id.get(&root).and_then(|r| r.msg("shape")))
         .unwrap_or(empty());
-    let mut head = format!("{}%{} ({}) -> {}", if is_entry { "ENTRY " } else { "" }, c.str("name"), sig.join(", "), shape_str(result, false));
+    let mut head = format!("{}%{} ({sig}) -> {}", if is_entry { "ENTRY " } else { "" }, c.str("name"), shape_str(result, false));
     let thread = c.str("execution_thread");
     if !thread.is_empty() && thread != "main" {
         let _ = write!(head, ", execution_thread=\"{thread}\"");
@@ -755,32 +869,41 @@ fn computation(c: &Msg, comps: &HashMap<i64, &Msg>, sequence: Option<&Vec<i64>>,
         }
         format!("%<cycle {oid}>")
     };
+    let mut used = lines[0].len();
     for ins in order {
         if elided.contains(&ins.int("id")) {
             continue;
         }
-        lines.push(format!("  {}", instruction_str(ins, &by_id, comps, &reference, ins.int("id") == root)));
+        let line = format!("  {}", instruction_str(ins, &by_id, comps, &reference, ins.int("id") == root, budget.saturating_sub(used))?);
+        used += line.len() + 1;
+        if used > budget {
+            return Err(TooLong(budget));
+        }
+        lines.push(line);
     }
     lines.push("}".into());
-    lines.join("\n")
+    Ok(lines.join("\n"))
 }
 
-fn instruction_str(ins: &Msg, by_id: &HashMap<i64, &Msg>, comps: &HashMap<i64, &Msg>, reference: &dyn Fn(i64) -> String, is_root: bool) -> String {
+fn instruction_str(ins: &Msg, by_id: &HashMap<i64, &Msg>, comps: &HashMap<i64, &Msg>, reference: &dyn Fn(i64) -> String, is_root: bool, budget: usize) -> Result<String, TooLong> {
     let op = ins.str("opcode");
     let shape = ins.msg("shape").unwrap_or(empty());
     let operand_ids = ins.ints("operand_ids");
     let args = match op {
         "constant" => literal_str(ins.msg("literal").unwrap_or(empty()), shape),
         "parameter" => ins.int("parameter_number").to_string(),
-        _ => operand_ids.iter().map(|&o| reference(o)).collect::<Vec<_>>().join(", "),
+        _ => join_within(operand_ids.iter().enumerate().map(|(k, &o)| format!("{}{}", index_comment(k), reference(o))), ", ", budget)?,
     };
     let mut text = format!("{}%{} = {} {op}({args})", if is_root { "ROOT " } else { "" }, ins.str("name"), shape_str(shape, true));
     let operands: Vec<&Msg> = operand_ids.iter().map(|o| by_id.get(o).copied().unwrap_or(empty())).collect();
+    if ins.list("called_computation_ids").len().saturating_mul(comps.values().map(|c| c.str("name").len() + 3).max().unwrap_or(0)) > budget {
+        return Err(TooLong(budget));
+    }
     let mut attrs = extra_attributes(ins, comps, &operands);
     let ctrl = ins.ints("control_predecessor_ids");
     if !ctrl.is_empty() {
-        let names: Vec<String> = ctrl.iter().map(|c| format!("%{}", by_id.get(c).map_or("", |i| i.str("name")))).collect();
-        attrs.push(format!("control-predecessors={{{}}}", names.join(", ")));
+        let names = join_within(ctrl.iter().map(|c| format!("%{}", by_id.get(c).map_or("", |i| i.str("name")))), ", ", budget)?;
+        attrs.push(format!("control-predecessors={{{names}}}"));
     }
     if let Some(fa) = ins.msg("frontend_attributes") {
         let mut entries: Vec<&Msg> = fa.msgs("map").collect();
@@ -804,7 +927,7 @@ fn instruction_str(ins: &Msg, by_id: &HashMap<i64, &Msg>, comps: &HashMap<i64, &
         text.push_str(", ");
         text.push_str(&attrs.join(", "));
     }
-    text
+    Ok(text)
 }
 
 #[cfg(test)]

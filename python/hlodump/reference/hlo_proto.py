@@ -84,7 +84,9 @@ def _module_at(b: bytes, i: int) -> str | None:
         r = _varint_at(b, i + 1)
         if r is not None:
             n, j = r
-            if j + n <= len(b) and n > 0:
+            # the module's length may run past the end of a file cut short: still a proto (read,
+            # it is an error at the byte where it stops), not an unknown file
+            if n > 0:
                 end = _name_field(b, j)
                 if end is not None and end < j + n and b[end] in (0x12, 0x1A):
                     return "proto"
@@ -133,11 +135,17 @@ def _layout(lay: dict, rank: int) -> str:
     return "{" + m2m + (":" + "".join(parts) if parts else "") + "}"
 
 
+def _index_comment(k: int) -> str:
+    """XLA marks every fifth element of a long list (tuple shapes, operands): ``/*index=5*/``."""
+    return f"/*index={k}*/" if k and k % 5 == 0 else ""
+
+
 def shape_str(s: dict, layout: bool = True) -> str:
     """``ShapeUtil::HumanStringWithLayout`` (``HumanString`` with ``layout=False``)."""
     et = s.get("element_type", 0)
     if et == TUPLE:
-        return "(" + ", ".join(shape_str(t, layout) for t in s.get("tuple_shapes", [])) + ")"
+        return "(" + ", ".join(_index_comment(k) + shape_str(t, layout)
+                               for k, t in enumerate(s.get("tuple_shapes", []))) + ")"
     name = PRIMITIVE.get(et, "invalid")
     if et in (OPAQUE, TOKEN):
         return name + "[]"
@@ -158,6 +166,9 @@ def _fp(v: float, digits: int, maxdigits: int, width: int) -> str:
         return "-nan" if math.copysign(1, v) < 0 else "nan"
     if math.isinf(v):
         return "-inf" if v < 0 else "inf"
+    # XLA prints with denormals flushed to zero (its threads run with FTZ/DAZ set)
+    if abs(v) < (1.1754943508222875e-38 if width == 32 else 2.2250738585072014e-308):
+        v = math.copysign(0.0, v)
     s = "%.*g" % (digits, v)
     if width == 32:
         back = struct.unpack("<f", struct.pack("<f", float(s)))[0]
@@ -201,6 +212,10 @@ def _literal_values(lit: dict, et: int) -> list[str] | None:
         return [str(v - 256 if v > 127 else v) for v in lit.get("s8s", b"")]
     if et == 6:
         return [str(v) for v in lit.get("u8s", b"")]
+    if et in (15, 18):
+        vals = lit.get("c64s" if et == 15 else "c128s", [])
+        fmt = (lambda v: _fp(v, 6, 9, 32)) if et == 15 else (lambda v: _fp(v, 15, 17, 64))
+        return [f"({fmt(vals[k])}, {fmt(vals[k + 1])})" for k in range(0, len(vals) - 1, 2)]
     if et in (3, 7):
         raw = lit.get("s16s" if et == 3 else "u16s", b"")
         return [str(v) for v in struct.unpack(f"<{len(raw) // 2}{'h' if et == 3 else 'H'}", raw[:len(raw) // 2 * 2])]
@@ -214,10 +229,13 @@ def literal_str(lit: dict, shape: dict) -> str:
         parts = lit.get("tuple_literals", [])
         return "(" + ", ".join(literal_str(p, s) for p, s in zip(parts, shape.get("tuple_shapes", []))) + ")"
     dims = shape.get("dimensions", [])
-    vals = _literal_values(lit, et)
     n = 1
     for d in dims:
         n *= d
+    # the dump's print options print an array of more than 10 elements as {...}
+    if n > 10:
+        return "{...}"
+    vals = _literal_values(lit, et)
     if vals is None or len(vals) != n:
         return "{...}"
     if not dims:
@@ -324,6 +342,23 @@ def _dim_labels(c: dict) -> str:
     return f"{lhs}_{rhs}->{out}"
 
 
+_ACCURACY = {1: "highest"}
+_FFT_TYPES = {0: "FFT", 1: "IFFT", 2: "RFFT", 3: "IRFFT"}
+_SCHEDULES = {1: "SCHEDULE_LATEST", 2: "SCHEDULE_EARLIEST"}
+_API_VERSIONS = {2: "API_VERSION_STATUS_RETURNING", 3: "API_VERSION_STATUS_RETURNING_UNIFIED",
+                 4: "API_VERSION_TYPED_FFI"}
+
+
+def _aliasing(ins: dict, out: list[str]) -> None:
+    """``output_to_operand_aliasing={{0}: (0, {})}``."""
+    al = ins.get("output_operand_aliasing", [])
+    if al:
+        out.append("output_to_operand_aliasing={" + ", ".join(
+            _ints(a.get("output_shape_index", [])).replace(",", ",") + f": ({a.get('operand_index', 0)}, "
+            + _ints(a.get("operand_shape_index", [])) + ")" for a in al) + "}")
+
+
+_RNG_ALGORITHMS = {0: "rng_default", 1: "rng_three_fry", 2: "rng_philox"}
 _PRECISION = {0: "default", 1: "high", 2: "highest", 3: "packed_nibble"}
 _DEFAULT_CMP = {1: "UNSIGNED"}
 
@@ -422,10 +457,36 @@ def _extra_attributes(ins: dict, comps: dict[int, dict], operands: list[dict]) -
             out.append("indices_are_sorted=true")
         if ins.get("unique_indices"):
             out.append("unique_indices=true")
+    if op == "topk":
+        out.append(f"k={ins.get('k', 0)}")
+        out.append("largest=" + ("true" if ins.get("largest") else "false"))
+        if ins.get("is_stable"):
+            out.append("is_stable=true")
+    if op == "rng-bit-generator":
+        out.append("algorithm=" + _RNG_ALGORITHMS.get(ins.get("rng_algorithm", 0), str(ins.get("rng_algorithm", 0))))
+    if op == "reduce-precision":
+        out.append(f"exponent_bits={ins.get('exponent_bits', 0)}")
+        out.append(f"mantissa_bits={ins.get('mantissa_bits', 0)}")
+    if op == "fft":
+        out.append("fft_type=" + _FFT_TYPES.get(ins.get("fft_type", 0), str(ins.get("fft_type", 0))))
+        out.append("fft_length=" + _ints(ins.get("fft_length", [])))
     if op == "fusion":
         out.append(f"kind={ins.get('fusion_kind', '')}")
+        _aliasing(ins, out)
     if op == "custom-call":
         out.append(f'custom_call_target="{_cescape(ins.get("custom_call_target", ""))}"')
+        if ins.get("constrain_layout"):
+            out.append("operand_layout_constraints={" + ", ".join(
+                shape_str(x) for x in ins.get("operand_shapes_with_layout", [])) + "}")
+        if ins.get("custom_call_has_side_effect"):
+            out.append("custom_call_has_side_effect=true")
+        _aliasing(ins, out)
+        sched = ins.get("custom_call_schedule", 0)
+        if sched:
+            out.append("schedule=" + _SCHEDULES.get(sched, str(sched)))
+        api = ins.get("custom_call_api_version", 0)
+        if api not in (0, 1):
+            out.append("api_version=" + _API_VERSIONS.get(api, str(api)))
     # called computations (HloInstruction::PrintExtraAttributes, kNameOnly)
     called = [comps.get(c, {}).get("name", f"computation.{c}") for c in ins.get("called_computation_ids", [])]
     if called:
@@ -452,14 +513,48 @@ def _extra_attributes(ins: dict, comps: dict[int, dict], operands: list[dict]) -
         else:
             out.append(f"calls=%{called[0]}" if len(called) == 1 else
                        "calls={" + ", ".join("%" + c for c in called) + "}")
+    mode = ins.get("result_accuracy", {}).get("mode", 0)
+    if mode:
+        out.append("result_accuracy={mode=" + _ACCURACY.get(mode, str(mode)) + "}")
     return out
 
 
 # ---- the module ------------------------------------------------------------------------------
 
 
-def render_module(m: dict) -> str:
-    """The module as XLA's text dump prints it."""
+class TooLong(Exception):
+    """The printed module would exceed ``text_budget`` of its proto's size."""
+
+    def __init__(self, budget: int):
+        super().__init__(budget)
+        self.budget = budget
+
+
+def text_budget(n: int) -> int:
+    """The most text a proto of ``n`` bytes may print (XLA's text is about as long as its proto;
+    a proto can ask for far more: one long name used by a million operands)."""
+    return n * 16 + (1 << 20)
+
+
+def _blen(s: str) -> int:
+    return len(s.encode("utf-8", "surrogatepass"))
+
+
+def _join_within(parts, sep: str, budget: int) -> str:
+    out: list[str] = []
+    n = 0
+    for k, p in enumerate(parts):
+        n += (_blen(sep) if k else 0) + _blen(p)
+        out.append(p)
+        if n > budget:
+            raise TooLong(budget)
+    return sep.join(out)
+
+
+def render_module(m: dict, budget: int | None = None) -> str:
+    """The module as XLA's text dump prints it (``TooLong`` past ``budget`` bytes)."""
+    if budget is None:
+        budget = 1 << 62
     comps = {c.get("id", 0): c for c in m.get("computations", [])}
     schedule = {s.get("key", 0): s.get("value", {}).get("instruction_ids", [])
                 for s in m.get("schedule", {}).get("sequences", [])}
@@ -476,7 +571,7 @@ def render_module(m: dict) -> str:
             + f", {kinds.get(a.get('kind', 0), 'may-alias')})" for a in aliases) + " }"
     hps = m.get("host_program_shape")
     if hps:
-        header += (", entry_computation_layout={(" + ", ".join(shape_str(p) for p in hps.get("parameters", []))
+        header += (", entry_computation_layout={(" + ", ".join(_index_comment(k) + shape_str(p) for k, p in enumerate(hps.get("parameters", [])))
                    + ")->" + shape_str(hps.get("result", {})) + "}")
     out.append(header)
     out.append("")
@@ -504,9 +599,16 @@ def render_module(m: dict) -> str:
         out.append("")
         out.append("")
     entry_id = m.get("entry_computation_id")
+    used = sum(_blen(x) + 1 for x in out)
+    if used > budget:
+        raise TooLong(budget)
     for c in _post_order(m):
         is_entry = c.get("id") == entry_id
-        out.append(_computation(c, comps, schedule.get(c.get("id", 0)), is_entry))
+        text = _computation(c, comps, schedule.get(c.get("id", 0)), is_entry, budget - used)
+        used += _blen(text) + 2
+        if used > budget:
+            raise TooLong(budget)
+        out.append(text)
         out.append("")
     return "\n".join(out) + "\n"
 
@@ -537,21 +639,26 @@ def _post_order(m: dict) -> list[dict]:
         return [cc for i in ins for cc in i.get("called_computation_ids", [])]
 
     def embedded(root: dict) -> list[int]:
+        # MakeEmbeddedComputationsList, with an explicit stack (no recursion on the input)
         visited: set[int] = set()
         post: list[int] = []
-
-        def visit(cid: int) -> None:
-            # the explicit stack of MakeEmbeddedComputationsList, as recursion
-            for cc in walk(by_id[cid]):
-                if cc in by_id and cc not in visited:
-                    visited.add(cc)
-                    visit(cc)
-            post.append(cid)
-
-        for cc in walk(root):
-            if cc in by_id and cc not in visited:
-                visited.add(cc)
-                visit(cc)
+        for r in walk(root):
+            # a computation already in the order has its callees there too: nothing to add
+            if r not in by_id or r in added or r in visited:
+                continue
+            visited.add(r)
+            stack = [[r, walk(by_id[r]), 0]]
+            while stack:
+                top = stack[-1]
+                if top[2] < len(top[1]):
+                    cc = top[1][top[2]]
+                    top[2] += 1
+                    if cc in by_id and cc not in added and cc not in visited:
+                        visited.add(cc)
+                        stack.append([cc, walk(by_id[cc]), 0])
+                else:
+                    post.append(top[0])
+                    stack.pop()
         return post
 
     for c in comps:
@@ -568,13 +675,13 @@ def _post_order(m: dict) -> list[dict]:
     return order
 
 
-def _computation(c: dict, comps: dict[int, dict], sequence: list[int] | None, is_entry: bool) -> str:
+def _computation(c: dict, comps: dict[int, dict], sequence: list[int] | None, is_entry: bool, budget: int) -> str:
     instrs = c.get("instructions", [])
     by_id = {i.get("id", 0): i for i in instrs}
     root = c.get("root_id")
     ps = c.get("program_shape", {})
     params = sorted((i for i in instrs if i.get("opcode") == "parameter"), key=lambda i: i.get("parameter_number", 0))
-    sig = "(" + ", ".join(f"{p.get('name', '')}: {shape_str(p.get('shape', {}), layout=False)}" for p in params) + ")"
+    sig = "(" + _join_within((f"{p.get('name', '')}: {shape_str(p.get('shape', {}), layout=False)}" for p in params), ", ", budget) + ")"
     result = ps.get("result") or by_id.get(root, {}).get("shape", {})
     head = ("ENTRY " if is_entry else "") + f"%{c.get('name', '')} {sig} -> {shape_str(result, layout=False)}"
     if c.get("execution_thread") and c.get("execution_thread") != "main":
@@ -599,15 +706,20 @@ def _computation(c: dict, comps: dict[int, dict], sequence: list[int] | None, is
             i = ops[0] if ops else 0
         return f"%<cycle {oid}>"
 
+    used = _blen(lines[0])
     for ins in order:
         if ins.get("id") in elided:
             continue
-        lines.append("  " + instruction_str(ins, by_id, comps, ref, ins.get("id") == root))
+        line = "  " + instruction_str(ins, by_id, comps, ref, ins.get("id") == root, max(budget - used, 0))
+        used += _blen(line) + 1
+        if used > budget:
+            raise TooLong(budget)
+        lines.append(line)
     lines.append("}")
     return "\n".join(lines)
 
 
-def instruction_str(ins: dict, by_id: dict, comps: dict, ref, is_root: bool) -> str:
+def instruction_str(ins: dict, by_id: dict, comps: dict, ref, is_root: bool, budget: int = 1 << 62) -> str:
     op = ins.get("opcode", "")
     shape = ins.get("shape", {})
     operand_ids = ins.get("operand_ids", [])
@@ -616,12 +728,15 @@ def instruction_str(ins: dict, by_id: dict, comps: dict, ref, is_root: bool) -> 
     elif op == "parameter":
         args = str(ins.get("parameter_number", 0))
     else:
-        args = ", ".join(ref(o) for o in operand_ids)
+        args = _join_within((_index_comment(k) + ref(o) for k, o in enumerate(operand_ids)), ", ", budget)
     text = ("ROOT " if is_root else "") + f"%{ins.get('name', '')} = {shape_str(shape)} {op}({args})"
+    longest = max((_blen(c.get("name", "")) + 3 for c in comps.values()), default=0)
+    if len(ins.get("called_computation_ids", [])) * longest > budget:
+        raise TooLong(budget)
     attrs = _extra_attributes(ins, comps, [by_id.get(o, {}) for o in operand_ids])
     ctrl = ins.get("control_predecessor_ids", [])
     if ctrl:
-        attrs.append("control-predecessors={" + ", ".join("%" + by_id.get(c, {}).get("name", "") for c in ctrl) + "}")
+        attrs.append("control-predecessors={" + _join_within(("%" + by_id.get(c, {}).get("name", "") for c in ctrl), ", ", budget) + "}")
     fa = ins.get("frontend_attributes", {}).get("map", [])
     if fa:
         attrs.append("frontend_attributes={" + ",".join(f'{e.get("key", "")}="{_cescape(e.get("value", ""))}"' for e in sorted(fa, key=lambda e: e.get("key", ""))) + "}")
@@ -696,6 +811,11 @@ def _index_text(v: list[int]) -> str:
     return "{" + ",".join(map(str, v)) + "}"
 
 
+def _clamp_i32(v: int) -> int:
+    """An int64 field into an int32 column (a damaged proto's color may not fit): clamped."""
+    return max(-(1 << 31), min((1 << 31) - 1, v))
+
+
 def allocation_rows(ba: dict, m: dict) -> list[dict[str, Any]]:
     """``allocations`` rows from the ``BufferAllocationProto``s (the flags as the text dump names
     them; a temporary is what is none of parameter, constant, thread-local or live out; the
@@ -708,7 +828,7 @@ def allocation_rows(ba: dict, m: dict) -> list[dict[str, Any]]:
         n = a.get("parameter_number", 0)
         shape = subshape(params[n], index) if param and 0 <= n < len(params) else None
         rows.append({
-            "allocation": a.get("index", 0), "size": a.get("size", 0), "color": a.get("color", 0),
+            "allocation": a.get("index", 0), "size": a.get("size", 0), "color": _clamp_i32(a.get("color", 0)),
             "is_thread_local": a.get("is_thread_local", False), "is_constant": a.get("is_constant", False),
             "is_maybe_live_out": a.get("maybe_live_out", False),
             "is_preallocated_temp": not (param or a.get("is_constant") or a.get("is_thread_local")
@@ -741,7 +861,7 @@ def assignment_rows(ba: dict, m: dict) -> list[dict[str, Any]]:
             sub = subshape(shape, index) if shape is not None else None
             rows.append({"allocation": a.get("index", 0), "value_id": x.get("logical_buffer_id", 0),
                          "instruction": name, "shape_index": _index_text(index), "is_phi": False,
-                         "color": b.get("color", 0) if b is not None else 0,
+                         "color": _clamp_i32(b.get("color", 0)) if b is not None else 0,
                          "offset": x.get("offset", 0), "size": x.get("size", 0),
                          "shape": shape_str(sub) if sub is not None else "", "line": 0})
     return rows
@@ -773,11 +893,16 @@ def parse(data: bytes, ctx: Any) -> None:
     except ProtoError as e:
         ctx.error(1, e.offset + 1, f"not a valid HLO proto: {e}", "")
         return
-    text = render_module(m)
-    lines = text.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    parse_module(lines, ctx, text.encode())
+    try:
+        text = render_module(m, text_budget(len(data)))
+    except TooLong as e:
+        ctx.error(1, 1, f"not read: its module would print as more than {e.budget} bytes of text ({len(data)} bytes of proto)", "")
+        return
+    from .reader import split_lines
+
+    raw = text.encode("utf-8", "surrogatepass")
+    # the printed text is read as a text file is (its lines checked as the core's driver does)
+    parse_module(split_lines(raw, ctx), ctx, raw)
     if ba is not None:
         for table, rows in (("allocations", allocation_rows(ba, m)), ("assignments", assignment_rows(ba, m)),
                             ("heap_trace", heap_trace_rows(ba))):
