@@ -221,3 +221,112 @@ fn buffer_rows(m: &Msg, ba: &Msg, file_id: i32, t: &mut Tables) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::source::SourceRef;
+
+    fn samples() -> Vec<std::path::PathBuf> {
+        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/proto");
+        let mut out = Vec::new();
+        for rel in std::fs::read_dir(root).unwrap() {
+            for prog in std::fs::read_dir(rel.unwrap().path()).unwrap() {
+                for f in std::fs::read_dir(prog.unwrap().path()).unwrap() {
+                    let p = f.unwrap().path();
+                    if p.to_string_lossy().ends_with(".hlo.pb") {
+                        out.push(p);
+                    }
+                }
+            }
+        }
+        out.sort();
+        out
+    }
+
+    /// Collect and strict mode on `data`: strict fails exactly at collect's first error (the
+    /// fuzz target's check, without libFuzzer).
+    fn check(data: &[u8]) -> usize {
+        let ctx = |collect| FileCtx { file_id: 0, path: "t", collect, src: SourceRef::none(), proj: None, presized: false };
+        let mut collected = Tables::default();
+        parse(data, ctx(true), &mut collected).expect("collect mode never fails");
+        let first = collected.errors.line.0.first().copied().zip(collected.errors.column.0.first().copied());
+        let mut strict = Tables::default();
+        match (parse(data, ctx(false), &mut strict), first) {
+            (Ok(()), None) => {}
+            (Err(crate::Error::Parse(e)), Some((l, c))) => assert_eq!((e.line as i32, e.column as i32), (l, c)),
+            (r, f) => panic!("modes disagree: {:?} vs {f:?}", r.err().map(|e| e.to_string())),
+        }
+        let rows = collected.instructions.len();
+        for (_, b) in collected.finish() {
+            assert!(b.num_rows() <= data.len() + 1);
+        }
+        rows
+    }
+
+    #[test]
+    fn every_sample_reads_and_every_damage_is_an_error_not_a_panic() {
+        let files = samples();
+        assert!(files.len() >= 40, "{} samples", files.len());
+        for p in &files {
+            let data = std::fs::read(p).unwrap();
+            assert!(is_hlo_proto(&data), "{}", p.display());
+            assert!(check(&data) > 0, "{}", p.display());
+            for n in (0..data.len()).step_by(7) {
+                check(&data[..n]);
+            }
+            for k in (0..data.len()).step_by(13) {
+                let mut d = data.clone();
+                d[k] ^= 0x5a;
+                check(&d);
+            }
+            check(&[data.as_slice(), data.as_slice()].concat());
+        }
+    }
+
+    #[test]
+    fn amplification_is_refused() {
+        // one instruction with a 1000-byte name, used 20000 times by another: 20 MB of text from
+        // 40 KB of proto, past the budget (16× + 1 MiB)
+        let name = "n".repeat(1000);
+        let mut ins1 = vec![0x0a];
+        push_len(&mut ins1, name.len());
+        ins1.extend_from_slice(name.as_bytes());
+        ins1.extend_from_slice(b"\x12\x09parameter\xa8\x02\x01"); // opcode, id=1
+        let mut ins2 = b"\x0a\x01x\x12\x05tuple\xa8\x02\x02".to_vec(); // name x, id=2
+        let mut packed = Vec::new();
+        for _ in 0..20000 {
+            packed.push(0x01);
+        }
+        ins2.push(0xa2);
+        ins2.push(0x02); // field 36 (operand_ids), packed
+        push_len(&mut ins2, packed.len());
+        ins2.extend_from_slice(&packed);
+        let mut comp = b"\x0a\x01c".to_vec();
+        for ins in [&ins1, &ins2] {
+            comp.push(0x12);
+            push_len(&mut comp, ins.len());
+            comp.extend_from_slice(ins);
+        }
+        let mut module = b"\x0a\x01m\x12\x01c".to_vec();
+        module.push(0x1a);
+        push_len(&mut module, comp.len());
+        module.extend_from_slice(&comp);
+        let mut t = Tables::default();
+        let ctx = FileCtx { file_id: 0, path: "t", collect: true, src: SourceRef::none(), proj: None, presized: false };
+        parse(&module, ctx, &mut t).unwrap();
+        assert_eq!(t.errors.len(), 1);
+        assert_eq!(t.instructions.len(), 0);
+    }
+
+    fn push_len(v: &mut Vec<u8>, mut n: usize) {
+        loop {
+            let b = (n & 0x7f) as u8;
+            n >>= 7;
+            v.push(b | if n > 0 { 0x80 } else { 0 });
+            if n == 0 {
+                break;
+            }
+        }
+    }
+}
