@@ -260,3 +260,27 @@ def _varint(n: int) -> bytes:
         out.append(b | (0x80 if n else 0))
         if not n:
             return bytes(out)
+
+
+# ---- the memory-usage report's proto ---------------------------------------------------------
+
+REPORTS = sorted(glob.glob(os.path.join(DATA, "jax-*", "*", "*-memory-usage-report.pb")))
+
+
+@pytest.mark.parametrize("path", REPORTS, ids=lambda p: os.path.relpath(p, DATA))
+def test_memory_report_proto_prints_as_its_text_twin(path):
+    from hlodump.reference import memory_report_proto as mr
+    from hlodump.reference.protowire import decode as dec
+
+    data = open(path, "rb").read()
+    assert mr.is_memory_report_proto(data) and not hp.is_hlo_proto(data)
+    m, unknown = dec(data, "MemoryUsageReport")
+    assert unknown == 0
+    assert mr.render(m) == open(path[:-3] + ".txt", encoding="utf-8").read()
+
+
+def test_human_readable_bytes():
+    from hlodump.reference.memory_report_proto import human_bytes
+
+    assert [human_bytes(n) for n in (0, 1023, 1024, 62464, 1192160, 5 << 30)] == \
+        ["0B", "1023B", "1.0KiB", "61.0KiB", "1.14MiB", "5.00GiB"]

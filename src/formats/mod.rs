@@ -35,6 +35,8 @@ pub enum Format {
     BufferAssignment,
     /// The memory-usage report in all its layouts (§2.8).
     MemoryReport,
+    /// The memory-usage report as a proto, `*-memory-usage-report.pb` (docs/protos.md).
+    MemoryReportProto,
     /// A GPU thunk sequence (`*.thunk_sequence.txt`, §2.11).
     ThunkSequence,
     /// XLA's out-of-memory report, alone or inside a log (§2.9).
@@ -74,7 +76,7 @@ pub struct FormatSpec {
 
 impl Format {
     /// Every format, in registry order.
-    pub const ALL: [Format; 6] = [Format::HloModule, Format::HloProto, Format::BufferAssignment, Format::MemoryReport, Format::ThunkSequence, Format::OomReport];
+    pub const ALL: [Format; 7] = [Format::HloModule, Format::HloProto, Format::BufferAssignment, Format::MemoryReport, Format::MemoryReportProto, Format::ThunkSequence, Format::OomReport];
 
     pub fn spec(self) -> &'static FormatSpec {
         match self {
@@ -129,6 +131,15 @@ impl Format {
                 },
                 tables: &["memory_report", "totals"],
                 parse: crate::memory_report::parse,
+                presize: None,
+                split: None,
+            },
+            Format::MemoryReportProto => &FormatSpec {
+                name: "memory_report_proto",
+                contents: &[ContentKind::MemoryUsageReportProto],
+                sniff: Sniff { binary: Some((crate::hlo_proto::memory_report::is_memory_report_proto, ContentKind::MemoryUsageReportProto)), ..Sniff::NONE },
+                tables: &["memory_report", "totals"],
+                parse: crate::hlo_proto::memory_report::parse,
                 presize: None,
                 split: None,
             },

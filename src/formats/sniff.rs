@@ -16,6 +16,7 @@ pub enum ContentKind {
     BufferAssignmentValues,
     LiveRange,
     MemoryUsageReport,
+    MemoryUsageReportProto,
     DebugOptions,
     StdoutCapture,
     ThunkSequence,
@@ -33,6 +34,7 @@ impl ContentKind {
             ContentKind::BufferAssignmentValues => "buffer_assignment_values",
             ContentKind::LiveRange => "live_range",
             ContentKind::MemoryUsageReport => "memory_usage_report",
+            ContentKind::MemoryUsageReportProto => "memory_usage_report_proto",
             ContentKind::DebugOptions => "debug_options",
             ContentKind::StdoutCapture => "stdout_capture",
             ContentKind::ThunkSequence => "thunk_sequence",
@@ -285,7 +287,7 @@ mod tests {
     #[test]
     fn the_rules_name_every_kind() {
         let given = |r: &Sniff| -> Vec<ContentKind> {
-            let mut k: Vec<ContentKind> = r.prefixes.iter().map(|p| p.1).chain(r.second_line.iter().map(|s| s.2)).chain(r.line.map(|l| l.1)).chain(r.fallback.map(|f| f.1)).collect();
+            let mut k: Vec<ContentKind> = r.prefixes.iter().map(|p| p.1).chain(r.second_line.iter().map(|s| s.2)).chain(r.line.map(|l| l.1)).chain(r.fallback.map(|f| f.1)).chain(r.binary.map(|b| b.1)).collect();
             if !r.anywhere.is_empty() {
                 k.push(r.anywhere_kind);
             }

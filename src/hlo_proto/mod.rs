@@ -7,6 +7,7 @@
 //! buffer assignment: its `allocations`, `assignments` and the heap simulator's trace
 //! (`heap_trace`). The reference is `python/hlodump/reference/hlo_proto.py`.
 
+pub mod memory_report;
 pub mod render;
 pub mod schema;
 pub mod wire;
@@ -292,8 +293,8 @@ mod tests {
         let mut ins1 = vec![0x0a];
         push_len(&mut ins1, name.len());
         ins1.extend_from_slice(name.as_bytes());
-        ins1.extend_from_slice(b"\x12\x09parameter\xa8\x02\x01"); // opcode, id=1
-        let mut ins2 = b"\x0a\x01x\x12\x05tuple\xa8\x02\x02".to_vec(); // name x, id=2
+        ins1.extend_from_slice(b"\x12\x09parameter\x98\x02\x01"); // opcode, id=1
+        let mut ins2 = b"\x0a\x01x\x12\x05tuple\x98\x02\x02".to_vec(); // name x, id=2
         let mut packed = Vec::new();
         for _ in 0..20000 {
             packed.push(0x01);
@@ -316,6 +317,7 @@ mod tests {
         let ctx = FileCtx { file_id: 0, path: "t", collect: true, src: SourceRef::none(), proj: None, presized: false };
         parse(&module, ctx, &mut t).unwrap();
         assert_eq!(t.errors.len(), 1);
+        assert!(t.errors.message.0[0].as_deref().unwrap_or("").contains("would print as more than"), "{:?}", t.errors.message.0);
         assert_eq!(t.instructions.len(), 0);
     }
 

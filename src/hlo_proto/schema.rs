@@ -4,7 +4,7 @@
 
 use super::wire::{Field, Kind};
 
-pub const MESSAGE_NAMES: &[&str] = &["HloProto", "HloModuleProto", "HloComputationProto", "HloScheduleProto", "ScheduleEntry", "InstructionSequence", "HloInputOutputAliasProto", "AliasEntryProto", "StackFrameIndexProto", "FileLocation", "StackFrame", "FrontendAttributes", "StringEntry", "HloInstructionProto", "SliceDimensions", "OutputOperandAliasing", "ResultAccuracy", "ShapeProto", "LayoutProto", "TileProto", "SplitConfigProto", "ProgramShapeProto", "OpMetadata", "LiteralProto", "Window", "WindowDimension", "PaddingConfig", "PaddingConfigDimension", "DotDimensionNumbers", "ConvolutionDimensionNumbers", "GatherDimensionNumbers", "ScatterDimensionNumbers", "PrecisionConfig", "ReplicaGroup", "OpSharding", "BufferAssignmentProto", "BufferAlias", "LogicalBufferProto", "Location", "BufferAllocationProto", "Assigned", "HeapSimulatorTrace", "HeapEvent"];
+pub const MESSAGE_NAMES: &[&str] = &["HloProto", "HloModuleProto", "HloComputationProto", "HloScheduleProto", "ScheduleEntry", "InstructionSequence", "HloInputOutputAliasProto", "AliasEntryProto", "StackFrameIndexProto", "FileLocation", "StackFrame", "FrontendAttributes", "StringEntry", "HloInstructionProto", "SliceDimensions", "OutputOperandAliasing", "ResultAccuracy", "ShapeProto", "LayoutProto", "TileProto", "SplitConfigProto", "ProgramShapeProto", "OpMetadata", "LiteralProto", "Window", "WindowDimension", "PaddingConfig", "PaddingConfigDimension", "DotDimensionNumbers", "ConvolutionDimensionNumbers", "GatherDimensionNumbers", "ScatterDimensionNumbers", "PrecisionConfig", "ReplicaGroup", "OpSharding", "BufferAssignmentProto", "BufferAlias", "LogicalBufferProto", "Location", "BufferAllocationProto", "Assigned", "HeapSimulatorTrace", "MemoryUsageReport", "MemorySpaceAllocationEntries", "AllocationEntry", "HeapEvent"];
 
 pub const HLOPROTO: usize = 0;
 pub const HLOMODULEPROTO: usize = 1;
@@ -48,7 +48,10 @@ pub const LOCATION: usize = 38;
 pub const BUFFERALLOCATIONPROTO: usize = 39;
 pub const ASSIGNED: usize = 40;
 pub const HEAPSIMULATORTRACE: usize = 41;
-pub const HEAPEVENT: usize = 42;
+pub const MEMORYUSAGEREPORT: usize = 42;
+pub const MEMORYSPACEALLOCATIONENTRIES: usize = 43;
+pub const ALLOCATIONENTRY: usize = 44;
+pub const HEAPEVENT: usize = 45;
 
 pub static MESSAGES: &[&[Field]] = &[
     // HloProto
@@ -325,6 +328,19 @@ pub static MESSAGES: &[&[Field]] = &[
     &[Field { number: 1, name: "events", kind: Kind::Msg(HEAPEVENT), repeated: true },
       Field { number: 2, name: "whole_module_simulation", kind: Kind::Bool, repeated: false },
       Field { number: 3, name: "buffer_allocation_index", kind: Kind::I64, repeated: false }],
+    // MemoryUsageReport
+    &[Field { number: 1, name: "memory_space_allocation_entries", kind: Kind::Msg(MEMORYSPACEALLOCATIONENTRIES), repeated: true }],
+    // MemorySpaceAllocationEntries
+    &[Field { number: 1, name: "total_bytes", kind: Kind::I64, repeated: false },
+      Field { number: 2, name: "memory_space_color", kind: Kind::I64, repeated: false },
+      Field { number: 3, name: "allocation_entries", kind: Kind::Msg(ALLOCATIONENTRY), repeated: true }],
+    // AllocationEntry
+    &[Field { number: 1, name: "index", kind: Kind::I64, repeated: false },
+      Field { number: 2, name: "size", kind: Kind::I64, repeated: false },
+      Field { number: 3, name: "cumulative_size", kind: Kind::I64, repeated: false },
+      Field { number: 4, name: "cumulative_fraction", kind: Kind::F64, repeated: false },
+      Field { number: 5, name: "defining_positions", kind: Kind::Str, repeated: true },
+      Field { number: 6, name: "table", kind: Kind::Str, repeated: false }],
     // HeapEvent
     &[Field { number: 1, name: "kind", kind: Kind::I64, repeated: false },
       Field { number: 2, name: "buffer_id", kind: Kind::I64, repeated: false },

@@ -6,8 +6,9 @@ Files are grouped into modules by ``files.module_id``/``files.module_name`` (the
 a jax 0.10.2 dump and the after-optimizations HLO text join into one module. A file without that
 prefix (the TPU seeds, a single copied file) is a module of its own, keyed by its file name
 without ``.txt``. Files of different dumps (``files.dump``) never join. The HLO proto of a
-stage (``*.hlo.pb``, ``kind = 'hlo_proto'``) joins its text twin's module and is left out where
-that text exists (the text is preferred; a proto-only dump is analysed from its protos).
+stage (``*.hlo.pb``, ``kind = 'hlo_proto'``) and the memory-usage report's proto
+(``memory_usage_report_proto``) join their text twins' module and are left out where that text
+exists (the text is preferred; a proto-only dump is analysed from its protos).
 """
 
 from __future__ import annotations
@@ -97,9 +98,11 @@ def module_list_of(eng: Engine) -> list[Module]:
         -- text and proto of the same compile are one module; where the module has the text of a
         -- stage, that stage's proto (`kind = 'hlo_proto'`) is left out: the text is preferred
         f1 as (
-            select *, bool_or(kind = 'hlo_module') over (partition by dump, base, stage) as has_text
+            select *, bool_or(kind = 'hlo_module') over (partition by dump, base, stage) as has_text,
+                   bool_or(kind = 'memory_usage_report') over (partition by dump, base, stage) as has_report
             from f0),
-        f as (select * from f1 where not (kind = 'hlo_proto' and has_text)),
+        f as (select * from f1 where not (kind = 'hlo_proto' and has_text)
+                                 and not (kind = 'memory_usage_report_proto' and has_report)),
         used as ({used if used else 'select null::int as file_id where false'})
         select dump, base, any_value(name order by file_id) as name,
                any_value(module_id order by file_id) as module_id,

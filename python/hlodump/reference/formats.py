@@ -102,6 +102,18 @@ def _hlo_proto(lines: list[str | None] | None, ctx: Any, data: bytes) -> None:
     hlo_proto.parse(data, ctx)
 
 
+def _is_memory_report_proto(data: bytes) -> bool:
+    from .memory_report_proto import is_memory_report_proto
+
+    return is_memory_report_proto(data)
+
+
+def _memory_report_proto(lines: list[str | None] | None, ctx: Any, data: bytes) -> None:
+    from . import memory_report_proto
+
+    memory_report_proto.parse(data, ctx)
+
+
 def _buffer_assignment(lines: list[str | None], ctx: Any, data: bytes) -> None:
     from . import buffer_assignment
 
@@ -148,6 +160,9 @@ FORMATS: tuple[Format, ...] = (
                                  (b"memory_space_allocation_entries", "memory_usage_report")),
                        second_line=((b"Total bytes used: ", b"Allocations sorted by size:",
                                      "memory_usage_report"),))),
+    Format("memory_report_proto", ("memory_usage_report_proto",), ("memory_report", "totals"),
+           _memory_report_proto, binary=True,
+           sniff=Sniff(binary=(_is_memory_report_proto, "memory_usage_report_proto"))),
     Format("thunk_sequence", ("thunk_sequence",), ("thunks",), _thunks,
            sniff=Sniff(prefixes=((b"No thunks.", "thunk_sequence"),),
                        line=(_is_thunk_line, "thunk_sequence"))),

@@ -168,6 +168,14 @@ SCHEMAS: dict[str, dict[int, tuple[str, str]]] = {
     "Assigned": {1: ("logical_buffer_id", "i64"), 2: ("offset", "i64"), 3: ("size", "i64")},
     "HeapSimulatorTrace": {1: ("events", "*msg:HeapEvent"), 2: ("whole_module_simulation", "bool"),
                            3: ("buffer_allocation_index", "i64")},
+    # the memory-usage report (`*-memory-usage-report.pb`): field names as its protobuf-text form
+    # prints them (FORMATS.md §2.8.3); field 6 holds the entry's printed offset table
+    "MemoryUsageReport": {1: ("memory_space_allocation_entries", "*msg:MemorySpaceAllocationEntries")},
+    "MemorySpaceAllocationEntries": {1: ("total_bytes", "i64"), 2: ("memory_space_color", "i64"),
+                                     3: ("allocation_entries", "*msg:AllocationEntry")},
+    "AllocationEntry": {1: ("index", "i64"), 2: ("size", "i64"), 3: ("cumulative_size", "i64"),
+                        4: ("cumulative_fraction", "f64"), 5: ("defining_positions", "*str"),
+                        6: ("table", "str")},
     "HeapEvent": {1: ("kind", "i64"), 2: ("buffer_id", "i64"), 3: ("computation_name", "str"),
                   4: ("instruction_name", "str"), 5: ("share_with_canonical_id", "i64")},
 }
