@@ -102,3 +102,22 @@ def test_a_proto_only_module_has_its_instructions(program: Path, tmp_path: Path)
     (m,) = A.modules(d).to_pylist()
     text = hlodump.read_arrow(glob.glob(os.path.join(program, "*after_optimizations.txt")))
     assert m["n_instructions"] == text.instructions.num_rows > 0
+
+
+@pytest.mark.parametrize("program", PROGRAMS, ids=lambda p: str(p.relative_to(DATA)))
+def test_memory_report_rows_of_the_proto_are_the_texts(program: Path) -> None:
+    (pb,) = program.glob("*-memory-usage-report.pb")
+    txt = pb.with_suffix(".txt")
+    a = hlodump.read_arrow(pb, string_view=False)
+    b = hlodump.read_arrow(txt, string_view=False)
+    assert a.files.to_pylist()[0]["kind"] == "memory_usage_report_proto"
+    for t in ("memory_report", "totals"):
+        assert a[t].num_rows > 0 and a[t].to_pylist() == b[t].to_pylist(), t
+
+
+def test_proto_and_text_reports_count_once(tmp_path: Path) -> None:
+    program = PROGRAMS[0]
+    both = hlodump.read_arrow(program, on_error="collect")
+    (m,) = A.modules(both).to_pylist()
+    paths = {r["file_id"]: r["path"] for r in both.files.to_pylist()}
+    assert not any(paths[f].endswith(".pb") for f in m["file_ids"])

@@ -755,8 +755,9 @@ pub fn render_module(m: &Msg, budget: usize) -> Result<String, TooLong> {
     if used > budget {
         return Err(TooLong(budget));
     }
+    let longest = comps.values().map(|c| c.str("name").len() + 3).max().unwrap_or(0);
     for c in post_order(m, &schedule) {
-        let text = computation(c, &comps, schedule.get(&c.int("id")), c.int("id") == entry, budget - used)?;
+        let text = computation(c, &comps, schedule.get(&c.int("id")), c.int("id") == entry, budget - used, longest)?;
         used += text.len() + 2;
         if used > budget {
             return Err(TooLong(budget));
@@ -830,7 +831,7 @@ fn post_order<'m>(m: &'m Msg, schedule: &HashMap<i64, Vec<i64>>) -> Vec<&'m Msg>
     order
 }
 
-fn computation(c: &Msg, comps: &HashMap<i64, &Msg>, sequence: Option<&Vec<i64>>, is_entry: bool, budget: usize) -> Result<String, TooLong> {
+fn computation(c: &Msg, comps: &HashMap<i64, &Msg>, sequence: Option<&Vec<i64>>, is_entry: bool, budget: usize, longest: usize) -> Result<String, TooLong> {
     let instrs: Vec<&Msg> = c.msgs("instructions").collect();
     let by_id: HashMap<i64, &Msg> = instrs.iter().map(|i| (i.int("id"), *i)).collect();
     let root = c.int("root_id");
@@ -874,7 +875,7 @@ fn computation(c: &Msg, comps: &HashMap<i64, &Msg>, sequence: Option<&Vec<i64>>,
         if elided.contains(&ins.int("id")) {
             continue;
         }
-        let line = format!("  {}", instruction_str(ins, &by_id, comps, &reference, ins.int("id") == root, budget.saturating_sub(used))?);
+        let line = format!("  {}", instruction_str(ins, &by_id, comps, &reference, ins.int("id") == root, budget.saturating_sub(used), longest)?);
         used += line.len() + 1;
         if used > budget {
             return Err(TooLong(budget));
@@ -885,7 +886,7 @@ fn computation(c: &Msg, comps: &HashMap<i64, &Msg>, sequence: Option<&Vec<i64>>,
     Ok(lines.join("\n"))
 }
 
-fn instruction_str(ins: &Msg, by_id: &HashMap<i64, &Msg>, comps: &HashMap<i64, &Msg>, reference: &dyn Fn(i64) -> String, is_root: bool, budget: usize) -> Result<String, TooLong> {
+fn instruction_str(ins: &Msg, by_id: &HashMap<i64, &Msg>, comps: &HashMap<i64, &Msg>, reference: &dyn Fn(i64) -> String, is_root: bool, budget: usize, longest: usize) -> Result<String, TooLong> {
     let op = ins.str("opcode");
     let shape = ins.msg("shape").unwrap_or(empty());
     let operand_ids = ins.ints("operand_ids");
@@ -896,7 +897,9 @@ fn instruction_str(ins: &Msg, by_id: &HashMap<i64, &Msg>, comps: &HashMap<i64, &
     };
     let mut text = format!("{}%{} = {} {op}({args})", if is_root { "ROOT " } else { "" }, ins.str("name"), shape_str(shape, true));
     let operands: Vec<&Msg> = operand_ids.iter().map(|o| by_id.get(o).copied().unwrap_or(empty())).collect();
-    if ins.list("called_computation_ids").len().saturating_mul(comps.values().map(|c| c.str("name").len() + 3).max().unwrap_or(0)) > budget {
+    // `longest`: the longest computation name of the module + 3 (what one called computation
+    // can print), computed once
+    if ins.list("called_computation_ids").len().saturating_mul(longest) > budget {
         return Err(TooLong(budget));
     }
     let mut attrs = extra_attributes(ins, comps, &operands);

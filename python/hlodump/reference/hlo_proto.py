@@ -602,9 +602,10 @@ def render_module(m: dict, budget: int | None = None) -> str:
     used = sum(_blen(x) + 1 for x in out)
     if used > budget:
         raise TooLong(budget)
+    longest = max((_blen(c.get("name", "")) + 3 for c in comps.values()), default=0)
     for c in _post_order(m):
         is_entry = c.get("id") == entry_id
-        text = _computation(c, comps, schedule.get(c.get("id", 0)), is_entry, budget - used)
+        text = _computation(c, comps, schedule.get(c.get("id", 0)), is_entry, budget - used, longest)
         used += _blen(text) + 2
         if used > budget:
             raise TooLong(budget)
@@ -675,7 +676,8 @@ def _post_order(m: dict) -> list[dict]:
     return order
 
 
-def _computation(c: dict, comps: dict[int, dict], sequence: list[int] | None, is_entry: bool, budget: int) -> str:
+def _computation(c: dict, comps: dict[int, dict], sequence: list[int] | None, is_entry: bool, budget: int,
+                 longest: int = 0) -> str:
     instrs = c.get("instructions", [])
     by_id = {i.get("id", 0): i for i in instrs}
     root = c.get("root_id")
@@ -710,7 +712,7 @@ def _computation(c: dict, comps: dict[int, dict], sequence: list[int] | None, is
     for ins in order:
         if ins.get("id") in elided:
             continue
-        line = "  " + instruction_str(ins, by_id, comps, ref, ins.get("id") == root, max(budget - used, 0))
+        line = "  " + instruction_str(ins, by_id, comps, ref, ins.get("id") == root, max(budget - used, 0), longest)
         used += _blen(line) + 1
         if used > budget:
             raise TooLong(budget)
@@ -719,7 +721,8 @@ def _computation(c: dict, comps: dict[int, dict], sequence: list[int] | None, is
     return "\n".join(lines)
 
 
-def instruction_str(ins: dict, by_id: dict, comps: dict, ref, is_root: bool, budget: int = 1 << 62) -> str:
+def instruction_str(ins: dict, by_id: dict, comps: dict, ref, is_root: bool, budget: int = 1 << 62,
+                    longest: int = 0) -> str:
     op = ins.get("opcode", "")
     shape = ins.get("shape", {})
     operand_ids = ins.get("operand_ids", [])
@@ -730,7 +733,8 @@ def instruction_str(ins: dict, by_id: dict, comps: dict, ref, is_root: bool, bud
     else:
         args = _join_within((_index_comment(k) + ref(o) for k, o in enumerate(operand_ids)), ", ", budget)
     text = ("ROOT " if is_root else "") + f"%{ins.get('name', '')} = {shape_str(shape)} {op}({args})"
-    longest = max((_blen(c.get("name", "")) + 3 for c in comps.values()), default=0)
+    # longest: the longest computation name of the module + 3 (what one called computation can
+    # print), computed once
     if len(ins.get("called_computation_ids", [])) * longest > budget:
         raise TooLong(budget)
     attrs = _extra_attributes(ins, comps, [by_id.get(o, {}) for o in operand_ids])
