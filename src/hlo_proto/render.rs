@@ -470,10 +470,16 @@ fn extra_attributes(ins: &Msg, comps: &HashMap<i64, &Msg>, operands: &[&Msg]) ->
         out.push(format!("direction={}", ins.str("comparison_direction")));
         let ct = ins.str("comparison_type");
         let et = operands.first().and_then(|o| o.msg("shape")).map_or(0, |s| s.int("element_type"));
-        // Comparison::ToString: the order when it is not the element type's default (XLA
-        // prints `order=TOTAL`; older releases printed `type=TOTALORDER`)
-        if (ct == "TOTALORDER" || ins.str("comparison_order") == "TOTAL") && default_comparison(et) == "FLOAT" {
-            out.push("order=TOTAL".into());
+        // Comparison::ToString: the order when it is not the element type's default
+        // (XLA since jax 0.11 writes the order (field 102) and prints `order=TOTAL`; before,
+        // the type TOTALORDER was printed `type=TOTALORDER`)
+        let order = ins.str("comparison_order");
+        if default_comparison(et) == "FLOAT" {
+            if order == "TOTAL" {
+                out.push("order=TOTAL".into());
+            } else if order.is_empty() && ct == "TOTALORDER" {
+                out.push("type=TOTALORDER".into());
+            }
         }
     }
     if op == "dot" {
@@ -756,8 +762,9 @@ pub fn render_module(m: &Msg, budget: usize) -> Result<String, TooLong> {
         return Err(TooLong(budget));
     }
     let longest = comps.values().map(|c| c.str("name").len() + 3).max().unwrap_or(0);
+    let new_style = prints_tuple_refs(m);
     for c in post_order(m, &schedule) {
-        let text = computation(c, &comps, schedule.get(&c.int("id")), c.int("id") == entry, budget - used, longest)?;
+        let text = computation(c, &comps, schedule.get(&c.int("id")), c.int("id") == entry, budget - used, longest, new_style)?;
         used += text.len() + 2;
         if used > budget {
             return Err(TooLong(budget));
@@ -768,6 +775,14 @@ pub fn render_module(m: &Msg, budget: usize) -> Result<String, TooLong> {
     let mut s = out.join("\n");
     s.push('\n');
     Ok(s)
+}
+
+/// Whether the XLA that wrote `m` prints non-root get-tuple-elements as `%tuple#index` in their
+/// users (jax 0.11 and later) or as lines of their own (before): the comparison order (field
+/// 102, written on every compare since jax 0.11) tells; any other module is taken as old (see
+/// the reference's `_prints_tuple_refs`).
+fn prints_tuple_refs(m: &Msg) -> bool {
+    m.msgs("computations").flat_map(|c| c.msgs("instructions")).any(|i| i.str("opcode") == "compare" && !i.str("comparison_order").is_empty())
 }
 
 /// `HloModule::MakeComputationPostOrder` (see the reference's `_post_order`).
@@ -831,7 +846,7 @@ fn post_order<'m>(m: &'m Msg, schedule: &HashMap<i64, Vec<i64>>) -> Vec<&'m Msg>
     order
 }
 
-fn computation(c: &Msg, comps: &HashMap<i64, &Msg>, sequence: Option<&Vec<i64>>, is_entry: bool, budget: usize, longest: usize) -> Result<String, TooLong> {
+fn computation(c: &Msg, comps: &HashMap<i64, &Msg>, sequence: Option<&Vec<i64>>, is_entry: bool, budget: usize, longest: usize, new_style: bool) -> Result<String, TooLong> {
     let instrs: Vec<&Msg> = c.msgs("instructions").collect();
     let by_id: HashMap<i64, &Msg> = instrs.iter().map(|i| (i.int("id"), *i)).collect();
     let root = c.int("root_id");
@@ -854,7 +869,7 @@ fn computation(c: &Msg, comps: &HashMap<i64, &Msg>, sequence: Option<&Vec<i64>>,
         _ => instrs.clone(),
     };
     // get-tuple-element instructions other than the root are printed as `%operand#index`
-    let elided: HashSet<i64> = instrs.iter().filter(|i| i.str("opcode") == "get-tuple-element" && i.int("id") != root).map(|i| i.int("id")).collect();
+    let elided: HashSet<i64> = instrs.iter().filter(|i| new_style && i.str("opcode") == "get-tuple-element" && i.int("id") != root).map(|i| i.int("id")).collect();
     let reference = |oid: i64| -> String {
         let mut suffix = String::new();
         let mut id = oid;

@@ -404,10 +404,14 @@ def _extra_attributes(ins: dict, comps: dict[int, dict], operands: list[dict]) -
         ct = ins.get("comparison_type", "")
         et = operands[0].get("shape", {}).get("element_type", 0) if operands else 0
         # Comparison::ToString: the order is printed when it is not the element type's default
-        # (XLA prints `order=TOTAL`; older releases printed `type=TOTALORDER`)
+        # (XLA since jax 0.11 writes the order (field 102) and prints `order=TOTAL`; before, the
+        # type TOTALORDER was printed `type=TOTALORDER`)
         order = ins.get("comparison_order", "")
-        if (ct == "TOTALORDER" or order == "TOTAL") and _default_comparison(et) == "FLOAT":
-            out.append("order=TOTAL")
+        if _default_comparison(et) == "FLOAT":
+            if order == "TOTAL":
+                out.append("order=TOTAL")
+            elif not order and ct == "TOTALORDER":
+                out.append("type=TOTALORDER")
     if op == "dot":
         d = ins.get("dot_dimension_numbers", {})
         for key, label in (("lhs_batch_dimensions", "lhs_batch_dims"), ("lhs_contracting_dimensions", "lhs_contracting_dims"),
@@ -599,19 +603,34 @@ def render_module(m: dict, budget: int | None = None) -> str:
         out.append("")
         out.append("")
     entry_id = m.get("entry_computation_id")
+    new_style = _prints_tuple_refs(m)
     used = sum(_blen(x) + 1 for x in out)
     if used > budget:
         raise TooLong(budget)
     longest = max((_blen(c.get("name", "")) + 3 for c in comps.values()), default=0)
     for c in _post_order(m):
         is_entry = c.get("id") == entry_id
-        text = _computation(c, comps, schedule.get(c.get("id", 0)), is_entry, budget - used, longest)
+        text = _computation(c, comps, schedule.get(c.get("id", 0)), is_entry, budget - used, longest, new_style)
         used += _blen(text) + 2
         if used > budget:
             raise TooLong(budget)
         out.append(text)
         out.append("")
     return "\n".join(out) + "\n"
+
+
+def _prints_tuple_refs(m: dict) -> bool:
+    """Whether the XLA that wrote ``m`` prints non-root get-tuple-elements as ``%tuple#index`` in
+    their users (jax 0.11 and later) or as lines of their own (before). The proto does not say
+    which XLA wrote it; the one field seen to tell them apart is the comparison order (field 102,
+    written on every compare since jax 0.11): a module with a compare that has it is new; any
+    other module is taken as old (every release before 0.11 prints so; a module of jax ≥ 0.11
+    without any compare is printed the old way: its get-tuple-elements come as rows)."""
+    for c in m.get("computations", []):
+        for i in c.get("instructions", []):
+            if i.get("opcode") == "compare" and i.get("comparison_order"):
+                return True
+    return False
 
 
 def _post_order(m: dict) -> list[dict]:
@@ -677,7 +696,7 @@ def _post_order(m: dict) -> list[dict]:
 
 
 def _computation(c: dict, comps: dict[int, dict], sequence: list[int] | None, is_entry: bool, budget: int,
-                 longest: int = 0) -> str:
+                 longest: int = 0, new_style: bool = True) -> str:
     instrs = c.get("instructions", [])
     by_id = {i.get("id", 0): i for i in instrs}
     root = c.get("root_id")
@@ -691,7 +710,8 @@ def _computation(c: dict, comps: dict[int, dict], sequence: list[int] | None, is
     lines = [head + " {"]
     order = [by_id[i] for i in sequence if i in by_id] if sequence else instrs
     # get-tuple-element instructions other than the root are printed as `%operand#index` where used
-    elided = {i.get("id"): i for i in instrs if i.get("opcode") == "get-tuple-element" and i.get("id") != root}
+    elided = {i.get("id"): i for i in instrs if new_style and i.get("opcode") == "get-tuple-element"
+              and i.get("id") != root}
 
     def ref(oid: int) -> str:
         # a chain of elided get-tuple-elements, bounded (a damaged proto may loop)
