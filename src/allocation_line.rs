@@ -13,9 +13,14 @@ pub(crate) struct Flags<'a> {
     pub thread_local: bool,
     pub maybe_live_out: bool,
     pub preallocated_temp: bool,
+    /// `page N` (XLA 2026, jax ≥ 0.11): `allocations.page`.
+    pub page: Option<i32>,
+    /// Flags this grammar does not know (a newer XLA): (byte offset in the line, raw text),
+    /// kept raw in `flags` and reported once per file and word as a `notes` row.
+    pub unknown: Vec<(usize, &'a [u8])>,
 }
 
-const FLAG_NAMES: [&str; 7] = [
+const FLAG_NAMES: [&str; 8] = [
     "color",
     "parameter",
     "output",
@@ -23,7 +28,12 @@ const FLAG_NAMES: [&str; 7] = [
     "thread-local",
     "maybe-live-out",
     "preallocated-temp",
+    "page",
 ];
+
+/// Index of an unknown flag in the `seen` bits: never checked for repeats (we cannot tell
+/// what a repeat of a flag we do not know means).
+const UNKNOWN_FLAG: usize = usize::MAX;
 
 /// How an allocation line prints its size: bytes (buffer-assignment file) or
 /// `HumanReadableNumBytes` (memory-usage report).
@@ -64,6 +74,9 @@ pub(crate) fn allocation_line(text: &[u8], start: usize, size_form: SizeForm) ->
         cur.expect(", ", "between allocation flags")?;
         let at = cur.pos;
         let flag = allocation_flag(&mut cur, &mut f)?;
+        if flag == UNKNOWN_FLAG {
+            continue; // it ran to the next ", " or the final ':' already
+        }
         if seen & (1 << flag as u32) != 0 {
             return bad(at, format!("flag {:?} printed twice", FLAG_NAMES[flag]));
         }
@@ -98,7 +111,11 @@ fn allocation_flag<'a>(cur: &mut Cur<'a>, f: &mut Flags<'a>) -> R<usize> {
         f.output_shape = Some(bar_text(cur)?);
         return Ok(2);
     }
-    for (i, kw) in FLAG_NAMES.iter().enumerate().skip(3) {
+    if cur.accept("page ") {
+        f.page = Some(cur.uint("the page number", I32_MAX)? as i32);
+        return Ok(7);
+    }
+    for (i, kw) in FLAG_NAMES.iter().enumerate().skip(3).take(4) {
         if cur.accept(kw) {
             match i {
                 3 => f.constant = true,
@@ -109,7 +126,55 @@ fn allocation_flag<'a>(cur: &mut Cur<'a>, f: &mut Flags<'a>) -> R<usize> {
             return Ok(i);
         }
     }
-    bad(cur.pos, "expected an allocation flag (color N, parameter N, shape |…| at ShapeIndex {…}, output shape is |…|, constant, thread-local, maybe-live-out, preallocated-temp)")
+    unknown_flag(cur, f)
+}
+
+/// A flag this grammar does not know: a lower-case word, then anything up to the next ", "
+/// outside `|…|`, brackets and braces (a shape may hold ", "), or to the final ':'. Tolerant of
+/// the unknown (a newer XLA), strict on structure: anything else is an error.
+fn unknown_flag<'a>(cur: &mut Cur<'a>, f: &mut Flags<'a>) -> R<usize> {
+    let start = cur.pos;
+    let view = cur.view();
+    if !view.first().is_some_and(u8::is_ascii_lowercase) {
+        return bad(cur.pos, "expected an allocation flag (color N, parameter N, shape |…| at ShapeIndex {…}, output shape is |…|, constant, thread-local, maybe-live-out, preallocated-temp, page N, or another lower-case word)");
+    }
+    let end = flag_end(view);
+    if end == usize::MAX {
+        return bad(cur.pos, "unbalanced '|', bracket or brace in an allocation flag");
+    }
+    cur.pos += end;
+    f.unknown.push((start, &view[..end]));
+    Ok(UNKNOWN_FLAG)
+}
+
+/// Where the flag at the start of `v` ends: the next ", " at depth 0 outside `|…|`, or the end
+/// of `v`; `usize::MAX` when a bracket closes what is not open or stays open.
+fn flag_end(v: &[u8]) -> usize {
+    let (mut depth, mut in_bars) = (0i32, false);
+    for (i, &c) in v.iter().enumerate() {
+        match c {
+            b'|' => in_bars = !in_bars,
+            _ if in_bars => {}
+            b'[' | b'{' | b'(' => depth += 1,
+            b']' | b'}' | b')' => {
+                depth -= 1;
+                if depth < 0 {
+                    return usize::MAX;
+                }
+            }
+            b',' if depth == 0 && v.get(i + 1) == Some(&b' ') => return i,
+            _ => {}
+        }
+    }
+    if depth != 0 || in_bars { usize::MAX } else { v.len() }
+}
+
+impl<'a> AllocationLine<'a> {
+    /// The keyword of unknown flag `raw` (its first word): what a note is deduplicated by.
+    pub fn flag_word(raw: &[u8]) -> &[u8] {
+        let end = raw.iter().position(|&c| c == b' ').unwrap_or(raw.len());
+        &raw[..end]
+    }
 }
 
 pub(crate) fn bar_text<'a>(cur: &mut Cur<'a>) -> R<&'a [u8]> {
@@ -121,3 +186,14 @@ pub(crate) fn bar_text<'a>(cur: &mut Cur<'a>) -> R<&'a [u8]> {
     Ok(shape)
 }
 
+
+/// The note of an allocation flag a newer XLA prints (`allocation_line`'s `unknown`), for the
+/// buffer-assignment file and the memory-usage report alike.
+pub(crate) fn unknown_flag_note(raw: &[u8]) -> crate::driver::Note<'_> {
+    crate::driver::Note {
+        kind: "unknown_flag",
+        token: AllocationLine::flag_word(raw),
+        text: raw,
+        message: format!("unknown allocation flag '{}' (newer XLA?); kept raw in flags", String::from_utf8_lossy(raw)),
+    }
+}

@@ -32,6 +32,42 @@ impl<'a> FileCtx<'a> {
     }
 }
 
+/// What a `notes` row says (`FileCtx::note`).
+pub struct Note<'x> {
+    /// `unknown_flag`, `unknown_attribute`, `unknown_section`, `unknown_line`, …
+    pub kind: &'static str,
+    /// What the note is deduplicated by in a file: the flag's word, the attribute's key, ….
+    pub token: &'x [u8],
+    /// The unknown text as printed.
+    pub text: &'x [u8],
+    /// What it is and what was kept where.
+    pub message: String,
+}
+
+impl<'a> FileCtx<'a> {
+    /// Something this version does not know, in a line whose structure it does (a newer XLA):
+    /// one `notes` row per file, kind and token (the first occurrence), or, in strict mode, an
+    /// error at `column` (1-based) of line `no` like any other (`error_at`).
+    pub fn note(&self, t: &mut Tables, no: u64, line_text: &[u8], column: u64, note: Note<'_>) -> Result<()> {
+        if self.strict {
+            let msg = format!("{} (strict: unknown text is an error)", note.message);
+            return self.error_at(&mut t.errors, no, column, msg, line_text);
+        }
+        if !t.notes_seen.insert((self.file_id, note.kind, note.token.to_vec())) {
+            return Ok(());
+        }
+        let n = &mut t.notes;
+        n.file_id.push(self.file_id);
+        n.line.push(i32::try_from(no).unwrap_or(i32::MAX));
+        n.column.push(i32::try_from(column).unwrap_or(i32::MAX));
+        n.kind.push(note.kind);
+        n.token.push(error_text(note.token));
+        n.text.push(error_text(note.text));
+        n.message.push(note.message);
+        Ok(())
+    }
+}
+
 /// A line-oriented grammar: one call per line; a `Stop::Bad` is reported at that line.
 pub trait LineGrammar<'c> {
     fn line(&mut self, no: u64, text: &'c [u8]) -> R<()>;

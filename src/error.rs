@@ -53,6 +53,8 @@ pub struct FileCtx<'a> {
     /// The reader has sized the table set for this file already, with its format's
     /// `FormatSpec::presize` (for a whole group of small files): the parser need not.
     pub presized: bool,
+    /// `strict=True`: a `notes` row (something a newer XLA prints) is an error instead.
+    pub strict: bool,
 }
 
 /// The most bytes of the offending line an error keeps (`ParseError.text`, `errors.text`): a

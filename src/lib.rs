@@ -20,6 +20,7 @@ pub mod lex;
 pub mod lines;
 pub mod memory_report;
 pub mod oom;
+pub mod options;
 pub mod read;
 pub mod runtime;
 pub mod sigbus;

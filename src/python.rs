@@ -74,7 +74,7 @@ const STOP_GRACE: Duration = Duration::from_millis(10);
 /// without the GIL and every `SIGNAL_POLL` runs Python's signal handlers: Ctrl-C stops the
 /// workers (`Abort::cancel`) and raises `KeyboardInterrupt` here at once.
 #[pyfunction(name = "read")]
-#[pyo3(signature = (inputs, *, tables=None, on_error="raise", threads=0, mmap=None, progress=None, dumps=None, columns=None, buffers=None))]
+#[pyo3(signature = (inputs, *, tables=None, on_error="raise", threads=0, mmap=None, progress=None, dumps=None, columns=None, buffers=None, strict=false))]
 #[allow(clippy::too_many_arguments)]
 fn read_inputs<'py>(
     py: Python<'py>,
@@ -87,15 +87,16 @@ fn read_inputs<'py>(
     dumps: Option<Vec<String>>,
     columns: Option<std::collections::HashMap<String, Vec<String>>>,
     buffers: Option<Vec<Option<pyo3_arrow::PyArray>>>,
+    strict: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let mut opts = base_options(on_error, threads, mmap)?;
+    let mut opts = base_options(on_error, threads, mmap, strict)?;
     let inputs = make_inputs(inputs, dumps, buffers)?;
     let columns = match &columns {
         Some(c) => Some(projection_masks(c)?),
         None => None,
     };
-    // files and errors always come back
-    opts = opts.for_tables(tables.as_deref(), columns, &["files", "errors"]);
+    // files, errors and notes always come back
+    opts = opts.for_tables(tables.as_deref(), columns, &["files", "errors", "notes"]);
     let masks = opts.projection.clone();
     let abort = runtime::Abort::new();
     let stop = abort.clone();
@@ -140,7 +141,7 @@ fn read_inputs<'py>(
     let out = PyDict::new(py);
     for (name, batches) in batches {
         if let Some(wanted) = &tables {
-            if !wanted.iter().any(|w| w == name) && name != "files" && name != "errors" {
+            if !wanted.iter().any(|w| w == name) && name != "files" && name != "errors" && name != "notes" {
                 continue;
             }
         }
@@ -268,7 +269,7 @@ impl PyBatchStream {
 
 /// Stream `table` of `inputs` (see `read`) in batches of at most `batch_size` rows.
 #[pyfunction(name = "scan")]
-#[pyo3(signature = (inputs, table, *, columns=None, batch_size=65536, on_error="raise", threads=0, mmap=None, dumps=None, buffers=None))]
+#[pyo3(signature = (inputs, table, *, columns=None, batch_size=65536, on_error="raise", threads=0, mmap=None, dumps=None, buffers=None, strict=false))]
 #[allow(clippy::too_many_arguments)]
 fn scan_inputs(
     inputs: Vec<PyInput>,
@@ -280,8 +281,9 @@ fn scan_inputs(
     mmap: Option<bool>,
     dumps: Option<Vec<String>>,
     buffers: Option<Vec<Option<pyo3_arrow::PyArray>>>,
+    strict: bool,
 ) -> PyResult<PyBatchStream> {
-    let opts = base_options(on_error, threads, mmap)?;
+    let opts = base_options(on_error, threads, mmap, strict)?;
     let idx = TABLE_NAMES
         .iter()
         .position(|n| *n == table)
@@ -356,8 +358,8 @@ fn make_inputs(
         .collect()
 }
 
-/// `on_error`, `threads` and `mmap` as every entry point takes them.
-fn base_options(on_error: &str, threads: i64, mmap: Option<bool>) -> PyResult<Options> {
+/// `on_error`, `threads`, `mmap` and `strict` as every entry point takes them.
+fn base_options(on_error: &str, threads: i64, mmap: Option<bool>, strict: bool) -> PyResult<Options> {
     let collect = match on_error {
         "raise" => false,
         "collect" => true,
@@ -372,7 +374,7 @@ fn base_options(on_error: &str, threads: i64, mmap: Option<bool>) -> PyResult<Op
         Some(true) => MapPolicy::Always,
         Some(false) => MapPolicy::Never,
     };
-    Ok(Options { collect, threads, map, ..Options::default() })
+    Ok(Options { collect, threads, map, strict, ..Options::default() })
 }
 
 /// A read that was stopped: Ctrl-C or a failed reservation.

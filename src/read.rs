@@ -71,11 +71,13 @@ pub struct Options {
     pub projection: Option<Vec<Option<u64>>>,
     /// Cut big files into chunks parsed in parallel (`split.rs`); a streaming read does not.
     pub split: bool,
+    /// `strict=True`: what a newer XLA prints (a `notes` row otherwise) is an error.
+    pub strict: bool,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { collect: false, threads: 0, map: MapPolicy::Auto, formats: FormatSet::ALL, projection: None, split: true }
+        Options { collect: false, threads: 0, map: MapPolicy::Auto, formats: FormatSet::ALL, projection: None, split: true, strict: false }
     }
 }
 
@@ -428,7 +430,7 @@ fn file(t: &mut Tables, file_id: usize, input: &Input, bytes: std::io::Result<(&
     debug_assert!(parser.is_none() || size == bytes.len() as u64, "a parsed file is read whole");
     files::row(&mut t.files, file_id as i32, &input.shown, &input.dump, name, Outcome::Read { content, size, parsed: parser.is_some() });
     let presized = parser.is_some_and(|f| presized.contains(f));
-    let ctx = FileCtx { file_id: file_id as i32, path: &input.shown, collect: opts.collect, src, proj: opts.projection.as_deref(), presized };
+    let ctx = FileCtx { file_id: file_id as i32, path: &input.shown, collect: opts.collect, src, proj: opts.projection.as_deref(), presized, strict: opts.strict };
     if content == ContentKind::Unknown && (input.explicit || name_kind != FileKind::Other) && !side_output {
         // Never zero rows in silence: a file the user named, or whose name says it is a dump,
         // that is none of our formats.

@@ -123,6 +123,9 @@ macro_rules! tables {
         #[derive(Default)]
         pub struct Tables {
             $(pub $field: $tname,)*
+            /// (file, kind, token) of every `notes` row so far: one note per file and token
+            /// (`FileCtx::note`).
+            pub notes_seen: std::collections::HashSet<(i32, &'static str, Vec<u8>)>,
             blocks: Vec<Buffer>,
             /// A streaming read (`scan`): where full batches of its table go.
             stream: Option<Box<Stream>>,
@@ -241,7 +244,7 @@ tables! {
         file_id: I32, allocation: I64, size: I64, color: I32, is_thread_local: Bool,
         is_constant: Bool, is_maybe_live_out: Bool, is_preallocated_temp: Bool, is_output: Bool,
         parameter: OptI64, parameter_shape: OptDict, parameter_shape_index: OptDict,
-        output_shape: OptDict, flags: Str, line: I32,
+        output_shape: OptDict, page: OptI32, flags: Str, line: I32,
     }
     /// One row per `value:` line under an allocation: which value sits where in it.
     assignments: Assignments {
@@ -305,7 +308,7 @@ tables! {
     /// One row per HLO instruction.
     instructions: Instructions {
         file_id: I32, computation_id: I32, instruction_id: I32, name: Str, is_root: Bool,
-        opcode: Dict, shape: Dict, operands: StrList, operand_text: Str, called_computations: StrList,
+        opcode: Dict, shape: Dict, operands: StrList, operand_index: PathList, operand_text: Str, called_computations: StrList,
         attributes: Str, op_name: OptDict, op_type: OptDict, source_file: OptDict,
         source_line: OptI32, source_function: OptDict, stack_frame_id: OptI32,
         custom_call_target: OptDict, backend_config: OptStr, fusion_kind: OptDict,
@@ -342,8 +345,16 @@ tables! {
         padding: OptStr, xla_label: OptStr, allocation_type: OptDict,
         entry_parameter_subshape: OptStr, line: I32,
     }
+    /// One row per field of a `*.debug_options` file or a `compile_options.textproto`: which
+    /// XLA flags and compile options made this compile (nested messages as dotted keys).
+    options: OptionRows { file_id: I32, source: DictText, key: Text, value: Str, line: I32 }
     /// One row per problem that `on_error="collect"` could not read.
     errors: Errors { file_id: I32, line: I32, column: I32, message: Text, text: Text }
+    /// One row per thing a dump prints that this version does not know (an allocation flag, an
+    /// attribute, a header field, a section or line form inside a known block: a newer XLA),
+    /// once per file, kind and token; the row it sits in was kept from what is known and the
+    /// unknown text kept raw (`allocations.flags`, `instructions.attributes`, …).
+    notes: Notes { file_id: I32, line: I32, column: I32, kind: DictText, token: Text, text: Text, message: Text }
 }
 
 /// Whether column `i` is in `mask` (None: every column is).
@@ -434,7 +445,7 @@ impl ShiftLine for I32 {
 macro_rules! no_shift {
     ($($t:ty),*) => { $(impl ShiftLine for $t {})* };
 }
-no_shift!(I64, OptI32, OptI64, Str, Text, OptText, F64, Bool, StrList, ViewCol, Dict, DictCol, DictText, OptDictText);
+no_shift!(I64, OptI32, OptI64, Str, Text, OptText, F64, Bool, StrList, PathList, ViewCol, Dict, DictCol, DictText, OptDictText);
 impl<C> ShiftLine for StructList<C> {}
 
 /// Items of `values.positions`: `struct<instruction, shape_index>` (shape_index a dictionary).

@@ -49,7 +49,7 @@ def test_dump_is_a_mapping_with_attribute_access() -> None:
 
 def test_tables_argument_limits_the_tables() -> None:
     d = hlodump.read_arrow(SEED0, tables=["allocations"])
-    assert list(d) == ["files", "allocations", "errors"]
+    assert list(d) == ["files", "allocations", "errors", "notes"]
     assert not hasattr(d, "modules")  # an AttributeError: hasattr works
     with pytest.raises(AttributeError, match=r"table 'modules' was not read \(see read_arrow\(tables=\.\.\.\)\)"):
         d.modules  # noqa: B018
@@ -124,7 +124,7 @@ def test_tables_files_only_parses_nothing(read, monkeypatch: pytest.MonkeyPatch)
         monkeypatch.setattr(buffer_assignment, "parse", boom)
     for tables in (["files"], []):
         d = read(CORPUS, tables=tables, on_error="collect", string_view=False)
-        assert list(d) == ["files", "errors"]
+        assert list(d) == ["files", "errors", "notes"]
         assert d.files.num_rows == full.files.num_rows > 690
         assert d.files["parsed"].to_pylist() == [False] * d.files.num_rows
         assert d.files.drop_columns(["parsed"]).equals(full.files.drop_columns(["parsed"]))
@@ -148,7 +148,7 @@ def test_tables_files_only_parses_nothing(read, tmp_path: Path) -> None:
 def test_tables_allocations_equals_the_full_read(read) -> None:
     full = read(CORPUS, string_view=False)
     d = read(CORPUS, tables=["allocations"], string_view=False)
-    assert list(d) == ["files", "allocations", "errors"]
+    assert list(d) == ["files", "allocations", "errors", "notes"]
     assert d.allocations.num_rows > 0 and d.allocations.equals(full.allocations)
     want = [f["parsed"] and f["content_kind"] in BA_FAMILY for f in full.files.to_pylist()]
     assert d.files["parsed"].to_pylist() == want
@@ -189,7 +189,7 @@ def test_tables_skips_files_of_other_formats(tmp_path: Path) -> None:
         assert d.files["parsed"].to_pylist() == [True, False, True]
         assert set(d.errors["file_id"].to_pylist()) == {2}
         d = read(tmp_path, tables=["errors"], on_error="collect")
-        assert list(d) == ["files", "errors"]
+        assert list(d) == ["files", "errors", "notes"]
         assert d.files["parsed"].to_pylist() == [True, True, True]
         assert set(d.errors["file_id"].to_pylist()) == {1, 2}
 

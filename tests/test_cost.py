@@ -42,6 +42,12 @@ def _differences(ours: dict, theirs: dict) -> dict:
     return {k: (ours.get(k, 0.0), theirs.get(k, 0.0)) for k in sorted(keys) if ours.get(k, 0.0) != theirs.get(k, 0.0)}
 
 
+def _newer(directory: str) -> bool:
+    """jax >= 0.11 (XLA 2026): the release directory's name says so."""
+    m = re.search(r"jax-(\d+)\.(\d+)", directory)
+    return m is not None and (int(m[1]), int(m[2])) >= (0, 11)
+
+
 def compare(directory: str, reader=None) -> tuple[int, list[str]]:
     """(programs equal to jax in every key, problems) of one generator output directory."""
     recs = [json.loads(line) for line in open(os.path.join(directory, "cost_analysis.jsonl"), encoding="utf-8")]
@@ -198,7 +204,10 @@ def test_tuple_results_conventions() -> None:
 
 
 CORPUS = os.path.join(DATA, "corpus")
-CORPUS_VERSIONS = sorted(v for v in os.listdir(CORPUS) if v.startswith("jax-")) if os.path.isdir(CORPUS) else []
+# the installed jaxlib (0.10.2) cannot parse the compact tuple operands of jax >= 0.11: those
+# releases are checked against their own recorded cost_analysis() (test_recorded_equal_jax)
+CORPUS_VERSIONS = sorted(v for v in os.listdir(CORPUS) if v.startswith("jax-") and not _newer(v)) \
+    if os.path.isdir(CORPUS) else []
 
 
 @pytest.mark.parametrize("version", CORPUS_VERSIONS)

@@ -29,8 +29,9 @@ import hlodump
 from conftest import DATA
 
 CORPUS = os.path.join(DATA, "corpus")
-DIRS = sorted(os.path.relpath(p, CORPUS) for p in glob.glob(os.path.join(CORPUS, "jax-*", "*")))
-PARSED = {"hlo_module", "buffer_assignment", "buffer_assignment_values", "live_range", "memory_usage_report"}
+DIRS = sorted(os.path.relpath(p, CORPUS) for p in glob.glob(os.path.join(CORPUS, "jax-*", "*")) if os.path.isdir(p))
+PARSED = {"hlo_module", "buffer_assignment", "buffer_assignment_values", "live_range", "memory_usage_report",
+          "debug_options", "compile_options"}
 CF10 = os.path.join(CORPUS, "jax-0.10.2", "control_flow")
 
 
@@ -130,7 +131,7 @@ EXACT = {
         "module_0002.jit_forward/module.mlir":
             ("other", 2, "jit_forward", None, None, None, None, None, None, None, "unknown", False),
         "module_0002.jit_forward.debug_options":
-            ("debug_options", 2, "jit_forward", None, None, None, None, None, None, None, "debug_options", False),
+            ("debug_options", 2, "jit_forward", None, None, None, None, None, None, None, "debug_options", True),
     },
     "jax-0.10.2/control_flow": {
         "module_0022.jit_branches.cpu_after_optimizations-buffer-assignment-values.txt":
@@ -178,6 +179,8 @@ def test_every_file_classified_by_its_name(impl: str, sub: str) -> None:
     assert [f["file_id"] for f in files] == list(range(len(files)))
     for f in files:
         got, want = {c: f[c] for c in NAME_COLS}, expected_from_name(f["path"])
+        if f["path"].endswith("/compile_options.textproto"):  # its content says what it is
+            want["kind"] = "compile_options"
         if _KERNEL.match(f["path"]):  # its module_name is wrong: test_corpus_releases.py, xfail
             got.pop("module_name"), want.pop("module_name")
         assert got == want, f["path"]
@@ -485,13 +488,14 @@ def test_tables_subset_is_consistent() -> None:
 
     full = read("rust", CF10)
     part = hlodump.read_arrow(CF10, tables=["allocations"], string_view=False)
-    assert list(part) == ["files", "allocations", "errors"]
+    assert list(part) == ["files", "allocations", "errors", "notes"]
     # files: as in the full read, except that formats without allocations (HLO text, the
     # memory-usage report) were not parsed
     assert part.allocations.equals(full.allocations)
     assert part.files.drop_columns(["parsed"]).equals(full.files.drop_columns(["parsed"]))
     assert part.files["parsed"].to_pylist() == [
-        f["parsed"] and f["content_kind"] not in ("hlo_module", "memory_usage_report")
+        f["parsed"] and f["content_kind"] not in ("hlo_module", "memory_usage_report", "debug_options",
+                                                  "compile_options")
         for f in full.files.to_pylist()]
 
 

@@ -257,10 +257,12 @@ def test_non_utf8_file_names_are_rows_not_failures(reader: Any, tmp_path: Path) 
     for named in (raw, os.fsdecode(raw)):
         (row,) = reader(named).files.to_pylist()
         assert row["error"] == NOT_UTF8
-    # the CLI: no traceback
+    # the CLI: no traceback; files not read are never silent (issue 39): an error without
+    # --keep-going, reported at the end with it
     from hlodump.cli import main
 
-    assert main(["tables", str(d)]) == 0
+    assert main(["tables", str(d)]) == 1
+    assert main(["tables", "--keep-going", "--errors-ok", str(d)]) == 0
 
 
 # -------------------------------------------------------------------------------- 8. threads

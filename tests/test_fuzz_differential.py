@@ -329,3 +329,60 @@ print(repr(out))
         assert out[0:2] == out[2:4], out  # rust == reference
     else:  # the HLO parsers: no crash; agreement is checked when the Rust HLO parser is done
         assert len(out) == 4
+
+
+# --------------------------------------------------------------------------- decompression bound
+# (issue 39) Decompression is Python's (hlodump.plan), not the Rust core's: the cargo-fuzz targets
+# never see compressed bytes, so the bound is fuzzed here. For any content, compressor, bound and
+# cut: the output is exactly the content when it fits the bound, DecompressionLimitError when it
+# does not (never more than the bound read), InputFileError for a cut stream; read_arrow agrees.
+
+_COMPRESSORS = {".gz": "gzip", ".bz2": "bz2", ".xz": "lzma"}
+
+
+@SETTINGS
+@given(suffix=st.sampled_from(sorted(_COMPRESSORS)), n=st.integers(0, 200_000), copies=st.integers(1, 3),
+       ratio=st.floats(0.5, 500.0), total=st.integers(1, 400_000), floor=st.integers(1, 100_000),
+       cut=st.none() | st.floats(0.0, 0.99))
+def test_decompression_bound_is_exact(suffix: str, n: int, copies: int, ratio: float, total: int, floor: int,
+                                      cut: Any) -> None:
+    import importlib
+
+    from hlodump.exceptions import DecompressionLimitError, InputFileError
+    from hlodump.plan import Bound, decompressed
+
+    seed = HLO_PICK[0].read_bytes()
+    content = (seed * (n // max(len(seed), 1) + 1))[:n]
+    one = importlib.import_module(_COMPRESSORS[suffix]).compress(content)
+    packed = one * copies  # concatenated streams: every reader takes them
+    if cut is not None:
+        packed = packed[: int(len(packed) * cut)]
+    bound = Bound(ratio, total, floor)
+    limit = bound.limit(len(packed))
+    name = HLO_PICK[0].name + suffix
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, name)
+        with open(path, "wb") as f:
+            f.write(packed)
+        try:
+            got: Any = bytes(decompressed(path, name, bound))
+        except DecompressionLimitError as e:
+            got = "limit"
+            assert str(e).startswith(f"{name}: decompresses to more than {limit:,} bytes")
+        except InputFileError as e:
+            got = "corrupt"
+            assert str(e).startswith(f"{name}: cannot read") and "Errno" not in str(e)
+        if cut is None:
+            assert got == ("limit" if n * copies > limit else content * copies), (n, copies, limit)
+        else:
+            assert got in ("limit", "corrupt") or len(got) <= limit
+            assert got != "limit" or limit < n * copies
+        # read_arrow with the same bounds (its floor is fixed): limit exactly when the content is over
+        if cut is None:
+            try:
+                hlodump.read_arrow(path, on_error="collect", max_decompressed_ratio=ratio,
+                                   max_decompressed_bytes=total)
+                over = False
+            except DecompressionLimitError:
+                over = True
+            assert over == (n * copies > Bound(ratio, total).limit(len(packed)))

@@ -55,6 +55,9 @@ def test_file_selection_matches_content():
     for root, _dirs, names in os.walk(DATA):
         if os.path.relpath(root, DATA).split(os.sep)[0] == "cost":
             continue  # the cost-analysis fixtures: test_cost.py has XLA parse and analyse each one
+        if os.path.relpath(root, DATA).split(os.sep)[0] in ("producers", "proto"):
+            continue  # TensorFlow / PyTorch/XLA dumps and the text+proto twins (issues 36, 38): not yet here;
+            # tests/test_corpus_tools.py checks their xla_parse.json oracles
         for n in names:
             p = os.path.join(root, n)
             with open(p, "rb") as f:
@@ -65,7 +68,8 @@ def test_file_selection_matches_content():
     # 238 (seed 002, jax 0.4.26, 0.10.2) + 10 releases x 22 (control_flow 12, spmd 10) + 2 (0.6.2
     # indexing) + 6 (0.8.3 transformer: before/after + 4 per-pass dumps) + 46 (tests/data/passes:
     # jax 0.5.3 19 per-pass + after-optimizations, jax 0.10.2 25 + after-optimizations)
-    assert len(HLO_FILES) == 512
+    # + 2 x 52 (jax 0.11.2 and 0.12.0.1: 24 modules before/after + 4 per-pass dumps)
+    assert len(HLO_FILES) == 616
 
 
 # ------------------------------------------------------------------------------ every file

@@ -48,7 +48,7 @@ def test_summary_directory_module(capsys) -> None:
 
 
 def test_diff(capsys) -> None:
-    rows = json.loads(_run(capsys, "diff", SEED0, SEED3, "--json"))
+    rows = json.loads(_run(capsys, "diff", SEED0, SEED3, "--json"))["changes"]
     assert any(r["what"] == "peak" and r["a"] == 184680476 and r["b"] == 18612288 for r in rows)
     assert any(r["what"] == "custom_call" and r["change"] == "added" and r["key"] == "tpu_custom_call" for r in rows)
     out = _run(capsys, "diff", SEED0, SEED3)
@@ -203,7 +203,7 @@ def test_summary_is_within_allocated_and_has_jax_fields(capsys) -> None:
 
 
 def test_diff_summary_first_sorted_by_bytes(capsys) -> None:
-    rows = json.loads(_run(capsys, "diff", SEED0, SEED3, "--json"))
+    rows = json.loads(_run(capsys, "diff", SEED0, SEED3, "--json"))["changes"]
     whats = [r["what"] for r in rows]
     first = {"module", "total", "peak", "category", "memory_space"}
     n = sum(1 for w in whats if w in first)

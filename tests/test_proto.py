@@ -23,8 +23,11 @@ from hlodump.reference.protowire import MAX_DEPTH, ProtoError, decode
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DATA = os.path.join(HERE, "data", "proto")
-PROTOS = sorted(glob.glob(os.path.join(DATA, "jax-*", "*", "*.hlo.pb")))
-PROGRAMS = sorted(glob.glob(os.path.join(DATA, "jax-*", "*")))
+# one program per folder with jax's memory_analysis.json (tools/corpus/proto_twins.py); the
+# corpus sample beside them (control_flow, spmd, … with jax_analysis.json) is read by
+# test_rust_vs_reference like every file of tests/data
+PROGRAMS = sorted(os.path.dirname(p) for p in glob.glob(os.path.join(DATA, "jax-*", "*", "memory_analysis.json")))
+PROTOS = sorted(p for d in PROGRAMS for p in glob.glob(os.path.join(d, "*.hlo.pb")))
 
 
 def test_sample_covers_programs_and_releases():
@@ -203,7 +206,7 @@ def test_some_programs_have_a_heap_trace():
 def test_content_rule():
     for p in PROTOS:
         assert hp.is_hlo_proto(open(p, "rb").read()), p
-    for p in glob.glob(os.path.join(DATA, "*", "*", "*")):
+    for p in (p for d in PROGRAMS for p in glob.glob(os.path.join(d, "*"))):
         if not p.endswith(".hlo.pb"):
             assert not hp.is_hlo_proto(open(p, "rb").read()), p
 
@@ -264,7 +267,7 @@ def _varint(n: int) -> bytes:
 
 # ---- the memory-usage report's proto ---------------------------------------------------------
 
-REPORTS = sorted(glob.glob(os.path.join(DATA, "jax-*", "*", "*-memory-usage-report.pb")))
+REPORTS = sorted(glob.glob(os.path.join(DATA, "jax-*", "*", "*-memory-usage-report.pb")))  # all samples
 
 
 @pytest.mark.parametrize("path", REPORTS, ids=lambda p: os.path.relpath(p, DATA))

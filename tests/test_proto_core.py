@@ -21,8 +21,9 @@ from hlodump import analysis as A  # noqa: E402
 from test_rust_vs_reference import assert_same_tables  # noqa: E402
 
 DATA = Path(__file__).parent / "data" / "proto"
-PROGRAMS = sorted(p for p in DATA.glob("jax-*/*") if p.is_dir())
-PROTOS = sorted(DATA.glob("jax-*/*/*.hlo.pb"))
+# one program per folder with jax's memory_analysis.json (tools/corpus/proto_twins.py)
+PROGRAMS = sorted(p.parent for p in DATA.glob("jax-*/*/memory_analysis.json"))
+PROTOS = sorted(p for d in PROGRAMS for p in d.glob("*.hlo.pb"))
 
 
 @pytest.mark.parametrize("program", PROGRAMS, ids=lambda p: str(p.relative_to(DATA)))

@@ -227,7 +227,8 @@ def test_cli_store_mistakes_are_one_line(s3_env):
     r = run_cli("tables", "s3://no-such-bucket-hlodump/x", env=env)
     assert r.returncode == 2 and "Traceback" not in r.stderr and "bucket" in r.stderr
     r = run_cli("tables", f"s3://{S3_BUCKET}/runs/control_flow", "--storage-option", "bogus_key=1", env=env)
-    assert r.returncode == 1 and "Traceback" not in r.stderr and "unknown storage option" in r.stderr
+    # a usage mistake (issue 39: one exit status per kind of problem)
+    assert r.returncode == 2 and "Traceback" not in r.stderr and "unknown storage option" in r.stderr
     r = run_cli("tables", f"s3://{S3_BUCKET}/runs/control_flow", "--storage-option", "novalue", env=env)
     assert r.returncode == 2 and "KEY=VALUE" in r.stderr
 
@@ -275,7 +276,9 @@ def test_file_url_is_the_local_path(tmp_path):
 
 
 def test_unknown_protocol_is_a_clear_error():
-    with pytest.raises(stores.StoreError, match="nosuchproto://x"):
+    from hlodump.exceptions import UnsupportedURLError
+
+    with pytest.raises(UnsupportedURLError, match="nosuchproto://x"):
         hlodump.read_arrow("nosuchproto://x/y")
 
 

@@ -43,6 +43,7 @@ def read(
     dumps: Optional[Sequence[str]] = None,
     columns: Optional[Mapping[str, Sequence[str]]] = None,
     buffers: Optional[Sequence[Optional[pa.Array]]] = None,
+    strict: bool = False,
 ) -> dict[str, pa.Table]:
     """Parse ``inputs`` into a dict of table name → pyarrow.Table.
     ``dumps``: ``files.dump`` of each input (default: the record's ``dump``, a tuple's shown
@@ -116,6 +117,7 @@ def scan(
     mmap: Optional[bool] = None,
     dumps: Optional[Sequence[str]] = None,
     buffers: Optional[Sequence[Optional[pa.Array]]] = None,
+    strict: bool = False,
 ) -> BatchStream:
     """Stream ``table`` of ``inputs`` (as ``read``, ``buffers`` too) in batches of about
     ``batch_size`` rows."""

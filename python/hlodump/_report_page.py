@@ -160,7 +160,7 @@ function timelineFigure(d, ymax) {
   const t = d.timeline;
   const top = ymax || Math.max(1, ...totals(t));
   const data = t.cats.map(([cat, ys]) => ({
-    type: "scatter", mode: "lines", x: t.x, y: ys, name: cat, stackgroup: "one",
+    type: "scatter", mode: "lines", x: t.x, y: ys, name: esc(cat), stackgroup: "one",
     line: {width: 0.6, shape: "hv", color: COLORS[cat] || "#999"}, fillcolor: COLORS[cat] || "#999",
     hovertemplate: "%{y:,} B<extra>" + esc(cat) + "</extra>",
   }));
@@ -340,6 +340,13 @@ function openModule(id) {
       {margin: {l: 60, r: 12, t: 10, b: 40}, xaxis: {title: {text: "pass index"}}, yaxis: {title: {text: "instructions"}}}, CONFIG);
     const t4 = el("div", {class: "tables"}); box.appendChild(t4);
     labelled(t4, "passes", p, []);
+  }
+  if (d.why) {
+    const w = d.why, t6 = el("div", {class: "tables"}); box.appendChild(t6);
+    const head = w.peak_delta === null ? "peak (" + w.peak.replace(/_/g, " ") + ") unknown: " + (w.note || "")
+      : "why the peak (" + w.peak.replace(/_/g, " ") + ") changed: " + fmtBytes(w.peak_a) + " \u2192 " + fmtBytes(w.peak_b)
+        + " (" + (w.peak_delta >= 0 ? "+" : "\u2212") + fmtBytes(Math.abs(w.peak_delta)) + ", vs " + w.module_b + ")";
+    table(t6, head, w.columns, w.rows.length ? w.rows : [["", 0, "", "", "no change"]], ["", "b", "", "", ""]);
   }
   if (d.changes && d.changes.length) {
     const t5 = el("div", {class: "tables"}); box.appendChild(t5);

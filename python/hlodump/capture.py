@@ -11,7 +11,6 @@ Tested with jax 0.4.30, 0.5.3, 0.8.3 and 0.10.2 (each accepts ``xla_dump_to`` an
 
 from __future__ import annotations
 
-import glob
 import os
 import re
 import shutil
@@ -60,8 +59,16 @@ def _lowered(jax: Any, fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -
             raise TypeError(f"hlodump.capture got a {type(fn).__name__} and arguments: a "
                             f"{type(fn).__name__} carries its arguments already")
         return fn if lowered_t is not None and isinstance(fn, lowered_t) else fn.lower()
+    if isinstance(fn, (str, bytes, os.PathLike)):
+        raise TypeError(f"hlodump.capture needs a function, a jax.jit function, a Lowered or a Traced, not "
+                        f"{type(fn).__name__} {fn!r}" + ("" if not isinstance(fn, (str, os.PathLike)) else
+                                                         "; to read a dump that exists, use hlodump.read_arrow(path)"))
     if callable(getattr(fn, "lower", None)):  # jax.jit(...) objects: donate/static arguments honoured
-        return fn.lower(*args, **kwargs)
+        lowered = fn.lower(*args, **kwargs)
+        if not callable(getattr(lowered, "compile", None)):
+            raise TypeError(f"hlodump.capture: {type(fn).__name__}.lower(...) gave a {type(lowered).__name__}, not a "
+                            "jax Lowered: pass a function, a jax.jit function, a Lowered or a Traced")
+        return lowered
     if callable(fn):
         return jax.jit(fn).lower(*args, **kwargs)
     raise TypeError(f"hlodump.capture needs a function, a jax.jit function, a Lowered or a Traced, "
@@ -78,22 +85,49 @@ def _compile(lowered: Any, options: dict[str, Any]) -> Any:
         raise
 
 
-def _listing(directory: str) -> set[str]:
-    out: set[str] = set()
+def _listing(directory: str) -> dict[str, tuple[int, int, int, int]]:
+    """Every file under ``directory``: its (inode, size, mtime, ctime), to tell which files a
+    compile wrote or rewrote."""
+    out: dict[str, tuple[int, int, int, int]] = {}
     for root, _dirs, names in os.walk(directory):
-        out.update(os.path.join(root, n) for n in names)
+        for n in names:
+            p = os.path.join(root, n)
+            try:
+                st = os.lstat(p)
+            except OSError:
+                continue
+            out[p] = (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
     return out
 
 
-def _globs_of(directory: str, written: list[str]) -> list[str]:
-    """Globs of the modules whose files appeared in ``directory`` (``module_NNNN.*``): files a
-    glob matches are read like those of a walked directory (XLA's binaries and other files become
-    ``files`` rows of kind ``other``) and belong to that dump, as with a directory of their own."""
-    ids = sorted({m.group(1) for m in (_MODULE.match(os.path.relpath(w, directory)) for w in written) if m})
-    if not ids:
+def _changed(before: dict[str, tuple[int, int, int, int]], after: dict[str, tuple[int, int, int, int]]) -> list[str]:
+    """The files of ``after`` that are new or rewritten since ``before``."""
+    return sorted(p for p, st in after.items() if before.get(p) != st)
+
+
+def _module_files(directory: str, written: list[str]) -> list[str]:
+    """The files of ``written`` that belong to a module (``module_NNNN.*``, in a per-module
+    folder too): exactly this compile's files, never an earlier compile's that shares a module
+    id with it (XLA numbers modules per process, so a second run dumps ``module_0001`` again)."""
+    files = [w for w in written if _MODULE.match(os.path.relpath(w, directory))]
+    if not files:
         raise CaptureError(f"XLA wrote no module into {directory} (new files: {', '.join(written[:5])})")
-    base = glob.escape(directory)
-    return [os.path.join(base, f"module_{i}.*") for i in ids]
+    return files
+
+
+def _read_files(directory: str, files: list[str]) -> "Dump":
+    """``files`` (found in ``directory``, not named by the user: a file that is none of our
+    formats is an ``other`` row, as in a walked directory), read as one dump: ``directory``."""
+    from .paths import _input
+    from .plan import Plan
+    from .reader import read_plan
+
+    plan = Plan()
+    shown_dir = directory.replace(os.sep, "/").rstrip("/")
+    for f in files:
+        rel = os.path.relpath(f, directory).replace(os.sep, "/")
+        plan.add(_input(f, f"{shown_dir}/{rel}", False), shown_dir)
+    return read_plan(plan, None)
 
 
 def compile_into(directory: str, fn: Any, args: tuple[Any, ...] = (), kwargs: Optional[dict[str, Any]] = None,
@@ -104,12 +138,12 @@ def compile_into(directory: str, fn: Any, args: tuple[Any, ...] = (), kwargs: Op
     jax = _jax()
     lowered = _lowered(jax, fn, args, kwargs or {})
     os.makedirs(directory, exist_ok=True)
-    before = set() if fresh else _listing(directory)
+    before = {} if fresh else _listing(directory)
     options: dict[str, Any] = {"xla_dump_to": directory}
     if passes:
         options["xla_dump_hlo_pass_re"] = ".*"
     compiled = _compile(lowered, options)
-    written = sorted(_listing(directory) - before)
+    written = _changed(before, _listing(directory))
     if not written:
         raise CaptureError(f"XLA wrote no dump into {directory}: jax did not compile (the executable came from a "
                            "compilation cache: an identical compile dumped to the same directory earlier in this "
@@ -131,8 +165,9 @@ def capture(fn: Any, *args: Any, dump_to: Optional[Union[str, "os.PathLike[str]"
 
     ``dump_to``: the directory to dump into (kept; created if missing). Without it the dump goes to
     a temporary directory that lives as long as the returned ``Dump`` (removed when the ``Dump`` is
-    garbage-collected; tables taken from it stay readable). Only the files this compile wrote are
-    read, so ``dump_to`` may already hold other dumps.
+    garbage-collected; tables taken from it stay readable). Only the files this compile wrote or
+    rewrote are read (by name, inode, size and times before and after it), so ``dump_to`` may
+    already hold other dumps, an earlier run's compile with the same module id included.
 
     Returns a ``Dump`` (as ``hlodump.read_arrow``) with two attributes more: ``compiled`` (the
     ``jax.stages.Compiled`` of this very compile: ``d.compiled.memory_analysis()`` gives jax's own
@@ -148,7 +183,7 @@ def capture(fn: Any, *args: Any, dump_to: Optional[Union[str, "os.PathLike[str]"
         compiled, written = compile_into(directory, fn, args, kwargs, passes=passes, fresh=temporary)
         from .reader import read_arrow
 
-        d = read_arrow(directory if temporary else _globs_of(directory, written))
+        d = read_arrow(directory) if temporary else _read_files(directory, _module_files(directory, written))
     except BaseException:
         if temporary:
             shutil.rmtree(directory, ignore_errors=True)

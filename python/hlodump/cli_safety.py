@@ -1,6 +1,7 @@
 """What keeps ``hlodump query`` and the CLI's terminal output safe.
 
 * SQL runs in a DuckDB connection with external access off (``enable_external_access=false``,
+  and the local file system disabled: no path, not even DuckDB's own ``:memory:*`` names, is a file;
   extensions neither installed nor loaded, configuration locked): it sees the dump's tables and
   nothing else — no ``read_csv('/etc/passwd')``, no ``COPY … TO``, no ``ATTACH`` (which would
   create files), no ``INSTALL``/``LOAD``, no temporary files (``temp_directory`` empty: DuckDB
@@ -64,13 +65,22 @@ def connect(allow_file_access: bool = False, memory_limit: "str | None" = None) 
     import duckdb
 
     config: dict[str, Any] = {} if allow_file_access else dict(LOCKED_CONFIG)
+    lock = bool(config.pop("lock_configuration", False))
     limit = memory_limit if memory_limit is not None else default_memory_limit()
     if limit:
         config["memory_limit"] = limit
     try:
-        return duckdb.connect(config=config)
+        con = duckdb.connect(config=config)
     except duckdb.Error as e:
         raise ValueError(f"--memory-limit {limit!r}: {e}") from None
+    if lock:
+        # DuckDB lets a database without external access still reach its own files: for an
+        # in-memory one the names ':memory:', ':memory:.wal', ':memory:.wal.recovery' and
+        # ':memory:.wal.checkpoint' relative to $CWD (a symlink of that name would be read or
+        # overwritten). No local file system at all closes that: an in-memory database needs none.
+        con.execute("SET disabled_filesystems = 'LocalFileSystem'")
+        con.execute("SET lock_configuration = true")
+    return con
 
 
 # C0 controls but newline and tab, DEL, C1 controls, and the bidirectional-text overrides that
@@ -109,3 +119,30 @@ class EscapingStream:
 
 def is_terminal(out: IO[str]) -> bool:
     return bool(getattr(out, "isatty", lambda: False)())
+
+
+def escape_data(value: Any) -> Any:
+    """``value`` (dicts, lists and tuples of any depth; tuples come back as lists) with every
+    string's control characters escaped (one table cell each: newlines too), for text that a
+    table renderer (rich) lays out: escaping the rendered output instead would also escape the
+    renderer's own colours. Iterative, so no depth is too deep."""
+    root: list[Any] = [None]
+    work: list[tuple[Any, Any, Any]] = [(value, root, 0)]  # (source, container to fill, key)
+    while work:
+        src, parent, key = work.pop()
+        if isinstance(src, dict):
+            new: Any = {}
+            for k, v in src.items():
+                k2 = escape_controls(k, keep_newlines=False) if isinstance(k, str) else k
+                new[k2] = None
+                work.append((v, new, k2))
+        elif isinstance(src, (list, tuple)):
+            new = [None] * len(src)
+            for i, v in enumerate(src):
+                work.append((v, new, i))
+        elif isinstance(src, str):
+            new = escape_controls(src, keep_newlines=False)
+        else:
+            new = src
+        parent[key] = new
+    return root[0]

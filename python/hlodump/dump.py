@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Optional, TypeVar
 import pyarrow as pa
 
 from .schema import SCHEMAS, empty_table, to_large_string_schema
+from .exceptions import HlodumpError
 
 if TYPE_CHECKING:  # pragma: no cover
     import duckdb
@@ -277,7 +278,7 @@ class Dump(Mapping[str, pa.Table]):
         columns: "Mapping[str, list[str]] | None" = None,
     ) -> "Dump":
         """Fill in empty tables with their (projected) schema, in the canonical table order."""
-        names = [n for n in SCHEMAS if wanted is None or n in wanted or n in ("files", "errors")]
+        names = [n for n in SCHEMAS if wanted is None or n in wanted or n in ("files", "errors", "notes")]
         out = {}
         for n in names:
             t = tables.get(n)
@@ -312,27 +313,140 @@ class _ValuesMethod:
 
 
 def _write_parquet_atomic(tables: Mapping[str, pa.Table], out_dir: str, compression: str, overwrite: bool) -> list[str]:
-    """``Dump.write_parquet`` to a local directory: staged in ``out_dir/.hlodump-*``, renamed."""
+    """``Dump.write_parquet`` to a local directory, all or nothing: under an exclusive lock of
+    ``out_dir`` (``flock``: a second writer fails at once, a killed one frees it), every table
+    is written into a fresh ``out_dir/.hlodump-*`` folder, then swapped in; a failure while
+    swapping puts every old file back. Staging folders a killed writer left are removed (with
+    a warning)."""
     import shutil
     import tempfile
 
     import pyarrow.parquet as pq
 
-    os.makedirs(out_dir, exist_ok=True)
-    final = {name: os.path.join(out_dir, f"{name}.parquet") for name in tables}
-    existing = [p for p in final.values() if os.path.lexists(p)]
-    if existing and not overwrite:
-        raise FileExistsError(17, f"{len(existing)} table file(s) exist already, e.g. {existing[0]}: "
-                                  "nothing written (overwrite=True, or hlodump convert --overwrite, "
-                                  "replaces them)", existing[0])
-    stage = tempfile.mkdtemp(prefix=".hlodump-", dir=out_dir)  # 0700, a name nobody else has
     try:
-        for name, t in tables.items():
-            pq.write_table(t, os.path.join(stage, f"{name}.parquet"), compression=compression)
-        for name, p in final.items():
-            os.replace(os.path.join(stage, f"{name}.parquet"), p)  # replaces a link, never its target
-        os.rmdir(stage)
-    except BaseException:
-        shutil.rmtree(stage, ignore_errors=True)
-        raise
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX: no lock
+        fcntl = None  # type: ignore[assignment]
+    os.makedirs(out_dir, exist_ok=True)
+    lock = os.open(out_dir, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    try:
+        try:
+            if fcntl is not None:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise WriterBusyError(11, "another hlodump convert (or write_parquet) is writing into this directory; "
+                                      "nothing written", out_dir) from None
+        _remove_stale_stages(out_dir)
+        final = {name: os.path.join(out_dir, f"{name}.parquet") for name in tables}
+        existing = [p for p in final.values() if os.path.lexists(p)]
+        if existing and not overwrite:
+            raise FileExistsError(17, f"{len(existing)} table file(s) exist already, e.g. {existing[0]}: "
+                                      "nothing written (overwrite=True, or hlodump convert --overwrite, "
+                                      "replaces them)", existing[0])
+        for p in existing:  # replaced: files and symlinks (never followed); anything else is refused
+            if os.path.isdir(p) and not os.path.islink(p):
+                raise IsADirectoryError(21, "is a directory, not a table file: not replaced; nothing written", p)
+        stage = tempfile.mkdtemp(prefix=".hlodump-", dir=out_dir)  # 0700, a name nobody else has
+        keep = False
+        try:
+            for name, t in tables.items():
+                pq.write_table(t, os.path.join(stage, f"{name}.parquet"), compression=compression)
+            _swap_in(stage, final)
+        except _UndoFailed:
+            keep = True  # old files still in the stage: the next writer puts them back
+            raise
+        finally:
+            if not keep:
+                shutil.rmtree(stage, ignore_errors=True)
+    finally:
+        os.close(lock)  # releases the lock
     return list(final.values())
+
+
+class WriterBusyError(HlodumpError, OSError):
+    """Another writer holds the output directory (``Dump.write_parquet``, ``hlodump convert``)."""
+
+
+def _swap_in(stage: str, final: Mapping[str, str]) -> None:
+    """Move ``stage/<table>.parquet`` over each ``final`` path, all or nothing: the old entries
+    are first moved into ``stage/old/`` (renames in one directory: atomic); a failure moves
+    the new ones out and every old one back. ``stage/swap.json`` lists what existed before, so
+    a writer killed in the middle is undone by the next one (``_remove_stale_stages``)."""
+    import json
+
+    old_dir = os.path.join(stage, "old")
+    os.mkdir(old_dir)
+    had = [os.path.basename(p) for p in final.values() if os.path.lexists(p)]
+    with open(os.path.join(stage, "swap.json"), "w", encoding="utf-8") as f:
+        json.dump({"tables": [os.path.basename(p) for p in final.values()], "had": had}, f)
+    moved_old: list[tuple[str, str]] = []  # (final, where it went)
+    placed: list[str] = []
+    try:
+        for name, p in final.items():
+            if os.path.lexists(p):
+                aside = os.path.join(old_dir, os.path.basename(p))
+                os.rename(p, aside)
+                moved_old.append((p, aside))
+        for name, p in final.items():
+            os.rename(os.path.join(stage, os.path.basename(p)), p)
+            placed.append(p)
+    except BaseException as e:
+        lost = []
+        for p in placed:
+            try:
+                os.unlink(p)
+            except OSError:
+                pass
+        for p, aside in moved_old:
+            try:
+                os.rename(aside, p)
+            except OSError:
+                lost.append(p)
+        if lost:
+            raise _UndoFailed(f"{e}; {len(lost)} old table file(s) could not be put back yet and stay in {stage} "
+                              "(the next convert or write_parquet into this directory puts them back)") from e
+        raise
+
+
+class _UndoFailed(HlodumpError, OSError):
+    """A failed swap whose undo failed too: the old files stay in the stage (see ``_swap_in``)."""
+
+
+def _remove_stale_stages(out_dir: str) -> None:
+    """``.hlodump-*`` staging folders in ``out_dir`` (the lock is ours: no writer is alive
+    that made them) are what a killed writer left: a swap it had begun is undone (the table
+    files it had moved aside are put back, the new ones it had placed removed), then the
+    folders are removed, with a warning."""
+    import json
+    import shutil
+
+    stale = sorted(e.path for e in os.scandir(out_dir)
+                   if e.name.startswith(".hlodump-") and e.is_dir(follow_symlinks=False))
+    restored = 0
+    for stage in stale:
+        try:
+            with open(os.path.join(stage, "swap.json"), encoding="utf-8") as f:
+                swap = json.load(f)
+        except (OSError, ValueError):
+            swap = None
+        if isinstance(swap, dict):
+            had = set(swap.get("had") or [])
+            for name in swap.get("tables") or []:
+                name = os.path.basename(str(name))
+                target = os.path.join(out_dir, name)
+                aside = os.path.join(stage, "old", name)
+                try:
+                    if name in had and os.path.lexists(aside):
+                        os.replace(aside, target)  # the old file back (over a new one placed)
+                        restored += 1
+                    elif name not in had and not os.path.lexists(os.path.join(stage, name)) \
+                            and os.path.lexists(target):
+                        os.unlink(target)  # a new file placed where there was none
+                except OSError:
+                    pass
+        shutil.rmtree(stage, ignore_errors=True)
+    if stale:
+        warnings.warn(f"{out_dir}: removed {len(stale)} staging folder(s) an interrupted write left "
+                      f"({', '.join(os.path.basename(p) for p in stale[:3])})"
+                      + (f"; put back {restored} table file(s) it had moved aside" if restored else ""),
+                      stacklevel=4)

@@ -7,7 +7,8 @@ hierarchy whichever parser ran. I/O problems are Python's own exceptions (``File
 
 from __future__ import annotations
 
-__all__ = ["HlodumpError", "ParseError"]
+__all__ = ["HlodumpError", "ParseError", "InputFileError", "DecompressionLimitError", "DuplicateFileError",
+           "UnsupportedURLError"]
 
 
 class HlodumpError(Exception):
@@ -45,3 +46,42 @@ class ParseError(HlodumpError, ValueError):
 
     def __reduce__(self):  # keep pickling (multiprocessing) working with our __init__
         return (type(self), (self.path, self.line, self.column, self.message, self.text))
+
+
+class InputFileError(HlodumpError, OSError):
+    """A file that cannot be read as a whole: a corrupt or cut-off compressed file or archive,
+    a compression module missing. An ``OSError`` (``filename`` is the file as shown) whose text
+    is ``<file>: <why>`` (never an ``[Errno …]`` prefix)."""
+
+    def __init__(self, filename: str, message: str) -> None:
+        super().__init__(None, message, filename)
+
+    def __str__(self) -> str:
+        return f"{self.filename}: {self.strerror}"
+
+    def __reduce__(self):  # keep pickling working with our __init__
+        return (type(self), (self.filename, self.strerror))
+
+
+class DecompressionLimitError(InputFileError):
+    """A compressed file (or archive) that expands beyond the bound of the read
+    (``read_arrow(max_decompressed_ratio=…, max_decompressed_bytes=…)``; the command line's
+    ``--max-decompressed-ratio`` / ``--max-decompressed``): reading stops at the bound."""
+
+
+class DuplicateFileError(HlodumpError, ValueError):
+    """The same file twice in one dump with different content (a tar holding a member twice,
+    ``X.txt`` beside ``X.txt.gz``): which one is right cannot be told, so neither is guessed."""
+
+    def __init__(self, first: str, second: str, message: str) -> None:
+        self.first = first
+        self.second = second
+        super().__init__(message)
+
+    def __reduce__(self):
+        return (type(self), (self.first, self.second, self.args[0]))
+
+
+class UnsupportedURLError(HlodumpError, ValueError):
+    """A URL hlodump does not read (a scheme no filesystem serves, an fsspec wrapper such as
+    ``reference://`` or ``tar://``, a chained URL ``a::b://``). The message starts with the URL."""

@@ -501,6 +501,7 @@ def _pair(a: "Dump", b: "Dump", rows: list[dict[str, Any]], brows: list[dict[str
             details[ra["id"]]["other"] = rb["id"]
             paired_b.add(rb["key"])
         details[target["id"]]["changes"] = ch[:200]
+    _why(a, b, by_key_a, details)
     for rb in brows:
         if rb["key"] in paired_b:
             rows.append(rb)
@@ -509,6 +510,29 @@ def _pair(a: "Dump", b: "Dump", rows: list[dict[str, Any]], brows: list[dict[str
             rows.append(rb)
         else:
             del details[rb["id"]]
+
+
+def _why(a: "Dump", b: "Dump", by_key_a: dict[str, dict[str, Any]], details: dict[str, dict[str, Any]]) -> None:
+    """``analysis.explain``'s causes of each pair's peak change, on the A module's detail
+    (``why``: the peak named, both peaks, and the causes as a labelled table)."""
+    try:
+        ex = A.explain(a, b, cost=False, top=50)
+    except Exception as e:  # pragma: no cover - the rest of the page stands without it
+        for r in by_key_a.values():
+            details.get(r["id"], {}).setdefault("section_problems", []).append(f"explain: {e}")
+        return
+    cols = ["kind", "bytes", "source", "op_name", "detail"]
+    for p in ex["pairs"]:
+        ra = by_key_a.get(p["module_a"])
+        if ra is None or ra["id"] not in details:
+            continue
+        details[ra["id"]]["why"] = {
+            "peak": ex["peak"], "peak_a": p["peak_a"], "peak_b": p["peak_b"], "peak_delta": p["peak_delta"],
+            "module_b": p["module_b"], "note": p["note"],
+            "columns": cols,
+            "rows": [[c["kind"], c["bytes"],
+                      (f"{os.path.basename(c['source_file'])}:{c['source_line']}" if c["source_file"] else None),
+                      c["op_name"], c["detail"]] for c in p["causes"][:100]]}
 
 
 # ------------------------------------------------------------------------------ embedding

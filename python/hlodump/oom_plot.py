@@ -119,6 +119,19 @@ def plot_oom_png(report: dict[str, Any], out: str) -> str:
     return out
 
 
+def _ptext(v: Any) -> str:
+    """Dump text as plotly shows it: plotly reads a few HTML tags in every label, tick, legend
+    entry, title and hover text (``<a href>``, ``<span style>``, ``<br>`` …) and decodes entities,
+    so ``&``, ``<`` and ``>`` are written as entities: the text is shown as it is, never
+    interpreted."""
+    return html.escape("" if v is None else str(v), quote=False)
+
+
+#: The page may fetch nothing and run only its own inline scripts (as ``hlodump report``'s).
+CSP = ("default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data: blob:; "
+       "font-src data:")
+
+
 def _table(rows: list[list[Any]], head: list[str]) -> str:
     e = html.escape
     th = "".join(f"<th>{e(h)}</th>" for h in head)
@@ -142,11 +155,12 @@ def oom_html(dump: "Dump", out: str, *, top: int = 20, title: Optional[str] = No
         f = oom_figure_data(r)
         bufs = [b for b in f["buffers"] if b["bytes"] is not None][::-1]
         traces = [{"type": "bar", "orientation": "h", "x": [b["bytes"] for b in bufs],
-                   "y": [f"{b['label']} #{n}" for n, b in enumerate(bufs)], "marker": {"color": "#F58518"},
-                   "hovertext": [f"{b['size'] or ''} {b['shape'] or ''}<br>{b['op_name'] or ''}<br>{b['source'] or ''}"
-                                 for b in bufs], "hoverinfo": "text+x", "name": "buffers", "xaxis": "x", "yaxis": "y"}]
+                   "y": [f"{_ptext(b['label'])} #{n}" for n, b in enumerate(bufs)], "marker": {"color": "#F58518"},
+                   "hovertext": [f"{_ptext(b['size'])} {_ptext(b['shape'])}<br>{_ptext(b['op_name'])}<br>"
+                                 f"{_ptext(b['source'])}" for b in bufs],
+                   "hoverinfo": "text+x", "name": "buffers", "xaxis": "x", "yaxis": "y"}]
         for label, nbytes in f["in_use"].items():
-            traces.append({"type": "bar", "x": ["in use"], "y": [nbytes], "name": label, "xaxis": "x2",
+            traces.append({"type": "bar", "x": ["in use"], "y": [nbytes], "name": _ptext(label), "xaxis": "x2",
                            "yaxis": "y2", "marker": {"color": _KIND_COLORS.get(label, "#999999")}})
         if f["requested"] is not None:
             traces.append({"type": "bar", "x": ["failed request"], "y": [f["requested"]], "name": "failed request",
@@ -173,7 +187,8 @@ def oom_html(dump: "Dump", out: str, *, top: int = 20, title: Optional[str] = No
                      ["instruction", "bytes", "as printed", "shape", "kind", "op_name", "source", "line"])
             + "<h3>stated figures</h3>" + _table(figures, ["section", "figure", "bytes", "as printed"])
             + "</section>")
-    doc = (f"<!doctype html><html><head><meta charset=utf-8><title>{e(title or 'out-of-memory reports')}</title>"
+    doc = (f"<!doctype html><html><head><meta charset=utf-8>"
+           f"<meta http-equiv=\"Content-Security-Policy\" content=\"{CSP}\"><title>{e(title or 'out-of-memory reports')}</title>"
            f"<script>{_plotly_js()}</script><style>body{{font:13px system-ui,sans-serif;margin:20px}}"
            "table{border-collapse:collapse;margin:6px 0}td,th{border:1px solid #ccc;padding:2px 6px;"
            "text-align:left;font-size:12px}.failed{color:crimson;font-weight:600}</style></head><body>"

@@ -12,7 +12,7 @@ from .dump import Dump
 from .exceptions import ParseError
 from ._typing import OnError, Source, StorageOptions, check_on_error, renamed_parameter
 from .paths import MAX_FILES
-from .plan import Input, Plan, plan_inputs
+from .plan import MAX_DECOMPRESSED_BYTES, MAX_DECOMPRESSED_RATIO, Bound, Input, Plan, plan_inputs
 from .schema import SCHEMAS, to_large_string_schema
 
 __all__ = ["read_arrow"]
@@ -32,6 +32,9 @@ def read_arrow(
     max_files: int = MAX_FILES,
     columns: Optional[Mapping[str, Sequence[str]]] = None,
     storage_options: Optional[StorageOptions] = None,
+    strict: bool = False,
+    max_decompressed_ratio: float = MAX_DECOMPRESSED_RATIO,
+    max_decompressed_bytes: int = MAX_DECOMPRESSED_BYTES,
 ) -> Dump:
     """Parse XLA dump files into Arrow tables.
 
@@ -54,6 +57,12 @@ def read_arrow(
             ``errors`` itself parses every format; ``tables=[]`` or ``["files"]`` parses none.
         on_error: ``"raise"`` (default) raises ``hlodump.ParseError`` at the first malformed
             line; ``"collect"`` keeps going and reports each problem as a row of ``errors``.
+            Text a newer XLA prints inside a line we know (an allocation flag, an attribute …)
+            is not malformed: its row is kept from what is known, the text kept raw, and one
+            row of ``notes`` says so (per file, kind and token).
+        strict: ``True`` turns every ``notes`` row into an error (raised, or an ``errors``
+            row with ``on_error="collect"``): for those who want to know that a dump holds
+            anything this version does not understand.
         string_view: how text columns reach you. Text is always read as zero-copy
             ``string_view`` arrays into the mapped files, but pyarrow (26) has no string_view
             kernels for ``filter``, ``take``, ``sort_by``/``sort_indices``, ``is_in``,
@@ -96,6 +105,13 @@ def read_arrow(
             unset, naming a table here does not restrict which tables are read.
         storage_options: options of the object store or fsspec filesystem of URL inputs
             (credentials, endpoint …; default: the usual environment variables).
+        max_decompressed_ratio, max_decompressed_bytes: how far a compressed file (``.gz``,
+            ``.bz2``, ``.xz``, ``.zst``) or a compressed tar archive may expand: at most
+            ``max_decompressed_ratio`` times its compressed size (default 100; never less than
+            8 MiB), all of them together at most ``max_decompressed_bytes`` (default 4 GiB). Decompression is
+            streamed and stops at the bound (never more in memory) with
+            ``hlodump.exceptions.DecompressionLimitError`` naming the file (a ``files.error``
+            row for a file found in a directory). XLA's text compresses 5–20×.
 
     Ctrl-C stops a read at any point (``KeyboardInterrupt``, within ~10 ms plus the time a
     worker needs to reach its next check: a few thousand lines).
@@ -117,9 +133,11 @@ def read_arrow(
     tables = _check_tables(tables)
     projection = check_columns(columns)
     nthreads = check_threads(threads)
+    bound = Bound(max_decompressed_ratio, max_decompressed_bytes)
     plan = plan_inputs(source, follow_links=follow_links, max_files=max_files, storage_options=storage_options)
+    plan.bound = bound
     return read_plan(plan, tables, on_error=on_error, string_view=string_view, threads=nthreads, mmap=mmap,
-                     progress=progress, projection=projection)
+                     progress=progress, projection=projection, strict=strict)
 
 
 def _check_tables(tables: Optional[Sequence[str]]) -> Optional[list[str]]:
@@ -134,18 +152,20 @@ def _check_tables(tables: Optional[Sequence[str]]) -> Optional[list[str]]:
 
 def read_plan(plan: Plan, tables: Optional[list[str]], *, on_error: OnError = "raise",
               string_view: Optional[bool] = None, threads: int = 0, mmap: Optional[bool] = None,
-              progress: Optional[bool] = None, projection: Optional[dict[str, list[str]]] = None) -> Dump:
+              progress: Optional[bool] = None, projection: Optional[dict[str, list[str]]] = None,
+              strict: bool = False) -> Dump:
     """Read what ``plan`` lists: fetch its remote objects, then parse (``read_arrow`` after
     planning its source; ``hlodump.ray`` per task)."""
     from . import _core
 
-    buffers = plan.load(progress=progress if len(plan.inputs) > 1 or progress else False)
+    buffers = plan.load(progress=progress if len(plan.inputs) > 1 or progress else False, on_error=on_error)
     inputs = plan.inputs
     bar = _progress_bar(inputs, progress, plan.sizes() if buffers is not None else None)
     try:
         raw = _core.read(
             inputs, tables=tables, on_error=on_error, threads=threads, mmap=mmap,
             progress=bar.update if bar is not None else None, columns=projection, buffers=buffers,
+            strict=bool(strict),
         )
     except ParseError as e:
         if len(inputs) > 1 and hasattr(e, "add_note"):  # a directory / several files: say how to go on
@@ -158,6 +178,7 @@ def read_plan(plan: Plan, tables: Optional[list[str]], *, on_error: OnError = "r
     from . import completeness
 
     raw = dict(raw)
+    raw["notes"] = first_notes(raw["notes"])
     completeness.apply(raw, on_error, tables)  # files cut short (FORMATS.md §2.10): errors too
     out = {}
     for name, t in raw.items():
@@ -218,3 +239,16 @@ def _progress_bar(inputs: list[Input], progress: Optional[bool], sizes: Optional
                 pass
     bar = ProgressBar(len(inputs), total, force=bool(progress))
     return bar if bar.enabled else None
+
+
+def first_notes(notes: pa.Table) -> pa.Table:
+    """One ``notes`` row per file, kind and token: the first in the file. The core keeps one
+    per table set; a big file cut into chunks (``split.rs``) has a table set per chunk."""
+    if notes.num_rows < 2:
+        return notes
+    import pyarrow.compute as pc
+
+    keyed = notes.append_column("_row", pa.array(range(notes.num_rows), pa.int64()))
+    first = keyed.group_by(["file_id", "kind", "token"], use_threads=False).aggregate(
+        [("_row", "min")])["_row_min"]
+    return notes.take(pc.sort_indices(first))

@@ -17,7 +17,7 @@ import pyarrow as pa
 
 from ._typing import OnError, Source, StorageOptions, check_on_error, renamed_parameter
 from .paths import MAX_FILES
-from .plan import Input, plan_inputs
+from .plan import MAX_DECOMPRESSED_BYTES, MAX_DECOMPRESSED_RATIO, Bound, Input, plan_inputs
 from .schema import SCHEMAS, to_large_string_schema
 
 __all__ = ["scan", "Scan", "ScanWarning"]
@@ -41,6 +41,8 @@ def scan(
     follow_links: bool = False,
     max_files: int = MAX_FILES,
     storage_options: Optional[StorageOptions] = None,
+    max_decompressed_ratio: float = MAX_DECOMPRESSED_RATIO,
+    max_decompressed_bytes: int = MAX_DECOMPRESSED_BYTES,
 ) -> "Scan":
     """Stream one table of a dump (see ``read_arrow`` for ``source`` and the options).
 
@@ -59,7 +61,8 @@ def scan(
             (``read_arrow``'s default, None, casts a table the first time it is asked for: a
             scan's batches go to consumers that take views, Polars, DuckDB, Arrow C stream
             readers, and are not kept, so there is nothing to cast lazily.)
-        threads, mmap, follow_links, max_files, storage_options: as for ``read_arrow``.
+        threads, mmap, follow_links, max_files, storage_options, max_decompressed_ratio,
+            max_decompressed_bytes: as for ``read_arrow``.
 
     Returns:
         a ``Scan`` (nothing is read until it is consumed).
@@ -92,6 +95,7 @@ def scan(
         mmap=mmap,
         follow_links=follow_links,
         max_files=max_files,
+        bound=Bound(max_decompressed_ratio, max_decompressed_bytes),
     )
 
 
@@ -116,6 +120,7 @@ class Scan:
         mmap: Optional[bool],
         follow_links: bool,
         max_files: int,
+        bound: Optional[Bound] = None,
     ) -> None:
         self.source = source
         self.table = table
@@ -128,6 +133,7 @@ class Scan:
         self._mmap = mmap
         self._follow_links = follow_links
         self._max_files = max_files
+        self._bound = bound or Bound()
         #: ``errors`` rows of the last stream that ended (``on_error="collect"``).
         self.errors: pa.Table = (
             SCHEMAS["errors"].empty_table() if string_view else to_large_string_schema(SCHEMAS["errors"]).empty_table()
@@ -150,7 +156,8 @@ class Scan:
         before the stream starts)."""
         plan = plan_inputs(self.source, follow_links=self._follow_links, max_files=self._max_files,
                            storage_options=self.storage_options)
-        buffers = plan.load(progress=False)
+        plan.bound = Bound(self._bound.ratio, self._bound.total)  # a fresh budget per stream
+        buffers = plan.load(progress=False, on_error=self.on_error)
         return plan.inputs, buffers
 
     def batches(self, columns: Optional[Sequence[str]] = None) -> Iterator[pa.RecordBatch]:

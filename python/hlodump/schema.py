@@ -154,6 +154,12 @@ D = pa.dictionary(pa.int32(), pa.large_string())  # text with few distinct value
 # the final ':' (e.g. ", parameter 2, shape |bf16[8]| at ShapeIndex {}"; "" if none).
 # parameter/parameter_shape/parameter_shape_index null unless the parameter flag is present;
 # output_shape null unless "output shape is |…|" is present. Shapes without the bars.
+# page = ``page N`` (XLA 2026, jax >= 0.11; null where not printed): the page of a "multi
+# page" buffer assignment (``HloModuleConfig.page_size_kib``), printed when the allocation has
+# one (-1 = none is not printed; CPU compiles print page 0 everywhere). It changes neither
+# size nor offsets: an allocation is still one block, values at offsets inside it. Flags this
+# version does not know (a lower-case word up to the next ", " outside |…|/brackets) keep the
+# row, stay in ``flags`` and give one ``notes`` row per file and word.
 # ---- assignments
 # One row per `` value: <ID NAME[IDX][ (phi)][ @C]> (size=S,offset=O): SHAPE`` line.
 # allocation = the index of the enclosing allocation. color = the @C (0 when not printed).
@@ -305,7 +311,14 @@ D = pa.dictionary(pa.int32(), pa.large_string())  # text with few distinct value
 #   files without invalid UTF-8 but short by one byte per preceding CRLF line.
 # - operands: items of the operand region split at depth-0 commas, ``/*index=N*/`` removed,
 #   the old shape prefix dropped (text after the item's last space), '%' removed, a compact
-#   tuple index ``#N`` removed, ``...(+N)`` skipped; [] for parameter and constant.
+#   tuple path ``#N…`` removed, ``...(+N)`` skipped; [] for parameter and constant.
+# - operand_index (list<list<int32>>): per operand its tuple path, ``[]`` for a whole value:
+#   ``%arg_tuple.1#2`` (compact tuple operands, XLA 2026, on in dumps by default:
+#   ``xla_dump_compact_gte``) → [2], ``%p#0#1`` → [0, 1]: XLA's parser reads each as a
+#   get-tuple-element of that element (it names them ``<name>_<i>_<j>``, which no other file
+#   uses: the buffer-assignment and live-range files name the compiler's own
+#   ``get-tuple-element.N``). At most 9 digits an index; anything else after a name keeps the
+#   whole word as the operand.
 # - called_computations: only top-level attributes with those keys (not names nested in
 #   other values); ``{%a, %b}`` and the generic ``calls=%a, %b`` both give [a, b].
 # - a quoted metadata / custom_call_target / backend_config value is unescaped; octal and
@@ -365,8 +378,22 @@ D = pa.dictionary(pa.int32(), pa.large_string())  # text with few distinct value
 # its first printing (key "repeats report", bytes null, value its first line from the marker).
 # ---- oom_buffers
 # One row per buffer / allocation an out-of-memory report lists.
+# ---- options
+# One row per field of a ``*.debug_options`` file (source "debug_options": the DebugOptions
+# fields that differ from their defaults) or a ``compile_options.textproto`` (source
+# "compile_options": the whole CompileOptionsProto, jax >= 0.10's per-module folder). key =
+# the field's name, nested messages joined by '.' (``executable_build_options.debug_options.
+# xla_backend_optimization_level``); a repeated field is a row per element; value = as
+# printed, a string without its quotes (XLA does not escape them in *.debug_options: nothing is
+# unescaped). Join ``files`` on file_id for the module (module_id, module_name, dump).
 # ---- errors
 # What on_error="collect" could not read, one row per problem.
+# ---- notes
+# What a dump prints that this version does not know, inside a line whose structure it does
+# (a newer XLA): kind = unknown_flag (an allocation flag; kept in allocations.flags /
+# memory_report.flags), … ; token = what it is deduplicated by (the flag's first word); text =
+# the unknown text as printed; one row per file, kind and token (the first occurrence: line,
+# column). ``strict=True`` makes each an error instead.
 
 TABLE_NAMES: tuple[str, ...] = tuple(SCHEMAS)
 

@@ -5,8 +5,12 @@
 * **URLs** — ``s3://bucket/prefix``, ``gs://…``, ``az://…`` (also ``s3a``, ``gcs``, ``abfs[s]``,
   ``azure``, ``adl``) through `obstore` (Rust ``object_store``: one listing of the prefix, then
   every object fetched concurrently, big objects in concurrent ranges; the fetched bytes are the
-  buffers the tables point into, no copy); ``memory://`` and every other fsspec protocol
-  (``http://``, ``ftp://``, ``hdfs://``, chained ``simplecache::s3://`` …) through `fsspec`;
+  buffers the tables point into, no copy); ``memory://`` and every other fsspec storage protocol
+  (``http://``, ``ftp://``, ``hdfs://`` …) through `fsspec`. Not read, each an
+  ``hlodump.exceptions.UnsupportedURLError`` (one line, exit status 2 on the command line):
+  chained URLs (``simplecache::s3://…``, ``tar://x::file:///…``), fsspec's wrappers of other
+  filesystems or data (``reference://``, ``tar://``, ``zip://``, ``dir://``, the caches …: name the
+  file itself; tar archives are read as local files), and URLs no installed filesystem serves;
   ``file://`` as the local path it names (memory-mapped like any local file).
 * **Buffers** — ``{name: bytes_like}`` or a list of ``(name, bytes_like)`` pairs: anything with
   the buffer protocol (``bytes``, ``bytearray``, ``memoryview``, numpy arrays, obstore ``Bytes``,
@@ -75,7 +79,8 @@ def redact(text: str) -> str:
     return _URL_USERINFO_ANYWHERE.sub(r"\1", text)
 
 
-_URL_USERINFO_ANYWHERE = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*://)[^/@\s'\"]*@")
+# greedy to the last '@' before the path: a password may hold an '@' of its own
+_URL_USERINFO_ANYWHERE = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*://)[^/?#\s'\"]*@")
 
 #: Objects at least this large are fetched as concurrent ranges (then joined: one copy).
 RANGE_THRESHOLD = 64 << 20
@@ -156,7 +161,7 @@ def _short(e: BaseException) -> str:
     first = head.splitlines()[0] if head else type(e).__name__
     os_error = re.search(r'Os \{[^}]*?message: "([^"]*)"', text, re.S)
     if os_error or "HTTP error" in first or "kind: Connect" in text or "dns error" in text:
-        host = re.search(r"https?://([^/\s?]+)", text)
+        host = re.search(r"https?://(?:[^/?#\s'\"]*@)?([^/\s?@'\"]+)", text)  # never the user:password@ part
         cause = os_error.group(1) if os_error else (
             "dns error" if "dns error" in text else first.split("HTTP error:", 1)[-1].strip())
         if "kind: Timeout" in text or "timed out" in text:
@@ -240,7 +245,7 @@ def _check_option(key: str, value: Any) -> None:
         except ValueError:
             ok = False
         if not ok or any(c.isspace() or ord(c) < 0x20 or ord(c) == 0x7f for c in value):
-            raise StoreError(f"storage option {key}={value!r} is not an http(s) URL (e.g. http://127.0.0.1:9000)")
+            raise StoreError(f"storage option {key}={redact(value)!r} is not an http(s) URL (e.g. http://127.0.0.1:9000)")
     if lk.endswith("region") and not re.fullmatch(r"[A-Za-z0-9_\-]*", value):
         raise StoreError(f"storage option {key}={value!r} is not a region name (e.g. us-east-1)")
 
@@ -406,12 +411,16 @@ class FsspecBackend(Backend):
     def __init__(self, url: str, storage_options: Optional[Mapping[str, Any]]) -> None:
         fsspec_core = _need("fsspec.core", url)
         self.storage_options = dict(storage_options or {})
+        from .exceptions import UnsupportedURLError
+
         try:
             self.fs, _ = fsspec_core.url_to_fs(url, **self.storage_options)
         except ImportError as e:
-            raise StoreError(f"{url}: fsspec has no filesystem for this URL here ({e})") from None
-        except ValueError as e:
-            raise StoreError(f"{url}: {e}") from None
+            raise UnsupportedURLError(f"{redact(url)}: fsspec has no filesystem for this URL here ({e})") from None
+        except BaseException as e:  # any protocol's own mistake: one line, never a traceback
+            _reraise_interrupts(e)
+            msg = redact(str(e).splitlines()[0] if str(e).strip() else type(e).__name__)
+            raise UnsupportedURLError(f"{redact(url)}: fsspec cannot open this URL ({type(e).__name__}: {msg})") from None
         protocol = self.fs.protocol if isinstance(self.fs.protocol, str) else self.fs.protocol[0]
         self.root = protocol
 
@@ -451,8 +460,30 @@ class FsspecBackend(Backend):
             raise _error(e, self.url(key), "write") from None
 
 
+#: fsspec protocols that wrap another filesystem or a description of data rather than store
+#: objects: not read (``UnsupportedURLError``).
+_WRAPPERS = frozenset({"reference", "tar", "zip", "libarchive", "dir", "simplecache", "filecache", "blockcache",
+                       "cached", "memmap", "generic", "dask", "jlab", "jupyter", "git", "github", "arrow_hdfs"})
+
+
+def _check_url(url: str) -> None:
+    """``UnsupportedURLError`` for the URLs hlodump does not read (see the module docstring)."""
+    from .exceptions import UnsupportedURLError
+
+    shown = redact(url)
+    if _CHAINED.match(url) or "::" in url:
+        raise UnsupportedURLError(f"{shown}: chained fsspec URLs (a::b://…) are not read; name the inner URL "
+                                  "itself (a local file, or an object store URL)")
+    m = _SCHEME.match(url)
+    scheme = m.group(1).lower() if m else ""
+    if scheme in _WRAPPERS:
+        raise UnsupportedURLError(f"{shown}: {scheme}:// is fsspec's view of other data (not a store of files): "
+                                  "not read; name the file or the object store URL itself")
+
+
 def backend_for(url: str, storage_options: Optional[Mapping[str, Any]] = None) -> tuple[Backend, str]:
     """(backend, key within it) for ``url``."""
+    _check_url(url)
     m = _SCHEME.match(url)
     scheme = m.group(1).lower() if m else ""
     if scheme in OBSTORE_SCHEMES:

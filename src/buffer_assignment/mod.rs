@@ -448,6 +448,7 @@ mod tests {
                     src: crate::source::SourceRef::none(),
                     proj: None,
                     presized: false,
+                    strict: false,
                 };
                 let mut t = Tables::default();
                 let _ = parse(data, ctx, &mut t);

@@ -41,6 +41,8 @@ pub enum Format {
     ThunkSequence,
     /// XLA's out-of-memory report, alone or inside a log (§2.9).
     OomReport,
+    /// How a module was compiled: `*.debug_options`, `compile_options.textproto` (§2.12).
+    Options,
 }
 
 /// Parse a whole file into the table set.
@@ -76,7 +78,7 @@ pub struct FormatSpec {
 
 impl Format {
     /// Every format, in registry order.
-    pub const ALL: [Format; 7] = [Format::HloModule, Format::HloProto, Format::BufferAssignment, Format::MemoryReport, Format::MemoryReportProto, Format::ThunkSequence, Format::OomReport];
+    pub const ALL: [Format; 8] = [Format::HloModule, Format::HloProto, Format::BufferAssignment, Format::MemoryReport, Format::MemoryReportProto, Format::ThunkSequence, Format::OomReport, Format::Options];
 
     pub fn spec(self) -> &'static FormatSpec {
         match self {
@@ -166,6 +168,19 @@ impl Format {
                 presize: None,
                 split: None,
             },
+            Format::Options => &FormatSpec {
+                name: "options",
+                contents: &[ContentKind::DebugOptions, ContentKind::CompileOptions],
+                sniff: Sniff {
+                    line: Some((crate::options::is_compile_options_line, ContentKind::CompileOptions)),
+                    fallback: Some((is_debug_options_first, ContentKind::DebugOptions)),
+                    ..Sniff::NONE
+                },
+                tables: &["options"],
+                parse: crate::options::parse,
+                presize: None,
+                split: None,
+            },
         }
     }
 
@@ -184,12 +199,17 @@ impl Format {
 }
 
 /// Content kinds the `files` table names but no format parses: a capture of XLA's dump to
-/// stdout, and `*.debug_options` files (tried after every format's rules).
+/// stdout (tried after every format's rules).
 pub const UNPARSED: Sniff = Sniff {
     prefixes: &[(b"*** Begin ", ContentKind::StdoutCapture)],
-    line: Some((is_debug_options_line, ContentKind::DebugOptions)),
     ..Sniff::NONE
 };
+
+/// The first line of a `*.debug_options` file (a fallback rule: tried after every format's
+/// prefixes and lines).
+fn is_debug_options_first(line: &[u8], _second: Option<&[u8]>) -> bool {
+    is_debug_options_line(line)
+}
 
 /// `xla_<letters, digits, _>: …`, a line of a `*.debug_options` file.
 fn is_debug_options_line(line: &[u8]) -> bool {
@@ -220,7 +240,7 @@ impl FormatSet {
     pub fn for_tables<S: AsRef<str>>(tables: &[S]) -> FormatSet {
         let mut set = FormatSet::NONE;
         for f in Format::ALL {
-            if tables.iter().any(|t| t.as_ref() == "errors" || f.spec().tables.contains(&t.as_ref())) {
+            if tables.iter().any(|t| matches!(t.as_ref(), "errors" | "notes") || f.spec().tables.contains(&t.as_ref())) {
                 set.insert(f);
             }
         }
@@ -273,7 +293,7 @@ mod level_tests {
     /// field tape and the searches behind them: issue 26's "every SIMD level == portable").
     #[test]
     fn every_level_parses_like_the_portable_one() {
-        let ctx = || FileCtx { file_id: 0, path: "t", collect: true, src: crate::source::SourceRef::none(), proj: None, presized: false };
+        let ctx = || FileCtx { file_id: 0, path: "t", collect: true, src: crate::source::SourceRef::none(), proj: None, presized: false, strict: false };
         let parse = |f: Format, data: &[u8], level: Level| {
             with_level(level, || {
                 let mut t = Tables::default();

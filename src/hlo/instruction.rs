@@ -36,6 +36,13 @@ pub enum Piece {
 pub struct Scratch {
     pub attrs: Vec<Attr>,
     pub operands: Vec<Piece>,
+    /// Per operand the end of its tuple path in `operand_paths` (`%x#0#1`: compact tuple
+    /// operands, XLA 2026; a whole value has an empty path).
+    pub operand_path_ends: Vec<u32>,
+    pub operand_paths: Vec<i32>,
+    /// Attributes with a key no XLA we know prints: (key start, key end, value end) in the
+    /// instruction text (`attributes::known_attribute`; each gives a `notes` row).
+    pub unknown_attrs: Vec<(usize, usize, usize)>,
     pub called: Vec<Piece>,
     pub owned: Vec<u8>,
     pub(super) commas: Vec<usize>,
@@ -46,6 +53,13 @@ pub struct Scratch {
 }
 
 impl Scratch {
+    /// The tuple path of operand `k` (`operands[k]`).
+    #[inline]
+    pub fn operand_path(&self, k: usize) -> &[i32] {
+        let start = if k == 0 { 0 } else { self.operand_path_ends[k - 1] as usize };
+        &self.operand_paths[start..self.operand_path_ends[k] as usize]
+    }
+
     #[inline]
     pub fn piece<'a>(&'a self, text: &'a [u8], p: Piece) -> &'a [u8] {
         match p {
@@ -419,6 +433,9 @@ pub fn finish<'a>(text: &'a [u8], sc: &mut Scratch, p: Parts) -> ScanResult<Opti
     let (is_root, (na, nb), (i, j), (attr_from, attr_end)) = (p.is_root, p.name, p.shape, p.attributes);
 
     sc.operands.clear();
+    sc.operand_paths.clear();
+    sc.operand_path_ends.clear();
+    sc.unknown_attrs.clear();
     sc.called.clear();
     sc.owned.clear();
     if opcode != b"parameter" && opcode != b"constant" {
@@ -443,6 +460,8 @@ pub fn finish<'a>(text: &'a [u8], sc: &mut Scratch, p: Parts) -> ScanResult<Opti
             key => {
                 if CALLED_KEYS.contains(&key) {
                     name_list(text, a.value, sc);
+                } else if !super::attributes::known_attribute(key) {
+                    sc.unknown_attrs.push((a.key.0, a.key.1, a.value.1));
                 }
                 continue;
             }
@@ -521,12 +540,14 @@ pub(super) fn operands_plain(text: &[u8], r: (usize, usize), sc: &mut Scratch) {
         // to read, and the name ends where the item does)
         if item[0] == b'%' && name_end(text, item_at + 1) == Some(item_at + item.len()) {
             sc.operands.push(Piece::Text(item_at + 1, item_at + item.len()));
+            sc.operand_path_ends.push(sc.operand_paths.len() as u32);
             continue;
         }
         let last_at = item.iter().rposition(|&c| c == b' ').map_or(0, |p| p + 1);
         let last = &item[last_at..];
-        let (p, q) = operand_tail(last).unwrap_or((0, last.len()));
+        let (p, q) = operand_tail(last, &mut sc.operand_paths).unwrap_or((0, last.len()));
         sc.operands.push(Piece::Text(item_at + last_at + p, item_at + last_at + q));
+        sc.operand_path_ends.push(sc.operand_paths.len() as u32);
     }
 }
 
@@ -564,6 +585,8 @@ fn with_stripped<R>(
 /// `...(+N)` skipped.
 pub(super) fn operand_names(text: &[u8], r: (usize, usize), sc: &mut Scratch) -> ScanResult<()> {
     let mut names = std::mem::take(&mut sc.operands);
+    let mut paths = std::mem::take(&mut sc.operand_paths);
+    let mut ends = std::mem::take(&mut sc.operand_path_ends);
     let res = with_stripped(text, r, sc, |s, map| {
         let (a, b) = py_strip(s);
         if a == b {
@@ -580,25 +603,38 @@ pub(super) fn operand_names(text: &[u8], r: (usize, usize), sc: &mut Scratch) ->
             let base = a + ia + x;
             let last_at = memchr::memrchr(b' ', item).map_or(0, |p| p + 1);
             let last = &item[last_at..];
-            let (p, q) = operand_tail(last).unwrap_or((0, last.len()));
+            let (p, q) = operand_tail(last, &mut paths).unwrap_or((0, last.len()));
             names.push(map(base + last_at + p, base + last_at + q));
+            ends.push(paths.len() as u32);
         })
     });
     sc.operands = names;
+    sc.operand_paths = paths;
+    sc.operand_path_ends = ends;
     res
 }
 
-/// `%?(NAME)(#[0-9]+)?$` on the last word of an operand: the NAME range.
-fn operand_tail(last: &[u8]) -> Option<(usize, usize)> {
+/// `%?(NAME)(#[0-9]{1,9})*$` on the last word of an operand: the NAME range; the tuple path
+/// (`%x#2`, `%x#0#1`: compact tuple operands, which XLA's parser turns into get-tuple-elements)
+/// is appended to `path`. Not of that form: None, and `path` as it was.
+fn operand_tail(last: &[u8], path: &mut Vec<i32>) -> Option<(usize, usize)> {
     let s = if last.first() == Some(&b'%') { 1 } else { 0 };
     let e = name_end(last, s)?;
-    if e == last.len() {
-        return Some((s, e));
+    let mark = path.len();
+    let mut i = e;
+    while i < last.len() {
+        // at most 9 digits: every index fits int32 (XLA's are int64, but no tuple has 10^9
+        // elements); longer is not this form
+        let digits = last[i + 1..].iter().take_while(|c| c.is_ascii_digit()).count();
+        if last[i] != b'#' || digits == 0 || digits > 9 {
+            path.truncate(mark);
+            return None;
+        }
+        let k = last[i + 1..i + 1 + digits].iter().fold(0i32, |n, &c| n * 10 + (c - b'0') as i32);
+        path.push(k);
+        i += 1 + digits;
     }
-    if last[e] == b'#' && e + 1 < last.len() && last[e + 1..].iter().all(u8::is_ascii_digit) {
-        return Some((s, e));
-    }
-    None
+    Some((s, e))
 }
 
 /// `%a` / `{%a, %b}` / `%a, %b` → names (comments removed, '%' dropped, empties skipped).

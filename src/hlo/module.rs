@@ -170,7 +170,7 @@ pub fn parse<'c>(data: &'c [u8], ctx: FileCtx<'c>, t: &mut Tables) -> Result<()>
 fn wanted(t: &Tables) -> Want {
     let (r, calls) = (&t.instructions, t.custom_calls.is_wanted());
     Want {
-        operands: r.operands.items.is_built(),
+        operands: r.operands.items.is_built() || r.operand_index.is_built(),
         called: r.called_computations.items.is_built(),
         metadata: r.op_name.is_built()
             || r.op_type.is_built()
@@ -794,6 +794,30 @@ impl<'t, 'c> Parser<'t, 'c> {
         self.ctx.error_at(&mut self.t.errors, no, (at - nl) as u64, msg, lt)
     }
 
+    /// A `notes` row per attribute key no XLA we know prints (`Scratch::unknown_attrs`), at its
+    /// line and column (`text` may span lines, joined with "\n", from `base`).
+    #[cold]
+    fn unknown_attributes(&mut self, line: &Line<'c>, text: &[u8], base: usize) -> Result<()> {
+        for k in 0..self.sc.unknown_attrs.len() {
+            let (ks, ke, ve) = self.sc.unknown_attrs[k];
+            let key = &text[ks..ke];
+            let nl = memchr::memrchr(b'\n', &text[base..ks]).map(|p| p + base);
+            let (no, col, lt) = match nl {
+                None => (line.no, (ks - base) as u64 + 1, line.text),
+                Some(nl) => {
+                    let no = line.no + memchr::memchr_iter(b'\n', &text[base..ks]).count() as u64;
+                    let end = memchr::memchr(b'\n', &text[ks..]).map_or(text.len(), |e| ks + e);
+                    let lt = &text[nl + 1..end];
+                    (no, (ks - nl) as u64, lt.strip_suffix(b"\r").unwrap_or(lt))
+                }
+            };
+            let message = format!("unknown attribute '{}' (newer XLA?); kept raw in attributes", String::from_utf8_lossy(key));
+            let note = crate::driver::Note { kind: "unknown_attribute", token: key, text: &text[ks..ve], message };
+            self.ctx.note(self.t, no, lt, col, note)?;
+        }
+        Ok(())
+    }
+
     /// The rows of one parsed instruction (`text` is what was parsed: operand pieces point
     /// into it); passed by reference, so the (large) `Instr` is never moved.
     #[inline]
@@ -820,10 +844,12 @@ impl<'t, 'c> Parser<'t, 'c> {
         r.is_root.push(ins.is_root);
         r.opcode.push(&src, ins.opcode);
         r.shape.push(&src, ins.shape);
-        for &p in &sc.operands {
+        for (k, &p) in sc.operands.iter().enumerate() {
             r.operands.items.push(&src, sc.piece(text, p));
+            r.operand_index.push_path(sc.operand_path(k));
         }
         r.operands.end_row();
+        r.operand_index.end_row();
         r.operand_text.push(&src, ins.operand_text);
         for &p in &sc.called {
             r.called_computations.items.push(&src, sc.piece(text, p));
@@ -854,6 +880,9 @@ impl<'t, 'c> Parser<'t, 'c> {
         r.sharding.push_opt(&src, ins.sharding);
         r.line.push(line.no as i32);
         r.offset.push(line.start as i64);
+        if !self.sc.unknown_attrs.is_empty() {
+            self.unknown_attributes(line, text, base)?;
+        }
 
         // (the body's base64 check costs a pass over what can be megabytes: only when wanted)
         if ins.opcode == b"custom-call" && self.t.custom_calls.is_wanted() {

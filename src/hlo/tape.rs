@@ -487,6 +487,14 @@ pub fn decode<'a>(text: &'a [u8], tp: &Tape, sc: &mut Scratch, want: Want) -> Op
     let span = |s: Span| &text[s.0..s.1];
     let opcode = span(tp.opcode);
     sc.operands.clear();
+    sc.operand_paths.clear();
+    sc.operand_path_ends.clear();
+    sc.unknown_attrs.clear();
+    for a in &tp.attrs {
+        if !super::attributes::known_attribute(span(a.key)) {
+            sc.unknown_attrs.push((a.key.0, a.key.1, a.value.1));
+        }
+    }
     sc.called.clear();
     sc.owned.clear();
     if want.operands && opcode != b"parameter" && opcode != b"constant" {

@@ -83,14 +83,16 @@ pub fn render(m: &wire::Msg) -> String {
 }
 
 pub fn parse<'c>(data: &'c [u8], ctx: FileCtx<'c>, t: &mut Tables) -> Result<()> {
-    let m = match wire::decode(data, schema::MEMORYUSAGEREPORT) {
-        Ok((m, _unknown)) => m,
+    let (m, unknown) = match wire::decode_listing(data, schema::MEMORYUSAGEREPORT) {
+        Ok(x) => x,
         Err(e) => return ctx.error_at(&mut t.errors, 1, e.offset as u64 + 1, format!("not a valid memory-usage report proto: {e}"), b""),
     };
     let source = Source::from_vec(render(&m).into_bytes());
     let src = t.add_source(&source);
-    let text_ctx = FileCtx { file_id: ctx.file_id, path: ctx.path, collect: ctx.collect, src, proj: ctx.proj, presized: false };
-    crate::memory_report::parse(source.bytes(), text_ctx, t)
+    let text_ctx = FileCtx { file_id: ctx.file_id, path: ctx.path, collect: ctx.collect, src, proj: ctx.proj, presized: false, strict: ctx.strict };
+    crate::memory_report::parse(source.bytes(), text_ctx, t)?;
+    super::unknown_note(&unknown, ctx.file_id, t);
+    Ok(())
 }
 
 #[cfg(test)]

@@ -76,12 +76,12 @@ fn module_at(b: &[u8]) -> Option<Top> {
 }
 
 /// (HloModuleProto, BufferAssignmentProto if any, unknown fields skipped).
-pub fn decode_hlo(data: &[u8]) -> std::result::Result<(Msg, Option<Msg>, u64), WireError> {
+pub fn decode_hlo(data: &[u8]) -> std::result::Result<(Msg, Option<Msg>, wire::Unknown), WireError> {
     if module_at(data) == Some(Top::Module) {
-        let (m, unknown) = wire::decode(data, schema::HLOMODULEPROTO)?;
+        let (m, unknown) = wire::decode_listing(data, schema::HLOMODULEPROTO)?;
         return Ok((m, None, unknown));
     }
-    let (mut p, unknown) = wire::decode(data, schema::HLOPROTO)?;
+    let (mut p, unknown) = wire::decode_listing(data, schema::HLOPROTO)?;
     let take = |p: &mut Msg, name: &str| -> Option<Msg> {
         let i = p.fields.iter().position(|(n, _)| *n == name)?;
         match p.fields.remove(i).1 {
@@ -97,7 +97,7 @@ pub fn decode_hlo(data: &[u8]) -> std::result::Result<(Msg, Option<Msg>, u64), W
 /// Parse one `.hlo.pb` file (`FormatSpec::parse`). A damaged proto is one error at line 1,
 /// its column the byte offset + 1 where decoding stopped.
 pub fn parse<'c>(data: &'c [u8], ctx: FileCtx<'c>, t: &mut Tables) -> Result<()> {
-    let (m, ba, _unknown) = match decode_hlo(data) {
+    let (m, ba, unknown) = match decode_hlo(data) {
         Ok(x) => x,
         Err(e) => return ctx.error_at(&mut t.errors, 1, e.offset as u64 + 1, format!("not a valid HLO proto: {e}"), b""),
     };
@@ -111,12 +111,29 @@ pub fn parse<'c>(data: &'c [u8], ctx: FileCtx<'c>, t: &mut Tables) -> Result<()>
     let source = Source::from_vec(text);
     let src = t.add_source(&source);
     let bytes: &[u8] = source.bytes();
-    let text_ctx = FileCtx { file_id: ctx.file_id, path: ctx.path, collect: ctx.collect, src, proj: ctx.proj, presized: false };
+    let text_ctx = FileCtx { file_id: ctx.file_id, path: ctx.path, collect: ctx.collect, src, proj: ctx.proj, presized: false, strict: ctx.strict };
     crate::hlo::parse(bytes, text_ctx, t)?;
     if let Some(ba) = ba {
         buffer_rows(&m, &ba, ctx.file_id, t);
     }
+    unknown_note(&unknown, ctx.file_id, t);
     Ok(())
+}
+
+/// One `notes` row for the fields of the proto this reader does not use (skipped, counted; never
+/// an error, not even with `strict`: a proto always holds fields we do not read).
+pub fn unknown_note(unknown: &wire::Unknown, file_id: i32, t: &mut Tables) {
+    if unknown.is_empty() {
+        return;
+    }
+    let n = &mut t.notes;
+    n.file_id.push(file_id);
+    n.line.push(1);
+    n.column.push(1);
+    n.kind.push("unknown_proto_fields");
+    n.token.push(String::new());
+    n.text.push(wire::unknown_text(unknown));
+    n.message.push(format!("{} fields this reader does not use were skipped", unknown.values().sum::<u64>()));
 }
 
 /// Every instruction by id: (name, shape).
@@ -174,6 +191,7 @@ fn buffer_rows(m: &Msg, ba: &Msg, file_id: i32, t: &mut Tables) {
             a.parameter_shape_index.push_null();
         }
         a.output_shape.push_null();
+        a.page.push(None); // not in BufferAllocationProto (the text's `page N`)
         a.flags.push_owned(b"");
         a.line.push(0);
     }
@@ -233,7 +251,11 @@ mod tests {
         let mut out = Vec::new();
         for rel in std::fs::read_dir(root).unwrap() {
             for prog in std::fs::read_dir(rel.unwrap().path()).unwrap() {
-                for f in std::fs::read_dir(prog.unwrap().path()).unwrap() {
+                let prog = prog.unwrap().path();
+                if !prog.is_dir() {
+                    continue;
+                }
+                for f in std::fs::read_dir(prog).unwrap() {
                     let p = f.unwrap().path();
                     if p.to_string_lossy().ends_with(".hlo.pb") {
                         out.push(p);
@@ -248,7 +270,7 @@ mod tests {
     /// Collect and strict mode on `data`: strict fails exactly at collect's first error (the
     /// fuzz target's check, without libFuzzer).
     fn check(data: &[u8]) -> usize {
-        let ctx = |collect| FileCtx { file_id: 0, path: "t", collect, src: SourceRef::none(), proj: None, presized: false };
+        let ctx = |collect| FileCtx { file_id: 0, path: "t", collect, src: SourceRef::none(), proj: None, presized: false, strict: false };
         let mut collected = Tables::default();
         parse(data, ctx(true), &mut collected).expect("collect mode never fails");
         let first = collected.errors.line.0.first().copied().zip(collected.errors.column.0.first().copied());
@@ -314,7 +336,7 @@ mod tests {
         push_len(&mut module, comp.len());
         module.extend_from_slice(&comp);
         let mut t = Tables::default();
-        let ctx = FileCtx { file_id: 0, path: "t", collect: true, src: SourceRef::none(), proj: None, presized: false };
+        let ctx = FileCtx { file_id: 0, path: "t", collect: true, src: SourceRef::none(), proj: None, presized: false, strict: false };
         parse(&module, ctx, &mut t).unwrap();
         assert_eq!(t.errors.len(), 1);
         assert!(t.errors.message.0[0].as_deref().unwrap_or("").contains("would print as more than"), "{:?}", t.errors.message.0);

@@ -170,9 +170,28 @@ impl Msg {
 /// Decode `buf` as message `message` (an index into `MESSAGES`): the message and the number of
 /// fields skipped (unknown to our schema) in it and its sub-messages.
 pub fn decode(buf: &[u8], message: usize) -> R<(Msg, u64)> {
-    let mut unknown = 0;
+    let (m, unknown) = decode_listing(buf, message)?;
+    Ok((m, unknown.values().sum()))
+}
+
+/// Fields skipped: (message name, field number) → how many times.
+pub type Unknown = std::collections::BTreeMap<(&'static str, u64), u64>;
+
+/// `decode`, with the fields skipped listed by message and number.
+pub fn decode_listing(buf: &[u8], message: usize) -> R<(Msg, Unknown)> {
+    let mut unknown = Unknown::new();
     let m = decode_at(buf, message, 0, buf.len(), 0, &mut unknown)?;
     Ok((m, unknown))
+}
+
+/// The `notes` text of the skipped fields: `Message.N×count`, by message name and number, at
+/// most 20 of them, then `…`.
+pub fn unknown_text(u: &Unknown) -> String {
+    let mut parts: Vec<String> = u.iter().take(20).map(|((m, n), c)| format!("{m}.{n}×{c}")).collect();
+    if u.len() > 20 {
+        parts.push("…".into());
+    }
+    parts.join(" ")
 }
 
 fn varint(buf: &[u8], mut pos: usize, end: usize) -> R<(u64, usize)> {
@@ -225,7 +244,7 @@ fn wire_of(kind: Kind) -> u8 {
     }
 }
 
-fn decode_at(buf: &[u8], message: usize, mut pos: usize, end: usize, depth: usize, unknown: &mut u64) -> R<Msg> {
+fn decode_at(buf: &[u8], message: usize, mut pos: usize, end: usize, depth: usize, unknown: &mut Unknown) -> R<Msg> {
     if depth > MAX_DEPTH {
         return err(pos, format!("messages nested deeper than {MAX_DEPTH}"));
     }
@@ -243,7 +262,7 @@ fn decode_at(buf: &[u8], message: usize, mut pos: usize, end: usize, depth: usiz
         }
         let Some(field) = schema.iter().find(|f| u64::from(f.number) == number) else {
             pos = skip(buf, pos, end, wire, tag_at, number)?;
-            *unknown += 1;
+            *unknown.entry((mname, number)).or_insert(0) += 1;
             continue;
         };
         let (name, kind) = (field.name, field.kind);

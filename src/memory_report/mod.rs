@@ -340,6 +340,15 @@ impl<'t, 'c> Parser<'t, 'c> {
         let line = allocation_line(text, cur.pos, SizeForm::Human)?;
         let rounded = human_is_rounded(text, cur.pos + memchr::memmem::find(&text[cur.pos..], b": size ").expect("an allocation line") + 7);
         self.allocation_row(no, rank, &line, Some(cumulative), percent, Some(remaining), rounded);
+        self.unknown_flags(no, text, &line)
+    }
+
+    /// A `notes` row per allocation flag a newer XLA prints (kept raw in `flags`).
+    fn unknown_flags(&mut self, no: u64, text: &[u8], a: &AllocationLine<'_>) -> R<()> {
+        for &(at, raw) in &a.flags.unknown {
+            let note = crate::allocation_line::unknown_flag_note(raw);
+            self.ctx.note(self.t, no, text, at as u64 + 1, note)?;
+        }
         Ok(())
     }
 
@@ -373,7 +382,7 @@ impl<'t, 'c> Parser<'t, 'c> {
             self.layout = Layout::WithValues { allocation: None, tables, sub: TableSub::Outside };
             let a = allocation_line(text, 0, SizeForm::Human)?;
             self.layout = Layout::WithValues { allocation: Some((a.index, a.flags.color)), tables, sub: TableSub::Outside };
-            return Ok(());
+            return self.unknown_flags(no, text, &a);
         }
         let row = GroupRow { space: None, color: allocation.map(|a| a.1), table: tables - 1, allocation: allocation.map(|a| a.0) };
         let before = tables;
@@ -551,7 +560,7 @@ mod tests {
     use super::*;
 
     fn run(data: &[u8]) -> (Tables, Result<()>) {
-        let ctx = FileCtx { file_id: 0, path: "t", collect: true, src: crate::source::SourceRef::none(), proj: None, presized: false };
+        let ctx = FileCtx { file_id: 0, path: "t", collect: true, src: crate::source::SourceRef::none(), proj: None, presized: false, strict: false };
         let mut t = Tables::default();
         let r = parse(data, ctx, &mut t);
         (t, r)
@@ -581,7 +590,7 @@ mod tests {
         ];
         for data in cases {
             for collect in [true, false] {
-                let ctx = FileCtx { file_id: 0, path: "t", collect, src: crate::source::SourceRef::none(), proj: None, presized: false };
+                let ctx = FileCtx { file_id: 0, path: "t", collect, src: crate::source::SourceRef::none(), proj: None, presized: false, strict: false };
                 let mut t = Tables::default();
                 let _ = parse(data, ctx, &mut t);
                 let _ = t.finish();

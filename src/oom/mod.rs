@@ -698,7 +698,7 @@ mod tests {
     use super::*;
 
     fn run(data: &[u8], collect: bool) -> (Tables, Result<()>) {
-        let ctx = FileCtx { file_id: 0, path: "t", collect, src: crate::source::SourceRef::none(), proj: None, presized: false };
+        let ctx = FileCtx { file_id: 0, path: "t", collect, src: crate::source::SourceRef::none(), proj: None, presized: false, strict: false };
         let mut t = Tables::default();
         let r = parse(data, ctx, &mut t);
         (t, r)

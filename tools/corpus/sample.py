@@ -27,6 +27,12 @@ What is copied (SAMPLE below), per release and program:
     `first_kernel_module`: only the first module (number order) that wrote per-kernel MLIR.
   LLVM IR (`*.ll`) and object files (`*.o`) are never copied.
 
+Producers other than jax (``--producer NAME SRC OUT``: TensorFlow, PyTorch/XLA; one flat dump
+directory SRC, module names that may contain dots): every file of every module into OUT/NAME/,
+except per-kernel MLIR, of which only the first kernel (file-name order) of each name form is
+kept, all three stages; ``--site DIR`` (repeatable) also neutralises that directory (the
+producer's site-packages, which TensorFlow's metadata names) to ``/usr/lib/python3/site…/``.
+
 Path neutralisation (the only change made to file contents): every occurrence of the DUMPS
 directory (`<DUMPS>/`) and of the generator directory (`<gen-dir>/`) is replaced by a neutral path
 of the SAME byte length (`/data/xla_dump/run…/`, `/src/models_gen/corpus_program…/`), so file
@@ -55,6 +61,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 CONTROL_FLOW = ("control_flow", {"modules": ["jit_rnn", "jit_rnn_loss", "jit_newton_sqrt", "jit_branches", "jit_nested"]})
 SPMD = ("spmd", {"modules": ["jit_mlp_loss", "jit_sm_collectives", "jit_sm_permute", "jit_ring"], "last_module": True})
 BASIC = [CONTROL_FLOW, SPMD]
+NEW = [CONTROL_FLOW, ("spmd", {}), ("convnet", {"modules": ["jit_loss"]}),
+       ("linalg", {"modules": ["jit_solve", "jit_cholesky", "jit_qr", "jit_svd", "jit_eigh"]}),
+       ("transformer", {"modules": ["jit_forward"]})]
 SAMPLE: dict[str, list[tuple[str, dict]]] = {
     "0.4.13": BASIC,
     "0.4.20": BASIC,
@@ -68,7 +77,29 @@ SAMPLE: dict[str, list[tuple[str, dict]]] = {
     # per-pass dumps for one release: the forward module of the transformer
     "0.8.3": BASIC + [("transformer", {"modules": ["jit_forward"]})],
     "0.9.2": BASIC,
+    # jax 0.11.2 / 0.12.0.1 (Python >= 3.12): control_flow as BASIC, spmd whole (every named-
+    # sharding `mesh[...]` replica-group form: several axes, sub-axes `{'model':(2)2}`), the
+    # convnet's training step (convolutions and their gradients), linalg's solve/cholesky/qr/svd/eigh
+    # (custom calls, while loops with compact tuple operands), the transformer's forward module
+    # with KEEP_PASSES per-pass dumps
+    "0.11.2": NEW,
+    "0.12.0.1": NEW,
 }
+# tests/data/proto (`--set proto`): text and binary proto twins of the same compiles
+# (make_proto_dumps.sh: --xla_dump_hlo_as_text --xla_dump_hlo_as_proto), three releases
+_PROTO = [("control_flow", {"modules": ["jit_rnn", "jit_rnn_loss", "jit_newton_sqrt", "jit_branches", "jit_nested"]}),
+          ("spmd", {"modules": ["jit_mlp_loss", "jit_sm_collectives", "jit_sm_permute", "jit_ring"], "last_module": True}),
+          ("linalg", {"modules": ["jit_cholesky", "jit_qr"]}),
+          ("misc", {"modules": ["jit_update", "jit_mlp", "jit_scoped"]})]
+PROTO_SAMPLE: dict[str, list[tuple[str, dict]]] = {
+    "0.10.2": _PROTO,
+    "0.11.2": _PROTO,
+    # + per-pass dumps as text and proto (--xla_dump_hlo_pass_re=.*) and --xla_dump_hlo_to_subfolder
+    "0.12.0.1": _PROTO + [("control_flow_passes", {"modules": ["jit_newton_sqrt"]}),
+                          ("control_flow_subfolder", {"modules": ["jit_rnn", "jit_branches"]})],
+}
+SETS = {"corpus": SAMPLE, "proto": PROTO_SAMPLE}
+
 # jax 0.4.26 and 0.10.2 (tests/data/corpus/jax-0.4.26, jax-0.10.2) were sampled earlier and
 # differently: transformer, control_flow, spmd, misc whole, every 5th pass dump plus the last
 # (generators/trim_passes.py ROOT 5); see tests/data/corpus/README.md. They are not made here.
@@ -79,10 +110,12 @@ CORPUS_PASSES = 8  # the corpus kept 8 per module (trim_passes.py -8)
 
 NEUTRAL_DUMPS = ("/data/xla_dump/", "run_b")
 NEUTRAL_GEN = ("/src/models_gen/", "corpus_program")
+NEUTRAL_SITE = ("/usr/lib/python3/", "site-packages")
 FORBIDDEN = (b"/work/", b"/root/", b"/tmp/", b"/home/")
 
 _MODULE = re.compile(r"^module_(\d{4,})\.([A-Za-z0-9_]+)\.")
-_PASS = re.compile(r"^module_(\d{4,})\.[A-Za-z0-9_]+\.(\d{4})\..*\.txt$")
+_PASS = re.compile(r"^module_(\d{4,})\.[A-Za-z0-9_]+\.(\d{4})\..*\.(?:txt|hlo\.pb)$")
+_SUBFOLDER = re.compile(r"^[A-Za-z0-9_.-]+_\d+$")  # <host>_<pid> (--xla_dump_hlo_to_subfolder)
 _KERNEL = re.compile(r"^module_\d{4,}\.[A-Za-z0-9_]+\.(.+)-(pre-optimization|post-optimization|post-lowering)\.mlir$")
 _FOLDER_NEW = re.compile(r"^module_\d{4,}\.([A-Za-z0-9_]+)$")  # jax 0.10.2: module_NNNN.<name>/
 _FOLDER_OLD = re.compile(r"^(.+)_(\d{10,})$")  # jax 0.7.2-0.9.2: <name>_<unique id>/
@@ -119,37 +152,49 @@ def _kernel_form(kernel: str) -> str:
 
 def choose(src: str, opts: dict) -> list[str]:
     """Relative paths (POSIX) of the files of one program directory that go into the sample,
-    before the per-kernel MLIR choice of `kernel_owners`."""
+    before the per-kernel MLIR choice of `kernel_owners`. Module files are those directly in
+    `src` and, with `--xla_dump_hlo_to_subfolder` (jax 0.10+), those in `<name>/<host>_<pid>/`."""
     names = sorted(os.listdir(src))
     files = [n for n in names if os.path.isfile(os.path.join(src, n))]
     folders = [n for n in names if os.path.isdir(os.path.join(src, n))]
-    files = [n for n in files if not n.endswith((".ll", ".o"))]
+    sub = []  # --xla_dump_hlo_to_subfolder: <module name>/<host>_<pid>/module_NNNN.<name>.…
+    for d in list(folders):
+        if _FOLDER_NEW.match(d) or _FOLDER_OLD.match(d):
+            continue
+        inner = sorted(os.listdir(os.path.join(src, d)))
+        if inner and all(_SUBFOLDER.match(x) and os.path.isdir(os.path.join(src, d, x)) for x in inner):
+            for x in inner:
+                sub += [f"{d}/{x}/{n}" for n in sorted(os.listdir(os.path.join(src, d, x)))]
+            folders.remove(d)
+    files = [n for n in files + sub if not n.endswith((".ll", ".o"))]
+    base = {n: n.rsplit("/", 1)[-1] for n in files}
 
     modules = {}  # module id -> name, for the modules taken
     for n in files:
-        if m := _MODULE.match(n):
+        if m := _MODULE.match(base[n]):
             modules.setdefault(m[1], m[2])
     if "modules" in opts:
         last = max(modules) if opts.get("last_module") else None
         modules = {i: name for i, name in modules.items() if name in opts["modules"] or i == last}
     if opts.get("first_kernel_module"):
-        with_kernels = sorted(_MODULE.match(n)[1] for n in files if _KERNEL.match(n))
+        with_kernels = sorted(_MODULE.match(base[n])[1] for n in files if _KERNEL.match(base[n]))
         modules = {i: name for i, name in modules.items() if with_kernels and i == with_kernels[0]}
     if not modules:
         raise SystemExit(f"{src}: no module selected by {opts}")
 
-    keep = [n for n in files if (m := _MODULE.match(n)) and m[1] in modules]
+    keep = [n for n in files if (m := _MODULE.match(base[n])) and m[1] in modules]
 
-    # per-pass dumps: KEEP_PASSES per module, spread over the corpus's CORPUS_PASSES
-    passes: dict[str, list[tuple[int, str]]] = {}
+    # per-pass dumps: KEEP_PASSES per module, spread over the corpus's CORPUS_PASSES; the text and
+    # proto of one pass (`….NNNN.<…>.txt` and `.hlo.pb`) are kept or dropped together
+    passes: dict[str, dict[int, list[str]]] = {}
     for n in keep:
-        if (m := _PASS.match(n)) and not _KERNEL.match(n):
-            passes.setdefault(m[1], []).append((int(m[2]), n))
+        if (m := _PASS.match(base[n])) and not _KERNEL.match(base[n]):
+            passes.setdefault(m[1], {}).setdefault(int(m[2]), []).append(n)
     drop = set()
-    for items in passes.values():
-        items.sort()
-        kept = spread(spread(items, CORPUS_PASSES), KEEP_PASSES)
-        drop |= {n for _, n in items} - {n for _, n in kept}
+    for by_number in passes.values():
+        numbers = sorted(by_number)
+        kept = set(spread(spread(numbers, CORPUS_PASSES), KEEP_PASSES))
+        drop |= {n for k, ns in by_number.items() if k not in kept for n in ns}
     keep = [n for n in keep if n not in drop]
 
     # per-module folders
@@ -219,6 +264,53 @@ def copy_program(src: str, dst: str, chosen: list[str], replacements: list[tuple
     return len(chosen), total
 
 
+_STAGE_SUFFIX = ".before_optimizations.txt"
+_KERNEL_STAGE = re.compile(r"^(.+)-(pre-optimization|post-optimization|post-lowering)\.mlir$")
+
+
+def choose_producer(src: str) -> list[str]:
+    """Files of a producer's flat dump directory for the sample (see the docstring)."""
+    names = sorted(os.listdir(src))
+    stems = sorted({n[: -len(_STAGE_SUFFIX)] for n in names if n.endswith(_STAGE_SUFFIX)}, key=len, reverse=True)
+    keep, forms = [], {}
+    for n in names:
+        path = os.path.join(src, n)
+        if n.endswith((".ll", ".o")):
+            continue
+        if os.path.isdir(path):
+            for root, _dirs, fns in os.walk(path):
+                keep += [os.path.relpath(os.path.join(root, f), src).replace(os.sep, "/") for f in fns]
+            continue
+        m = _KERNEL_STAGE.match(n)
+        stem = next((st for st in stems if n.startswith(st + ".")), None)
+        if m and stem:
+            kernel = m[1][len(stem) + 1:]
+            owner = forms.setdefault(_kernel_form(kernel), m[1])
+            if owner != m[1]:
+                continue
+        keep.append(n)
+    return sorted(keep)
+
+
+def producer_main(a) -> int:
+    name, src, out = a.producer
+    src = os.path.abspath(src)
+    replacements = []
+    for original, base in ([(src.rstrip("/") + "/", NEUTRAL_DUMPS),
+                            (os.path.abspath(a.gen_dir).rstrip("/") + "/", NEUTRAL_GEN)]
+                           + [(os.path.abspath(d).rstrip("/") + "/", NEUTRAL_SITE) for d in a.site]):
+        replacements.append((original.encode(), neutral(original, base).encode()))
+    # the dump directory itself also appears without its '/' (debug_options: xla_dump_to: "SRC")
+    replacements[0] = (replacements[0][0][:-1], replacements[0][1][:-1])
+    replacements.sort(key=lambda r: -len(r[0]))
+    for old, new in replacements:
+        print(f"path {old.decode()} -> {new.decode()}")
+    files = choose_producer(src)
+    n, size = copy_program(src, os.path.join(out, name), files, replacements, a.dry_run)
+    print(f"{name}: {n} files, {size} bytes")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("dumps", nargs="?")
@@ -227,7 +319,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--gen-dir", default=os.path.join(HERE, "generators"))
     ap.add_argument("--dry-run", action="store_true", help="only print what would be copied")
     ap.add_argument("--programs", metavar="VERSION", help="print the programs of VERSION's sample and exit")
+    ap.add_argument("--set", choices=sorted(SETS), default="corpus",
+                    help="which sample: corpus (tests/data/corpus) or proto (tests/data/proto)")
+    ap.add_argument("--producer", nargs=3, metavar=("NAME", "SRC", "OUT"),
+                    help="sample a non-jax producer's flat dump SRC into OUT/NAME")
+    ap.add_argument("--site", action="append", default=[], help="(--producer) a site-packages path to neutralise")
     a = ap.parse_args(argv)
+    if a.producer:
+        return producer_main(a)
+    global SAMPLE
+    SAMPLE = SETS[a.set]
     if a.programs:
         if a.programs not in SAMPLE:
             print(f"no sample defined for jax {a.programs}", file=sys.stderr)

@@ -24,13 +24,21 @@ collective-broadcast      S                    ``S``
 ========================  ===================  =========================
 
 Replica groups: explicit ``{{0,1},{2,3}}``, XLA's iota form ``[G,N]<=[d0,d1,…]T(p…)`` (iota over
-the reshape dims, transposed by p, read as G groups of N), and ``{}`` (one group of every device:
-``num_partitions`` or ``replica_count`` of the module header).
+the reshape dims, transposed by p, read as G groups of N), the named-mesh form of 2026
+(``mesh['data'=2,'model'=4] {'model'}``, sub-axes ``{'model':(2)2}``, ``device_ids=(…)``;
+expanded as XLA's ``MeshAxesReplicaGroupList::flattened_replica_groups`` does) and ``{}`` (one group
+of every device: ``num_partitions`` or ``replica_count`` of the module header) — in
+``groups_form``. ``group_size`` and ``num_groups`` come from the dims, whatever their size;
+``replica_groups`` lists the groups up to ``MAX_LISTED_DEVICES`` devices (65,536; and at most
+``MAX_LISTED_TOTAL`` device ids in one table), and ``note``
+says why it is null beyond. ``note`` also marks a ``-done`` no ``-start`` ends (listed with null
+bytes, so nothing is counted twice), and a figure too large for an int64.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Optional
 
 import numpy as np
@@ -42,7 +50,8 @@ from .cost_graph import ModuleSel, _attr, _Ins, _load
 if TYPE_CHECKING:  # pragma: no cover
     from ..dump import Dump
 
-__all__ = ["collectives", "replica_groups", "COLLECTIVE_KINDS", "COLLECTIVE_COLUMNS"]
+__all__ = ["collectives", "replica_groups", "parse_replica_groups", "Groups", "MAX_LISTED_DEVICES",
+           "COLLECTIVE_KINDS", "COLLECTIVE_COLUMNS"]
 
 COLLECTIVE_KINDS = ("all-reduce", "all-gather", "reduce-scatter", "all-to-all", "ragged-all-to-all",
                     "collective-permute", "collective-broadcast")
@@ -66,7 +75,7 @@ COLLECTIVE_COLUMNS = (
     "done_instruction", "is_async", "start_step", "done_step", "steps_between",
     "overlapped_instructions", "exposed", "replica_groups", "group_size", "num_groups", "source_target_pairs",
     "channel_id", "use_global_device_ids", "dtype", "shape", "bytes", "bytes_per_device", "formula",
-    "op_name", "source_file", "source_line", "file_id")
+    "op_name", "source_file", "source_line", "file_id", "groups_form", "note")
 
 
 def _kind(opcode: str) -> Optional[str]:
@@ -82,8 +91,265 @@ def _kind(opcode: str) -> Optional[str]:
 _OLD_NAMES = {"all-reduce-scatter": "reduce-scatter"}  # XLA's name for reduce-scatter in 2021
 
 
+#: The most devices whose groups are listed (``replica_groups``): a larger iota or mesh form keeps
+#: its group size and count (from the dims, never expanded) and says so in ``note``.
+MAX_LISTED_DEVICES = 1 << 16
+#: The most device ids one ``collectives`` table lists in all (128 MB): rows past it keep their
+#: group size and count and say so in ``note``.
+MAX_LISTED_TOTAL = 1 << 24
+_INT64_MAX = (1 << 63) - 1
+
+
+@dataclass
+class Groups:
+    """``replica_groups=`` read: ``group_size`` and ``num_groups`` (from the dims, for every form
+    whatever its size), ``groups`` (the explicit device groups, None when there are more than
+    ``max_devices`` devices or the text is not understood), ``form`` (``explicit``, ``iota``,
+    ``mesh``, ``all`` for ``{}``) and ``note`` (why ``groups`` is missing, or what was assumed)."""
+
+    group_size: Optional[int] = None
+    num_groups: Optional[int] = None
+    groups: Optional[list[list[int]]] = None
+    form: Optional[str] = None
+    note: Optional[str] = None
+
+
+def _prod(xs: "list[int]") -> int:
+    n = 1
+    for x in xs:
+        n *= x
+    return n
+
+
+_IOTA = re.compile(r"\[([\d,\s]+)\]\s*<=\s*\[([\d,\s]+)\](?:\s*T\(([\d,\s]+)\))?")
+
+
+def _iota_array(dims: "list[int]", reshape: "list[int]", perm: "Optional[list[int]]") -> "np.ndarray":
+    """XLA's ``IotaTileAssignment``: iota over ``reshape``, transposed by ``perm``, read as ``dims``
+    (``TileAssignment::MaybeMaterializeFullArray``, xla/hlo/ir/tile_assignment.cc)."""
+    a = np.arange(_prod(reshape), dtype=np.int64).reshape(reshape)
+    if perm:
+        a = a.transpose(perm)
+    return a.reshape(dims)
+
+
+def _iota_groups(m: "re.Match[str]", max_devices: int) -> Groups:
+    shape = [int(x) for x in m.group(1).split(",") if x.strip()]
+    dims = [int(x) for x in m.group(2).split(",") if x.strip()]
+    perm = [int(x) for x in m.group(3).split(",") if x.strip()] if m.group(3) else None
+    total = _prod(dims)
+    n_groups = shape[0] if len(shape) > 1 else 1
+    if not shape or not dims or _prod(shape) != total or (perm is not None and sorted(perm) != list(range(len(dims)))):
+        return Groups(form="iota", note=f"replica groups {m.group(0)!r} not understood (dims do not agree)")
+    size = total // n_groups if n_groups else 0
+    g = Groups(size if size <= _INT64_MAX else None, n_groups if n_groups <= _INT64_MAX else None, form="iota")
+    if total > max_devices:
+        g.note = (f"{n_groups} groups of {size} devices: too many devices ({total}) to list them "
+                  f"(at most {max_devices}); group size and count from the iota dims")
+        return g
+    g.groups = _iota_array([n_groups, size], dims, perm).tolist() if total else []
+    return g
+
+
+# ``mesh['data'=2,'model'=4] {'model'}``, ``mesh[a=2,b=4], device_ids=([4,16]T(1,0)) {a,b:(1)2}``,
+# ``mesh[ooo=10], device_ids=(8,3,7,5,4,2,6,0,1,9) {ooo:(5)2}``, ``maximal_mesh[device_id=3] {}``:
+# MeshAxesReplicaGroupList::ToString, Mesh::ToString, AxisRef::ToString (xla/hlo/ir/replica_group.cc,
+# xla/hlo/ir/mesh_and_axis.cc); axis names are quoted by the printers of 2026 (jax 0.10.2 on).
+_NAME = r"(?:'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"|[^\s=,:{}()\[\]']+)"
+_MESH = re.compile(r"(maximal_)?mesh\[(?P<axes>[^\]]*)\]\s*(?:,\s*device_ids=\((?P<ids>[^()]*(?:\([^()]*\))?[^()]*)\))?"
+                   r"\s*\{(?P<group>[^{}]*)\}")
+_MESH_AXIS = re.compile(r"\s*(" + _NAME + r")\s*=\s*(\d+)\s*")
+_GROUP_AXIS = re.compile(r"\s*(" + _NAME + r")\s*(?::\s*\(\s*(\d+)\s*\)\s*(\d+))?\s*")
+
+
+def _unquote(name: str) -> str:
+    return name[1:-1] if len(name) >= 2 and name[0] == name[-1] and name[0] in "'\"" else name
+
+
+def _split_top(text: str) -> list[str]:
+    """``text`` split at commas outside quotes."""
+    out, cur, q = [], [], ""
+    for c in text:
+        if q:
+            cur.append(c)
+            if c == q:
+                q = ""
+        elif c in "'\"":
+            q = c
+            cur.append(c)
+        elif c == ",":
+            out.append("".join(cur))
+            cur = []
+        else:
+            cur.append(c)
+    if "".join(cur).strip() or out:
+        out.append("".join(cur))
+    return out
+
+
+def _mesh_groups(m: "re.Match[str]", max_devices: int) -> Groups:
+    """XLA's ``MeshAxesReplicaGroupList::flattened_replica_groups`` (xla/hlo/ir/replica_group.cc):
+    the mesh's device array (iota, or ``device_ids``) reshaped so that every sub-axis ``a:(p)s``
+    is a dimension of its own (``GetDimToReshapeAndAggregateAxes``: ``[p, s, full/(p*s)]`` for one
+    sub-axis of a mesh axis; sorted by ``p`` with padding dims between for several,
+    ``HandleMultiAxisRefPerDimension``), transposed so the grouped dimensions come last in the
+    order the group names them (``get_replica_groups_for_full_axes``), then cut into groups of
+    the product of the grouped sizes."""
+    text = m.group(0)
+    bad = Groups(form="mesh", note=f"replica groups {text!r} not understood")
+    if m.group(1):  # maximal_mesh[device_id=N]: one device
+        dm = re.fullmatch(r"\s*device_id\s*=\s*(\d+)\s*", m.group("axes"))
+        if dm is None:
+            return bad
+        return Groups(1, 1, [[int(dm.group(1))]], "mesh")
+    names: list[str] = []
+    sizes: list[int] = []
+    for part in _split_top(m.group("axes")):
+        a = _MESH_AXIS.fullmatch(part)
+        if a is None:
+            return bad
+        names.append(_unquote(a.group(1)))
+        sizes.append(int(a.group(2)))
+    if not names or len(set(names)) != len(names) or any(s < 1 for s in sizes):
+        return bad
+    axes: list[tuple[int, Optional[tuple[int, int]]]] = []  # (mesh axis, (pre_size, size) of a sub-axis)
+    for part in _split_top(m.group("group")):
+        a = _GROUP_AXIS.fullmatch(part)
+        if a is None or _unquote(a.group(1)) not in names:
+            return bad
+        dim = names.index(_unquote(a.group(1)))
+        sub = (int(a.group(2)), int(a.group(3))) if a.group(2) is not None else None
+        if sub is not None and (sub[0] < 1 or sub[1] < 1 or sizes[dim] % (sub[0] * sub[1]) != 0):
+            return bad
+        axes.append((dim, sub))
+    total = _prod(sizes)
+    size = _prod([s[1] if s is not None else sizes[d] for d, s in axes])
+    if size == 0 or total % size:
+        return bad
+    g = Groups(size if size <= _INT64_MAX else None, total // size if total // size <= _INT64_MAX else None,
+               form="mesh")
+    # the device array of the mesh (Mesh::ToString prints device_ids unless it is a plain iota)
+    ids_text = (m.group("ids") or "").strip()
+    ids_iota = re.fullmatch(r"\[([\d,\s]+)\]\s*(?:T\(([\d,\s]+)\))?", ids_text) if ids_text else None
+    explicit: Optional[list[int]] = None
+    if ids_text and ids_iota is None:
+        try:
+            explicit = [int(x) for x in ids_text.split(",")]
+        except ValueError:
+            return bad
+        if len(explicit) != total:
+            return bad
+    if ids_iota is not None:
+        reshape = [int(x) for x in ids_iota.group(1).split(",") if x.strip()]
+        perm = [int(x) for x in ids_iota.group(2).split(",") if x.strip()] if ids_iota.group(2) else None
+        if _prod(reshape) != total or (perm is not None and sorted(perm) != list(range(len(reshape)))):
+            return bad
+    if total > max_devices:
+        g.note = (f"{g.num_groups} groups of {size} devices: too many devices ({total}) to list them "
+                  f"(at most {max_devices}); group size and count from the mesh")
+        return g
+    if explicit is not None:
+        devices = np.array(explicit, dtype=np.int64).reshape(sizes)
+    elif ids_iota is not None:
+        devices = _iota_array(sizes, reshape, perm)
+    else:
+        devices = np.arange(total, dtype=np.int64).reshape(sizes)
+    # GetDimToReshapeAndAggregateAxes
+    by_dim: dict[int, list[Optional[tuple[int, int]]]] = {}
+    for d, s in axes:
+        by_dim.setdefault(d, []).append(s)
+    dim_map: dict[int, tuple[list[int], list[int]]] = {}
+    for d, subs in by_dim.items():
+        full = sizes[d]
+        if len(subs) == 1:
+            s = subs[0]
+            dim_map[d] = ([s[0], s[1], full // (s[0] * s[1])], [1]) if s is not None else ([full], [0])
+            continue
+        if any(s is None for s in subs):  # a whole axis named twice or with a sub-axis of itself
+            return bad
+        order = sorted(range(len(subs)), key=lambda i: subs[i][0])  # type: ignore[index]
+        reshape_dims: list[int] = []
+        agg: list[int] = []
+        prefix, idx = 1, 0
+        for i in order:
+            pre, sz = subs[i]  # type: ignore[misc]
+            if pre != prefix:
+                if pre % prefix:
+                    return bad
+                reshape_dims.append(pre // prefix)
+                idx += 1
+                prefix *= pre // prefix
+            reshape_dims.append(sz)
+            agg.append(idx)
+            idx += 1
+            prefix *= sz
+        if prefix != full:
+            if full % prefix:
+                return bad
+            reshape_dims.append(full // prefix)
+        permuted = [0] * len(order)
+        for i, o in enumerate(order):
+            permuted[o] = agg[i]
+        dim_map[d] = (reshape_dims, permuted)
+    # ComputeReindexedAxes
+    reindex_sizes: list[int] = []
+    offsets: list[int] = []
+    for d, full in enumerate(sizes):
+        offsets.append(len(reindex_sizes))
+        reindex_sizes.extend(dim_map[d][0] if d in dim_map else [full])
+    consumed: dict[int, int] = {}
+    grouped: list[int] = []
+    for d, _ in axes:
+        k = consumed.get(d, 0)
+        consumed[d] = k + 1
+        grouped.append(dim_map[d][1][k] + offsets[d])
+    if len(set(grouped)) != len(grouped) or _prod(reindex_sizes) != total:
+        return bad
+    # get_replica_groups_for_full_axes
+    transpose = [i for i in range(len(reindex_sizes)) if i not in grouped] + grouped
+    g.groups = devices.reshape(reindex_sizes).transpose(transpose).reshape(-1, size).tolist()
+    return g
+
+
+def parse_replica_groups(text: Optional[str], all_devices: Optional[int] = None,
+                         max_devices: int = MAX_LISTED_DEVICES) -> Groups:
+    """``replica_groups=`` read without expanding more than ``max_devices`` devices (see ``Groups``).
+
+    >>> g = parse_replica_groups("[1,10000000]<=[10000000]")
+    >>> (g.group_size, g.num_groups, g.groups is None)
+    (10000000, 1, True)
+    >>> parse_replica_groups("mesh['data'=2,'model'=4] {'model'}").groups
+    [[0, 1, 2, 3], [4, 5, 6, 7]]
+    """
+    if text is None:
+        return Groups()
+    t = text.strip()
+    m = _IOTA.fullmatch(t)
+    if m is not None:
+        return _iota_groups(m, max_devices)
+    m = _MESH.fullmatch(t)
+    if m is not None:
+        return _mesh_groups(m, max_devices)
+    if "mesh[" in t:
+        return Groups(form="mesh", note=f"replica groups {t!r} not understood")
+    groups = [[int(x) for x in re.findall(r"\d+", g)] for g in re.findall(r"\{([^{}]*)\}", t)]
+    groups = [g for g in groups if g]
+    if groups:
+        size = len(groups[0]) if all(len(g) == len(groups[0]) for g in groups) else max(len(g) for g in groups)
+        return Groups(size, len(groups), groups, "explicit")
+    if not all_devices:
+        return Groups(form="all", note="replica_groups={} (every device) and the module header gives no device count")
+    g = Groups(all_devices, 1, None, "all")
+    if all_devices <= max_devices:
+        g.groups = [list(range(all_devices))]
+    else:
+        g.note = f"one group of every device: too many devices ({all_devices}) to list them (at most {max_devices})"
+    return g
+
+
 def replica_groups(text: Optional[str], all_devices: Optional[int] = None) -> Optional[list[list[int]]]:
-    """``replica_groups=`` expanded to explicit groups.
+    """``replica_groups=`` expanded to explicit groups (None when not understood, or when there are
+    more than ``MAX_LISTED_DEVICES`` devices: ``parse_replica_groups`` has their size and count).
 
     >>> replica_groups("{{0,1},{2,3}}")
     [[0, 1], [2, 3]]
@@ -98,21 +364,7 @@ def replica_groups(text: Optional[str], all_devices: Optional[int] = None) -> Op
     """
     if text is None:
         return None
-    t = text.strip()
-    m = re.fullmatch(r"\[([\d,\s]+)\]\s*<=\s*\[([\d,\s]+)\](?:\s*T\(([\d,\s]+)\))?", t)
-    if m is not None:
-        shape = [int(x) for x in m.group(1).split(",")]
-        dims = [int(x) for x in m.group(2).split(",")]
-        a = np.arange(int(np.prod(dims))).reshape(dims)
-        if m.group(3):
-            a = a.transpose([int(x) for x in m.group(3).split(",")])
-        n_groups = shape[0] if len(shape) > 1 else 1
-        return a.reshape(n_groups, -1).tolist()
-    groups = [[int(x) for x in re.findall(r"\d+", g)] for g in re.findall(r"\{([^{}]*)\}", t)]
-    groups = [g for g in groups if g]
-    if not groups:
-        return [list(range(all_devices))] if all_devices else None
-    return groups
+    return parse_replica_groups(text, all_devices).groups
 
 
 def _pairs(text: Optional[str]) -> Optional[list[list[int]]]:
@@ -180,6 +432,7 @@ def collectives(d: "Dump", module: ModuleSel = None) -> pa.Table:
     loaded = _load(d, mods)
     headers = _headers(d, list(loaded.graphs))
     rows: list[dict[str, Any]] = []
+    budget = [0]  # device ids listed so far (MAX_LISTED_TOTAL)
     cols = loaded.cols
     for fid, comps in loaded.graphs.items():
         m = loaded.module_of[fid]
@@ -191,20 +444,40 @@ def collectives(d: "Dump", module: ModuleSel = None) -> pa.Table:
                     wrapped[ins.called[0]] = ins
         for comp in comps.values():
             steps = {id(i): k for k, i in enumerate(comp.instrs)}
+            matched: dict[int, _Ins] = {}  # id(done) -> its start
+            dones: list[_Ins] = []
             for ins in comp.instrs:
                 kind = _kind(ins.opcode)
-                if kind is None or ins.opcode.endswith("-done"):
+                if kind is None:
+                    continue
+                if ins.opcode.endswith("-done"):
+                    dones.append(ins)
                     continue
                 start = done = None
                 where = comp
                 if ins.opcode.endswith("-start"):
                     start, done = ins, _done_of(ins)
+                    if done is not None:
+                        matched[id(done)] = ins
                 elif comp.name in wrapped:
                     start = wrapped[comp.name]
                     done = _done_of(start)
                     where = start.comp
                 rows.append(_row(m, fid, where, kind, ins, start, done, steps if where is comp else
-                                 {id(i): k for k, i in enumerate(where.instrs)}, ndev, cols))
+                                 {id(i): k for k, i in enumerate(where.instrs)}, ndev, cols, budget=budget))
+            for ins in dones:  # a -done no -start ends: listed, not silently left out
+                if id(ins) in matched:
+                    continue
+                kind = _kind(ins.opcode) or ""
+                op = ins.operands[0] if ins.operands else None
+                if op is not None and op.opcode.endswith("-start") and _kind(op.opcode) == kind:
+                    first = _done_of(op)
+                    note = (f"a second -done of {op.name} (its first is {first.name}); not counted twice"
+                            if first is not None and first is not ins else f"-done of {op.name}, not found from it")
+                else:
+                    note = "a -done without its -start" + (f" ({op.name} is {op.opcode or 'not in this computation'})"
+                                                            if op is not None else "")
+                rows.append(_row(m, fid, comp, kind, ins, None, ins, steps, ndev, cols, note=note))
     rows.sort(key=lambda r: (r["file_id"], r["computation"] or "", r["start_step"] if r["start_step"] is not None else -1))
     return _table(rows)
 
@@ -225,21 +498,52 @@ def _headers(d: "Dump", fids: list[int]) -> dict[int, str]:
     return {f: a or "" for f, a in rows}
 
 
+def _groups_text(coll: _Ins) -> Optional[str]:
+    """The text of ``replica_groups=``: a mesh form runs past its first space and comma
+    (``mesh['a'=2,'b'=4], device_ids=(…) {'b'}``), the others are one attribute value."""
+    m = re.search(r"(?:^|[\s,])replica_groups=", coll.attrs)
+    if m is not None:
+        mm = _MESH.match(coll.attrs, m.end())
+        if mm is not None:
+            return mm.group(0)
+    return _attr(coll, "replica_groups")
+
+
+def _cap(v: Optional[int]) -> tuple[Optional[int], Optional[str]]:
+    """``v`` if an int64 holds it, else (None, a note)."""
+    if v is not None and v > _INT64_MAX:
+        return None, "size overflows int64"
+    return v, None
+
+
 def _row(m: Any, fid: int, comp: Any, kind: str, coll: _Ins, start: Optional[_Ins], done: Optional[_Ins],
-         steps: dict[int, int], ndev: Optional[int], cols: dict[str, list[Any]]) -> dict[str, Any]:
+         steps: dict[int, int], ndev: Optional[int], cols: dict[str, list[Any]],
+         note: Optional[str] = None, budget: Optional[list[int]] = None) -> dict[str, Any]:
+    notes = [note] if note else []
     pairs = _pairs(_attr(coll, "source_target_pairs")) if kind == "collective-permute" else None
-    groups = None if pairs is not None else replica_groups(_attr(coll, "replica_groups"), ndev)
+    g = Groups() if pairs is not None else parse_replica_groups(_groups_text(coll), ndev)
+    if g.groups is not None and budget is not None:
+        n = sum(len(x) for x in g.groups)
+        if budget[0] + n > MAX_LISTED_TOTAL:
+            g.groups = None
+            g.note = f"groups not listed: this table already lists {budget[0]:,} device ids (at most {MAX_LISTED_TOTAL:,})"
+        else:
+            budget[0] += n
+    if g.note:
+        notes.append(g.note)
     if pairs is not None:
         group_size = len({x for p in pairs for x in p}) or None
         num_groups = None
-    elif groups:
-        group_size, num_groups = len(groups[0]), len(groups)
     else:
-        group_size = ndev
-        num_groups = 1 if ndev else None
-    size = _size(kind, coll, group_size)
+        group_size, num_groups = g.group_size, g.num_groups
+    size: Optional[int] = None
+    per_device: Optional[float] = None
     formula, factor = _FORMULA[kind]
-    per_device = size * factor(group_size) if group_size else None
+    if note is None or not coll.opcode.endswith("-done"):  # an unmatched -done: its bytes are its start's
+        size, over = _cap(_size(kind, coll, group_size))
+        if over:
+            notes.append(f"bytes: {over}")
+        per_device = size * factor(group_size) if group_size and size is not None else None
     s_step = steps.get(id(start)) if start is not None else steps.get(id(coll))
     d_step = steps.get(id(done)) if done is not None else None
     between: Optional[list[str]] = None
@@ -251,20 +555,22 @@ def _row(m: Any, fid: int, comp: Any, kind: str, coll: _Ins, start: Optional[_In
     return {
         "module": m.key, "module_name": m.name, "computation": comp.name, "kind": kind,
         "instruction": coll.name, "start_instruction": start.name if start is not None else None,
-        "done_instruction": done.name if done is not None else None, "is_async": start is not None,
+        "done_instruction": done.name if done is not None else None, "is_async": start is not None or done is not None,
         "start_step": s_step, "done_step": d_step,
         "steps_between": (d_step - s_step - 1) if (s_step is not None and d_step is not None) else None,
         "overlapped_instructions": between,
         # nothing to hide behind: a synchronous collective, or a pair with no compute between
-        "exposed": (not between) if start is not None and between is not None else (True if start is None else None),
-        "replica_groups": groups, "group_size": group_size,
-        "num_groups": num_groups, "source_target_pairs": pairs,
-        "channel_id": int(chan) if chan and chan.isdigit() else None,
+        "exposed": (not between) if start is not None and between is not None else (True if start is None and done is None else None),
+        "replica_groups": g.groups, "group_size": group_size,
+        "num_groups": num_groups, "groups_form": "pairs" if pairs is not None else g.form,
+        "source_target_pairs": pairs,
+        "channel_id": int(chan) if chan and chan.isdigit() and int(chan) <= _INT64_MAX else None,
         "use_global_device_ids": "use_global_device_ids=true" in coll.attrs,
         "dtype": _dtype(coll), "shape": coll.shape.text, "bytes": size, "bytes_per_device": per_device,
         "formula": formula, "op_name": cols["op_name"][row] if row >= 0 else None,
         "source_file": cols["source_file"][row] if row >= 0 else None,
         "source_line": cols["source_line"][row] if row >= 0 else None, "file_id": fid,
+        "note": "; ".join(notes) if notes else None,
     }
 
 
@@ -274,6 +580,7 @@ _TYPES = {
     "group_size": pa.int64(), "num_groups": pa.int64(), "source_target_pairs": pa.list_(pa.list_(pa.int64())),
     "channel_id": pa.int64(), "use_global_device_ids": pa.bool_(), "is_async": pa.bool_(),
     "bytes": pa.int64(), "bytes_per_device": pa.float64(), "source_line": pa.int64(), "file_id": pa.int32(),
+    "groups_form": pa.string(), "note": pa.string(),
 }
 
 

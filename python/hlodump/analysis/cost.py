@@ -70,11 +70,13 @@ def _run(loaded: _Loaded, tuple_results: TupleResults = None) -> tuple[dict[int,
     totals: dict[int, dict[str, float]] = {}
     for fid, comps in loaded.graphs.items():
         leaves = loaded.tuple_leaves.get(fid, True) if tuple_results is None else tuple_results == "leaves"
-        a = _Analysis(comps, leaves)
+        a = _Analysis(comps, leaves, 4 if fid in loaded.xla_2026 else 8)
         name = loaded.entry.get(fid)
         totals[fid] = a.computation(name) if name else {}
         per_row.update(a.props)
         loaded.problems.update(a.problems)
+        if a.overflowed:
+            loaded.overflowed[fid] = a.overflowed
     return per_row, totals
 
 
@@ -133,6 +135,10 @@ def cost_analysis(d: "Dump", module: ModuleSel = None, tuple_results: TupleResul
             row["note"] = (f"its HLO file holds {len(names)} modules ({', '.join(names[:6])}"
                            f"{' …' if len(names) > 6 else ''}): no cost figure (the analyses take one module per "
                            "file; the tables have each module apart, by modules.module_index)")
+        if fid is not None and loaded.overflowed.get(fid):
+            n = loaded.overflowed[fid]
+            row["note"] = (f"{n} instruction{'s' if n != 1 else ''} left out of these figures: size overflows int64 "
+                           "or a shape not read (costs() notes which)")
         if any("tpu" in b for b in getattr(m, "backends", ())):
             row["note"] = ("TPU compilers run their own cost analysis (tiled sizes): these are the CPU/GPU "
                            "rules applied to this text, not what jax reports on TPU")

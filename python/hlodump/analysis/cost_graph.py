@@ -191,7 +191,7 @@ def _branches(ins: _Ins) -> list[str]:
 
 # --------------------------------------------------------------------------------- loading
 
-_COLUMNS = ["file_id", "computation_id", "name", "opcode", "shape", "operands", "operand_text",
+_COLUMNS = ["file_id", "computation_id", "name", "opcode", "shape", "operands", "operand_index", "operand_text",
             "called_computations", "attributes", "fusion_kind", "custom_call_target", "op_name",
             "source_file", "source_line", "is_root", "stack_frame_id"]
 
@@ -207,6 +207,8 @@ class _Loaded:
     module_of: dict[int, Any]  # file_id -> module
     tuple_leaves: dict[int, bool] = field(default_factory=dict)  # file_id -> XLA's convention
     problems: dict[int, str] = field(default_factory=dict)  # row -> why XLA's rule did not apply
+    overflowed: dict[int, int] = field(default_factory=dict)  # file_id -> instructions with a size past int64
+    xla_2026: set[int] = field(default_factory=set)  # file_ids printed by XLA 2026 (jax >= 0.11)
 
 
 def _hlo_files(d: "Dump", mods: list[Any]) -> dict[Any, int]:
@@ -278,19 +280,58 @@ def _load(d: "Dump", mods: list[Any]) -> _Loaded:
         comp.by_name[ins.name] = ins
         if cols["is_root"][row]:
             comp.root = ins
+    paths_of = cols["operand_index"]
     for comps in graphs.values():
         for comp in comps.values():
             if comp.root is None and comp.instrs:
                 comp.root = comp.instrs[-1]
+            elements: dict[tuple[int, int], _Ins] = {}
             for ins in comp.instrs:
-                for name in ins.operand_names:
+                paths = paths_of[ins.row] or []
+                for k, name in enumerate(ins.operand_names):
                     op = comp.by_name.get(name)
                     if op is None:  # an operand we cannot see: a zero-sized stand-in
                         op = _Ins(-1, name, "", parse_shape(None), [], [], "", None, None, comp)
+                    for index in (paths[k] if k < len(paths) else None) or ():
+                        op = _element(op, index, comp, elements)
                     ins.operands.append(op)
-                    if op.row >= 0 and (not op.users or op.users[-1] is not ins) and ins not in op.users:
+                    if (op.row >= 0 or op.opcode == "get-tuple-element") and \
+                            (not op.users or op.users[-1] is not ins) and ins not in op.users:
                         op.users.append(ins)
-    return _Loaded(cols, graphs, entry, module_of, _conventions(cols))
+    ft = v["files"].select(["file_id", "dump"]).to_pydict()
+    dump_of = dict(zip(ft["file_id"], ft["dump"]))
+    return _Loaded(cols, graphs, entry, module_of, _conventions(cols), xla_2026=_printed_by_xla_2026(cols, dump_of))
+
+
+def _element(tup: _Ins, index: int, comp: _Comp, made: dict[tuple[int, int], _Ins]) -> _Ins:
+    """The get-tuple-element XLA's parser makes for a compact tuple operand ``%x#index`` (one per
+    tuple and index in a computation, reused; issue 36): not in ``comp.instrs`` (it costs nothing,
+    as ``HandleGetTupleElement`` says, and has no row), but the element's shape for its users and
+    a user of the tuple, so fused-parameter reads find it as they find a printed one."""
+    key = (id(tup), index)
+    g = made.get(key)
+    if g is None:
+        parts = tup.shape.parts
+        shape = parts[index] if parts is not None and 0 <= index < len(parts) else parse_shape(None)
+        g = _Ins(-1, f"{tup.name}#{index}", "get-tuple-element", shape, [tup.name], [], f"index={index}",
+                 None, None, comp)
+        g.operands.append(tup)
+        tup.users.append(g)
+        made[key] = g
+    return g
+
+
+def _printed_by_xla_2026(cols: dict[str, list[Any]], dump_of: dict[int, str]) -> set[int]:
+    """HLO files printed by XLA 2026 (jax >= 0.11), whose cost analysis counts a tuple's index
+    table 4 bytes an element (8 before). Only it prints compact tuple operands (``%x#k``) and a
+    compare's ``order=``. A dump is written by one XLA: a file without such a sign (no tuple
+    read, no compare) is of XLA 2026 when another file of its dump has one; otherwise older."""
+    seen: set[int] = set()
+    for fid, paths, op, attrs in zip(cols["file_id"], cols["operand_index"], cols["opcode"], cols["attributes"]):
+        if fid not in seen and ((paths and any(paths)) or (op == "compare" and attrs and "order=" in attrs)):
+            seen.add(fid)
+    dumps = {dump_of.get(f) for f in seen}
+    return {f for f in set(cols["file_id"]) if f in seen or dump_of.get(f) in dumps}
 
 
 def _conventions(cols: dict[str, list[Any]]) -> dict[int, bool]:

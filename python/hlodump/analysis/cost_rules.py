@@ -6,7 +6,7 @@ FLOPs, transcendentals, bytes accessed per operand and output, optimal seconds â
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 import numpy as np
 
@@ -76,13 +76,20 @@ _NOTES = {
 class _Analysis:
     """One HLO module: XLA's visitor, with per-instruction properties kept (``props``)."""
 
-    def __init__(self, comps: dict[str, _Comp], tuple_leaves: bool = True) -> None:
+    def __init__(self, comps: dict[str, _Comp], tuple_leaves: bool = True, tuple_pointer_bytes: int = 8) -> None:
         self.comps = comps
         self.tuple_leaves = tuple_leaves
-        self.props: dict[int, dict[str, float]] = {}  # row -> properties (first visit wins)
+        self.tuple_pointer_bytes = tuple_pointer_bytes
         self.memo: dict[str, dict[str, float]] = {}
         self.active: set[str] = set()  # computations being visited (a malformed cycle stops here)
-        self.problems: dict[int, str] = {}  # row -> why its figures are XLA's defaults
+        # per computation: row -> properties, row -> why its figures are XLA's defaults; published
+        # (``props``, ``problems``) for the computations XLA's recursive visit reaches
+        self._props: dict[str, dict[int, dict[str, float]]] = {}
+        self._problems: dict[str, dict[int, str]] = {}
+        self._roots: set[str] = set()  # computations asked for from outside
+        self._asked: dict[str, set[str]] = {}  # computation -> the ones its handlers asked for
+        self._current: list[str] = []  # computations being summed, innermost last
+        self.overflowed = 0  # instructions left out: a size past int64
 
     # ---- the visiting order of HloComputation::Accept
     @staticmethod
@@ -111,24 +118,103 @@ class _Analysis:
         return out
 
     def computation(self, name: str) -> dict[str, float]:
-        """``ProcessSubcomputation``: the float32 sum of a computation's instructions."""
+        """``ProcessSubcomputation``: the float32 sum of a computation's instructions.
+
+        XLA recurses into each called computation from the handler that needs it; here the
+        called computations are summed first, deepest first, by an explicit stack (``_prepare``),
+        so a chain of thousands of calls or fusions needs no Python recursion: the handlers then
+        find their callees' sums in ``memo``. What a handler asks for is recorded so that only the
+        computations XLA's visit reaches give per-instruction figures (``props``)."""
+        if self._current:
+            self._asked.setdefault(self._current[-1], set()).add(name)
+        else:
+            self._roots.add(name)
         hit = self.memo.get(name)
         if hit is not None:
             return dict(hit)
-        comp = self.comps.get(name)
-        total: dict[str, float] = {}
-        if comp is None or name in self.active:
-            return total
+        if name not in self.comps or name in self.active:
+            return {}
+        self._prepare(name)
+        return dict(self.memo.get(name, {}))
+
+    def _prepare(self, name: str) -> None:
+        """Sum ``name`` and every computation it calls, callees first (iterative post-order)."""
         self.active.add(name)
-        for ins in self.order(comp):
-            p = self.instruction(ins)
-            for k, v in p.items():
-                total[k] = _add(total.get(k, 0.0), v)
-        self.active.discard(name)
+        none: list[str] = []
+        stack: list[tuple[str, Iterator[_Ins], Iterator[str]]] = [(name, iter(self.comps[name].instrs), iter(none))]
+        while stack:
+            cur, instrs, called = stack[-1]
+            pushed = False
+            while not pushed:
+                for callee in called:
+                    if callee in self.memo or callee in self.active or callee not in self.comps:
+                        continue
+                    self.active.add(callee)
+                    stack.append((callee, iter(self.comps[callee].instrs), iter(none)))
+                    pushed = True
+                    break
+                if pushed:
+                    break
+                ins = next(instrs, None)
+                if ins is None:
+                    break
+                called = iter(ins.called)
+                stack[-1] = (cur, instrs, called)
+            if pushed:
+                continue
+            stack.pop()
+            self._sum(cur)
+            self.active.discard(cur)
+
+    def _sum(self, name: str) -> None:
+        comp = self.comps[name]
+        total: dict[str, float] = {}
+        self._current.append(name)
+        try:
+            for ins in self.order(comp):
+                p = self.instruction(ins)
+                for k, v in p.items():
+                    total[k] = _add(total.get(k, 0.0), v)
+        finally:
+            self._current.pop()
         self.memo[name] = total
-        return dict(total)
+
+    def _reached(self) -> list[str]:
+        seen: set[str] = set()
+        out: list[str] = []
+        work = sorted(self._roots)
+        while work:
+            c = work.pop()
+            if c in seen:
+                continue
+            seen.add(c)
+            out.append(c)
+            work.extend(sorted(self._asked.get(c, ())))
+        return out
+
+    @property
+    def props(self) -> dict[int, dict[str, float]]:
+        """row -> properties, for the instructions of the computations XLA's visit reaches."""
+        out: dict[int, dict[str, float]] = {}
+        for c in self._reached():
+            for row, p in self._props.get(c, {}).items():
+                out.setdefault(row, p)
+        return out
+
+    @property
+    def problems(self) -> dict[int, str]:
+        out: dict[int, str] = {}
+        for c in self._reached():
+            out.update(self._problems.get(c, {}))
+        return out
 
     def instruction(self, ins: _Ins) -> dict[str, float]:
+        why = next((w for w in (s.unusable for s in [ins.shape] + [o.shape for o in ins.operands]) if w), None)
+        if why is not None:  # no figure of it is computable (XLA refuses the shape): none given
+            self._problems.setdefault(ins.comp.name, {})[ins.row] = f"{why}: no figure computed, left out of the totals"
+            self._props.setdefault(ins.comp.name, {}).setdefault(ins.row, None)  # type: ignore[arg-type]
+            self.overflowed += 1
+            return {}
         p = self._preprocess(ins, self.tuple_leaves)
         handler = _HANDLERS.get(ins.opcode)
         if handler is None:
@@ -143,12 +229,12 @@ class _Analysis:
         except (IndexError, ValueError, KeyError, AttributeError, TypeError, ZeroDivisionError) as e:
             # malformed or unexpected text (an operand we cannot see, odd attributes): keep
             # XLA's default figures for this instruction and say so
-            self.problems[ins.row] = f"could not apply XLA's rule for {ins.opcode}: {type(e).__name__}: {e}"
+            self._problems.setdefault(ins.comp.name, {})[ins.row] = (
+                f"could not apply XLA's rule for {ins.opcode}: {type(e).__name__}: {e}")
             compute_time = None
         if compute_time is not False:
             p[SECONDS] = 0.0  # no per-second rates: every property / infinity
-        if ins.row not in self.props:
-            self.props[ins.row] = p
+        self._props.setdefault(ins.comp.name, {}).setdefault(ins.row, p)
         return p
 
     @staticmethod
@@ -176,32 +262,37 @@ class _Analysis:
         reshape read the whole parameter each time; any other users share one read. A nested
         fusion whose parameter feeds its root directly ("simple") is charged by the slices of the
         nested fusion's users; otherwise by the nested parameter's own read bytes, once."""
-        state = {"trivial": False}
         size = 0
-        for user in hlo.users:
-            op = user.opcode
-            if op == "fusion":
-                sub = self.comps.get(user.called[0]) if user.called else None
-                params = _parameters(sub) if sub else {}
-                root = sub.root if sub else None
-                for idx, o in enumerate(user.operands):
-                    if o is not hlo or idx not in params:
-                        continue
-                    nested = {"trivial": False}
-                    simple = root is not None and bool(root.operands) and root.operands[0] is params[idx]
-                    for fu in user.users:
-                        if simple and fu.opcode in ("slice", "dynamic-slice", "dynamic-update-slice"):
-                            size += _sliced_read(user, fu, nested)
-                        elif not nested["trivial"]:
-                            nested["trivial"] = True
-                            size += self.fusion_parameter_read_bytes(params[idx])
-            elif op in ("slice", "dynamic-slice", "dynamic-update-slice"):
-                size += _sliced_read(hlo, user, state)
-            elif op in ("broadcast", "reshape"):
-                size += hlo.shape.bytes
-            elif not state["trivial"]:
-                state["trivial"] = True
-                size += hlo.shape.bytes
+        work = [hlo]  # nested fusions' parameters still to charge (a stack, not recursion)
+        budget = 1 << 22  # a malformed cycle of fusions ends here
+        while work and budget > 0:
+            hlo = work.pop()
+            state = {"trivial": False}
+            for user in hlo.users:
+                budget -= 1
+                op = user.opcode
+                if op == "fusion":
+                    sub = self.comps.get(user.called[0]) if user.called else None
+                    params = _parameters(sub) if sub else {}
+                    root = sub.root if sub else None
+                    for idx, o in enumerate(user.operands):
+                        if o is not hlo or idx not in params:
+                            continue
+                        nested = {"trivial": False}
+                        simple = root is not None and bool(root.operands) and root.operands[0] is params[idx]
+                        for fu in user.users:
+                            if simple and fu.opcode in ("slice", "dynamic-slice", "dynamic-update-slice"):
+                                size += _sliced_read(user, fu, nested)
+                            elif not nested["trivial"]:
+                                nested["trivial"] = True
+                                work.append(params[idx])
+                elif op in ("slice", "dynamic-slice", "dynamic-update-slice"):
+                    size += _sliced_read(hlo, user, state)
+                elif op in ("broadcast", "reshape"):
+                    size += hlo.shape.bytes
+                elif not state["trivial"]:
+                    state["trivial"] = True
+                    size += hlo.shape.bytes
         return size
 
 
@@ -276,8 +367,11 @@ def _bitcast(a: _Analysis, ins: _Ins, p: dict[str, float]) -> Any:
 
 
 def _tuple(a: _Analysis, ins: _Ins, p: dict[str, float]) -> Any:
-    p[BYTES] = f32(ins.shape.bytes)
-    p[OUT] = f32(ins.shape.bytes)
+    # the tuple's index table: 8 bytes an element, 4 in XLA 2026 (jax >= 0.11; seen against
+    # jax 0.11.2 / 0.12.0.1's cost_analysis())
+    size = a.tuple_pointer_bytes * len(ins.shape.parts) if ins.shape.parts is not None else ins.shape.bytes
+    p[BYTES] = f32(size)
+    p[OUT] = f32(size)
     for i in range(len(ins.operands)):
         p[operand_bytes_key(i)] = 0.0
 

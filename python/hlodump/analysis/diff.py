@@ -1,8 +1,9 @@
 """``diff``: what changed from one compile to another, module pair by module pair.
 
 The per-module figures of both sides come from one ``summary`` (and one table of allocations,
-buffers and instructions) per dump, computed once for all modules; pairing and matching then
-work on those rows grouped by module.
+buffers and instructions) per dump, computed once for all modules; the modules are paired
+set-wise (``explain.pair_keys``), and matching then works on those rows grouped by module.
+Why the peak changed, with values matched by source rather than by name: ``explain``.
 """
 
 from __future__ import annotations
@@ -56,74 +57,29 @@ def _summary_of(d: "Dump", m: Module) -> dict[str, Any]:
     return hit[m.key]
 
 
-def _norm_name(name: str) -> str:
-    return re.sub(r"[_\W]+", "_", (name or "").lower()).strip("_")
-
-
-def _module_signature(d: "Dump", m: _Module) -> tuple[Any, ...]:
-    """Structure of a module for matching across compiles: entry parameter shapes (layouts
-    stripped) and the count of allocations."""
-    rows = _rows_by_module(d, "allocations")[m.key]
-    params = tuple(sorted(strip_layout(r["parameter_shape"]) for r in rows if r["parameter"] is not None))
-    return params, len(rows)
-
-
 def pair_modules(a: "Dump", b: "Dump") -> list[tuple[Optional[_Module], Optional[_Module]]]:
-    """Modules of ``a`` matched to modules of ``b``: one on each side are a pair; otherwise by
-    key within the dump, then by name, then by similar names (``jit__lambda_`` /
-    ``jit__lambda``, a renumbered module) — ties and near-ties broken by structure (parameter
-    shapes, allocation count)."""
-    import difflib
+    """Modules of ``a`` matched to modules of ``b``, set-wise on the engine
+    (``explain.pair_keys``): by key within the dump, then by name and structure (entry parameter
+    and output shapes) in module-id order, then by name, then by structure alone (a module jax
+    renamed), then by the name without punctuation and case; one module on each side is a pair
+    whatever its name. A's modules in order (with their partner or None), then b's unpaired."""
+    from .explain import pair_keys
 
     ma, mb = module_list(a), module_list(b)
-    if len(ma) == 1 and len(mb) == 1:
-        return [(ma[0], mb[0])]
-    sig_cache: dict[int, tuple[Any, ...]] = {}
-
-    def sig(d: "Dump", m: _Module) -> tuple[Any, ...]:
-        k = id(m)
-        if k not in sig_cache:
-            sig_cache[k] = _module_signature(d, m)
-        return sig_cache[k]
-
-    cands: list[tuple[float, int, int]] = []
-    for i, x in enumerate(ma):
-        for j, y in enumerate(mb):
-            if x.base == y.base:
-                score = 3.0
-            elif x.name == y.name:
-                score = 2.0
-            else:
-                r = difflib.SequenceMatcher(None, _norm_name(x.name), _norm_name(y.name)).ratio()
-                if r < 0.75:
-                    continue
-                score = r
-            if score < 3.0:
-                same_sig = sig(a, x) == sig(b, y)
-                score += 0.5 if same_sig else 0.0
-                if x.module_id is not None and x.module_id == y.module_id:
-                    score += 0.1
-            cands.append((score, i, j))
-    cands.sort(key=lambda c: (-c[0], c[1], c[2]))
-    used_a: dict[int, int] = {}
-    used_b: set[int] = set()
-    for score, i, j in cands:
-        if i in used_a or j in used_b:
-            continue
-        used_a[i] = j
-        used_b.add(j)
-    pairs: list[tuple[Optional[_Module], Optional[_Module]]] = []
-    for i, x in enumerate(ma):
-        pairs.append((x, mb[used_a[i]] if i in used_a else None))
-    pairs.extend((None, y) for j, y in enumerate(mb) if j not in used_b)
+    by_b = {m.key: m for m in mb}
+    partner = {ka: by_b[kb] for ka, kb, _ in pair_keys(a, b, ma, mb)}
+    used = {m.key for m in partner.values()}
+    pairs: list[tuple[Optional[_Module], Optional[_Module]]] = [(x, partner.get(x.key)) for x in ma]
+    pairs.extend((None, y) for y in mb if y.key not in used)
     return pairs
 
 
 def diff(a: "Dump", b: "Dump", module: ModuleSel = None) -> pa.Table:
     """What changed from compile ``a`` to compile ``b``, one row per change.
 
-    Modules are matched by key, then by name, then by similar name and structure
-    (``_pair_modules``; a single module on each side is matched whatever its name). Columns:
+    Modules are paired as ``explain`` pairs them (``pair_modules``: by key, then by name and
+    structure, by name, by structure, by similar name; a single module on each side is a pair
+    whatever its name). ``explain`` says why the peak changed. Columns:
     module (b's key, else a's), module_a, module_b, what (``module``, ``total``, ``peak``,
     ``category``, ``memory_space``, ``allocation``, ``buffer``, ``instruction``, ``fusion_kind``,
     ``custom_call``), change (``added``, ``removed``, ``resized``, ``changed``), key, a, b

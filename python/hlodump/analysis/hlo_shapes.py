@@ -27,6 +27,7 @@ _ARRAY = re.compile(r"\s*([a-z][a-z0-9]*)\[([^\]]*)\]")
 _M2M = re.compile(r"\{([0-9,]*)")
 _E = re.compile(r"E\((\d+)\)")
 _COMMENT = re.compile(r"/\*.*?\*/")  # /*index=5*/ in long tuples
+_INT64_MAX = (1 << 63) - 1
 
 
 @dataclass(frozen=True)
@@ -40,6 +41,7 @@ class Shape:
     element_bits: Optional[int] = None  # E(bits) of the layout
     parts: Optional[tuple["Shape", ...]] = None  # a tuple's elements
     ok: bool = True
+    problem: Optional[str] = None  # why no figure of it is computable (then ``ok`` is false)
 
     @property
     def is_tuple(self) -> bool:
@@ -85,6 +87,24 @@ class Shape:
         return n * max(1, bits // 8)
 
     @property
+    def overflows(self) -> bool:
+        """Whether the element count or byte size of the shape (or of a tuple element) is past
+        int64: XLA's ``ShapeUtil::ValidateShape`` refuses such a shape, so no figure of it is
+        computable."""
+        if self.parts is not None:
+            return any(s.overflows for s in self.parts)
+        return self.elements > _INT64_MAX or self.bytes > _INT64_MAX
+
+    @property
+    def unusable(self) -> Optional[str]:
+        """Why no cost figure of an instruction with this shape is computable, or None."""
+        if self.problem:
+            return self.problem
+        if self.overflows:
+            return f"size overflows int64 ({self.text.strip()[:80]})"
+        return None
+
+    @property
     def element_bytes(self) -> int:
         """``ShapeUtil::ByteSizeOfPrimitiveType`` of the element type."""
         bits = _ELEMENT_BITS.get(self.etype, 8)
@@ -113,6 +133,22 @@ class Shape:
         return [s for _, s in self.leaves() if s.is_array]
 
 
+#: Tuples nested deeper than this are not read (``ok=False``): the walks over a shape recurse
+#: once per level, and no compiler writes such a shape.
+MAX_TUPLE_DEPTH = 100
+
+
+def _tuple_depth(s: str) -> int:
+    depth = top = 0
+    for c in s:
+        if c == "(":
+            depth += 1
+            top = max(top, depth)
+        elif c == ")":
+            depth -= 1
+    return top
+
+
 @lru_cache(maxsize=65536)
 def parse_shape(text: Optional[str]) -> Shape:
     """The shape in ``text`` (``f32[8,128]{1,0}``, ``(s32[], f32[8]{0})``, ``token[]`` …).
@@ -125,6 +161,8 @@ def parse_shape(text: Optional[str]) -> Shape:
     if s.startswith("b(") and s.endswith(")"):  # buffer-donor wrapper of old printers
         s = s[2:-1]
     if s.startswith("("):
+        if s.startswith("((") and _tuple_depth(s) > MAX_TUPLE_DEPTH:
+            return Shape(text, ok=False, problem=f"tuple shape nested more than {MAX_TUPLE_DEPTH} deep: not read")
         end = s.rfind(")")
         return Shape(text, parts=tuple(parse_shape(p.strip()) for p in _split_tuple(s[1:end])))
     m = _ARRAY.match(s)

@@ -13,6 +13,8 @@ exists (the text is preferred; a proto-only dump is analysed from its protos).
 
 from __future__ import annotations
 
+import re
+
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Optional, Union
@@ -206,3 +208,22 @@ def modules(dump: "Dump", module: ModuleSel = None) -> pa.Table:
                         ("n_values", pa.int64()), ("n_live_ranges", pa.int64()), ("n_peak", pa.int64()),
                         ("n_instructions", pa.int64())])
     return pa.table(cols, schema=schema)
+
+
+_TF_NAME = re.compile(r"^a_inference_(?P<fn>.+?)__XlaMustCompile_true_config_proto_\d+_executor_type_\d+_(?P<rest>.*)$")
+
+
+def short_module_key(key: str, width: int = 60) -> str:
+    """A module key as a person reads it, for tables and headings (never for ``--module``, which
+    takes the whole key): TensorFlow's ``a_inference_<fn>_<id>__XlaMustCompile_true_config_proto_
+    <n>_executor_type_<n>_`` names become ``tf:<fn>_<id>``; any other key longer than ``width``
+    keeps its start and end around "…"."""
+    head, dot, name = key.partition(".") if key.startswith("module_") else ("", "", key)
+    m = _TF_NAME.match(name)
+    if m:
+        name = f"tf:{m['fn']}{m['rest']}"
+    short = f"{head}{dot}{name}"
+    if len(short) > width:
+        keep = width - 1
+        short = short[:keep - keep // 3] + "…" + short[len(short) - keep // 3:]
+    return short

@@ -49,7 +49,8 @@ def _split_tuple(inner: str) -> list[str]:
 
 
 def logical_bytes(shape: Optional[str]) -> Optional[int]:
-    """``ShapeUtil::ByteSizeOf(shape, pointer_size=8)`` from the shape text (None if unreadable).
+    """``ShapeUtil::ByteSizeOf(shape, pointer_size=8)`` from the shape text (None if unreadable,
+    or if the size overflows int64: XLA refuses such a shape, and no int64 column holds it).
 
     Arrays: element count × element size (dynamic dims ``<=N`` at their bound; sub-byte types
     one byte per element unless the layout has ``E(bits)``, then packed). Tuples: 8 bytes per
@@ -90,8 +91,13 @@ def logical_bytes(shape: Optional[str]) -> Optional[int]:
     layout = s[m.end():]
     e = _E_RE.search(layout.split("P(")[0]) if layout.startswith("{") else None
     if e is not None:
-        return (n * int(e.group(1)) + 7) // 8
-    return n * max(1, bits // 8) if bits < 8 else n * (bits // 8)
+        size = (n * int(e.group(1)) + 7) // 8
+    else:
+        size = n * max(1, bits // 8) if bits < 8 else n * (bits // 8)
+    return size if n <= INT64_MAX and size <= INT64_MAX else None
+
+
+INT64_MAX = (1 << 63) - 1
 
 
 def format_bytes(n: Optional[float]) -> str:

@@ -19,8 +19,11 @@
 Every command takes a dump file of any kind, a dump directory, a glob or several of them, and
 ``--threads N``, ``--keep-going`` (problems are reported in one line at the end; exit status 1
 unless ``--errors-ok``); the memory commands take ``--module`` (key, name, id or substring) and
-``--json``. Mistakes (a missing path, an unknown module, a bad option) print ``hlodump: …`` and
-exit with status 2; malformed input exits with status 1; never a traceback.
+``--json``. Every problem prints ``hlodump: …`` (never a traceback) and exits with the status of
+its kind (``common.EXIT_STATUSES``, shown by ``hlodump --help``): 1 problems in the input
+(malformed lines, files that could not be read as a whole), 2 usage and input paths (a missing
+path, /dev/null, an unknown module, a bad option), 3 the environment (out of memory, an object
+store, an output not writable), 128+N a recorded program killed by signal N.
 """
 
 from __future__ import annotations
@@ -30,7 +33,8 @@ import sys
 from typing import Optional, Sequence
 
 from .. import __version__, cli_safety
-from .common import UsageError, finish
+from .common import (EXIT_ENVIRONMENT, EXIT_INPUT, EXIT_OK, EXIT_SIGNAL_BASE, EXIT_STATUSES, EXIT_USAGE,
+                     FilesFailedError, UsageError, finish)
 
 __all__ = ["main", "build_parser"]
 
@@ -38,7 +42,8 @@ __all__ = ["main", "build_parser"]
 def build_parser() -> argparse.ArgumentParser:
     from . import cost, data, memory, passes, report
 
-    p = argparse.ArgumentParser(prog="hlodump", description="XLA compiler dumps as Arrow tables.")
+    p = argparse.ArgumentParser(prog="hlodump", description="XLA compiler dumps as Arrow tables.",
+                                epilog=EXIT_STATUSES, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--version", action="version", version=f"hlodump {__version__}")
     sub = p.add_subparsers(dest="command", required=True)
     data.register(sub)
@@ -54,38 +59,69 @@ _KEEP_GOING_HINT = ("(to read the rest and report every problem: --keep-going; i
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    from ..exceptions import HlodumpError, ParseError
+    from ..exceptions import DuplicateFileError, HlodumpError, InputFileError, ParseError, UnsupportedURLError
+    from ..paths import NothingToReadError
+    from ..stores import StoreError
 
     args = build_parser().parse_args(argv)
     try:
         return finish(args, int(args.func(args) or 0))
     except BrokenPipeError:  # `hlodump query … | head`: the reader left; not an error
         sys.stderr.close()
-        return 0
+        return EXIT_OK
     except UsageError as e:
         print(f"hlodump: {_esc(e)}", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
     except ParseError as e:
         print(f"hlodump: {_esc(e)}", file=sys.stderr)
         print(f"hlodump: {_KEEP_GOING_HINT}", file=sys.stderr)
-        return 1
+        return EXIT_INPUT
+    except FilesFailedError as e:
+        print(f"hlodump: {_esc(e)}", file=sys.stderr)
+        print(f"hlodump: {_KEEP_GOING_HINT}", file=sys.stderr)
+        return EXIT_INPUT
+    except (InputFileError, DuplicateFileError) as e:
+        print(f"hlodump: {_esc(e)}", file=sys.stderr)
+        return EXIT_INPUT
+    except (UnsupportedURLError, NothingToReadError) as e:
+        print(f"hlodump: {_esc(e)}", file=sys.stderr)
+        return EXIT_USAGE
+    except StoreError as e:
+        if "unknown storage option" in str(e) or "storage option" in str(e) and "is not" in str(e):
+            print(f"hlodump: {_esc(e)}", file=sys.stderr)
+            return EXIT_USAGE
+        print(f"hlodump: {_esc(e)}", file=sys.stderr)
+        return EXIT_ENVIRONMENT
     except (FileNotFoundError, FileExistsError) as e:
-        print(f"hlodump: {_esc(e)}", file=sys.stderr)
-        return 2
-    except (OSError, HlodumpError, ValueError) as e:
-        print(f"hlodump: {_esc(e)}", file=sys.stderr)
-        return 1
+        print(f"hlodump: {_esc(_os_text(e))}", file=sys.stderr)
+        return EXIT_USAGE
+    except OSError as e:  # an output that cannot be written, a disk full …
+        print(f"hlodump: {_esc(_os_text(e))}", file=sys.stderr)
+        return EXIT_ENVIRONMENT
     except MemoryError as e:
-        print(f"hlodump: out of memory: {e}", file=sys.stderr)
-        return 1
+        print(f"hlodump: out of memory{': ' + str(e) if str(e) else ''}", file=sys.stderr)
+        return EXIT_ENVIRONMENT
+    except (HlodumpError, ValueError) as e:
+        print(f"hlodump: {_esc(e)}", file=sys.stderr)
+        return EXIT_INPUT
     except KeyboardInterrupt:
         print("hlodump: interrupted", file=sys.stderr)
-        return 130
+        return EXIT_SIGNAL_BASE + 2
 
 
-def _esc(e: BaseException) -> str:
-    """An error message as the terminal may show it (file names and SQL carry any bytes)."""
-    return cli_safety.escape_controls(str(e))
+def _os_text(e: OSError) -> str:
+    """An ``OSError`` as ``<file>: <why>``: no ``[Errno N]`` prefix (``[Errno 0]``, ``[Errno None]``)."""
+    if e.strerror is None:
+        return str(e)
+    return f"{e.filename}: {e.strerror}" if e.filename is not None else e.strerror
+
+
+def _esc(e: "BaseException | str") -> str:
+    """An error message as the terminal may show it (file names and SQL carry any bytes; the
+    credentials of a URL, ``http://user:password@host``, are never shown)."""
+    from ..stores import redact
+
+    return cli_safety.escape_controls(redact(str(e)))
 
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())

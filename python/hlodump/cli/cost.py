@@ -16,12 +16,13 @@ from typing import IO, Any, Optional
 import pyarrow as pa
 
 from .. import analysis as A
+from .. import cli_safety
 from ..analysis import comms as K
 from ..analysis import cost as C
 from ..analysis.cost_graph import _hlo_files
 from ..analysis import devices as V
 from ..analysis import roofline_model as R
-from .common import UsageError, add_common, read, select_module
+from .common import UsageError, add_common, failed_files_note, read, select_module
 
 __all__ = ["register"]
 
@@ -31,7 +32,8 @@ def _modules(d: Any, args: argparse.Namespace) -> list[Any]:
     with_text = _hlo_files(d, every)  # after-optimizations text, or a lone HLO file
     mods = [m for m in every if m.key in with_text]
     if not mods:
-        raise UsageError("nothing to analyse: no HLO module text in " + " ".join(map(str, args.paths)))
+        raise UsageError("nothing to analyse: no HLO module text in " + " ".join(map(str, args.paths))
+                         + failed_files_note(d))
     return select_module(mods, getattr(args, "module", None))
 
 
@@ -44,8 +46,15 @@ def _device(args: argparse.Namespace) -> V.Device:
         raise UsageError(str(e)) from None
 
 
-def _out(args: argparse.Namespace) -> IO[str]:
-    return open(args.output, "w", encoding="utf-8", newline="") if getattr(args, "output", None) else sys.stdout
+def _out(args: argparse.Namespace, text: bool = False) -> IO[str]:
+    """The output: ``-o FILE`` or stdout. Text for a person (``text``) and anything bound for a
+    terminal has its control characters escaped: names, op_name and source paths come from the
+    dump, and an escape sequence in them must not reach the screen."""
+    out: IO[str] = (open(args.output, "w", encoding="utf-8", newline="") if getattr(args, "output", None)
+                    else sys.stdout)
+    if text or cli_safety.is_terminal(out):
+        out = cli_safety.EscapingStream(out)  # type: ignore[assignment]
+    return out
 
 
 def _csv(t: pa.Table, out: IO[str]) -> None:
@@ -96,7 +105,7 @@ def _cmd_cost(args: argparse.Namespace) -> int:
                    f"by_{args.by}": by.to_pylist()}, out, indent=1, default=str)
         out.write("\n")
         return 0
-    out = _out(args)
+    out = _out(args, text=True)
     for t in totals:
         ca = t["cost_analysis"]
         if ca is None:
@@ -104,6 +113,8 @@ def _cmd_cost(args: argparse.Namespace) -> int:
             continue
         out.write(f"{t['module']}: {C.format_cost(ca)}; roofline on {dev.name}: "
                   f"{_secs(_sum(roof, t['module']))}\n")
+        if t.get("note"):
+            out.write(f"  note: {t['note']}\n")
         rows = [r for r in _top(roof, args.top, args.sort) if r["module"] == t["module"]]
         if rows:
             what = {"time": f"roofline time ({dev.name})", "flops": "flops", "bytes": "bytes accessed"}[args.sort]
@@ -156,25 +167,37 @@ def _cmd_comms(args: argparse.Namespace) -> int:
         json.dump({"collectives": t.to_pylist(), "by_kind": _by_kind(t)}, out, indent=1, default=str)
         out.write("\n")
         return 0
-    out = _out(args)
+    out = _out(args, text=True)
     if t.num_rows == 0:
         out.write("no collectives\n")
         return 0
     for g in _by_kind(t):
-        out.write(f"{g['module']}: {g['kind']} x{g['count']} over groups of {g['group_size']}: "
-                  f"{_num(g['bytes'])}B sent as S, {_num(g['bytes_per_device'])}B per device\n")
+        over = f"groups of {g['group_size']}" if g["group_size"] is not None else "groups of unknown size"
+        out.write(f"{g['module']}: {g['kind']} x{g['count']} over {over}: "
+                  f"{_bytes(g['bytes'])} sent as S, {_bytes(g['bytes_per_device'])} per device\n")
     out.write("\n")
     for r in t.to_pylist():
-        a = (f" async {r['start_instruction']} -> {r['done_instruction']} ({r['steps_between']} steps, "
+        a = (f" async {r['start_instruction'] or '(no start)'} -> {r['done_instruction'] or '(no done)'} "
+             f"({r['steps_between'] if r['steps_between'] is not None else '?'} steps, "
              f"overlaps {len(r['overlapped_instructions'] or [])} compute)") if r["is_async"] else ""
         src = f" {r['source_file']}:{r['source_line']}" if r["source_file"] else ""
         groups = r["source_target_pairs"] if r["kind"] == "collective-permute" else r["replica_groups"]
-        out.write(f"{r['module']} {r['kind']:<19} {r['instruction']}: S={_num(r['bytes'])}B n={r['group_size']} "
-                  f"per device {_num(r['bytes_per_device'])}B [{r['formula']}] groups={_short(groups)}{a}{src}\n")
+        n = r["group_size"] if r["group_size"] is not None else "?"
+        note = f"  [note: {r['note']}]" if r.get("note") else ""
+        out.write(f"{r['module']} {r['kind']:<19} {r['instruction']}: S={_bytes(r['bytes'])} n={n} "
+                  f"per device {_bytes(r['bytes_per_device'])} [{r['formula']}] groups={_short(groups, r)}{a}{src}"
+                  f"{note}\n")
     return 0
 
 
-def _short(groups: Any) -> str:
+def _bytes(v: Optional[float]) -> str:
+    """``1.20kB``; ``unknown`` for a figure that could not be computed (never ``-B``)."""
+    return "unknown" if v is None else f"{_num(v)}B"
+
+
+def _short(groups: Any, r: Optional[dict[str, Any]] = None) -> str:
+    if groups is None and r is not None and r.get("group_size") is not None and r.get("num_groups") is not None:
+        return f"{r['num_groups']}x{r['group_size']} (not listed)"
     s = json.dumps(groups, separators=(",", ":"))
     return s if len(s) <= 60 else s[:57] + "..."
 

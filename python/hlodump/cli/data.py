@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
-from typing import IO, Any, Sequence
+from typing import IO, Any, Iterator, Sequence
 
 from .common import UsageError, add_common, read, storage_options
 
@@ -54,35 +55,76 @@ def _run_query(con: Any, args: argparse.Namespace) -> int:
             return 2
         import pyarrow.parquet as pq
 
-        pq.write_table(rel.to_arrow_table(), args.output, compression="zstd")
+        table = rel.to_arrow_table()  # the SQL runs (and may fail) before the file is touched
+        with _replaced(args.output, binary=True) as f:
+            pq.write_table(table, f, compression="zstd")
         return 0
-    out = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout
-    if cli_safety.is_terminal(out):
-        out = cli_safety.EscapingStream(out)  # type: ignore[assignment]
-    try:
-        if fmt == "csv":
-            import csv
-
-            import json
-
-            def cell(v: object) -> object:  # lists / structs as JSON, not Python reprs
-                return json.dumps(v, default=str) if isinstance(v, (list, dict, tuple)) else v
-
-            w = csv.writer(out)
-            w.writerow(rel.columns)
-            w.writerows([cell(v) for v in r] for r in rel.fetchall())
-        elif fmt == "json":
-            import json
-
-            cols = rel.columns
-            json.dump([dict(zip(cols, r)) for r in rel.fetchall()], out, default=str, indent=1)
-            out.write("\n")
-        else:
-            _print_table(rel.columns, rel.fetchall(), out)
-    finally:
-        if args.output:
-            out.close()
+    if args.output:
+        with _replaced(args.output) as out:
+            _write_result(rel, fmt, out)
+    else:
+        out = sys.stdout
+        if cli_safety.is_terminal(out):
+            out = cli_safety.EscapingStream(out)  # type: ignore[assignment]
+        _write_result(rel, fmt, out)
     return 0
+
+
+def _write_result(rel: Any, fmt: str, out: IO[str]) -> None:
+    if fmt == "csv":
+        import csv
+
+        import json
+
+        def cell(v: object) -> object:  # lists / structs as JSON, not Python reprs
+            return json.dumps(v, default=str) if isinstance(v, (list, dict, tuple)) else v
+
+        w = csv.writer(out)
+        w.writerow(rel.columns)
+        w.writerows([cell(v) for v in r] for r in rel.fetchall())
+    elif fmt == "json":
+        import json
+
+        cols = rel.columns
+        json.dump([dict(zip(cols, r)) for r in rel.fetchall()], out, default=str, indent=1)
+        out.write("\n")
+    else:
+        _print_table(rel.columns, rel.fetchall(), out)
+
+
+@contextlib.contextmanager
+def _replaced(path: str, binary: bool = False) -> Iterator[Any]:
+    """A file object whose content becomes ``path`` only if the block succeeds: written to a
+    temporary file beside it, renamed over it at the end (a failure, e.g. an SQL error raised
+    while fetching, leaves ``path`` as it was and no temporary file). A ``path`` that exists
+    and is not a regular file (``/dev/stdout``, a FIFO) is written directly; a symlink to a
+    file: its target is replaced."""
+    import os
+    import tempfile
+
+    target = os.path.realpath(path) if os.path.islink(path) else path
+    if os.path.exists(target) and not os.path.isfile(target):
+        with (open(target, "wb") if binary else open(target, "w", encoding="utf-8")) as f:
+            yield f
+        return
+    fd, tmp = tempfile.mkstemp(prefix=".hlodump-query-", dir=os.path.dirname(os.path.abspath(target)))
+    try:
+        try:
+            mode = os.stat(target).st_mode & 0o7777  # keep the mode of the file replaced
+        except OSError:
+            umask = os.umask(0)
+            os.umask(umask)
+            mode = 0o666 & ~umask
+        os.fchmod(fd, mode)
+        with (os.fdopen(fd, "wb") if binary else os.fdopen(fd, "w", encoding="utf-8", newline="")) as f:
+            yield f
+        os.replace(tmp, target)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
 
 
 def _print_table(columns: Sequence[str], rows: list[Any], out: IO[str]) -> None:

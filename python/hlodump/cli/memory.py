@@ -2,7 +2,7 @@
 
     hlodump summary PATH… [--top N] [--json] [--module M]
     hlodump plot PATH… -o out.png|out.html [--module M]
-    hlodump diff A B [--json] [--module M] [--limit N]
+    hlodump diff A B [--json] [--module M] [--limit N] [--pairs N] [--no-cost] [--no-changes | --all-changes]
 """
 
 from __future__ import annotations
@@ -13,8 +13,10 @@ import os
 import sys
 from typing import Any, Optional
 
+from ..analysis.modules import short_module_key
 from .. import analysis as A
-from .common import UsageError, add_common, read, select_module
+from .. import cli_safety
+from .common import UsageError, add_common, failed_files_note, read, select_module
 
 __all__ = ["register"]
 
@@ -38,7 +40,7 @@ def _modules(d: Any, args: argparse.Namespace) -> list[Any]:
         kinds = sorted({k for k in d["files"].column("kind").to_pylist()})
         raise UsageError("nothing to analyse: no module with HLO text, buffer assignment, live ranges or a "
                          f"memory-usage report in {' '.join(map(str, args.paths)) if hasattr(args, 'paths') else ''} "
-                         f"(file kinds: {', '.join(kinds) or 'none'})")
+                         f"(file kinds: {', '.join(kinds) or 'none'})" + failed_files_note(d))
     return select_module(mods, getattr(args, "module", None))
 
 
@@ -107,6 +109,9 @@ def _cmd_summary(args: argparse.Namespace) -> int:
     if not s:
         _print("no modules with buffer assignment or live ranges found")
         return 1
+    # names, op_name and source paths come from the dump: no terminal escape reaches the screen
+    s = cli_safety.escape_data(s)
+    detail = cli_safety.escape_data(detail)
     con = _console()
     if several:
         _render_overview(s, con, args.sort, len(detail))
@@ -126,6 +131,7 @@ def _oom_summary(d: Any, args: argparse.Namespace) -> int:
         sys.stdout.write("\n")
         return 0
     fb = A.format_bytes
+    reps = cli_safety.escape_data(reps)
     con = _console()
     for r in reps:
         head = (f"{r['path']}: out-of-memory report {r['report_id']} ({r['backend'] or 'backend unknown'}"
@@ -171,7 +177,7 @@ def _render_overview(s: list[dict[str, Any]], con: Any, sort: str, n_detail: int
     for m in s:
         ma = m["memory_analysis"] or {}
         pk = m["peak"] or {}
-        rows.append([m["module"], fb(A.peak_bytes(m)), fb(m["total_bytes"]), fb(ma.get("argument_size_in_bytes")),
+        rows.append([short_module_key(m["module"]), fb(A.peak_bytes(m)), fb(m["total_bytes"]), fb(ma.get("argument_size_in_bytes")),
                      fb(ma.get("output_size_in_bytes")), fb(ma.get("temp_size_in_bytes")),
                      "" if pk.get("step") is None else str(pk["step"]), str(len(m["notes"]))])
     cols = ("module", "peak", "total", "argument", "output", "temp", "XLA peak step", "notes")
@@ -325,16 +331,22 @@ def _cmd_diff(args: argparse.Namespace) -> int:
             raise UsageError(str(A.NoSuchModule(args.module, [m.key for m in A._module_list(a)]
                                                 + [m.key for m in A._module_list(b)])))
     with _analysing(len(A._module_list(a)) + len(A._module_list(b))):
-        t = A.diff(a, b, args.module)
-    rows = t.to_pylist()
+        ex = A.explain(a, b, args.module, cost=not args.no_cost, top=args.limit,
+                       cost_pairs=None if args.json else args.pairs)
+        t = A.diff(a, b, args.module) if not args.no_changes else None
+    rows = t.to_pylist() if t is not None else []
     if args.json:
-        json.dump(rows, sys.stdout, indent=1, default=str)
+        json.dump(dict(ex, changes=rows), sys.stdout, indent=1, default=str)
         sys.stdout.write("\n")
+        return 0
+    _print_explain(ex, args)
+    if args.no_changes:
         return 0
     con = _console()
     fb = A.format_bytes
     if not rows:
-        _print("no differences")
+        if not ex["pairs"] and not ex["only_a"] and not ex["only_b"]:
+            _print("no differences")
         return 0
     from rich.table import Table
 
@@ -364,7 +376,11 @@ def _cmd_diff(args: argparse.Namespace) -> int:
         for r in mr:
             if r["what"] == "peak" and r["detail"]:
                 con.print(f"  peak: {r['detail']}", markup=False)
-        for what in ("buffer", "allocation", "instruction", "fusion_kind", "custom_call", "category"):
+        # buffers and instruction counts matched by name are mostly renames across releases:
+        # the explanation above matched them by source; their tables on request
+        tables = ("buffer", "allocation", "instruction", "fusion_kind", "custom_call", "category") if args.all_changes \
+            else ("allocation", "fusion_kind", "custom_call", "category")
+        for what in tables:
             sub = [r for r in mr if r["what"] == what]
             if not sub:
                 continue
@@ -380,6 +396,57 @@ def _cmd_diff(args: argparse.Namespace) -> int:
                 t2.add_row("…", f"{len(sub) - limit} more (--limit, --json)", "", "", "", "")
             con.print(t2)
     return 0
+
+
+def _print_explain(ex: dict[str, Any], args: argparse.Namespace) -> None:
+    """The explanation of ``analysis.explain`` as text: per module pair (largest peak change
+    first) the peak delta and its causes; then the modules of one side only."""
+    fb = A.format_bytes
+
+    def signed(v: Optional[int]) -> str:
+        return "?" if v is None else f"{'+' if v >= 0 else '-'}{fb(abs(v))}"
+
+    pairs = ex["pairs"]
+    name = ex["peak"].replace("_", " ")
+    for p in pairs[:max(args.pairs, 0)]:
+        head = f"{p['module_a']} -> {p['module_b']}: peak ({name})"
+        if p["peak_delta"] is None:
+            _print(f"{head} unknown: {p['note']}")
+            continue
+        _print(f"{head} {fb(p['peak_a'])} -> {fb(p['peak_b'])} ({signed(p['peak_delta'])}; "
+               f"{p['peak_delta']:+,} bytes)" + (f" [paired by {p['matched_by']}]" if p["matched_by"] in ("fingerprint", "similar name", "single module") else ""))
+        kinds = [f"{k} {signed(v)}" for k, v in sorted(p["by_kind"].items(), key=lambda kv: -abs(kv[1])) if v]
+        if kinds:
+            _print("  by cause: " + ", ".join(kinds))
+        shown = [c for c in p["causes"] if c["kind"] != "options" or c["bytes"] or
+                 any(o["explicit"] and o["key"] == c["op_name"] for o in p["options"])]
+        defaults = [o["key"] for o in p["options"] if not o["explicit"]]
+        for c in shown[:args.limit]:
+            where = f"{os.path.basename(c['source_file'] or '')}:{c['source_line']}" if c["source_file"] else ""
+            _print(f"  {c['kind']:<11} {signed(c['bytes']):>11}  {_short(where, 30)}  "
+                   f"{_short(c['op_name'] or '', 50, keep_tail=True)}  {_short(c['detail'] or '', 110)}")
+        if len(shown) > args.limit:
+            _print(f"  … {len(shown) - args.limit} more causes (--limit, --json)")
+        if defaults:
+            names = ", ".join(k.rsplit(".", 1)[-1] for k in defaults[:5])
+            _print(f"  options: {len(defaults)} differ in the whole configuration only (a release's defaults?): "
+                   f"{names}{' …' if len(defaults) > 5 else ''} (--json)")
+        _print(f"  matched values renamed: {p['n_renamed']}; only in b: {p['n_added']}; only in a: {p['n_removed']}")
+        for c in (p.get("cost") or [])[:5]:
+            where = f"{os.path.basename(c['source_file'] or '')}:{c['source_line']}" if c["source_file"] else "(no source)"
+            _print(f"  cost {where}: flops {c['flops_a']:,.0f} -> {c['flops_b']:,.0f}, bytes accessed "
+                   f"{c['bytes_a']:,.0f} -> {c['bytes_b']:,.0f}")
+        for c in (p.get("collectives") or [])[:5]:
+            _print(f"  collective {c['kind']} {c['change']}: {c['count_a']} -> {c['count_b']}, "
+                   f"{fb(c['bytes_a'])} -> {fb(c['bytes_b'])} ({c['op_name'] or ''})")
+    if len(pairs) > args.pairs:
+        _print(f"… {len(pairs) - args.pairs} more module pairs (--pairs N, --json)")
+    if ex["only_a"]:
+        _print(f"only in a ({len(ex['only_a'])}): " + ", ".join(ex["only_a"][:20]) + (" …" if len(ex["only_a"]) > 20 else ""))
+    if ex["only_b"]:
+        _print(f"only in b ({len(ex['only_b'])}): " + ", ".join(ex["only_b"][:20]) + (" …" if len(ex["only_b"]) > 20 else ""))
+    if pairs:
+        _print("")
 
 
 def register(sub: Any) -> None:
@@ -405,5 +472,14 @@ def register(sub: Any) -> None:
     sp.add_argument("a", help="the old dump (file or directory)")
     sp.add_argument("b", help="the new dump (file or directory)")
     add_common(sp, paths=None)
-    sp.add_argument("--limit", type=int, default=30, help="rows per buffer/instruction table (default 30)")
+    sp.add_argument("--limit", type=int, default=30, help="rows per buffer/instruction table, causes, renames "
+                                                          "(default 30)")
+    sp.add_argument("--pairs", type=int, default=10, metavar="N",
+                    help="module pairs explained in the text, largest peak change first (default 10; --json: all)")
+    sp.add_argument("--no-cost", action="store_true", help="leave out the FLOPs/bytes and collectives per source line (the text computes "
+                                                            "them for the pairs it shows, --json for all)")
+    sp.add_argument("--no-changes", action="store_true",
+                    help="the explanation only (no tables of changed allocations, fusion kinds, custom calls)")
+    sp.add_argument("--all-changes", action="store_true",
+                    help="also the tables of buffers and instruction counts matched by name (--json has them always)")
     sp.set_defaults(func=_cmd_diff)

@@ -15,9 +15,9 @@ import sys
 import tempfile
 from typing import Any, Optional
 
-from .common import UsageError, add_common, read
+from .common import EXIT_SIGNAL_BASE, UsageError, add_common, read
 
-__all__ = ["register", "merge_xla_flags"]
+__all__ = ["register", "merge_xla_flags", "parse_xla_flags", "quote_xla_flag"]
 
 _DUMP_FLAGS = ("--xla_dump_to", "--xla_dump_hlo_pass_re")
 
@@ -26,13 +26,89 @@ def _print(text: str = "") -> None:
     sys.stdout.write(text + "\n")
 
 
+# XLA's reading of XLA_FLAGS (xla/parse_flags_from_env.cc, ``SetArgvFromEnv`` and
+# ``ParseArgvFromString``): a value whose first non-blank character is not '-' names a file whose
+# text holds the flags; flags are separated by blanks (space, tab, CR, LF); a flag is '-'
+# followed by letters, digits, '-' and '_', and when '=' and a quote (' or ") follow, the value
+# runs to the matching quote (in double quotes a backslash takes the next character literally),
+# otherwise the flag runs to the next blank; reading stops at the first word not starting with '-'.
+_XLA_WS = " \t\r\n"
+
+
+def parse_xla_flags(text: str) -> tuple[list[str], str]:
+    """(the argv XLA makes of ``text``, the text XLA ignores: from the first word that is not a
+    flag on). Each argv element is ``--name=value`` with quotes removed."""
+    out: list[str] = []
+    n, b = len(text), 0
+    while b < n and text[b] in _XLA_WS:
+        b += 1
+    while b < n and text[b] == "-":
+        e = b
+        while e < n and text[e].isascii() and (text[e] in "-_" or text[e].isalnum()):
+            e += 1
+        if e < n and text[e] == "=" and e + 1 < n and text[e + 1] in "'\"":
+            e += 1
+            head = text[b:e]
+            quote = text[e]
+            e += 1
+            value = []
+            while e < n and text[e] != quote:
+                c = text[e]
+                if quote == '"' and c == "\\" and e + 1 < n:
+                    e += 1
+                    c = text[e]
+                value.append(c)
+                e += 1
+            if e < n:
+                e += 1
+            out.append(head + "".join(value))
+        else:
+            while e < n and text[e] not in _XLA_WS:
+                e += 1
+            out.append(text[b:e])
+        while e < n and text[e] in _XLA_WS:
+            e += 1
+        b = e
+    return out, text[b:]
+
+
+def quote_xla_flag(arg: str) -> str:
+    """``arg`` (``--name=value``) written so that ``parse_xla_flags`` gives it back: a value with
+    a blank or starting with a quote is double-quoted, backslashes and double quotes escaped."""
+    name, eq, value = arg.partition("=")
+    if not eq or not (any(c in _XLA_WS for c in value) or value[:1] in ("'", '"')):
+        if not any(c in _XLA_WS for c in arg):
+            return arg
+    if not eq or not all(c.isascii() and (c in "-_" or c.isalnum()) for c in name):
+        raise ValueError(f"XLA cannot be given {arg!r}: a flag name with a blank")
+    return name + '="' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _flag_name(arg: str) -> str:
+    return arg.split("=", 1)[0]
+
+
 def merge_xla_flags(existing: Optional[str], dump_to: str, passes: bool) -> str:
-    """``XLA_FLAGS`` for the recorded program: the user's flags kept, except the ones we set
-    (``--xla_dump_to``, and ``--xla_dump_hlo_pass_re`` with ``passes``), then ours."""
+    """``XLA_FLAGS`` for the recorded program: the user's flags (read by XLA's own rules: quoted
+    values, or the flags file the value names) kept, except the ones we set (``--xla_dump_to``,
+    and ``--xla_dump_hlo_pass_re`` with ``passes``), then ours; values quoted as XLA reads them."""
+    text = existing or ""
+    stripped = text.lstrip(_XLA_WS)
+    if stripped and not stripped.startswith("-"):  # XLA reads the flags from this file
+        try:
+            with open(text, encoding="utf-8", errors="surrogateescape") as f:
+                text = f.read()
+        except OSError as e:
+            raise UsageError(f"record: XLA_FLAGS names a flags file XLA would read, {text!r}, "
+                             f"which cannot be read: {e.strerror or e}") from None
+    args, ignored = parse_xla_flags(text)
+    if ignored.strip():
+        print(f"hlodump: record: XLA ignores XLA_FLAGS from {ignored.strip()[:60]!r} on (not a --flag); "
+              "left out", file=sys.stderr)
     ours = [f"--xla_dump_to={dump_to}"] + (["--xla_dump_hlo_pass_re=.*"] if passes else [])
     replaced = {"--xla_dump_to"} | ({"--xla_dump_hlo_pass_re"} if passes else set())
-    kept = [f for f in (existing or "").split() if f.split("=", 1)[0] not in replaced]
-    return " ".join(kept + ours)
+    kept = [a for a in args if _flag_name(a) not in replaced]
+    return " ".join(quote_xla_flag(a) for a in kept + ours)
 
 
 # --------------------------------------------------------------------------------- record
@@ -48,8 +124,6 @@ def _cmd_record(args: argparse.Namespace) -> int:
         os.makedirs(out, exist_ok=True)
     else:
         out = tempfile.mkdtemp(prefix="hlodump-record-")
-    if any(c.isspace() for c in out):
-        raise UsageError(f"record: XLA splits XLA_FLAGS at white space, so the dump directory cannot contain any: {out!r}")
     env = dict(os.environ, XLA_FLAGS=merge_xla_flags(os.environ.get("XLA_FLAGS"), out, args.passes))
     try:
         status = subprocess.call(cmd, env=env)
@@ -57,7 +131,16 @@ def _cmd_record(args: argparse.Namespace) -> int:
         raise UsageError(f"record: no such command: {cmd[0]}") from None
     except PermissionError:
         raise UsageError(f"record: cannot run {cmd[0]}: permission denied") from None
-    if status != 0:
+    if status < 0:  # killed by a signal (subprocess gives -N): say which, exit 128+N as a shell does
+        import signal
+
+        try:
+            name = signal.Signals(-status).name
+        except ValueError:
+            name = f"signal {-status}"
+        print(f"hlodump: record: {shlex.join(cmd)} was killed by {name}", file=sys.stderr)
+        status = EXIT_SIGNAL_BASE - status
+    elif status != 0:
         print(f"hlodump: record: {shlex.join(cmd)} exited with status {status}", file=sys.stderr)
     rows = _recorded_modules(out, args)
     if args.json:
@@ -193,7 +276,8 @@ def register(sub: Any) -> None:
     """Add ``record`` and ``passes`` to the ``hlodump`` sub-command parser."""
     sp = sub.add_parser("record", help="run a program with XLA dumping its compiles, then summarise them",
                         description="Run CMD with --xla_dump_to (merged into the XLA_FLAGS it has), then print the "
-                                    "memory summary of every module it compiled, largest first. Exit status: CMD's.")
+                                    "memory summary of every module it compiled, largest first. Exit status: CMD's "
+                                    "(128+N when it was killed by signal N).")
     sp.add_argument("-o", "--output", help="the dump directory (kept; default: a new temporary directory, printed)")
     sp.add_argument("--passes", action="store_true",
                     help="also dump the module after every pass that changed it (--xla_dump_hlo_pass_re=.*), "

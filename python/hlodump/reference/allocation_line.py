@@ -26,13 +26,15 @@ def allocation_line(text: str, start: int, human_size: bool) -> dict[str, Any]:
         "is_thread_local": False, "is_constant": False, "is_maybe_live_out": False,
         "is_preallocated_temp": False, "is_output": False, "parameter": None,
         "parameter_shape": None, "parameter_shape_index": None, "output_shape": None,
-        "flags": text[flags_start:flags_end],
+        "page": None, "flags": text[flags_start:flags_end], "unknown_flags": [],
     }
     seen: set[str] = set()
     while not cur.at_end():
         cur.expect(", ", "between allocation flags")
         at = cur.pos
         flag = allocation_flag(cur, row)
+        if flag is None:  # unknown: it ran to the next ", " or the final ':' already
+            continue
         if flag in seen:
             raise _Bad(at, f"flag {flag!r} printed twice")
         seen.add(flag)
@@ -52,8 +54,9 @@ def _bar_text(cur: _Cursor) -> str:
     return shape
 
 
-def allocation_flag(cur: _Cursor, row: dict[str, Any]) -> str:
-    """One flag (§2.2); fills ``row`` and returns the flag's keyword."""
+def allocation_flag(cur: _Cursor, row: dict[str, Any]) -> str | None:
+    """One flag (§2.2); fills ``row`` and returns the flag's keyword (None: a flag this grammar
+    does not know, appended to ``row["unknown_flags"]`` as (position, raw text))."""
     if cur.accept("color "):
         row["color"] = cur.uint("the color", I32_MAX)
         return "color"
@@ -72,6 +75,9 @@ def allocation_flag(cur: _Cursor, row: dict[str, Any]) -> str:
         row["output_shape"] = _bar_text(cur)
         row["is_output"] = True
         return "output"
+    if cur.accept("page "):
+        row["page"] = cur.uint("the page number", I32_MAX)
+        return "page"
     for keyword, column in (
         ("constant", "is_constant"),
         ("thread-local", "is_thread_local"),
@@ -81,6 +87,45 @@ def allocation_flag(cur: _Cursor, row: dict[str, Any]) -> str:
         if cur.accept(keyword):
             row[column] = True
             return keyword
-    raise _Bad(cur.pos, "expected an allocation flag (color N, parameter N, shape |…| at "
-                        "ShapeIndex {…}, output shape is |…|, constant, thread-local, "
-                        "maybe-live-out, preallocated-temp)")
+    return _unknown_flag(cur, row)
+
+
+def _unknown_flag(cur: _Cursor, row: dict[str, Any]) -> None:
+    """A flag a newer XLA prints: a lower-case word, then anything up to the next ", " outside
+    ``|…|``, brackets and braces, or to the final ':'. Anything else is an error."""
+    start = cur.pos
+    if not ("a" <= cur.text[start:start + 1] <= "z") or start >= cur.stop:
+        raise _Bad(cur.pos, "expected an allocation flag (color N, parameter N, shape |…| at "
+                            "ShapeIndex {…}, output shape is |…|, constant, thread-local, "
+                            "maybe-live-out, preallocated-temp, page N, or another lower-case "
+                            "word)")
+    depth, in_bars, i, end = 0, False, start, None
+    while i < cur.stop:
+        c = cur.text[i]
+        if c == "|":
+            in_bars = not in_bars
+        elif in_bars:
+            pass
+        elif c in "[{(":
+            depth += 1
+        elif c in "]})":
+            depth -= 1
+            if depth < 0:
+                break
+        elif c == "," and depth == 0 and cur.text.startswith(" ", i + 1) and i + 1 < cur.stop:
+            end = i
+            break
+        i += 1
+    else:
+        end = cur.stop if depth == 0 and not in_bars else None
+    if end is None:
+        raise _Bad(cur.pos, "unbalanced '|', bracket or brace in an allocation flag")
+    row["unknown_flags"].append((start, cur.text[start:end]))
+    cur.pos = end
+    return None
+
+
+def unknown_flag_note(raw: str) -> tuple[str, str, str, str]:
+    """(kind, token, text, message) of the note of an unknown allocation flag (both formats)."""
+    return ("unknown_flag", raw.split(" ", 1)[0], raw,
+            f"unknown allocation flag '{raw}' (newer XLA?); kept raw in flags")

@@ -34,7 +34,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from .allocation_line import allocation_line
+from .allocation_line import allocation_line, unknown_flag_note
 from .lex import I32_MAX, I64_MAX, _Bad, _column, _Cursor, _to_int
 from .lex import human_bytes  # noqa: F401 (public here: __all__)
 
@@ -42,6 +42,10 @@ __all__ = ["parse", "human_bytes", "parse_value_ref"]
 
 # Fixed lines (structure only, no rows).
 _UNBOUNDED_PEAK = "  Peak memory could not be determined due to unbounded dynamic shape."
+
+
+#: The header of a block XLA 2026 prints after an allocation's values.
+_REUSED = " reused by buffers of a different color:"
 
 
 def parse_value_ref(text: str) -> dict[str, Any] | None:
@@ -191,9 +195,20 @@ class _Parser:
             self.allocation_line(lineno, text)
         elif text.startswith(" value: "):
             self.value_line(lineno, text)
+        elif text.startswith(_REUSED) or text.startswith("  value: "):
+            self.reused_by_other_color(lineno, text)
         else:
             raise _Bad(0, "expected 'allocation N: size S…:' or ' value: <…> (size=…,offset=…): "
                           "SHAPE' in the BufferAssignment section")
+
+    def reused_by_other_color(self, lineno: int, text: str) -> None:
+        """`` reused by buffers of a different color:`` and its ``  value: <…> (color=N)`` lines
+        (XLA 2026): not read into a table yet; one note per file says so (Rust: allocation.rs)."""
+        if text.startswith("  value: "):
+            return
+        self.ctx.note(lineno, text, 2, "unknown_section", _REUSED[1:-1], text.strip(),
+                      "allocation block 'reused by buffers of a different color:' (XLA 2026): "
+                      "its value lines are not read into a table")
 
     def allocation_line(self, lineno: int, text: str) -> None:
         # Until this line is read, the value lines that follow are checked but not kept.
@@ -201,7 +216,10 @@ class _Parser:
         self.allocation_broken = True
         row = allocation_line(text, 0, human_size=False)
         row["line"] = lineno
+        unknown = row.pop("unknown_flags")
         self.ctx.add("allocations", row)
+        for at, raw in unknown:
+            self.ctx.note(lineno, text, _column(text, at), *unknown_flag_note(raw))
         self.allocation = row["allocation"]
         self.allocation_broken = False
 

@@ -132,6 +132,22 @@ def _thunks(lines: list[str | None], ctx: Any, data: bytes) -> None:
     thunks.parse(lines, ctx)
 
 
+def _options(lines: list[str | None], ctx: Any, data: bytes) -> None:
+    from . import options
+
+    options.parse(lines, ctx)
+
+
+def _is_compile_options_line(line: bytes) -> bool:
+    from .options import is_compile_options_line
+
+    return is_compile_options_line(line)
+
+
+def _is_debug_options_first(first: bytes, second: bytes | None) -> bool:
+    return _is_debug_options_line(first)
+
+
 def _oom(lines: list[str | None], ctx: Any, data: bytes) -> None:
     from . import oom
 
@@ -172,11 +188,13 @@ FORMATS: tuple[Format, ...] = (
            sniff=Sniff(markers=(b"BufferAssignment OOM Debugging.",
                                 b"Ran out of memory in memory space ",
                                 b"Largest program allocations in "))),
+    Format("options", ("debug_options", "compile_options"), ("options",), _options,
+           sniff=Sniff(line=(_is_compile_options_line, "compile_options"),
+                       fallback=(_is_debug_options_first, "debug_options"))),
 )
 
 # Content kinds the files table names but no format parses (tried after every format's rules).
-UNPARSED = Sniff(prefixes=((b"*** Begin ", "stdout_capture"),),
-                 line=(_is_debug_options_line, "debug_options"))
+UNPARSED = Sniff(prefixes=((b"*** Begin ", "stdout_capture"),))
 
 
 def sniff_rules() -> tuple[Sniff, ...]:
@@ -195,7 +213,7 @@ def format_of(content: str) -> Format | None:
 def formats_for_tables(tables: Sequence[str] | None) -> set[str]:
     """Names of the formats a read with ``tables=`` parses: those that can produce a requested
     table (all when ``tables`` is None or names ``errors``; none for ``files`` alone)."""
-    if tables is None or "errors" in tables:
+    if tables is None or "errors" in tables or "notes" in tables:
         return {f.name for f in FORMATS}
     return {f.name for f in FORMATS if any(t in f.tables for t in tables)}
 

@@ -19,7 +19,7 @@ import math
 import struct
 from typing import Any
 
-from .protowire import ProtoError, decode
+from .protowire import ProtoError, decode, decode_listing, unknown_note
 
 __all__ = ["decode_hlo", "render_module", "is_hlo_proto", "parse", "heap_trace_rows", "heap_peaks",
            "allocation_rows", "assignment_rows", "memory_analysis", "ProtoError"]
@@ -95,12 +95,18 @@ def _module_at(b: bytes, i: int) -> str | None:
 
 def decode_hlo(data: bytes) -> tuple[dict, dict | None, int]:
     """(HloModuleProto, BufferAssignmentProto or None, unknown fields skipped)."""
+    m, ba, listing = decode_hlo_listing(data)
+    return m, ba, sum(listing.values())
+
+
+def decode_hlo_listing(data: bytes) -> tuple[dict, dict | None, dict]:
+    """``decode_hlo`` with the skipped fields listed (``protowire.decode_listing``)."""
     kind = _module_at(data, 0)
     if kind == "module":
-        m, unknown = decode(data, "HloModuleProto")
-        return m, None, unknown
-    p, unknown = decode(data, "HloProto")
-    return p.get("hlo_module", {}), p.get("buffer_assignment"), unknown
+        m, listing = decode_listing(data, "HloModuleProto")
+        return m, None, listing
+    p, listing = decode_listing(data, "HloProto")
+    return p.get("hlo_module", {}), p.get("buffer_assignment"), listing
 
 
 # ---- shapes --------------------------------------------------------------------------------
@@ -861,7 +867,7 @@ def allocation_rows(ba: dict, m: dict) -> list[dict[str, Any]]:
             "parameter": n if param else None,
             "parameter_shape": shape_str(shape, layout=False) if shape is not None else None,
             "parameter_shape_index": _index_text(index) if param else None,
-            "output_shape": None, "flags": "", "line": 0,
+            "output_shape": None, "page": None, "flags": "", "line": 0,
         })
     return rows
 
@@ -913,7 +919,7 @@ def parse(data: bytes, ctx: Any) -> None:
     from .hlo import parse_module
 
     try:
-        m, ba, unknown = decode_hlo(data)
+        m, ba, listing = decode_hlo_listing(data)
     except ProtoError as e:
         ctx.error(1, e.offset + 1, f"not a valid HLO proto: {e}", "")
         return
@@ -932,3 +938,4 @@ def parse(data: bytes, ctx: Any) -> None:
                             ("heap_trace", heap_trace_rows(ba))):
             for r in rows:
                 ctx.add(table, r)
+    unknown_note(listing, ctx)

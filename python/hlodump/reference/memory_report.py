@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from .allocation_line import allocation_line
+from .allocation_line import allocation_line, unknown_flag_note
 from .lex import I32_MAX, I64_MAX, _Bad, _column, _Cursor, _to_int
 
 __all__ = ["parse"]
@@ -285,6 +285,12 @@ class _Parser:
         a = allocation_line(text, cur.pos, human_size=True)
         rounded = human_is_rounded(text, text.index(": size ", cur.pos) + 7)
         self.add_allocation(lineno, self.rank, a, cumulative, percent, remaining, rounded)
+        self.unknown_flags(lineno, text, a)
+
+    def unknown_flags(self, lineno: int, text: str, a: dict[str, Any]) -> None:
+        """A ``notes`` row per allocation flag a newer XLA prints (kept raw in ``flags``)."""
+        for at, raw in a["unknown_flags"]:
+            self.ctx.note(lineno, text, _column(text, at), *unknown_flag_note(raw))
 
     def add_allocation(self, lineno: int, rank: int, a: dict[str, Any], cumulative: int | None,
                        percent: int | None, remaining: int | None, rounded: bool) -> None:
@@ -303,6 +309,7 @@ class _Parser:
             self.allocation, self.sub = None, "outside"
             a = allocation_line(text, 0, human_size=True)
             self.allocation = (a["allocation"], a["color"])
+            self.unknown_flags(lineno, text, a)
             return
         index, color = self.allocation if self.allocation else (None, None)
         tables_before = self.tables

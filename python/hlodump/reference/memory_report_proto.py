@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .protowire import ProtoError, decode
+from .protowire import ProtoError, decode_listing, unknown_note
 
 __all__ = ["is_memory_report_proto", "render", "parse", "human_bytes"]
 
@@ -76,7 +76,7 @@ def parse(data: bytes, ctx: Any) -> None:
     from .reader import split_lines
 
     try:
-        m, _unknown = decode(data, "MemoryUsageReport")
+        m, listing = decode_listing(data, "MemoryUsageReport")
     except ProtoError as e:
         ctx.error(1, e.offset + 1, f"not a valid memory-usage report proto: {e}", "")
         return
@@ -84,3 +84,4 @@ def parse(data: bytes, ctx: Any) -> None:
     # the entry or space it comes from): no budget needed
     raw = render(m).encode("utf-8", "surrogatepass")
     memory_report.parse(split_lines(raw, ctx), ctx)
+    unknown_note(listing, ctx)

@@ -223,16 +223,45 @@ def _scalar(kind: str, v: int) -> Any:
 
 
 class _Counter:
-    unknown = 0
+    def __init__(self) -> None:
+        self.unknown = 0
+        self.listing: dict[tuple[str, int], int] = {}
 
 
 def decode(buf: bytes, message: str, start: int = 0, end: int | None = None) -> tuple[Decoded, int]:
     """Decode ``buf[start:end]`` as ``message``; returns the message and the number of fields
     skipped (unknown to our schema) in it and all its sub-messages."""
+    out, listing = decode_listing(buf, message, start, end)
+    return out, sum(listing.values())
+
+
+def decode_listing(buf: bytes, message: str, start: int = 0, end: int | None = None
+                   ) -> tuple[Decoded, dict[tuple[str, int], int]]:
+    """``decode``, with the fields skipped listed: (message name, field number) → count."""
     c = _Counter()
     out = _decode(memoryview(buf).cast("B") if not isinstance(buf, bytes) else buf, message,
                   start, len(buf) if end is None else end, 0, c)
-    return out, c.unknown
+    return out, c.listing
+
+
+def unknown_text(listing: dict[tuple[str, int], int]) -> str:
+    """The ``notes`` text of the skipped fields: ``Message.N×count`` by message name and number,
+    at most 20 of them, then ``…`` (Rust: ``wire::unknown_text``)."""
+    items = sorted(listing.items())
+    parts = [f"{m}.{n}×{c}" for (m, n), c in items[:20]]
+    if len(items) > 20:
+        parts.append("…")
+    return " ".join(parts)
+
+
+def unknown_note(listing: dict[tuple[str, int], int], ctx) -> None:
+    """One ``notes`` row for the fields this reader does not use (never an error, not even
+    strict: a proto always holds fields we do not read)."""
+    if not listing:
+        return
+    ctx.add("notes", {"line": 1, "column": 1, "kind": "unknown_proto_fields", "token": "",
+                      "text": unknown_text(listing),
+                      "message": f"{sum(listing.values())} fields this reader does not use were skipped"})
 
 
 def _decode(buf: bytes, message: str, pos: int, end: int, depth: int, c: _Counter) -> Decoded:
@@ -250,6 +279,7 @@ def _decode(buf: bytes, message: str, pos: int, end: int, depth: int, c: _Counte
         if field is None:
             pos = _skip(buf, pos, end, wire, tag_at, number)
             c.unknown += 1
+            c.listing[(message, number)] = c.listing.get((message, number), 0) + 1
             continue
         name, kind = field
         repeated = kind.startswith("*")

@@ -47,6 +47,10 @@ class Sink:
 
     on_error: str = "raise"
     rows: dict[str, list[dict[str, Any]]] = field(default_factory=lambda: {n: [] for n in SCHEMAS})
+    #: ``strict=True``: what a newer XLA prints is an error, not a ``notes`` row.
+    strict: bool = False
+    #: (file, kind, token) of every ``notes`` row so far: one note per file and token.
+    notes_seen: set[tuple[int, str, str]] = field(default_factory=set)
 
     def add(self, table: str, row: dict[str, Any]) -> None:
         self.rows[table].append(row)
@@ -76,6 +80,24 @@ class FileContext:
             {"file_id": self.file_id, "line": min(line, I32_MAX), "column": min(column, I32_MAX),
              "message": message, "text": text},
         )
+
+
+    def note(self, line: int, line_text: str, column: int, kind: str, token: str, text: str,
+             message: str) -> None:
+        """Something this version does not know in a line whose structure it does (a newer
+        XLA): one ``notes`` row per file, kind and token, or an error in strict mode (Rust:
+        ``FileCtx::note``)."""
+        if self.sink.strict:
+            self.error(line, column, f"{message} (strict: unknown text is an error)", line_text)
+            return
+        key = (self.file_id, kind, token)
+        if key in self.sink.notes_seen:
+            return
+        self.sink.notes_seen.add(key)
+        self.sink.add("notes", {"file_id": self.file_id, "line": min(line, I32_MAX),
+                                "column": min(column, I32_MAX), "kind": kind,
+                                "token": error_text(token), "text": error_text(text),
+                                "message": message})
 
 
 I32_MAX = 2**31 - 1
@@ -172,12 +194,14 @@ def read_arrow(
     string_view: bool | None = None,
     follow_links: bool = False,
     max_files: int = MAX_FILES,
+    strict: bool = False,
 ) -> Dump:
     """Parse a file, a directory (recursively), a glob or a list of paths into a ``Dump``.
 
     ``tables``: as ``hlodump.read_arrow``: only files whose format can produce a requested table
     are parsed (HLO text: modules, computations, instructions, stack_frames, custom_calls; the
-    buffer-assignment family: allocations … totals); ``files`` and ``errors`` always come back,
+    buffer-assignment family: allocations … totals); ``files``, ``errors`` and ``notes`` always
+    come back,
     ``errors`` covering only the files that were parsed, ``files.parsed`` false for the others
     (naming ``errors`` parses every format).
     """
@@ -187,21 +211,23 @@ def read_arrow(
         unknown = set(tables) - set(SCHEMAS)
         if unknown:
             raise ValueError(f"unknown tables: {sorted(unknown)}")
-    sink = Sink(on_error)
+    sink = Sink(on_error, strict=strict)
     parse = parsed_kinds(tables)
-    from ..plan import Plan, open_archives
+    from ..plan import Plan, _mark_duplicates, _mark_numbers_too_large, open_archives
 
     plan = Plan(max_files=max_files)
     for inp, dump in zip(*expand_with_dumps(source, follow_links, max_files)):
         plan.add(inp, dump)
     open_archives(plan)  # a tar of a dump directory: one input per member, its bytes in memory
+    _mark_numbers_too_large(plan)
+    _mark_duplicates(plan, None, on_error)  # as hlodump.plan.Plan.load does
     for file_id, i in enumerate(plan.inputs):
         dump, data = i.dump, i.origin
         _read_one(file_id, i.path, i.shown, i.explicit, sink, parse, i.error, data if isinstance(data, bytes) else None)
         sink.rows["files"][-1]["dump"] = dump
     out = {}
     for name in SCHEMAS:
-        if tables is not None and name not in tables and name not in ("files", "errors"):
+        if tables is not None and name not in tables and name not in ("files", "errors", "notes"):
             continue
         out[name] = pa.Table.from_pylist(sink.rows[name], schema=schema(name, string_view is not False))
     from ..completeness import apply
@@ -230,7 +256,7 @@ def _read_one(file_id: int, full: str, shown: str, explicit: bool, sink: Sink, p
             from ..plan import compression_of, decompressed
 
             if compression_of(shown) is not None:  # as hlodump.plan.Plan.load does
-                data = decompressed(full, shown)
+                data = bytes(decompressed(full, shown))
     except OSError as e:
         if explicit:
             raise

@@ -20,7 +20,8 @@ from .scan import (
     _strip_comments,
     _unquote,
 )
-from .attributes import I32_MAX, _OutOfRange, _attr_dict, _attribute_spans, _i64, _metadata_spans, _name_list
+from .attributes import (I32_MAX, KNOWN_ATTRIBUTES, _OutOfRange, _attr_dict, _attribute_spans, _i64,
+                         _metadata_spans, _name_list)
 
 
 # ----------------------------------------------------------------------------- instructions
@@ -56,15 +57,23 @@ def _scan_shape(text: str, i: int) -> int:
     raise ScanError("shape not followed by an opcode")
 
 
-_OPERAND_TAIL_RE = re.compile(r"%?(" + NAME + r")(?:#[0-9]+)?$")
+#: ``%x``, ``%x#2``, ``%x#0#1`` (compact tuple operands, XLA 2026: element 2 of ``x``; at most
+#: 9 digits an index, so every one fits int32).
+_OPERAND_TAIL_RE = re.compile(r"%?(" + NAME + r")((?:#[0-9]{1,9})*)$")
 
 
 def _operand_names(operand_text: str) -> list[str]:
+    """The names of ``_operands``."""
+    return [name for name, _ in _operands(operand_text)]
+
+
+def _operands(operand_text: str) -> list[tuple[str, list[int]]]:
     """Operand names of an operand region (not for parameter/constant).
 
     Items are split at depth-0 commas; ``/*index=N*/`` comments dropped; an old-style shape
     prefix (``f32[] %x``, ``(f32[], s32[]) %t``) dropped by taking the text after the last space;
-    a leading '%' and a compact tuple index ``#N`` removed; ``...(+N)`` elision markers skipped.
+    a leading '%' and a compact tuple path ``#N…`` removed (returned as the operand's tuple
+    path, ``[]`` for a whole value); ``...(+N)`` elision markers skipped.
     """
     text = _strip_comments(operand_text).strip()
     if not text:
@@ -76,7 +85,10 @@ def _operand_names(operand_text: str) -> list[str]:
             continue
         last = item.rsplit(" ", 1)[-1]
         m = _OPERAND_TAIL_RE.match(last)
-        names.append(m.group(1) if m else last)
+        if m is None:
+            names.append((last, []))
+        else:
+            names.append((m.group(1), [int(k) for k in m.group(2).split("#")[1:]]))
     return names
 
 
@@ -134,7 +146,8 @@ def _finish(text: str, is_root: bool, name: str, shape: str, opcode: str, operan
     pairs = [(k, text[a:b]) for k, a, b in spans]
     attrs = _attr_dict(pairs)
 
-    operands = [] if opcode in ("parameter", "constant") else _operand_names(operand_text)
+    pairs_ = [] if opcode in ("parameter", "constant") else _operands(operand_text)
+    operands = [name for name, _ in pairs_]
     called: list[str] = []
     for k, v in pairs:
         if k in CALLED_KEYS:
@@ -182,6 +195,7 @@ def _finish(text: str, is_root: bool, name: str, shape: str, opcode: str, operan
         "opcode": opcode,
         "shape": shape,
         "operands": operands,
+        "operand_index": [path for _, path in pairs_],
         "operand_text": operand_text,
         "called_computations": called,
         "attributes": attributes,
@@ -196,6 +210,9 @@ def _finish(text: str, is_root: bool, name: str, shape: str, opcode: str, operan
         "fusion_kind": attrs.get("kind"),
         "sharding": attrs.get("sharding"),
         "attribute_map": attrs,
+        # keys no XLA we know prints: (key, key start, value end) in ``text``
+        "unknown_attributes": [(k, a - len(k) - 1, b) for k, a, b in spans
+                               if k not in KNOWN_ATTRIBUTES],
         "metadata": md,
         "number_error": number_error,
     }

@@ -604,6 +604,23 @@ class _ModuleParser(StackFrameTables):
             return False
         return f[q:q + 1] == "," and "\n" in f[e:q]
 
+    def unknown_attribute(self, key: str, raw: str, text: str, base: int, at: int, ln: _Line) -> None:
+        """A ``notes`` row for an attribute key no XLA we know prints, at its line and column
+        (``text`` may span lines from ``base``; Rust: ``unknown_attributes``)."""
+        nl = text.rfind("\n", base, at)
+        if nl < 0:
+            no, line_text = ln.no, ln.text
+            col = len(text[base:at].encode("utf-8")) + 1
+        else:
+            no = ln.no + text.count("\n", base, at)
+            end = text.find("\n", at)
+            line_text = text[nl + 1:end if end >= 0 else len(text)]
+            if line_text.endswith("\r"):
+                line_text = line_text[:-1]
+            col = len(text[nl + 1:at].encode("utf-8")) + 1
+        self.ctx.note(no, line_text, col, "unknown_attribute", key, raw,
+                      f"unknown attribute '{key}' (newer XLA?); kept raw in attributes")
+
     def emit(self, row: dict[str, Any], text: str, base: int, ln: _Line) -> None:
         lineno = ln.no
         at = row.pop("number_error")
@@ -630,6 +647,7 @@ class _ModuleParser(StackFrameTables):
         self.resolve_source(row)
         row.pop("attribute_map")
         row.pop("metadata")
+        unknown = row.pop("unknown_attributes")
         assert self.comp_row is not None
         row["computation_id"] = self.comp_row["computation_id"]
         row["instruction_id"] = self.instruction_id
@@ -637,6 +655,8 @@ class _ModuleParser(StackFrameTables):
         row["offset"] = ln.offset
         self.instruction_id += 1
         self.ctx.add("instructions", row)
+        for key, ks, ve in unknown:
+            self.unknown_attribute(key, text[ks:ve], text, base, ks, ln)
         if row["opcode"] == "custom-call":
             info = custom_call_info(row["backend_config"])
             info.update(instruction_id=row["instruction_id"], name=row["name"],
