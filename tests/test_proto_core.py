@@ -122,3 +122,13 @@ def test_proto_and_text_reports_count_once(tmp_path: Path) -> None:
     (m,) = A.modules(both).to_pylist()
     paths = {r["file_id"]: r["path"] for r in both.files.to_pylist()}
     assert not any(paths[f].endswith(".pb") for f in m["file_ids"])
+
+
+def test_unknown_fields_are_one_note_never_an_error() -> None:
+    path = PROTOS[0]
+    d = hlodump.read_arrow(path)
+    (note,) = d.notes.to_pylist()
+    assert note["kind"] == "unknown_proto_fields" and "HloInstructionProto.82×" in note["text"]
+    assert note["message"].endswith("fields this reader does not use were skipped")
+    strict = hlodump.read_arrow(path, strict=True)
+    assert strict.notes.to_pylist() == [note] and not strict.errors.num_rows
