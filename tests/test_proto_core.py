@@ -132,3 +132,29 @@ def test_unknown_fields_are_one_note_never_an_error() -> None:
     assert note["message"].endswith("fields this reader does not use were skipped")
     strict = hlodump.read_arrow(path, strict=True)
     assert strict.notes.to_pylist() == [note] and not strict.errors.num_rows
+
+
+def _corpus_modules() -> list[tuple[str, Path, dict]]:
+    out = []
+    for oracle in sorted(DATA.glob("jax-*/jax_analysis.json")):
+        for key, v in json.loads(oracle.read_text())["modules"].items():
+            pbs = sorted(oracle.parent.glob(key + ".*after_optimizations.hlo.pb"))
+            if v.get("memory_analysis") and pbs:
+                out.append((f"{oracle.parent.name}/{key}", pbs[0], v["memory_analysis"]))
+    return out
+
+
+CORPUS_MODULES = _corpus_modules()
+
+
+def test_the_corpus_sample_has_three_releases() -> None:
+    assert len({m[0].split("/")[0] for m in CORPUS_MODULES}) >= 3 and len(CORPUS_MODULES) >= 40
+
+
+@pytest.mark.parametrize("name,pb,want", CORPUS_MODULES, ids=[m[0] for m in CORPUS_MODULES])
+def test_memory_analysis_of_the_corpus_protos(name: str, pb: Path, want: dict) -> None:
+    """The corpus sample (control flow, SPMD, linalg, misc; jax 0.10.2, 0.11.2, 0.12.0.1): jax's
+    figures of the very compile, from its after-optimizations proto alone."""
+    (got,) = [m["memory_analysis"] for m in A.memory_analysis(hlodump.read_arrow(pb)) if m["memory_analysis"]]
+    fields = ("argument_size_in_bytes", "output_size_in_bytes", "alias_size_in_bytes", "temp_size_in_bytes")
+    assert {k: got[k] for k in fields} == {k: want[k] for k in fields}

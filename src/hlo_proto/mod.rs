@@ -250,7 +250,11 @@ mod tests {
         let root = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/proto");
         let mut out = Vec::new();
         for rel in std::fs::read_dir(root).unwrap() {
-            for prog in std::fs::read_dir(rel.unwrap().path()).unwrap() {
+            let rel = rel.unwrap().path();
+            if !rel.is_dir() {
+                continue;
+            }
+            for prog in std::fs::read_dir(rel).unwrap() {
                 let prog = prog.unwrap().path();
                 if !prog.is_dir() {
                     continue;
