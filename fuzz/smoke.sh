@@ -11,7 +11,7 @@ if [ -z "${FUZZ_TOOLCHAIN+x}" ]; then
     else FUZZ_TOOLCHAIN=""; export RUSTC_BOOTSTRAP=1; fi
 fi
 TOOLCHAIN="$FUZZ_TOOLCHAIN"
-for target in buffer_assignment hlo files read; do
+for target in buffer_assignment hlo files read hlo_proto; do
     corpus="$(mktemp -d)"
     echo "== $target (${SECONDS_PER_TARGET}s)"
     cargo $TOOLCHAIN fuzz run "$target" "$corpus" "seeds/$target" -- \

@@ -15,6 +15,7 @@ pub mod error;
 pub mod files;
 pub mod formats;
 pub mod hlo;
+pub mod hlo_proto;
 pub mod lex;
 pub mod lines;
 pub mod memory_report;

@@ -502,6 +502,7 @@ fn _formats() -> Vec<FormatFacts> {
         line: s.line.map(|(_, k)| k.as_str()),
         fallback: s.fallback.map(|(_, k)| k.as_str()),
         markers: s.anywhere.iter().map(|m| m.to_vec()).collect(),
+        binary: s.binary.map(|(_, k)| k.as_str()),
     };
     let mut out: Vec<FormatFacts> = Format::ALL
         .iter()
@@ -525,6 +526,7 @@ struct FormatFacts {
     line: Option<&'static str>,
     fallback: Option<&'static str>,
     markers: Vec<Vec<u8>>,
+    binary: Option<&'static str>,
 }
 
 /// The decoded custom-call body of a `backend_config` (base64 of its JSON `"body"` string, or of

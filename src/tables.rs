@@ -289,6 +289,12 @@ tables! {
     totals: Totals {
         file_id: I32, section: DictText, key: DictText, color: OptI32, value: I64, line: I32,
     }
+    /// One row per event of XLA's heap-simulator trace (an after-optimizations `HloProto`): a
+    /// buffer allocated, freed or sharing another's memory, in the simulator's order.
+    heap_trace: HeapTrace {
+        file_id: I32, step: I64, kind: DictText, buffer_id: I64, size: I64, instruction: DictText,
+        computation: DictText, share_with: OptI64,
+    }
     /// One row per `HloModule` header.
     modules: Modules {
         file_id: I32, name: Str, is_scheduled: Bool, entry_computation_layout: OptStr,

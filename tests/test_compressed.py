@@ -68,10 +68,21 @@ def test_a_corrupt_file_is_an_error_naming_it(reader, tmp_path: Path) -> None:
 
 
 def test_xla_compressed_protobufs_are_not_decompressed(reader, tmp_path: Path) -> None:
-    p = tmp_path / "module_0001.jit_f.cpu_after_optimizations.hlo.pb.gz"
+    p = tmp_path / "module_0001.jit_f.execution_0001.hlo_snapshot.pb.gz"
     p.write_bytes(gzip.compress(b"\x0a\x05jit_f"))
     (row,) = reader(str(p)).files.to_pylist()
     assert row["kind"] == "other" and row["size_bytes"] == p.stat().st_size
+
+
+def test_compressed_hlo_protos_are_read(reader, tmp_path: Path) -> None:
+    """``.hlo.pb.gz`` and ``-memory-usage-report.pb.gz`` are ours (docs/protos.md): read."""
+    src = Path(__file__).parent / "data" / "proto" / "jax-0.12.0.1" / "mlp"
+    for f in sorted(src.glob("*.pb")):
+        (tmp_path / (f.name + ".gz")).write_bytes(gzip.compress(f.read_bytes()))
+    d = reader(str(tmp_path))
+    kinds = sorted(r["kind"] for r in d.files.to_pylist())
+    assert kinds == ["hlo_proto", "hlo_proto", "memory_usage_report_proto"]
+    assert d.instructions.num_rows > 0 and d.heap_trace.num_rows > 0 and d.memory_report.num_rows > 0
 
 
 # ------------------------------------------------------------------ a tar of a dump directory

@@ -502,7 +502,8 @@ def test_registries_agree():
                 "prefixes": [(p, k) for p, k in s.prefixes],
                 "second_line": [(p, l, k) for p, l, k in s.second_line],
                 "line": s.line[1] if s.line else None,
-                "fallback": s.fallback[1] if s.fallback else None, "markers": list(s.markers)}
+                "fallback": s.fallback[1] if s.fallback else None, "markers": list(s.markers),
+                "binary": s.binary[1] if s.binary else None}
 
     want = [facts(f.name, f.contents, f.tables, f.sniff) for f in FORMATS]
     want.append(facts("", (), (), UNPARSED))

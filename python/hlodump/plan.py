@@ -280,12 +280,18 @@ class _Bounded:
         return piece
 
 
+# the compressed protos we read (docs/protos.md)
+_READ_PROTOS = (".hlo.pb", "-memory-usage-report.pb")
+
+
 def compression_of(name: str) -> Optional[str]:
     """The module that decompresses the file ``name``, or None: not compressed, or XLA's own
-    compressed protobuf (``….pb.gz``, never text of ours)."""
+    compressed protobuf (``….pb.gz``, none of ours but the HLO protos and the memory-usage
+    report's: ``.hlo.pb.gz``, ``-memory-usage-report.pb.gz``)."""
     low = name.lower()
     for suffix, module in _COMPRESSION.items():
-        if low.endswith(suffix) and not low[:-len(suffix)].endswith(".pb"):
+        inner = low[:-len(suffix)]
+        if low.endswith(suffix) and (not inner.endswith(".pb") or inner.endswith(_READ_PROTOS)):
             return module
     return None
 

@@ -262,6 +262,16 @@ D = pa.dictionary(pa.int32(), pa.large_string())  # text with few distinct value
 #   cut-off line. In the protobuf-text form total_bytes comes from the block's total_bytes
 #   field (line of that field; value 0 and the block's first line when omitted).
 # - "HloLiveRange not available" is matched as a prefix (the rest of the line is free text).
+# ---- heap_trace
+# XLA's heap-simulator trace, from the ``buffer_assignment`` of an after-optimizations
+# ``HloProto`` (``*.hlo.pb``; docs/protos.md). One row per ``HeapSimulatorTrace.Event``, in
+# trace order; ``step`` counts across the traces of the file (one trace per simulated
+# allocation, or one for the whole module). kind: alloc / free / share_with (XLA's enum; an
+# unknown value as its number). size = the ``LogicalBufferProto`` size of buffer_id (0 if the
+# proto lists no such buffer). instruction / computation: the event's names as XLA wrote them.
+# share_with: the canonical buffer of a share_with event (null for the others).
+# Decisions (both readers): buffer ids are XLA's logical buffer ids, which are the value ids the
+# text buffer assignment prints (``assignments.value_id``).
 # ---- modules
 # One row per ``HloModule`` header. attributes = raw text after "HloModule NAME, " ("" if
 # none). entry_computation_layout = the text inside its outer braces (null if absent).

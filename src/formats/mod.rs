@@ -29,10 +29,14 @@ use crate::tables::Tables;
 pub enum Format {
     /// HLO module text (FORMATS.md §3).
     HloModule,
+    /// HLO protos, `*.hlo.pb` (docs/protos.md).
+    HloProto,
     /// Buffer assignment, its values file and the live-range file (§2.1–§2.7).
     BufferAssignment,
     /// The memory-usage report in all its layouts (§2.8).
     MemoryReport,
+    /// The memory-usage report as a proto, `*-memory-usage-report.pb` (docs/protos.md).
+    MemoryReportProto,
     /// A GPU thunk sequence (`*.thunk_sequence.txt`, §2.11).
     ThunkSequence,
     /// XLA's out-of-memory report, alone or inside a log (§2.9).
@@ -74,7 +78,7 @@ pub struct FormatSpec {
 
 impl Format {
     /// Every format, in registry order.
-    pub const ALL: [Format; 6] = [Format::HloModule, Format::BufferAssignment, Format::MemoryReport, Format::ThunkSequence, Format::OomReport, Format::Options];
+    pub const ALL: [Format; 8] = [Format::HloModule, Format::HloProto, Format::BufferAssignment, Format::MemoryReport, Format::MemoryReportProto, Format::ThunkSequence, Format::OomReport, Format::Options];
 
     pub fn spec(self) -> &'static FormatSpec {
         match self {
@@ -91,6 +95,15 @@ impl Format {
                 parse: crate::hlo::parse,
                 presize: Some(crate::hlo::presize),
                 split: Some(crate::hlo::split::parse),
+            },
+            Format::HloProto => &FormatSpec {
+                name: "hlo_proto",
+                contents: &[ContentKind::HloProto],
+                sniff: Sniff { binary: Some((crate::hlo_proto::is_hlo_proto, ContentKind::HloProto)), ..Sniff::NONE },
+                tables: &["modules", "computations", "instructions", "stack_frames", "custom_calls", "allocations", "assignments", "heap_trace"],
+                parse: crate::hlo_proto::parse,
+                presize: None,
+                split: None,
             },
             Format::BufferAssignment => &FormatSpec {
                 name: "buffer_assignment",
@@ -120,6 +133,15 @@ impl Format {
                 },
                 tables: &["memory_report", "totals"],
                 parse: crate::memory_report::parse,
+                presize: None,
+                split: None,
+            },
+            Format::MemoryReportProto => &FormatSpec {
+                name: "memory_report_proto",
+                contents: &[ContentKind::MemoryUsageReportProto],
+                sniff: Sniff { binary: Some((crate::hlo_proto::memory_report::is_memory_report_proto, ContentKind::MemoryUsageReportProto)), ..Sniff::NONE },
+                tables: &["memory_report", "totals"],
+                parse: crate::hlo_proto::memory_report::parse,
                 presize: None,
                 split: None,
             },

@@ -11,10 +11,12 @@ use super::{Format, UNPARSED};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ContentKind {
     HloModule,
+    HloProto,
     BufferAssignment,
     BufferAssignmentValues,
     LiveRange,
     MemoryUsageReport,
+    MemoryUsageReportProto,
     DebugOptions,
     CompileOptions,
     StdoutCapture,
@@ -28,10 +30,12 @@ impl ContentKind {
     pub fn as_str(self) -> &'static str {
         match self {
             ContentKind::HloModule => "hlo_module",
+            ContentKind::HloProto => "hlo_proto",
             ContentKind::BufferAssignment => "buffer_assignment",
             ContentKind::BufferAssignmentValues => "buffer_assignment_values",
             ContentKind::LiveRange => "live_range",
             ContentKind::MemoryUsageReport => "memory_usage_report",
+            ContentKind::MemoryUsageReportProto => "memory_usage_report_proto",
             ContentKind::DebugOptions => "debug_options",
             ContentKind::CompileOptions => "compile_options",
             ContentKind::StdoutCapture => "stdout_capture",
@@ -61,11 +65,13 @@ pub struct Sniff {
     pub anywhere: &'static [&'static [u8]],
     /// The kind `anywhere` gives.
     pub anywhere_kind: ContentKind,
+    /// (test of the file's first bytes, kind): a binary format, tried before any line rule.
+    pub binary: Option<(fn(&[u8]) -> bool, ContentKind)>,
 }
 
 impl Sniff {
     /// Recognises nothing (a field default for `FormatSpec`s).
-    pub const NONE: Sniff = Sniff { second_line: &[], prefixes: &[], line: None, fallback: None, anywhere: &[], anywhere_kind: ContentKind::Unknown };
+    pub const NONE: Sniff = Sniff { second_line: &[], prefixes: &[], line: None, fallback: None, anywhere: &[], anywhere_kind: ContentKind::Unknown, binary: None };
 }
 
 /// Every content rule: the formats' in registry order, then those of the kinds no format parses.
@@ -106,6 +112,11 @@ fn decided_by_second_line(line: &[u8]) -> bool {
 
 fn by_two_lines(line: &[u8], second: &[u8]) -> Option<ContentKind> {
     rules().flat_map(|r| r.second_line).find(|(p, s, _)| line.starts_with(p) && second == *s).map(|&(_, _, k)| k)
+}
+
+/// A binary format's content rule (`Sniff::binary`), tried first.
+fn by_binary(data: &[u8]) -> Option<ContentKind> {
+    rules().filter_map(|r| r.binary).find(|(accepts, _)| accepts(data)).map(|(_, k)| k)
 }
 
 fn by_marker(data: &[u8]) -> Option<ContentKind> {
@@ -166,6 +177,9 @@ fn deciding_lines(data: &[u8]) -> [Option<(&[u8], bool)>; 2] {
 /// of jax 0.4.35–0.9), and — for text that is none of our formats — an out-of-memory report
 /// anywhere in `data` (a log).
 pub fn sniff(data: &[u8]) -> ContentKind {
+    if let Some(k) = by_binary(data) {
+        return k;
+    }
     let [first, second] = deciding_lines(data);
     let Some((line, _)) = first else {
         return by_marker(data).unwrap_or(ContentKind::Empty);
@@ -188,6 +202,9 @@ pub fn sniff(data: &[u8]) -> ContentKind {
 /// sniff(whole file)`. A file that looks like none of our formats is never decided by a
 /// prefix (an out-of-memory report may come later in a log).
 pub fn sniff_is_final(prefix: &[u8]) -> bool {
+    if by_binary(prefix).is_some() {
+        return true; // the test reads the first bytes only: a longer file passes it too
+    }
     let [first, second] = deciding_lines(prefix);
     let Some((line, true)) = first else { return false };
     if decided_by_second_line(line) {
@@ -272,7 +289,7 @@ mod tests {
     #[test]
     fn the_rules_name_every_kind() {
         let given = |r: &Sniff| -> Vec<ContentKind> {
-            let mut k: Vec<ContentKind> = r.prefixes.iter().map(|p| p.1).chain(r.second_line.iter().map(|s| s.2)).chain(r.line.map(|l| l.1)).chain(r.fallback.map(|f| f.1)).collect();
+            let mut k: Vec<ContentKind> = r.prefixes.iter().map(|p| p.1).chain(r.second_line.iter().map(|s| s.2)).chain(r.line.map(|l| l.1)).chain(r.fallback.map(|f| f.1)).chain(r.binary.map(|b| b.1)).collect();
             if !r.anywhere.is_empty() {
                 k.push(r.anywhere_kind);
             }

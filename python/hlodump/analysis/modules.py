@@ -5,7 +5,10 @@ Files are grouped into modules by ``files.module_id``/``files.module_name`` (the
 ``module_NNNN.<name>`` prefix of XLA's file names), so the four split buffer-assignment files of
 a jax 0.10.2 dump and the after-optimizations HLO text join into one module. A file without that
 prefix (the TPU seeds, a single copied file) is a module of its own, keyed by its file name
-without ``.txt``. Files of different dumps (``files.dump``) never join.
+without ``.txt``. Files of different dumps (``files.dump``) never join. The HLO proto of a
+stage (``*.hlo.pb``, ``kind = 'hlo_proto'``) and the memory-usage report's proto
+(``memory_usage_report_proto``) join their text twins' module and are left out where that text
+exists (the text is preferred; a proto-only dump is analysed from its protos).
 """
 
 from __future__ import annotations
@@ -89,16 +92,25 @@ def module_list_of(eng: Engine) -> list[Module]:
             eng.table(t)
     dump_col = "coalesce(dump, '')" if has_dump else "''"
     rows = eng.sql(f"""
-        with f as (
+        with f0 as (
             select file_id, kind, backend, stage, module_id, module_name,
                    {dump_col} as dump, {_BASE_SQL} as base,
                    coalesce(nullif(module_name, ''), {_BASE_SQL}) as name
             from files),
+        -- text and proto of the same compile are one module; where the module has the text of a
+        -- stage, that stage's proto (`kind = 'hlo_proto'`) is left out: the text is preferred
+        f1 as (
+            select *, bool_or(kind = 'hlo_module') over (partition by dump, base, stage) as has_text,
+                   bool_or(kind = 'memory_usage_report') over (partition by dump, base, stage) as has_report
+            from f0),
+        f as (select * from f1 where not (kind = 'hlo_proto' and has_text)
+                                 and not (kind = 'memory_usage_report_proto' and has_report)),
         used as ({used if used else 'select null::int as file_id where false'})
         select dump, base, any_value(name order by file_id) as name,
                any_value(module_id order by file_id) as module_id,
                list(file_id order by file_id) as file_ids,
-               list(file_id order by file_id) filter (where kind = 'hlo_module' and stage = 'after_optimizations')
+               list(file_id order by file_id) filter (where kind in ('hlo_module', 'hlo_proto')
+                                                        and stage = 'after_optimizations')
                    as hlo_file_ids,
                list(distinct kind) as kinds,
                list(distinct backend) filter (where backend is not null) as backends

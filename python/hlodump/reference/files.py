@@ -433,6 +433,9 @@ def sniff(data: bytes) -> str:
     """
     from .formats import FORMATS, sniff_rules
 
+    for rules in sniff_rules():  # a binary format's rule first (its first bytes decide)
+        if rules.binary is not None and rules.binary[0](data):
+            return rules.binary[1]
     lines = _deciding_lines(data)
     marked = next((f.contents[0] for f in FORMATS if any(m in data for m in f.sniff.markers)), None)
     if not lines:

@@ -34,6 +34,8 @@ class Sniff:
     fallback: tuple[Callable[[bytes, bytes | None], bool], str] | None = None
     # Text that makes a file whose first line is none of ours this format (a log).
     markers: tuple[bytes, ...] = ()
+    # (test of the file's first bytes, kind): a binary format, tried before any line rule.
+    binary: tuple[Callable[[bytes], bool], str] | None = None
 
 
 @dataclass(frozen=True)
@@ -45,6 +47,8 @@ class Format:
     # A format found inside logs (OOM reports): a lone CR is a terminal's redraw, not an error;
     # the lines keep it and the parser splits there (formats XLA writes itself reject it).
     log: bool = False
+    # A binary format: its parser gets the bytes (``parse(None, ctx, data)``), no lines.
+    binary: bool = False
     sniff: Sniff = field(default_factory=Sniff)
 
 
@@ -84,6 +88,30 @@ def _hlo(lines: list[str | None], ctx: Any, data: bytes) -> None:
     from . import hlo
 
     hlo.parse_module(lines, ctx, data)
+
+
+def _is_hlo_proto(data: bytes) -> bool:
+    from .hlo_proto import is_hlo_proto
+
+    return is_hlo_proto(data)
+
+
+def _hlo_proto(lines: list[str | None] | None, ctx: Any, data: bytes) -> None:
+    from . import hlo_proto
+
+    hlo_proto.parse(data, ctx)
+
+
+def _is_memory_report_proto(data: bytes) -> bool:
+    from .memory_report_proto import is_memory_report_proto
+
+    return is_memory_report_proto(data)
+
+
+def _memory_report_proto(lines: list[str | None] | None, ctx: Any, data: bytes) -> None:
+    from . import memory_report_proto
+
+    memory_report_proto.parse(data, ctx)
 
 
 def _buffer_assignment(lines: list[str | None], ctx: Any, data: bytes) -> None:
@@ -131,6 +159,10 @@ FORMATS: tuple[Format, ...] = (
            ("modules", "computations", "instructions", "stack_frames", "custom_calls"), _hlo,
            sniff=Sniff(prefixes=((b"HloModule ", "hlo_module"),),
                        fallback=(_is_hlo_module_start, "hlo_module"))),
+    Format("hlo_proto", ("hlo_proto",),
+           ("modules", "computations", "instructions", "stack_frames", "custom_calls", "allocations",
+            "assignments", "heap_trace"), _hlo_proto, binary=True,
+           sniff=Sniff(binary=(_is_hlo_proto, "hlo_proto"))),
     Format("buffer_assignment", ("buffer_assignment", "buffer_assignment_values", "live_range"),
            ("allocations", "assignments", "values", "schedule", "live_ranges", "peak",
             "peak_breakdown", "totals"), _buffer_assignment,
@@ -144,6 +176,9 @@ FORMATS: tuple[Format, ...] = (
                                  (b"memory_space_allocation_entries", "memory_usage_report")),
                        second_line=((b"Total bytes used: ", b"Allocations sorted by size:",
                                      "memory_usage_report"),))),
+    Format("memory_report_proto", ("memory_usage_report_proto",), ("memory_report", "totals"),
+           _memory_report_proto, binary=True,
+           sniff=Sniff(binary=(_is_memory_report_proto, "memory_usage_report_proto"))),
     Format("thunk_sequence", ("thunk_sequence",), ("thunks",), _thunks,
            sniff=Sniff(prefixes=((b"No thunks.", "thunk_sequence"),),
                        line=(_is_thunk_line, "thunk_sequence"))),

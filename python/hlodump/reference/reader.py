@@ -281,7 +281,7 @@ def _read_one(file_id: int, full: str, shown: str, explicit: bool, sink: Sink, p
     row["parsed"] = True
     data = data[file_names.text_start(data):]  # XLA never writes a byte-order mark
     check_line_count(data, shown)  # line numbers are int32 columns
-    lines = split_lines(data, ctx, lone_cr=fmt.log)
+    lines = None if fmt.binary else split_lines(data, ctx, lone_cr=fmt.log)
     try:
         fmt.parse(lines, ctx, data)
     except _Stop:

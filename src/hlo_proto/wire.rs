@@ -1,0 +1,433 @@
+//! The protobuf wire format, decoded by a schema of our own (`schema.rs`, generated from the
+//! reference's `protowire.SCHEMAS`; the reference decoder is `python/hlodump/reference/protowire.py`
+//! and gives the same messages and the same errors).
+//!
+//! Why not prost: its decoder skips unknown fields silently (we count them, for `notes`) and
+//! its errors carry no byte offset; the messages we read are a few dozen fields of XLA's
+//! protos, and a small schema-driven decoder keeps both readers alike. Every length is checked
+//! against the bytes left in its enclosing message before it is used, values are only ever
+//! pushed as they are read (a list grows with the input, never by a stated count), and nesting
+//! is bounded (`MAX_DEPTH`): a length bomb or a nesting bomb is an error, not an allocation.
+
+use super::schema::{MESSAGES, MESSAGE_NAMES};
+
+/// Deeper nesting than any HLO proto has (tuple shapes nest a few levels).
+pub const MAX_DEPTH: usize = 100;
+
+const VARINT: u8 = 0;
+const I64: u8 = 1;
+const LEN: u8 = 2;
+const I32: u8 = 5;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    U64,
+    I64,
+    I32,
+    Bool,
+    Str,
+    Bytes,
+    F32,
+    F64,
+    /// A message, by its index in `MESSAGES`.
+    Msg(usize),
+}
+
+pub struct Field {
+    pub number: u32,
+    pub name: &'static str,
+    pub kind: Kind,
+    pub repeated: bool,
+}
+
+/// A decoded value.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Value {
+    Int(i64),
+    UInt(u64),
+    Bool(bool),
+    Str(String),
+    Bytes(Vec<u8>),
+    F32(f32),
+    F64(f64),
+    Msg(Msg),
+    List(Vec<Value>),
+}
+
+/// A decoded message: its fields present, in first-seen order.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Msg {
+    pub fields: Vec<(&'static str, Value)>,
+}
+
+/// A damaged message: where decoding stopped (bytes from the start of the input) and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WireError {
+    pub offset: usize,
+    pub message: String,
+}
+
+impl std::fmt::Display for WireError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "at byte {}: {}", self.offset, self.message)
+    }
+}
+
+type R<T> = Result<T, WireError>;
+
+fn err<T>(offset: usize, message: impl Into<String>) -> R<T> {
+    Err(WireError { offset, message: message.into() })
+}
+
+static EMPTY_LIST: Vec<Value> = Vec::new();
+
+impl Msg {
+    pub fn get(&self, name: &str) -> Option<&Value> {
+        self.fields.iter().find(|(n, _)| *n == name).map(|(_, v)| v)
+    }
+    pub fn has(&self, name: &str) -> bool {
+        self.get(name).is_some()
+    }
+    /// An integer field (0 when absent, as proto3 reads it).
+    pub fn int(&self, name: &str) -> i64 {
+        self.int_or(name, 0)
+    }
+    pub fn int_or(&self, name: &str, default: i64) -> i64 {
+        match self.get(name) {
+            Some(Value::Int(v)) => *v,
+            Some(Value::UInt(v)) => *v as i64,
+            Some(Value::Bool(b)) => *b as i64,
+            _ => default,
+        }
+    }
+    pub fn flag(&self, name: &str) -> bool {
+        matches!(self.get(name), Some(Value::Bool(true)))
+    }
+    pub fn str(&self, name: &str) -> &str {
+        match self.get(name) {
+            Some(Value::Str(s)) => s,
+            _ => "",
+        }
+    }
+    pub fn bytes(&self, name: &str) -> &[u8] {
+        match self.get(name) {
+            Some(Value::Bytes(b)) => b,
+            _ => &[],
+        }
+    }
+    pub fn msg(&self, name: &str) -> Option<&Msg> {
+        match self.get(name) {
+            Some(Value::Msg(m)) => Some(m),
+            _ => None,
+        }
+    }
+    pub fn list(&self, name: &str) -> &[Value] {
+        match self.get(name) {
+            Some(Value::List(v)) => v,
+            _ => &EMPTY_LIST,
+        }
+    }
+    pub fn msgs(&self, name: &str) -> impl Iterator<Item = &Msg> {
+        self.list(name).iter().filter_map(|v| if let Value::Msg(m) = v { Some(m) } else { None })
+    }
+    pub fn ints(&self, name: &str) -> Vec<i64> {
+        self.list(name)
+            .iter()
+            .map(|v| match v {
+                Value::Int(i) => *i,
+                Value::UInt(u) => *u as i64,
+                Value::Bool(b) => *b as i64,
+                _ => 0,
+            })
+            .collect()
+    }
+    pub fn bools(&self, name: &str) -> Vec<bool> {
+        self.list(name).iter().map(|v| matches!(v, Value::Bool(true))).collect()
+    }
+    fn set(&mut self, name: &'static str, v: Value) {
+        match self.fields.iter_mut().find(|(n, _)| *n == name) {
+            Some(slot) => slot.1 = v,
+            None => self.fields.push((name, v)),
+        }
+    }
+    fn push(&mut self, name: &'static str, v: Value) {
+        match self.fields.iter_mut().find(|(n, _)| *n == name) {
+            Some((_, Value::List(l))) => l.push(v),
+            _ => self.fields.push((name, Value::List(vec![v]))),
+        }
+    }
+    fn list_mut(&mut self, name: &'static str) -> &mut Vec<Value> {
+        if !self.fields.iter().any(|(n, _)| *n == name) {
+            self.fields.push((name, Value::List(Vec::new())));
+        }
+        match self.fields.iter_mut().find(|(n, _)| *n == name) {
+            Some((_, Value::List(l))) => l,
+            _ => unreachable!("a repeated field holds a list"),
+        }
+    }
+}
+
+/// Decode `buf` as message `message` (an index into `MESSAGES`): the message and the number of
+/// fields skipped (unknown to our schema) in it and its sub-messages.
+pub fn decode(buf: &[u8], message: usize) -> R<(Msg, u64)> {
+    let (m, unknown) = decode_listing(buf, message)?;
+    Ok((m, unknown.values().sum()))
+}
+
+/// Fields skipped: (message name, field number) → how many times.
+pub type Unknown = std::collections::BTreeMap<(&'static str, u64), u64>;
+
+/// `decode`, with the fields skipped listed by message and number.
+pub fn decode_listing(buf: &[u8], message: usize) -> R<(Msg, Unknown)> {
+    let mut unknown = Unknown::new();
+    let m = decode_at(buf, message, 0, buf.len(), 0, &mut unknown)?;
+    Ok((m, unknown))
+}
+
+/// The `notes` text of the skipped fields: `Message.N×count`, by message name and number, at
+/// most 20 of them, then `…`.
+pub fn unknown_text(u: &Unknown) -> String {
+    let mut parts: Vec<String> = u.iter().take(20).map(|((m, n), c)| format!("{m}.{n}×{c}")).collect();
+    if u.len() > 20 {
+        parts.push("…".into());
+    }
+    parts.join(" ")
+}
+
+fn varint(buf: &[u8], mut pos: usize, end: usize) -> R<(u64, usize)> {
+    let start = pos;
+    let mut result: u64 = 0;
+    let mut shift = 0u32;
+    loop {
+        if pos >= end {
+            return err(start, "truncated varint");
+        }
+        let b = buf[pos];
+        pos += 1;
+        if shift == 63 && b > 1 {
+            return err(start, "varint longer than 64 bits");
+        }
+        result |= u64::from(b & 0x7f) << shift;
+        if b < 0x80 {
+            return Ok((result, pos));
+        }
+        shift += 7;
+        if shift > 63 {
+            return err(start, "varint longer than 10 bytes");
+        }
+    }
+}
+
+fn length(buf: &[u8], pos: usize, end: usize) -> R<(usize, usize)> {
+    let (n, p) = varint(buf, pos, end)?;
+    if n > (end - p) as u64 {
+        return err(pos, format!("length {n} past the end of its message ({} bytes left)", end - p));
+    }
+    Ok((n as usize, p))
+}
+
+fn scalar(kind: Kind, v: u64) -> Value {
+    match kind {
+        Kind::Bool => Value::Bool(v != 0),
+        Kind::I64 => Value::Int(v as i64),
+        Kind::I32 => Value::Int(i64::from(v as u32 as i32)),
+        _ => Value::UInt(v),
+    }
+}
+
+fn wire_of(kind: Kind) -> u8 {
+    match kind {
+        Kind::U64 | Kind::I64 | Kind::I32 | Kind::Bool => VARINT,
+        Kind::Str | Kind::Bytes | Kind::Msg(_) => LEN,
+        Kind::F32 => I32,
+        Kind::F64 => I64,
+    }
+}
+
+fn decode_at(buf: &[u8], message: usize, mut pos: usize, end: usize, depth: usize, unknown: &mut Unknown) -> R<Msg> {
+    if depth > MAX_DEPTH {
+        return err(pos, format!("messages nested deeper than {MAX_DEPTH}"));
+    }
+    let schema = MESSAGES[message];
+    let mname = MESSAGE_NAMES[message];
+    let mut out = Msg::default();
+    while pos < end {
+        let tag_at = pos;
+        let (tag, p) = varint(buf, pos, end)?;
+        pos = p;
+        let number = tag >> 3;
+        let wire = (tag & 7) as u8;
+        if number == 0 {
+            return err(tag_at, "field number 0");
+        }
+        let Some(field) = schema.iter().find(|f| u64::from(f.number) == number) else {
+            pos = skip(buf, pos, end, wire, tag_at, number)?;
+            *unknown.entry((mname, number)).or_insert(0) += 1;
+            continue;
+        };
+        let (name, kind) = (field.name, field.kind);
+        if let Kind::Msg(sub) = kind {
+            if wire != LEN {
+                return err(tag_at, format!("field {number} ({mname}.{name}): wire type {wire}, expected 2 (a message)"));
+            }
+            let (n, p) = length(buf, pos, end)?;
+            let value = decode_at(buf, sub, p, p + n, depth + 1, unknown)?;
+            pos = p + n;
+            if field.repeated {
+                out.push(name, Value::Msg(value));
+            } else {
+                out.set(name, Value::Msg(value));
+            }
+            continue;
+        }
+        if field.repeated && wire == LEN && !matches!(kind, Kind::Str | Kind::Bytes) {
+            let (n, p) = length(buf, pos, end)?;
+            pos = p;
+            let stop = p + n;
+            let vals = out.list_mut(name);
+            match kind {
+                Kind::F32 | Kind::F64 => {
+                    let size = if kind == Kind::F32 { 4 } else { 8 };
+                    if n % size != 0 {
+                        return err(tag_at, format!("field {number} ({mname}.{name}): packed length {n} not a multiple of {size}"));
+                    }
+                    for c in buf[pos..stop].chunks_exact(size) {
+                        vals.push(if size == 4 {
+                            Value::F32(f32::from_le_bytes(c.try_into().expect("4 bytes")))
+                        } else {
+                            Value::F64(f64::from_le_bytes(c.try_into().expect("8 bytes")))
+                        });
+                    }
+                    pos = stop;
+                }
+                _ => {
+                    while pos < stop {
+                        let (v, p) = varint(buf, pos, stop)?;
+                        pos = p;
+                        vals.push(scalar(kind, v));
+                    }
+                }
+            }
+            continue;
+        }
+        if wire != wire_of(kind) {
+            return err(tag_at, format!("field {number} ({mname}.{name}): wire type {wire}, expected {}", wire_of(kind)));
+        }
+        let value = match wire {
+            VARINT => {
+                let (v, p) = varint(buf, pos, end)?;
+                pos = p;
+                scalar(kind, v)
+            }
+            LEN => {
+                let (n, p) = length(buf, pos, end)?;
+                let raw = &buf[p..p + n];
+                pos = p + n;
+                if kind == Kind::Str {
+                    Value::Str(String::from_utf8_lossy(raw).into_owned())
+                } else {
+                    Value::Bytes(raw.to_vec())
+                }
+            }
+            I32 => {
+                if end - pos < 4 {
+                    return err(pos, "truncated fixed32");
+                }
+                let v = f32::from_le_bytes(buf[pos..pos + 4].try_into().expect("4 bytes"));
+                pos += 4;
+                Value::F32(v)
+            }
+            _ => {
+                if end - pos < 8 {
+                    return err(pos, "truncated fixed64");
+                }
+                let v = f64::from_le_bytes(buf[pos..pos + 8].try_into().expect("8 bytes"));
+                pos += 8;
+                Value::F64(v)
+            }
+        };
+        if field.repeated {
+            out.push(name, value);
+        } else {
+            out.set(name, value);
+        }
+    }
+    Ok(out)
+}
+
+fn skip(buf: &[u8], pos: usize, end: usize, wire: u8, tag_at: usize, number: u64) -> R<usize> {
+    match wire {
+        VARINT => Ok(varint(buf, pos, end)?.1),
+        I64 => {
+            if end - pos < 8 {
+                return err(pos, "truncated fixed64");
+            }
+            Ok(pos + 8)
+        }
+        I32 => {
+            if end - pos < 4 {
+                return err(pos, "truncated fixed32");
+            }
+            Ok(pos + 4)
+        }
+        LEN => {
+            let (n, p) = length(buf, pos, end)?;
+            Ok(p + n)
+        }
+        // groups (3, 4) are proto2 only: XLA's protos are proto3
+        _ => err(tag_at, format!("field {number}: wire type {wire} (groups are not proto3)")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::schema::*;
+    use super::*;
+
+    #[test]
+    fn bombs_and_damage_are_errors_with_offsets() {
+        let e = decode(b"\x0a\xff\xff\xff\xff\x0f", HLOPROTO).unwrap_err();
+        assert_eq!(e.offset, 1);
+        assert!(e.message.contains("past the end"), "{e}");
+        let mut inner: Vec<u8> = Vec::new();
+        for _ in 0..MAX_DEPTH + 5 {
+            let mut n = vec![0x22];
+            let mut l = inner.len();
+            loop {
+                let b = (l & 0x7f) as u8;
+                l >>= 7;
+                n.push(b | if l > 0 { 0x80 } else { 0 });
+                if l == 0 {
+                    break;
+                }
+            }
+            n.extend_from_slice(&inner);
+            inner = n;
+        }
+        assert!(decode(&inner, SHAPEPROTO).unwrap_err().message.contains("nested deeper"));
+        let e = decode(b"\x0d\x00\x00\x00\x00", HLOPROTO).unwrap_err();
+        assert_eq!((e.offset, e.message.contains("wire type 5")), (0, true));
+        let e = decode(b"\x28\xff\xff", HLOMODULEPROTO).unwrap_err();
+        assert_eq!((e.offset, e.message.as_str()), (1, "truncated varint"));
+        assert!(decode(b"\x13", HLOPROTO).unwrap_err().message.contains("groups"));
+    }
+
+    #[test]
+    fn unknown_fields_are_counted() {
+        let (m, unknown) = decode(b"\x0a\x03abc\xf8\x07\x01\x12\x01x", HLOMODULEPROTO).unwrap();
+        assert_eq!((m.str("name"), m.str("entry_computation_name"), unknown), ("abc", "x", 1));
+    }
+
+    #[test]
+    fn every_prefix_of_a_real_proto_decodes_or_fails_cleanly() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/proto/jax-0.12.0.1/loop");
+        let path = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).find(|p| p.to_string_lossy().ends_with("after_optimizations.hlo.pb")).unwrap();
+        let data = std::fs::read(path).unwrap();
+        decode(&data, HLOPROTO).unwrap();
+        for n in 0..data.len() {
+            if let Err(e) = decode(&data[..n], HLOPROTO) {
+                assert!(e.offset <= n);
+            }
+        }
+    }
+}
