@@ -272,7 +272,10 @@ def test_classify_path_of_a_bare_name_is_classify(case):
 
 
 def _corpus_files() -> list[Path]:
-    return sorted(p for p in CORPUS.rglob("*") if p.is_file() and p.name != "README.md")
+    # dump files only: not the README, nor the oracles beside each release (jax_analysis.json,
+    # xla_parse.json) or at the top (replica_groups_across_releases.txt)
+    return sorted(p for p in CORPUS.rglob("*") if p.is_file() and p.name != "README.md"
+                  and len(p.relative_to(CORPUS).parts) > 2)
 
 
 def _seed_files() -> list[Path]:
@@ -357,7 +360,7 @@ def test_corpus_invariants():
         else:
             assert r["pass_index"] is None and r["pipeline"] is None
             assert r["after_pass"] is None and r["before_pass"] is None and r["substep"] is None
-    assert passes == 47  # 20 (0.4.26) + 4 (0.8.3) + 23 (0.10.2) kept per-pass dumps
+    assert passes == 55  # 20 (0.4.26) + 4 (0.8.3) + 23 (0.10.2) + 4 + 4 (0.11.2, 0.12.0.1) kept per-pass dumps
     for k in KINDS:
         assert seen[k] > 0, k
 
@@ -390,7 +393,9 @@ def test_sniff_agrees_with_kind_on_corpus():
         assert content in CONTENT_KINDS
         kind = classify(p.name)["kind"]
         if kind == O:
-            assert content == "unknown", p  # module.mlir, *.textproto
+            # module.mlir, topology.textproto; compile_options.textproto is read (options)
+            want = "compile_options" if p.name == "compile_options.textproto" else "unknown"
+            assert content == want, p
         else:
             assert content == kind, p
 
@@ -423,7 +428,7 @@ SNIFF_CASES = [
     (b'xla_dump_to:"x"\n', "unknown"),
     (b"xla-dump: 1\n", "unknown"),
     (b"platform_id: 179101572333\n", "unknown"),
-    (b"executable_build_options {\n", "unknown"),
+    (b"executable_build_options {\n", "compile_options"),
     (b'#loc1 = loc("a")\n', "unknown"),
     (b" HloModule m\n", H),  # XLA's lexer skips the blanks (issue 31)
     (b"\x00\x01\x02binary", "unknown"),

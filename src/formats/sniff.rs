@@ -259,7 +259,8 @@ mod tests {
         assert_eq!(s(b"xla_dump_to:\"x\"\n"), "unknown");
         assert_eq!(s(b"xla-dump: 1\n"), "unknown");
         assert_eq!(s(b"platform_id: 179101572333\n"), "unknown");
-        assert_eq!(s(b"executable_build_options {\n"), "unknown");
+        assert_eq!(s(b"executable_build_options {\n"), "compile_options");
+        assert_eq!(s(b"argument_layouts {\n"), "compile_options");
         assert_eq!(s(b"#loc1 = loc(\"a\")\n"), "unknown");
         assert_eq!(s(b" HloModule m\n"), "hlo_module"); // XLA's lexer skips the blanks
         assert_eq!(s(b"\x00\x01\x02binary"), "unknown");
@@ -305,7 +306,7 @@ mod tests {
         }
         let mut unparsed = given(&UNPARSED);
         unparsed.sort_by_key(|k| k.as_str());
-        assert_eq!(unparsed, [ContentKind::DebugOptions, ContentKind::StdoutCapture]);
+        assert_eq!(unparsed, [ContentKind::StdoutCapture]);
         assert_eq!(sniff_line(b"none of ours"), ContentKind::Unknown);
     }
 

@@ -62,7 +62,8 @@ __all__ = ["classify", "classify_path", "sniff", "KINDS", "CONTENT_KINDS"]
 
 KINDS = ("hlo_module", "buffer_assignment", "buffer_assignment_values", "live_range",
          "memory_usage_report", "debug_options", "other")
-CONTENT_KINDS = KINDS[:-1] + ("stdout_capture", "unknown", "empty")
+CONTENT_KINDS = KINDS[:-1] + ("compile_options", "hlo_proto", "memory_usage_report_proto", "stdout_capture",
+                               "unknown", "empty")
 
 _INT32_MAX = 2**31 - 1
 _DIGITS = frozenset("0123456789")
