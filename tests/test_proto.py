@@ -1,6 +1,6 @@
 """HLO protos (issue 38), reference half: ``*.hlo.pb`` dumps decoded by ``reference/protowire`` and
 printed by ``reference/hlo_proto`` as XLA's text, checked against the text twin of the same
-compile (tests/data/proto: 10 programs under jax 0.11.2 and 0.12.0.1, written by
+compile (tests/data/proto_twins: 10 programs under jax 0.11.2 and 0.12.0.1, written by
 ``tools/corpus/proto_twins.py``, machine paths neutralised at the same length).
 
 What the proto cannot have is left out of the comparisons, each named where it is: the module
@@ -22,7 +22,7 @@ from hlodump.reference.hlo import parse_module
 from hlodump.reference.protowire import MAX_DEPTH, ProtoError, decode
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-DATA = os.path.join(HERE, "data", "proto")
+DATA = os.path.join(HERE, "data", "proto_twins")
 # one program per folder with jax's memory_analysis.json (tools/corpus/proto_twins.py); the
 # corpus sample beside them (control_flow, spmd, … with jax_analysis.json) is read by
 # test_rust_vs_reference like every file of tests/data

@@ -20,7 +20,7 @@ import hlodump.reference  # noqa: E402
 from hlodump import analysis as A  # noqa: E402
 from test_rust_vs_reference import assert_same_tables  # noqa: E402
 
-DATA = Path(__file__).parent / "data" / "proto"
+DATA = Path(__file__).parent / "data" / "proto_twins"
 # one program per folder with jax's memory_analysis.json (tools/corpus/proto_twins.py)
 PROGRAMS = sorted(p.parent for p in DATA.glob("jax-*/*/memory_analysis.json"))
 PROTOS = sorted(p for d in PROGRAMS for p in d.glob("*.hlo.pb"))
@@ -136,7 +136,7 @@ def test_unknown_fields_are_one_note_never_an_error() -> None:
 
 def _corpus_modules() -> list[tuple[str, Path, dict]]:
     out = []
-    for oracle in sorted(DATA.glob("jax-*/jax_analysis.json")):
+    for oracle in sorted((DATA.parent / "proto").glob("jax-*/jax_analysis.json")):  # the corpus sample
         for key, v in json.loads(oracle.read_text())["modules"].items():
             pbs = sorted(oracle.parent.glob(key + ".*after_optimizations.hlo.pb"))
             if v.get("memory_analysis") and pbs:
