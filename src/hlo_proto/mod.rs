@@ -247,7 +247,7 @@ mod tests {
     use crate::source::SourceRef;
 
     fn samples() -> Vec<std::path::PathBuf> {
-        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/proto");
+        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/proto_twins");
         let mut out = Vec::new();
         for rel in std::fs::read_dir(root).unwrap() {
             let rel = rel.unwrap().path();

@@ -420,7 +420,7 @@ mod tests {
 
     #[test]
     fn every_prefix_of_a_real_proto_decodes_or_fails_cleanly() {
-        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/proto/jax-0.12.0.1/loop");
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/proto_twins/jax-0.12.0.1/loop");
         let path = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).find(|p| p.to_string_lossy().ends_with("after_optimizations.hlo.pb")).unwrap();
         let data = std::fs::read(path).unwrap();
         decode(&data, HLOPROTO).unwrap();
