@@ -65,7 +65,7 @@ def _deep_module(n: int, kind: str) -> str:
     return "\n".join(out)
 
 
-@pytest.mark.parametrize("n", [500, 2000]  # 2000: twice the interpreter's default recursion limit)
+@pytest.mark.parametrize("n", [500, 2000])  # 2000: twice the interpreter's default recursion limit
 @pytest.mark.parametrize("kind", ["call", "fusion"])
 def test_07_deep_calls(tmp_path: Path, n: int, kind: str) -> None:
     d = tmp_path / "dump"
