@@ -11,17 +11,7 @@ use crate::error::{FileCtx, Result};
 use crate::source::Source;
 use crate::tables::Tables;
 
-fn varint_at(b: &[u8], i: usize) -> Option<(u64, usize)> {
-    let mut v = 0u64;
-    for k in 0..10 {
-        let c = *b.get(i + k)?;
-        v |= u64::from(c & 0x7f) << (7 * k);
-        if c < 0x80 {
-            return Some((v, i + k + 1));
-        }
-    }
-    None
-}
+use super::varint_at;
 
 /// Content rule: `0a <len> 08 <total_bytes> (10|1a)` and, within the first 64 KiB, an entry's
 /// printed table header.

@@ -31,7 +31,9 @@ enum Top {
     Proto,
 }
 
-fn varint_at(b: &[u8], i: usize) -> Option<(u64, usize)> {
+/// A varint at byte `i` of `b` (the value, the byte after it), None when cut or longer than 10
+/// bytes: the sniffing of both proto kinds (this file and `memory_report.rs`).
+pub(super) fn varint_at(b: &[u8], i: usize) -> Option<(u64, usize)> {
     let mut v = 0u64;
     for k in 0..10 {
         let c = *b.get(i + k)?;

@@ -12,19 +12,9 @@ from typing import Any
 
 from .protowire import ProtoError, decode_listing, unknown_note
 
+from .hlo_proto import _varint_at  # the one varint reader of the content rules
+
 __all__ = ["is_memory_report_proto", "render", "parse", "human_bytes"]
-
-
-def _varint_at(b: bytes, i: int) -> tuple[int, int] | None:
-    v = 0
-    for k in range(10):
-        if i + k >= len(b):
-            return None
-        c = b[i + k]
-        v |= (c & 0x7F) << (7 * k)
-        if c < 0x80:
-            return v, i + k + 1
-    return None
 
 
 def is_memory_report_proto(data: bytes) -> bool:
