@@ -76,7 +76,7 @@ def test_xla_compressed_protobufs_are_not_decompressed(reader, tmp_path: Path) -
 
 def test_compressed_hlo_protos_are_read(reader, tmp_path: Path) -> None:
     """``.hlo.pb.gz`` and ``-memory-usage-report.pb.gz`` are ours (docs/protos.md): read."""
-    src = Path(__file__).parent / "data" / "proto" / "jax-0.12.0.1" / "mlp"
+    src = Path(__file__).parent / "data" / "proto_twins" / "jax-0.12.0.1" / "mlp"
     for f in sorted(src.glob("*.pb")):
         (tmp_path / (f.name + ".gz")).write_bytes(gzip.compress(f.read_bytes()))
     d = reader(str(tmp_path))
