@@ -11,6 +11,11 @@ if [ -z "${FUZZ_TOOLCHAIN+x}" ]; then
     else FUZZ_TOOLCHAIN=""; export RUSTC_BOOTSTRAP=1; fi
 fi
 TOOLCHAIN="$FUZZ_TOOLCHAIN"
+# Build every target first, saying so: the first build takes minutes and prints nothing with -q.
+echo "== building the fuzz targets (cargo fuzz build: 2-4 min the first time, seconds after)"
+build_start=$SECONDS
+cargo $TOOLCHAIN fuzz build
+echo "== built in $((SECONDS - build_start)) s"
 for target in buffer_assignment hlo files read hlo_proto; do
     corpus="$(mktemp -d)"
     echo "== $target (${SECONDS_PER_TARGET}s)"
