@@ -179,29 +179,70 @@ def test_readme_links_lead_to_files() -> None:
         assert f"(docs/cli/{c}.md)" in text, f"README does not link the page of `hlodump {c}`"
 
 
-def test_readme_tour_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    """Every command of README's tour runs as written from the repository root (those with a
-    placeholder — OLD_DUMP, a program to record — excepted), and the Python lines too."""
-    pytest.importorskip("plotly")
-    from hlodump.cli import main
-
+def _tour() -> str:
     text = README.read_text(encoding="utf-8")
-    tour = text.split("## A tour\n", 1)[1].split("\n## ", 1)[0]
-    sh = tour.split("```sh\n", 1)[1].split("```", 1)[0]
+    return text.split("## A tour\n", 1)[1].split("\n## ", 1)[0]
+
+
+def _tour_commands() -> list[list[str]]:
+    """README's tour commands that run on the repository's files (placeholders such as
+    OLD_DUMP, and ``record`` of a program, left out)."""
+    sh = _tour().split("```sh\n", 1)[1].split("```", 1)[0]
     commands = [shlex.split(line, comments=True) for line in sh.splitlines() if line.startswith("hlodump ")]
     assert len(commands) >= 8
-    ran = []
+    return [argv[1:] for argv in commands if argv[1] != "record" and not any(re.fullmatch(r"[A-Z_]{3,}", a) for a in argv)]
+
+
+def test_readme_tour_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    """README's tour: its Python lines run as written from the repository root; its commands
+    run in ``test_page_commands_run`` (with the pages' own, each once)."""
+    assert {c[0] for c in _tour_commands()} >= {"summary", "report", "cost", "comms", "passes", "query"}
+    monkeypatch.chdir(ROOT)
+    py = _tour().split("```python\n", 1)[1].split("```", 1)[0]
+    exec(compile(py, "README.md (tour)", "exec"), {})
+
+
+def _page_commands() -> list[list[str]]:
+    """Every one-line ``hlodump …`` command of a ```sh block of the pages, once each, that runs
+    on the repository's own files: lines with a placeholder (DIR, OLD_DUMP, oom.log …), a
+    program to run, /tmp or object-store paths are left out (the multi-line SQL of docs/sql.md
+    is run by tests/test_cli.py)."""
+    seen: dict[tuple[str, ...], None] = {}
+    for page in sorted(DOCS.rglob("*.md")):
+        text = page.read_text(encoding="utf-8")
+        for block in re.findall(r"```sh\n(.*?)```", text, flags=re.S):
+            for line in block.replace("\\\n", " ").split("\n"):
+                if not line.startswith("hlodump "):
+                    continue
+                try:
+                    argv = shlex.split(line, comments=True)
+                except ValueError:  # a quoted SQL text continued on the next lines
+                    continue
+                if any(re.fullmatch(r"[A-Z_]{3,}/?", a) or a.startswith(("/tmp", "s3:", "gs:", "run_")) or a.endswith(".py")
+                       or a == "--" for a in argv):
+                    continue
+                if "oom.log" in argv:  # the recipe's name for "your log"
+                    continue
+                seen[tuple(argv[1:])] = None
+    return [list(a) for a in seen]
+
+
+def test_page_commands_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """The commands the pages and README's tour show run as written (exit status 0), so a
+    renamed option or a moved file shows here, not to a reader."""
+    pytest.importorskip("plotly")
+    pytest.importorskip("matplotlib")
+    from hlodump.cli import main
+
+    commands = _page_commands()
+    assert len(commands) >= 15
+    commands += [c for c in _tour_commands() if c not in commands]
+    assert {c[0] for c in commands} >= {"summary", "plot", "report", "diff", "cost", "comms", "passes", "tables", "query"}
     monkeypatch.chdir(ROOT)
     for argv in commands:
-        if any(re.fullmatch(r"[A-Z_]{3,}", a) for a in argv) or argv[1] == "record":
-            continue
-        argv = [str(tmp_path / a) if a.endswith(".html") else a for a in argv[1:]]
+        argv = [str(tmp_path / Path(a).name) if a.endswith((".html", ".png", ".csv")) else a for a in argv]
         assert main(argv) == 0, argv
-        ran.append(argv[0])
-    capsys.readouterr()
-    assert {"summary", "report", "cost", "comms", "passes", "query"} <= set(ran)
-    py = tour.split("```python\n", 1)[1].split("```", 1)[0]
-    exec(compile(py, "README.md (tour)", "exec"), {})
+        capsys.readouterr()
 
 
 def test_sql_page_queries_are_checked() -> None:
