@@ -245,6 +245,16 @@ def test_page_commands_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caps
         capsys.readouterr()
 
 
+def test_python_page_memory_analysis_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    """docs/python.md says its memory-analysis lines run as they are from the repository root."""
+    text = (DOCS / "python.md").read_text(encoding="utf-8")
+    section = text.split("\n## Memory analysis\n", 1)[1].split("\n## ", 1)[0]
+    assert "These run as they are from the repository root" in section
+    code = section.split("```python\n", 1)[1].split("```", 1)[0]
+    monkeypatch.chdir(ROOT)
+    exec(compile("import hlodump\n" + code, "docs/python.md (memory analysis)", "exec"), {})
+
+
 def test_sql_page_queries_are_checked() -> None:
     """The worked queries moved from README to docs/sql.md; tests/test_cli.py runs them."""
     src = (ROOT / "tests" / "test_cli.py").read_text(encoding="utf-8")
