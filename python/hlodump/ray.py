@@ -215,7 +215,8 @@ def read_dumps(source: Source, table: str, *, columns: Optional[Sequence[str]] =
         on_error: ``"raise"`` (a malformed file fails its task and the dataset) or
             ``"collect"`` (problems become rows of the ``errors`` table).
         target_bytes: a dump larger than this is read by several tasks, cut between modules.
-        ray_remote_args, concurrency: passed to ``ray.data.read_datasource``.
+        ray_remote_args: passed to ``ray.data.read_datasource``.
+        concurrency: passed to ``ray.data.read_datasource``.
 
     The plan (walk or listing) is made here, on the driver; the files are read by the tasks.
     ``file_id`` is each file's position in the whole read (as ``read_arrow(source)`` numbers

@@ -105,13 +105,14 @@ def read_arrow(
             unset, naming a table here does not restrict which tables are read.
         storage_options: options of the object store or fsspec filesystem of URL inputs
             (credentials, endpoint …; default: the usual environment variables).
-        max_decompressed_ratio, max_decompressed_bytes: how far a compressed file (``.gz``,
-            ``.bz2``, ``.xz``, ``.zst``) or a compressed tar archive may expand: at most
-            ``max_decompressed_ratio`` times its compressed size (default 100; never less than
-            8 MiB), all of them together at most ``max_decompressed_bytes`` (default 4 GiB). Decompression is
-            streamed and stops at the bound (never more in memory) with
+        max_decompressed_ratio: how far a compressed file (``.gz``, ``.bz2``, ``.xz``,
+            ``.zst``) or a compressed tar archive may expand: at most this many times its
+            compressed size (default 100; never less than 8 MiB). Decompression is streamed
+            and stops at the bound (never more in memory) with
             ``hlodump.exceptions.DecompressionLimitError`` naming the file (a ``files.error``
             row for a file found in a directory). XLA's text compresses 5–20×.
+        max_decompressed_bytes: all compressed files and archives of the read together
+            decompress to at most this many bytes (default 4 GiB; same error).
 
     Ctrl-C stops a read at any point (``KeyboardInterrupt``, within ~10 ms plus the time a
     worker needs to reach its next check: a few thousand lines).

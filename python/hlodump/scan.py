@@ -64,8 +64,13 @@ def scan(
             (``read_arrow``'s default, None, casts a table the first time it is asked for: a
             scan's batches go to consumers that take views, Polars, DuckDB, Arrow C stream
             readers, and are not kept, so there is nothing to cast lazily.)
-        threads, mmap, follow_links, max_files, storage_options, max_decompressed_ratio,
-            max_decompressed_bytes: as for ``read_arrow``.
+        threads: as for ``read_arrow``.
+        mmap: as for ``read_arrow``.
+        follow_links: as for ``read_arrow``.
+        max_files: as for ``read_arrow``.
+        storage_options: as for ``read_arrow``.
+        max_decompressed_ratio: as for ``read_arrow``.
+        max_decompressed_bytes: as for ``read_arrow``.
 
     Returns:
         a ``Scan`` (nothing is read until it is consumed).
