@@ -19,6 +19,7 @@ import os
 from typing import TYPE_CHECKING, Any, Optional
 
 from . import analysis as A
+from . import units as U
 
 if TYPE_CHECKING:  # pragma: no cover
     from .dump import Dump
@@ -95,7 +96,8 @@ def plot_oom_png(report: dict[str, Any], out: str) -> str:
         ax.set_yticks(range(len(bufs)), [f"{b['label'][:28]}  {(b['shape'] or '')[:24]}" for b in bufs], fontsize=7)
         for i, b in enumerate(bufs):
             ax.text(b["bytes"], i, f" {A.format_bytes(b['bytes'])}", va="center", fontsize=7)
-        ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: A.format_bytes(v)))
+        ax.xaxis.set_major_locator(matplotlib.ticker.MultipleLocator(U.binary_step(max(b["bytes"] for b in bufs), 6)))
+        ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: U.format_bytes_tick(v)))
         ax.set_xlabel(f"the report's largest buffers ({len(bufs)} of {f['n_buffers']})")
     else:
         ax.text(0.5, 0.5, "the report lists no buffers", ha="center", va="center", transform=ax.transAxes)
@@ -108,7 +110,10 @@ def plot_oom_png(report: dict[str, Any], out: str) -> str:
     if f["requested"] is not None:
         ax2.bar([1], [f["requested"]], color="crimson", alpha=0.6, label="failed request")
     ax2.set_xticks([])
-    ax2.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: A.format_bytes(v)))
+    top2 = max(bottom, f["capacity"] or 0, f["requested"] or 0)
+    if top2:  # ticks on round binary values, as every byte axis
+        ax2.yaxis.set_major_locator(matplotlib.ticker.MultipleLocator(U.binary_step(top2)))
+    ax2.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: U.format_bytes_tick(v)))
     ax2.set_title("in use when it failed", fontsize=9)
     if f["in_use"] or f["capacity"] is not None or f["requested"] is not None:
         ax2.legend(fontsize=7, loc="upper right")

@@ -148,13 +148,14 @@ def format_number(v: Optional[float], missing: str = "-") -> str:
 
 def binary_step(vmax: float, max_ticks: int = 8) -> float:
     """The distance between axis ticks for bytes up to ``vmax``: 1, 2 or 5 (… 500) times a power
-    of 1024, the smallest with at most ``max_ticks`` intervals: ticks fall on round KiB/MiB/GiB."""
+    of 1024, the smallest with at most ``max_ticks`` intervals: ticks fall on round KiB/MiB/GiB
+    (the report page's ``binaryTicks`` picks the same steps)."""
     vmax = max(float(vmax), 1.0)
     unit = 1.0
     while vmax / unit >= 1024 and unit < 1024.0 ** 6:
         unit *= 1024
     span = vmax / unit
-    for s in (1, 2, 4, 5, 10, 20, 25, 50, 100, 128, 200, 256, 500, 512):
+    for s in (1, 2, 5, 10, 20, 50, 100, 200, 500):
         if span / s <= max_ticks:
             return s * unit
     return 1024 * unit
