@@ -255,3 +255,48 @@ def test_page_names_the_peaks_and_keeps_labels_off_the_toolbar(tmp_path) -> None
         ticks = b.eval("[...document.querySelectorAll('#timeline .ytick text')].map(t => t.textContent)")
         assert ticks and all(re.fullmatch(r"0|\d+(KiB|MiB|GiB)", t) for t in ticks), ticks
         assert b.console_errors == []
+
+
+OOM = os.path.join(DATA, "oom")
+
+
+def test_oom_views_tick_on_binary_values(tmp_path) -> None:
+    """The OOM pictures (PNG and page): byte axes on round binary values, bytes printed IEC."""
+    pytest.importorskip("matplotlib")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    import hlodump
+    from hlodump import analysis as A
+    from hlodump import oom_plot
+
+    d = hlodump.read_arrow(OOM, on_error="collect")
+    reports = A.oom_summary(d, top=20)
+    assert len(reports) > 5
+    for r in reports:
+        fig = oom_plot.oom_figure(r)
+        try:
+            fig.canvas.draw()
+            for ax, axis in ((fig.axes[0], "x"), (fig.axes[1], "y")):
+                if not ax.patches and not ax.lines:  # nothing drawn (no buffers listed): no byte axis
+                    continue
+                labels = [t.get_text() for t in getattr(ax, f"get_{axis}ticklabels")() if t.get_text()]
+                assert all(re.fullmatch(r"-?(0|\d+(\.5)?(B|KiB|MiB|GiB|TiB))", x) for x in labels), (r["path"], labels)
+        finally:
+            plt.close(fig)
+    cdp = _browser()
+    out = tmp_path / "oom.html"
+    p = _cli("report", OOM, "-o", str(out), "--keep-going", "--errors-ok")
+    assert p.returncode == 0, p.stderr
+    with cdp.Browser.launch() as b:
+        b.open(out.as_uri())
+        b.wait_until(f"document.querySelectorAll('.js-plotly-plot').length === {len(reports)}")
+        ticks = b.eval("[...document.querySelectorAll('.js-plotly-plot .xtick text, .js-plotly-plot .y2tick text')]"
+                       ".map(t => t.textContent)")
+        assert ticks and all(re.fullmatch(r"0|\d+(\.5)?(B|KiB|MiB|GiB|TiB)", t) for t in ticks), ticks
+        text = b.eval("document.body.innerText")
+        assert not DECIMAL_BYTES.search(text)
+        assert b.eval("[...document.querySelectorAll('td')].filter(td => td.textContent.trim() === '').length") == 0
+        assert b.console_errors == []

@@ -262,7 +262,7 @@ def _render_summary(m: dict[str, Any], con: Any) -> None:
         for c in A.CATEGORIES:
             t.add_column(c, justify="right")
         if pk:
-            t.add_column("at peak", justify="right")
+            t.add_column(f"at {U.XLA_LISTED_PEAK}", justify="right")
         for sp in m["memory_spaces"]:
             row = [str(sp["color"]), fb(sp["allocated_bytes"])] + [fb(sp["by_category"][c]) for c in A.CATEGORIES]
             if pk:
@@ -271,13 +271,14 @@ def _render_summary(m: dict[str, Any], con: Any) -> None:
         if m["memory_spaces"]:  # (HLO text alone has none: the note says what is missing)
             con.print(t)
         if pk:
-            t = Table(title="peak by category (logical bytes)", title_justify="left")
+            t = Table(title=f"{U.XLA_LISTED_PEAK} by category (logical bytes)", title_justify="left")
             for c in pk["by_category"]:
                 t.add_column(c, justify="right")
             t.add_row(*[fb(v) for v in pk["by_category"].values()])
             con.print(t)
         if m["top_buffers"]:
-            t = Table(title=f"top {len(m['top_buffers'])} buffers at the peak", title_justify="left")
+            t = Table(title=f"top {len(m['top_buffers'])} buffers at {U.XLA_LISTED_PEAK} (step {pk['step'] if pk else '?'})",
+                      title_justify="left")
             for col in ("#", "buffer", "bytes", "shape", "category", "alloc", "op_name", "source"):
                 t.add_column(col, justify="right" if col in ("#", "bytes", "alloc") else "left", overflow="fold")
             for r in m["top_buffers"]:
