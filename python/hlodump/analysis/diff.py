@@ -146,7 +146,7 @@ def diff(a: "Dump", b: "Dump", module: ModuleSel = None) -> pa.Table:
         for c in CATEGORIES:
             qa, qb = (pa_.get("by_category") or {}).get(c), (pb_.get("by_category") or {}).get(c)
             if (qa or 0) != (qb or 0):
-                add(mod, ka, kb, "category", "changed", f"peak:{c}", qa, qb, "logical bytes at the peak")
+                add(mod, ka, kb, "category", "changed", f"peak:{c}", qa, qb, "logical bytes at XLA's listed peak")
         _diff_allocations(a, b, x, y, lambda *r: add(mod, ka, kb, *r))
         _diff_buffers(a, b, x, y, lambda *r: add(mod, ka, kb, *r))
         _diff_instructions(a, b, x, y, lambda *r: add(mod, ka, kb, *r))
