@@ -107,7 +107,12 @@ def test_breakdown(reader) -> None:
 def test_diff_seed0_seed3(reader) -> None:
     a, b = A.load(SEED0, reader), A.load(SEED3, reader)
     rows = A.diff(a, b).to_pylist()
-    peak = [r for r in rows if r["what"] == "peak"]
+    # two peak rows, each under its name (issue 40): the peak in use (by slice), XLA's listed peak
+    assert [r["key"] for r in rows if r["what"] == "peak"] == ["peak_in_use", "xla_listed_peak"]
+    in_use = next(r for r in rows if r["key"] == "peak_in_use")
+    sa, sb = A.summary(a)[0], A.summary(b)[0]
+    assert (in_use["a"], in_use["b"]) == (sa["peaks"]["peak_in_use"], sb["peaks"]["peak_in_use"])
+    peak = [r for r in rows if r["what"] == "peak" and r["key"] == "xla_listed_peak"]
     assert len(peak) == 1 and peak[0]["a"] == 184680476 and peak[0]["b"] == 18612288
     assert peak[0]["delta"] == 18612288 - 184680476
     cc = [r for r in rows if r["what"] == "custom_call"]

@@ -406,7 +406,7 @@ def _cli(*argv: str) -> subprocess.CompletedProcess:
 def test_cli_cost_and_comms(tmp_path) -> None:
     p = _cli("cost", GPU, "--device", "H100", "--top", "3")
     assert p.returncode == 0, p.stderr
-    assert "flops 538.05M" in p.stdout and "all-gather-done" in p.stdout and "/app/train.py:80" in p.stdout
+    assert "flops 538.05 MFLOP" in p.stdout and "bytes accessed 16.04MiB" in p.stdout and "all-gather-done" in p.stdout and "/app/train.py:80" in p.stdout
     p = _cli("cost", os.path.join(COST, "jax-0.10.2"), "--module", "cost_matmul", "--json")
     j = json.loads(p.stdout)
     assert j["modules"][0]["cost_analysis"]["flops"] == 524288.0

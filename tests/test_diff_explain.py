@@ -77,16 +77,16 @@ def _raw_values(d: "hlodump.Dump") -> dict[tuple[str, str], tuple]:
 def test_release_pairs(old: str, new: str, prog: str) -> None:
     a, b = _read(os.path.join(CORPUS, old, prog)), _read(os.path.join(CORPUS, new, prog))
     ex = A.explain(a, b, top=100000, cost=False)
-    assert ex["peak"] == "live_by_slice"
+    assert ex["peak"] == "peak_in_use"
     assert ex["pairs"], "no module paired"
     sa = {s["module"]: s for s in A.summary(a, top=0, cost=False)}
     sb = {s["module"]: s for s in A.summary(b, top=0, cost=False)}
     raw_a, raw_b = _raw_values(a), _raw_values(b)
     n_explained = n_renamed = 0
     for p in ex["pairs"]:
-        # the peak is the summary's live-by-slice peak, on both sides
-        assert p["peak_a"] == A.peaks(sa[p["module_a"]])["live_by_slice"]
-        assert p["peak_b"] == A.peaks(sb[p["module_b"]])["live_by_slice"]
+        # the peak is the summary's peak in use (by slice), on both sides
+        assert p["peak_a"] == A.peaks(sa[p["module_a"]])["peak_in_use"] == A.peaks(sa[p["module_a"]])["live_by_slice"]
+        assert p["peak_b"] == A.peaks(sb[p["module_b"]])["peak_in_use"]
         if p["peak_delta"] is not None:
             n_explained += 1
             assert sum(c["bytes"] for c in p["causes"]) == p["peak_delta"] == p["peak_b"] - p["peak_a"]
@@ -297,7 +297,7 @@ def test_cli_json_and_text(capsys) -> None:
     a, b = os.path.join(DIFF, "donate", "a"), os.path.join(DIFF, "donate", "b")
     assert main(["diff", a, b, "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert out["peak"] == "live_by_slice"
+    assert out["peak"] == "peak_in_use"
     (p,) = out["pairs"]
     assert set(p) >= {"peak_delta", "causes", "renamed", "module_a", "module_b"}
     assert p["causes"][0]["kind"] == "aliasing"
@@ -306,7 +306,7 @@ def test_cli_json_and_text(capsys) -> None:
     assert main(["diff", a, b, "--no-changes"]) == 0
     text = capsys.readouterr().out
     first = text.splitlines()[0]
-    assert first.startswith("module_0012.jit_scale_add -> module_0014.jit_scale_add: peak (live by slice)")
+    assert first.startswith("module_0012.jit_scale_add -> module_0014.jit_scale_add: peak in use ")
     assert "+262,144 bytes" in first
     assert "aliasing" in text.splitlines()[2]
 
@@ -334,10 +334,10 @@ def test_report_compare_has_the_causes(tmp_path) -> None:
     det = json.loads(re.search(r'<script type="application/json" id="m-' + re.escape(ra["id"]) + r'">(.*?)</script>',
                                page, re.S).group(1))
     why = det["why"]
-    assert why["peak"] == "live_by_slice" and why["peak_delta"] == 256 * 256 * 4
+    assert why["peak"] == "peak_in_use" and why["peak_delta"] == 256 * 256 * 4
     assert why["columns"] == ["kind", "bytes", "source", "op_name", "detail"]
     assert why["rows"][0][0] == "aliasing" and why["rows"][0][1] == 256 * 256 * 4
-    assert "why the peak (" in page  # the page's script draws the table
+    assert "changed: " in page  # the page's script draws the table ("why the peak in use changed: …")
 
 
 def test_checkpoint_scan_with_policy() -> None:
@@ -408,7 +408,7 @@ def test_cli_buffer_tables_on_request(capsys) -> None:
     full = capsys.readouterr().out
     assert "instruction changes" not in plain and "instruction changes" in full
     assert plain.splitlines()[0] == full.splitlines()[0]
-    assert plain.splitlines()[0].startswith("module_0003.jit_rnn_loss -> module_0002.jit_rnn_loss: peak (live by slice)")
+    assert plain.splitlines()[0].startswith("module_0003.jit_rnn_loss -> module_0002.jit_rnn_loss: peak in use ")
 
 
 def test_dtype() -> None:

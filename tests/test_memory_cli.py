@@ -98,7 +98,7 @@ def test_plot_html_in_chromium(capsys, tmp_path) -> None:
         assert b.eval("document.querySelectorAll('#modules tbody tr').length") == 1
         peak = b.eval("IDX.modules[0].peak")
         assert b.eval("document.querySelector('#detail .facts + .facts').textContent").startswith(
-            "peak " + b.eval(f"fmtBytes({peak})"))
+            "peak in use " + b.eval(f"fmtBytes({peak})"))
         b.eval("showHover(detailOf(IDX.modules[0].id), detailOf(IDX.modules[0].id).timeline.x.indexOf("
                "detailOf(IDX.modules[0].id).peak.step))")
         hover = b.eval("document.getElementById('hover').textContent")

@@ -29,6 +29,8 @@ table{border-collapse:collapse;font-size:12px}
 th{position:sticky;top:0;background:#eceff1;text-align:left;padding:3px 8px;cursor:pointer;white-space:nowrap;user-select:none}
 th.num,td.num{text-align:right}
 td{padding:2px 8px;border-bottom:1px solid #f0f0f0;white-space:nowrap;max-width:520px;overflow:hidden;text-overflow:ellipsis}
+#detail td:not(.num){white-space:normal;overflow-wrap:anywhere;max-width:420px;min-width:3em}
+#detail th{white-space:normal}
 #modules tbody tr{cursor:pointer}
 #modules tbody tr:hover{background:#fff3e0}
 #modules tbody tr.sel{background:#ffe0b2}
@@ -41,7 +43,7 @@ th.sorted-asc::after{content:" \25B2"} th.sorted-desc::after{content:" \25BC"}
 .chart{flex:1 1 520px;min-width:420px;height:380px;background:#fff;border:1px solid #ddd}
 #hover{flex:0 0 400px;height:380px;overflow:auto;font:11px ui-monospace,monospace;white-space:pre-wrap;background:#fff;border:1px solid #ddd;padding:6px;box-sizing:border-box}
 .tables{display:flex;gap:16px;flex-wrap:wrap}
-.tables>div{background:#fff;border:1px solid #ddd;padding:4px 6px;overflow:auto;max-width:100%}
+.tables>div{background:#fff;border:1px solid #ddd;padding:4px 6px;overflow:auto;max-width:100%;box-sizing:border-box}
 .note{font-size:12px;color:#6d4c41;margin:2px 0}
 .muted{color:#888}
 </style></head>
@@ -59,20 +61,47 @@ th.sorted-asc::after{content:" \25B2"} th.sorted-desc::after{content:" \25BC"}
 "use strict";
 const IDX = JSON.parse(document.getElementById("index").textContent);
 const COLORS = IDX.colors;
-const UNITS = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
+// the mirror of hlodump.units: bytes in IEC units as XLA prints them, FLOPs and rates in SI,
+// times with their unit, any other figure to 4 significant digits; a missing value is a dash
+const MISSING = "\u2014";
+const UNITS = ["B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
+function missing(v) { return v === null || v === undefined || (typeof v === "number" && Number.isNaN(v)); }
 function fmtBytes(b) {
-  if (b === null || b === undefined) return "";
+  if (missing(b)) return MISSING;
+  if (typeof b !== "number") return String(b);
+  if (!Number.isFinite(b)) return "unknown";
   let v = Math.abs(b), i = 0;
+  if (v < 1024) return (b < 0 ? "-" : "") + Math.round(v) + "B";
   while (v >= 1024 && i < UNITS.length - 1) { v /= 1024; i++; }
-  return (b < 0 ? "-" : "") + (i ? v.toFixed(2) : String(v)) + UNITS[i];
+  return (b < 0 ? "-" : "") + v.toFixed(i === 1 ? 1 : 2) + UNITS[i];
+}
+const SI = [["E", 1e18], ["P", 1e15], ["T", 1e12], ["G", 1e9], ["M", 1e6], ["k", 1e3]];
+function fmtSI(v, unit) {
+  unit = unit || "";
+  if (missing(v)) return MISSING;
+  if (typeof v !== "number") return String(v);
+  if (!Number.isFinite(v)) return "unknown";
+  for (const [p, scale] of SI) if (Math.abs(v) >= scale) return (v / scale).toFixed(2) + " " + p + unit;
+  return ((Number.isInteger(v) ? String(v) : String(Number(v.toPrecision(3)))) + " " + unit).trim();
+}
+function fmtSecs(v) {
+  if (missing(v)) return MISSING;
+  if (typeof v !== "number") return String(v);
+  if (!Number.isFinite(v)) return "unknown";
+  const a = Math.abs(v);
+  if (a === 0) return "0 s";
+  if (a >= 1) return v.toFixed(2) + " s";
+  if (a >= 1e-3) return (v / 1e-3).toFixed(2) + " ms";
+  if (a >= 1e-6) return (v / 1e-6).toFixed(2) + " \u00b5s";
+  return (v / 1e-9).toFixed(1) + " ns";
 }
 function fmtNum(v) {
-  if (v === null || v === undefined) return "";
+  if (missing(v)) return MISSING;
   if (typeof v !== "number") return String(v);
   if (Number.isInteger(v)) return v.toLocaleString("en-US");
-  return Math.abs(v) >= 1e4 || Math.abs(v) < 1e-3 ? v.toExponential(3) : v.toPrecision(4);
+  return String(Number(v.toPrecision(4)));
 }
-function fmtPct(v) { return v === null || v === undefined ? "" : (100 * v).toFixed(1) + "%"; }
+function fmtPct(v) { return missing(v) ? MISSING : (100 * v).toFixed(1) + "%"; }
 // plotly reads a few HTML tags in labels: any dump text given to it goes through this
 function esc(s) { return String(s === null || s === undefined ? "" : s).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;"); }
 function el(tag, attrs, text) {
@@ -85,13 +114,14 @@ function el(tag, attrs, text) {
 // ------------------------------------------------------------------ the module table
 const COLS = [
   {k: "name", t: "module"}, {k: "dump", t: "dump"}, {k: "module_id", t: "id", num: 1},
-  {k: "peak", t: "peak", num: 1, b: 1}, {k: "total", t: "allocated", num: 1, b: 1},
+  {k: "peak", t: "peak in use", num: 1, b: 1}, {k: "xla_listed_peak", t: "XLA's listed peak", num: 1, b: 1},
+  {k: "total", t: "allocated", num: 1, b: 1},
   {k: "argument", t: "argument", num: 1, b: 1}, {k: "output", t: "output", num: 1, b: 1},
   {k: "temp", t: "temp", num: 1, b: 1}, {k: "steps", t: "steps", num: 1},
   {k: "instructions", t: "instructions", num: 1},
-  {k: "flops", t: "flops", num: 1}, {k: "bytes_accessed", t: "bytes accessed", num: 1, b: 1},
+  {k: "flops", t: "flops", num: 1, si: "FLOP"}, {k: "bytes_accessed", t: "bytes accessed", num: 1, b: 1},
   {k: "collective_bytes", t: "collective bytes", num: 1, b: 1},
-  {k: "other_peak", t: "peak (compared)", num: 1, b: 1}, {k: "delta_peak", t: "\u0394 peak", num: 1, b: 1},
+  {k: "other_peak", t: "peak in use (compared)", num: 1, b: 1}, {k: "delta_peak", t: "\u0394 peak in use", num: 1, b: 1},
   {k: "errors", t: "errors", num: 1},
 ];
 const ROWS = IDX.modules;
@@ -102,8 +132,9 @@ function cell(r, c) {
   const v = r[c.k];
   if (c.k === "name") return (r.side === "b" ? "[compared] " : "") + v;
   if (c.b) return fmtBytes(v);
+  if (c.si) return fmtSI(v, c.si);
   if (c.num) return fmtNum(v);
-  return v === null || v === undefined ? "" : String(v);
+  return missing(v) ? MISSING : String(v);
 }
 function buildHead() {
   const tr = el("tr");
@@ -164,33 +195,46 @@ function timelineFigure(d, ymax) {
     line: {width: 0.6, shape: "hv", color: COLORS[cat] || "#999"}, fillcolor: COLORS[cat] || "#999",
     hovertemplate: "%{y:,} B<extra>" + esc(cat) + "</extra>",
   }));
+  // labels inside the plot area, in a band above the highest step (the range leaves room):
+  // never in the top margin, where plotly's toolbar sits
   const shapes = [], ann = [];
-  const pk = d.peak;
+  const pk = d.peak, x0 = t.x.length ? t.x[0] : 0, x1 = t.x.length ? t.x[t.x.length - 1] : 0;
+  const side = x => (x - x0 > (x1 - x0) / 2 ? "right" : "left");
+  if (t.max_step !== undefined && t.max_step !== null) {
+    ann.push({x: t.max_step, y: t.max_bytes, text: "peak in use " + fmtBytes(t.max_bytes) + " @ step " + t.max_step,
+              showarrow: true, arrowhead: 2, ax: side(t.max_step) === "left" ? 40 : -40, ay: -24,
+              xanchor: side(t.max_step) === "left" ? "left" : "right", font: {size: 10}, bgcolor: "rgba(255,255,255,0.85)"});
+  }
   if (pk && pk.step !== null && pk.step !== undefined) {
     shapes.push({type: "line", x0: pk.step, x1: pk.step, yref: "paper", y0: 0, y1: 1, line: {color: "crimson", dash: "dash", width: 1.5}});
-    ann.push({x: pk.step, yref: "paper", y: 1, xanchor: "left", yanchor: "bottom", xshift: 3, text: "XLA's peak " + fmtBytes(pk.bytes) + " @ step " + pk.step, showarrow: false, font: {color: "crimson", size: 11}});
-  }
-  if (t.max_step !== undefined && (!pk || pk.step !== t.max_step)) {
-    ann.push({x: t.max_step, y: t.max_bytes, text: "most live " + fmtBytes(t.max_bytes) + " @ step " + t.max_step, showarrow: true, arrowhead: 2, ax: -70, ay: 0, xanchor: "right", font: {size: 10}});
+    ann.push({x: pk.step, yref: "paper", y: 1, xanchor: side(pk.step), yanchor: "top", xshift: side(pk.step) === "left" ? 3 : -3,
+              text: "XLA's listed peak " + fmtBytes(pk.bytes) + " @ step " + pk.step, showarrow: false,
+              font: {color: "crimson", size: 11}, bgcolor: "rgba(255,255,255,0.85)"});
   }
   const layout = {
     margin: {l: 70, r: 12, t: 28, b: 40}, hovermode: "x unified", showlegend: true,
     legend: {orientation: "h", y: -0.16, font: {size: 10}},
     xaxis: {title: {text: "schedule step" + (t.downsampled ? " (" + t.steps.toLocaleString("en-US") + " steps, " + t.x.length + " drawn: each bucket's highest and lowest)" : ""), font: {size: 11}}},
-    yaxis: Object.assign({title: {text: "live bytes", font: {size: 11}}, range: [0, top * 1.08]}, binaryTicks(top)),
+    yaxis: Object.assign({title: {text: "live bytes (each slice once)", font: {size: 11}}, range: [0, top * 1.3]}, binaryTicks(top)),
     shapes: shapes, annotations: ann,
   };
   return {data, layout};
 }
-// axis ticks at round KiB/MiB/GiB values, as every other figure on the page is printed
+// axis ticks at round KiB/MiB/GiB values (hlodump.units.binary_step), printed without zeros
+function fmtTick(b) {
+  if (!b) return "0";
+  let v = Math.abs(b), i = 0;
+  while (v >= 1024 && i < UNITS.length - 1) { v /= 1024; i++; }
+  return (b < 0 ? "-" : "") + String(Number(v.toFixed(2))) + UNITS[i];
+}
 function binaryTicks(ymax) {
   let unit = 1;
   while (ymax / unit >= 1024 && unit < Math.pow(1024, 5)) unit *= 1024;
   const span = ymax / unit;
   const step = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000].find(s => span / s <= 6) || 1000;
   const vals = [];
-  for (let v = 0; v <= span * 1.08; v += step) vals.push(v * unit);
-  return {tickvals: vals, ticktext: vals.map(fmtBytes)};
+  for (let v = 0; v <= span * 1.3; v += step) vals.push(v * unit);
+  return {tickvals: vals, ticktext: vals.map(fmtTick)};
 }
 const CONFIG = {displaylogo: false, responsive: true};
 
@@ -236,8 +280,8 @@ function table(parent, title, columns, rows, fmt) {
     const row = el("tr");
     r.forEach((v, i) => {
       const f = fmt && fmt[i];
-      const text = f === "b" ? fmtBytes(v) : f === "p" ? fmtPct(v) : f === "n" ? fmtNum(v) : (v === null || v === undefined ? "" : String(v));
-      const td = el("td", f ? {class: "num"} : null, text);
+      const text = fmtCell(v, f);
+      const td = el("td", f && f !== "i" || (!f && typeof v === "number") ? {class: "num"} : null, text);
       if (!f && text.length > 60) td.title = text;
       row.appendChild(td);
     });
@@ -246,23 +290,56 @@ function table(parent, title, columns, rows, fmt) {
   t.appendChild(tb); box.appendChild(t); parent.appendChild(box);
   return box;
 }
+// one cell: b bytes, s seconds, f FLOPs, p share, n a number, i an integer as it is (a line, an
+// index), "" text; numbers in a text column still go through fmtNum (never a raw float)
+function fmtCell(v, f) {
+  if (missing(v) || v === "") return MISSING;
+  if (f === "b") return fmtBytes(v);
+  if (f === "s") return fmtSecs(v);
+  if (f === "f") return fmtSI(v, "FLOP");
+  if (f === "p") return fmtPct(v);
+  if (f === "i") return String(v);
+  if (f === "n" || typeof v === "number") return fmtNum(v);
+  return String(v);
+}
+function columnFormat(c, numeric) {
+  if (/bytes/.test(c)) return "b";
+  if (/^(seconds|time_s|estimated_time_s|time|estimated_time)$/.test(c)) return "s";
+  if (/flops/.test(c)) return "f";
+  if (/^(source_line|pass_index|line|step|rank)$/.test(c)) return "i";
+  if (numeric.includes(c) || /intensity|size|count|instructions|added|removed|changed|index|groups|transcendentals/.test(c)) return "n";
+  return "";
+}
 function labelled(parent, title, x, numeric) {
   if (!x || !x.rows || !x.rows.length) return;
-  const fmt = x.columns.map(c => /bytes/.test(c) ? "b" : (numeric.includes(c) || /flops|time|intensity|size|count|instructions|added|removed|changed|index|groups|transcendentals/.test(c)) ? "n" : "");
+  const fmt = x.columns.map(c => columnFormat(c, numeric));
   table(parent, title, x.columns, x.rows, fmt);
 }
 
 function facts(d, r) {
   const out = [];
-  if (r) out.push("peak " + fmtBytes(r.peak), "allocated " + fmtBytes(r.total));
+  const pk = d.peaks || {};
+  if (r && !(missing(r.peak) && missing(r.total) && missing(pk.xla_listed_peak))) {
+    out.push("peak in use " + fmtBytes(r.peak));
+    if (!missing(pk.xla_listed_peak)) out.push("XLA's listed peak " + fmtBytes(pk.xla_listed_peak));
+    out.push("allocated " + fmtBytes(r.total));
+  }
+  if (!missing(pk.jax_peak_memory_in_bytes)) out.push("jax's peak_memory_in_bytes " + fmtBytes(pk.jax_peak_memory_in_bytes));
   const ma = d.memory_analysis;
   if (ma) out.push("argument " + fmtBytes(ma.argument_size_in_bytes), "output " + fmtBytes(ma.output_size_in_bytes),
                    "alias " + fmtBytes(ma.alias_size_in_bytes), "temp " + fmtBytes(ma.temp_size_in_bytes));
   if (d.timeline) out.push(d.timeline.steps.toLocaleString("en-US") + " steps");
-  if (r && r.flops !== null && r.flops !== undefined) out.push(fmtNum(r.flops) + " flops");
-  if (r && r.bytes_accessed !== null && r.bytes_accessed !== undefined) out.push(fmtBytes(r.bytes_accessed) + " accessed");
+  if (r && !missing(r.flops)) out.push(fmtSI(r.flops, "FLOP"));
+  if (r && !missing(r.bytes_accessed)) out.push(fmtBytes(r.bytes_accessed) + " accessed");
   if (r && r.errors) out.push(r.errors + " parse errors");
   return out.join(" \u00b7 ");
+}
+// a peak above the module's allocation never stands without the sentence that explains it
+function peakNote(d) {
+  const pk = d.peaks || {};
+  if (!pk.xla_listed_peak_above_allocated) return null;
+  return "XLA's listed peak (" + fmtBytes(pk.xla_listed_peak) + ") is more than the module allocates (" +
+    fmtBytes(pk.total_bytes) + "): " + (IDX.peak_note || "");
 }
 const ROW_OF = new Map(ROWS.map(r => [r.id, r]));
 
@@ -278,6 +355,8 @@ function openModule(id) {
   box.appendChild(el("h2", null, d.name));
   box.appendChild(el("div", {class: "facts"}, d.key));
   box.appendChild(el("div", {class: "facts"}, facts(d, ROW_OF.get(id))));
+  const pn = peakNote(d);
+  if (pn) box.appendChild(el("p", {class: "note", id: "peak-note"}, pn));
   const other = d.other ? detailOf(d.other) : null;
   const row = el("div", {class: "row"});
   const ca = el("div", {class: "chart", id: "timeline"});
@@ -298,7 +377,7 @@ function openModule(id) {
 
   const t1 = el("div", {class: "tables"});
   box.appendChild(t1);
-  table(t1, "buffers at the peak" + (d.peak ? " (step " + d.peak.step + ", " + (d.peak.instruction || "") + ")" : ""),
+  table(t1, "buffers at XLA's listed peak" + (d.peak ? " (step " + d.peak.step + ", " + (d.peak.instruction || MISSING) + ")" : ""),
         ["#", "buffer", "bytes", "shape", "category", "op_name", "source"],
         d.top_buffers.map(b => [b.rank, b.buffer, b.bytes, b.shape, b.category, b.op_name, b.source]),
         ["n", "", "b", "", "", "", ""]);
@@ -308,8 +387,8 @@ function openModule(id) {
         ["n", "b", "b", "n", "b", "p", "b", "b"]);
   const t2 = el("div", {class: "tables"});
   box.appendChild(t2);
-  table(t2, "peak bytes by op_name", ["op_name", "bytes", "buffers", "share"], d.by_op_name, ["", "b", "n", "p"]);
-  table(t2, "peak bytes by source line", ["source", "bytes", "buffers", "share"], d.by_source, ["", "b", "n", "p"]);
+  table(t2, "XLA's listed peak by op_name", ["op_name", "bytes", "buffers", "share"], d.by_op_name, ["", "b", "n", "p"]);
+  table(t2, "XLA's listed peak by source line", ["source", "bytes", "buffers", "share"], d.by_source, ["", "b", "n", "p"]);
   table(t2, "most padded values", ["instruction", "index", "shape", "allocated", "logical", "padding", "category", "op_name", "source"],
         d.padded, ["", "", "", "b", "b", "b", "", "", ""]);
 
@@ -343,8 +422,9 @@ function openModule(id) {
   }
   if (d.why) {
     const w = d.why, t6 = el("div", {class: "tables"}); box.appendChild(t6);
-    const head = w.peak_delta === null ? "peak (" + w.peak.replace(/_/g, " ") + ") unknown: " + (w.note || "")
-      : "why the peak (" + w.peak.replace(/_/g, " ") + ") changed: " + fmtBytes(w.peak_a) + " \u2192 " + fmtBytes(w.peak_b)
+    const pname = w.peak === "peak_in_use" || w.peak === "live_by_slice" ? "peak in use" : w.peak.replace(/_/g, " ");
+    const head = w.peak_delta === null ? pname + " unknown: " + (w.note || "")
+      : "why the " + pname + " changed: " + fmtBytes(w.peak_a) + " \u2192 " + fmtBytes(w.peak_b)
         + " (" + (w.peak_delta >= 0 ? "+" : "\u2212") + fmtBytes(Math.abs(w.peak_delta)) + ", vs " + w.module_b + ")";
     table(t6, head, w.columns, w.rows.length ? w.rows : [["", 0, "", "", "no change"]], ["", "b", "", "", ""]);
   }

@@ -38,12 +38,10 @@ def _short(s: str, n: int = 160) -> str:
 
 
 def fmt_bytes(n: int) -> str:
-    if n < 1000:
-        return f"{n} B"
-    for unit, scale in (("kB", 1e3), ("MB", 1e6), ("GB", 1e9)):
-        if n < scale * 1000 or unit == "GB":
-            return f"{n / scale:.1f} {unit}"
-    return f"{n} B"  # pragma: no cover
+    """Bytes in IEC units, as every command prints them (``hlodump.units.format_bytes``)."""
+    from .units import format_bytes
+
+    return format_bytes(n)
 
 
 # ------------------------------------------------------------------------------ Arrow bytes

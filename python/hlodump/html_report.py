@@ -46,6 +46,7 @@ import numpy as np
 import pyarrow as pa
 
 from . import analysis as A
+from .units import XLA_PEAK_ABOVE_ALLOCATED
 
 if TYPE_CHECKING:  # pragma: no cover
     from .dump import Dump
@@ -110,7 +111,8 @@ def report_data(dump: "Dump", *, compare: Optional["Dump"] = None, modules: Opti
     index = {"title": "hlodump report", "sections": sections, "modules": rows,
              "categories": list(COLORS), "colors": COLORS,
              "dumps": sorted({r["dump"] for r in rows if r["dump"]}),
-             "open": next((r["id"] for r in rows if r["side"] == "a"), None), "version": _version()}
+             "open": next((r["id"] for r in rows if r["side"] == "a"), None), "version": _version(),
+             "peak_note": XLA_PEAK_ABOVE_ALLOCATED}
     return {"index": index, "details": details}
 
 
@@ -182,11 +184,13 @@ def _collect(d: "Dump", keys: Optional[Sequence[str]], top: int, max_points: int
         mid = f"{side}{n}"
         ma = s.get("memory_analysis") or {}
         pk = s.get("peak") or {}
+        pks = s.get("peaks") or A.peaks(s) if s else {}
         tl = tls.get(key)
         cost = s.get("cost_analysis") or {}
         row = {"id": mid, "side": side, "key": key, "name": m["module_name"], "module_id": m["module_id"],
                "dump": m["dump"],
-               "peak": pk.get("bytes") if pk else (tl or {}).get("max_bytes"),
+               # each peak under its one name (analysis.peaks, hlodump.units): "peak" is the peak in use
+               "peak": pks.get("peak_in_use"), "xla_listed_peak": pks.get("xla_listed_peak"),
                "total": s.get("total_bytes"), "argument": ma.get("argument_size_in_bytes"),
                "output": ma.get("output_size_in_bytes"), "temp": ma.get("temp_size_in_bytes"),
                "alias": ma.get("alias_size_in_bytes"), "steps": (tl or {}).get("steps"),
@@ -198,7 +202,7 @@ def _collect(d: "Dump", keys: Optional[Sequence[str]], top: int, max_points: int
         rows.append(row)
         details[mid] = {
             "key": key, "name": m["module_name"], "dump": m["dump"], "side": side,
-            "timeline": tl, "peak": pk or None, "memory_analysis": ma or None,
+            "timeline": tl, "peak": pk or None, "peaks": pks or None, "memory_analysis": ma or None,
             "spaces": (s.get("timeline") or {}).get("memory_spaces") or [],
             "allocated_spaces": s.get("memory_spaces") or [], "padding": s.get("padding"),
             "top_buffers": s.get("top_buffers") or [], "notes": s.get("notes") or [],

@@ -19,11 +19,12 @@ import os
 from typing import TYPE_CHECKING, Any, Optional
 
 from . import analysis as A
+from . import units as U
 
 if TYPE_CHECKING:  # pragma: no cover
     from .dump import Dump
 
-__all__ = ["oom_figure_data", "plot_oom_png", "oom_html"]
+__all__ = ["oom_figure_data", "oom_figure", "plot_oom_png", "oom_html"]
 
 # The stated figures a report's "in use" bar is made of, by backend: (section, key, label).
 _IN_USE = {
@@ -87,6 +88,18 @@ def plot_oom_png(report: dict[str, Any], out: str) -> str:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    fig = oom_figure(report)
+    fig.savefig(out)
+    plt.close(fig)
+    return out
+
+
+def oom_figure(report: dict[str, Any]) -> Any:
+    """The matplotlib figure ``plot_oom_png`` saves (the caller closes it); byte axes tick on
+    round binary values (``hlodump.units``)."""
+    import matplotlib
+    import matplotlib.pyplot as plt
+
     f = oom_figure_data(report)
     fig, (ax, ax2) = plt.subplots(1, 2, figsize=(11, 6), dpi=100, gridspec_kw={"width_ratios": [3, 1]})
     bufs = [b for b in f["buffers"] if b["bytes"] is not None][::-1]  # largest on top
@@ -95,7 +108,8 @@ def plot_oom_png(report: dict[str, Any], out: str) -> str:
         ax.set_yticks(range(len(bufs)), [f"{b['label'][:28]}  {(b['shape'] or '')[:24]}" for b in bufs], fontsize=7)
         for i, b in enumerate(bufs):
             ax.text(b["bytes"], i, f" {A.format_bytes(b['bytes'])}", va="center", fontsize=7)
-        ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: A.format_bytes(v)))
+        ax.xaxis.set_major_locator(matplotlib.ticker.MultipleLocator(U.binary_step(max(b["bytes"] for b in bufs), 6)))
+        ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: U.format_bytes_tick(v)))
         ax.set_xlabel(f"the report's largest buffers ({len(bufs)} of {f['n_buffers']})")
     else:
         ax.text(0.5, 0.5, "the report lists no buffers", ha="center", va="center", transform=ax.transAxes)
@@ -108,15 +122,16 @@ def plot_oom_png(report: dict[str, Any], out: str) -> str:
     if f["requested"] is not None:
         ax2.bar([1], [f["requested"]], color="crimson", alpha=0.6, label="failed request")
     ax2.set_xticks([])
-    ax2.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: A.format_bytes(v)))
+    top2 = max(bottom, f["capacity"] or 0, f["requested"] or 0)
+    if top2:  # ticks on round binary values, as every byte axis
+        ax2.yaxis.set_major_locator(matplotlib.ticker.MultipleLocator(U.binary_step(top2)))
+    ax2.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: U.format_bytes_tick(v)))
     ax2.set_title("in use when it failed", fontsize=9)
     if f["in_use"] or f["capacity"] is not None or f["requested"] is not None:
         ax2.legend(fontsize=7, loc="upper right")
     fig.suptitle(f["title"] + ("\n" + "; ".join(f["lines"]) if f["lines"] else ""), fontsize=9)
     fig.tight_layout()
-    fig.savefig(out)
-    plt.close(fig)
-    return out
+    return fig
 
 
 def _ptext(v: Any) -> str:
@@ -135,7 +150,7 @@ CSP = ("default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline
 def _table(rows: list[list[Any]], head: list[str]) -> str:
     e = html.escape
     th = "".join(f"<th>{e(h)}</th>" for h in head)
-    body = "".join("<tr>" + "".join(f"<td>{e('' if v is None else f'{v:,}' if isinstance(v, int) else str(v))}</td>"
+    body = "".join("<tr>" + "".join(f"<td>{e(chr(0x2014) if v is None or v == '' else f'{v:,}' if isinstance(v, int) else str(v))}</td>"
                                     for v in r) + "</tr>" for r in rows)
     return f"<table><thead><tr>{th}</tr></thead><tbody>{body}</tbody></table>"
 
@@ -169,9 +184,15 @@ def oom_html(dump: "Dump", out: str, *, top: int = 20, title: Optional[str] = No
         if f["capacity"] is not None:
             shapes.append({"type": "line", "xref": "x2 domain", "yref": "y2", "x0": 0, "x1": 1,
                            "y0": f["capacity"], "y1": f["capacity"], "line": {"color": "crimson", "dash": "dash"}})
+        # byte axes tick on round binary values, labelled as every figure is printed (hlodump.units)
+        xt = U.binary_ticks(max([b["bytes"] for b in bufs] or [1]), 6)
+        yt = U.binary_ticks(max(sum(f["in_use"].values()), f["capacity"] or 0, f["requested"] or 0, 1), 6)
         layout = {"barmode": "stack", "height": 120 + 22 * max(len(bufs), 8), "margin": {"l": 260, "t": 20},
-                  "xaxis": {"domain": [0, 0.7], "title": "bytes"}, "xaxis2": {"domain": [0.8, 1], "anchor": "y2"},
-                  "yaxis2": {"anchor": "x2", "title": "bytes"}, "shapes": shapes, "showlegend": True}
+                  "xaxis": {"domain": [0, 0.7], "title": "bytes", "tickvals": xt,
+                            "ticktext": [U.format_bytes_tick(v) for v in xt]},
+                  "xaxis2": {"domain": [0.8, 1], "anchor": "y2"},
+                  "yaxis2": {"anchor": "x2", "title": "bytes", "tickvals": yt,
+                             "ticktext": [U.format_bytes_tick(v) for v in yt]}, "shapes": shapes, "showlegend": True}
         figures = [[sec, k, v.get("bytes"), v.get("text")] for sec, kv in sorted((r.get("figures") or {}).items())
                    for k, v in kv.items()]
         parts.append(
@@ -182,10 +203,11 @@ def oom_html(dump: "Dump", out: str, *, top: int = 20, title: Optional[str] = No
             + f"<script>Plotly.newPlot('oom{i}', {_json_html(traces)}, {_json_html(layout)}, "
               "{displaylogo: false, responsive: true});</script>"
             + "<h3>largest buffers</h3>"
-            + _table([[b["label"], b["bytes"], b["size"], b["shape"], b["allocation_type"], b["op_name"], b["source"],
-                       b["line"]] for b in f["buffers"]],
+            + _table([[b["label"], U.format_bytes(b["bytes"], "\u2014"), b["size"], b["shape"], b["allocation_type"],
+                       b["op_name"], b["source"], b["line"]] for b in f["buffers"]],
                      ["instruction", "bytes", "as printed", "shape", "kind", "op_name", "source", "line"])
-            + "<h3>stated figures</h3>" + _table(figures, ["section", "figure", "bytes", "as printed"])
+            + "<h3>stated figures</h3>" + _table([[sec, k, U.format_bytes(v, "\u2014"), t] for sec, k, v, t in figures],
+                                                 ["section", "figure", "bytes", "as printed"])
             + "</section>")
     doc = (f"<!doctype html><html><head><meta charset=utf-8>"
            f"<meta http-equiv=\"Content-Security-Policy\" content=\"{CSP}\"><title>{e(title or 'out-of-memory reports')}</title>"

@@ -14,27 +14,29 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from . import analysis as A
+from . import units as U
 from .html_report import COLORS, MAX_POINTS, report, timeline_series
 
 if TYPE_CHECKING:  # pragma: no cover
     from .dump import Dump
 
-__all__ = ["figure_data", "plot_png", "plot_html", "COLORS"]
+__all__ = ["figure_data", "figure", "plot_png", "plot_html", "COLORS"]
 
 
 def figure_data(dump: "Dump", module: str, top: int = 5, max_points: int = MAX_POINTS) -> dict[str, Any]:
     """Series for one module: ``steps`` (the steps drawn; all of them unless the timeline is
     longer than ``max_points``), ``instructions`` (scheduled at each), ``series`` (live bytes
     per category at each drawn step: all memory spaces summed, each allocation slice counted
-    once, as ``memory_timeline`` counts), ``n_steps``, ``downsampled``, the peak (step, bytes)
-    as XLA lists it, the ``top`` buffers at the peak, and the module's ``summary``."""
+    once, as ``memory_timeline`` counts), ``n_steps``, ``downsampled``, ``peak`` (XLA's listed
+    peak: step, bytes), ``peaks`` (the three peaks by name: ``analysis.peaks``), the ``top``
+    buffers at XLA's listed peak, and the module's ``summary``."""
     s = A.summary(dump, module, top=top)[0]
     tl = timeline_series(dump, [s["module"]], max_points).get(s["module"])
     if tl is None:
         tl = {"x": [], "ins": [], "cats": [], "steps": 0, "downsampled": False}
     return {"module": s["module"], "steps": tl["x"], "instructions": tl["ins"],
             "series": {c: v for c, v in tl["cats"]}, "n_steps": tl["steps"], "downsampled": tl["downsampled"],
-            "peak": s["peak"], "top": s["top_buffers"], "summary": s}
+            "peak": s["peak"], "peaks": A.peaks(s), "top": s["top_buffers"], "summary": s}
 
 
 def plot_png(dump: "Dump", module: str, out: str, top: int = 5) -> str:
@@ -48,17 +50,41 @@ def plot_png(dump: "Dump", module: str, out: str, top: int = 5) -> str:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    fig = figure(dump, module, top)
+    fig.savefig(out)
+    plt.close(fig)
+    return out
+
+
+def figure(dump: "Dump", module: str, top: int = 5) -> Any:
+    """The matplotlib figure ``plot_png`` saves (1100×550; the caller closes it): live bytes per
+    category stacked, the peak in use and XLA's listed peak marked by name, byte ticks on round
+    binary values."""
+    import matplotlib
+    import matplotlib.pyplot as plt
+
     f = figure_data(dump, module, top)
     fig, ax = plt.subplots(figsize=(11, 5.5), dpi=100)
     if f["steps"]:
         ax.stackplot(f["steps"], *[f["series"][c] for c in f["series"]], labels=list(f["series"]),
                      colors=[COLORS.get(c, "#999999") for c in f["series"]], step="post", alpha=0.9)
         pk = f["peak"]
+        p = A.peaks(f["summary"])  # each peak under its one name (hlodump.units)
+        if p["peak_in_use"] is not None:
+            ax.axvline(p["peak_in_use_step"], color="#333333", lw=1.0, ls=":")
         if pk:
             ax.axvline(pk["step"], color="crimson", lw=1.5, ls="--")
-            lines = [f"XLA's peak list: {A.format_bytes(pk['bytes'])} at step {pk['step']} ({pk['instruction']})"]
+            lines = []
+            if p["peak_in_use"] is not None:
+                lines.append(f"{U.PEAK_IN_USE}: {U.format_bytes(p['peak_in_use'])} at step {p['peak_in_use_step']}")
+            lines.append(f"{U.XLA_LISTED_PEAK}: {U.format_bytes(pk['bytes'])} at step {pk['step']} ({pk['instruction']})")
+            if p["xla_listed_peak_above_allocated"]:
+                import textwrap
+
+                lines.extend(textwrap.wrap(f"(more than the {U.format_bytes(p['total_bytes'])} allocated: "
+                                           f"{U.XLA_PEAK_ABOVE_ALLOCATED})", 90))
             for r in f["top"]:
-                lines.append(f"{A.format_bytes(r['bytes'])}  {r['buffer']}" + (f"  {r['source'].rsplit('/', 1)[-1]}" if r["source"] else ""))
+                lines.append(f"{U.format_bytes(r['bytes'])}  {r['buffer']}" + (f"  {r['source'].rsplit('/', 1)[-1]}" if r["source"] else ""))
             at = 0
             if pk["step"] in f["steps"]:
                 i = f["steps"].index(pk["step"])
@@ -74,11 +100,14 @@ def plot_png(dump: "Dump", module: str, out: str, top: int = 5) -> str:
                                      if f["downsampled"] else ""))
     ax.set_ylabel("live bytes (each allocation slice once)")
     ax.set_title(f"{f['module']}: memory in use")
-    ax.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: A.format_bytes(v)))
+    # ticks on round binary values (0, 256MiB, 512MiB…, never 95.37MiB), as the page's axis
+    if f["steps"]:
+        top = max(sum(v[i] for v in f["series"].values()) for i in range(len(f["steps"])))
+        ax.yaxis.set_major_locator(matplotlib.ticker.MultipleLocator(U.binary_step(top)))
+        ax.set_ylim(0, max(top, 1) * 1.08)
+    ax.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: U.format_bytes_tick(v)))
     fig.tight_layout()
-    fig.savefig(out)
-    plt.close(fig)
-    return out
+    return fig
 
 
 def plot_html(dump: "Dump", module: str, out: str, top: int = 10) -> str:

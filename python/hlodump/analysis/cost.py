@@ -162,18 +162,16 @@ def _modules_per_file(d: "Dump") -> dict[int, list[str]]:
 
 def format_cost(ca: Optional[dict[str, float]]) -> str:
     """One line for a module's ``cost_analysis`` (the ``summary`` text):
-    ``flops 8.31k, transcendentals 128, bytes accessed 4.13k`` (−1 of a custom call as
+    ``flops 8.31 kFLOP, transcendentals 128, bytes accessed 4.0KiB`` (−1 of a custom call as
     "unknown" parts)."""
     if ca is None:
         return "no after-optimizations HLO text"
 
-    def num(v: float) -> str:
-        for unit, scale in (("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3)):
-            if abs(v) >= scale:
-                return f"{v / scale:.2f}{unit}"
-        return f"{v:g}"
+    from ..units import format_bytes, format_si
 
-    parts = [f"{k} {num(ca.get(k, 0.0))}" for k in (FLOPS, TRANS, BYTES)]
+    # FLOPs in SI, bytes in IEC (hlodump.units: one formatter for every command)
+    parts = [f"{FLOPS} {format_si(ca.get(FLOPS, 0.0), 'FLOP')}", f"{TRANS} {format_si(ca.get(TRANS, 0.0))}",
+             f"{BYTES} {format_bytes(ca.get(BYTES, 0.0))}"]
     if ca.get(SECONDS, 0.0) < 0:
         parts.append(f"{int(-ca[SECONDS])} custom call(s) XLA counts as -1 (unknown) in each figure")
     return ", ".join(parts)

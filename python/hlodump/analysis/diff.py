@@ -18,7 +18,7 @@ from .buffers import CATEGORIES, allocations
 from .engine import engine
 from .modules import Module, ModuleSel, module_list, select
 from .shapes import strip_layout
-from .summary import summary
+from .summary import peaks, summary
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..dump import Dump
@@ -80,7 +80,8 @@ def diff(a: "Dump", b: "Dump", module: ModuleSel = None) -> pa.Table:
     Modules are paired as ``explain`` pairs them (``pair_modules``: by key, then by name and
     structure, by name, by structure, by similar name; a single module on each side is a pair
     whatever its name). ``explain`` says why the peak changed. Columns:
-    module (b's key, else a's), module_a, module_b, what (``module``, ``total``, ``peak``,
+    module (b's key, else a's), module_a, module_b, what (``module``, ``total``, ``peak`` —
+    key ``peak_in_use`` or ``xla_listed_peak``, the figures of ``summary.peaks`` —,
     ``category``, ``memory_space``, ``allocation``, ``buffer``, ``instruction``, ``fusion_kind``,
     ``custom_call``), change (``added``, ``removed``, ``resized``, ``changed``), key, a, b
     (numbers as int64, null when absent), delta (b − a), detail (text).
@@ -122,9 +123,17 @@ def diff(a: "Dump", b: "Dump", module: ModuleSel = None) -> pa.Table:
             if va != vb:
                 add(mod, ka, kb, "total", "changed", key, va, vb)
         pa_, pb_ = sa["peak"] or {}, sb["peak"] or {}
+        # the peaks under their names (summary.peaks): the peak in use (by slice), then XLA's listed peak
+        ua, ub = peaks(sa), peaks(sb)
+        if ua["peak_in_use"] != ub["peak_in_use"] or ua["peak_in_use_step"] != ub["peak_in_use_step"]:
+            ta, tb = sa.get("timeline") or {}, sb.get("timeline") or {}
+            add(mod, ka, kb, "peak", "changed", "peak_in_use", ua["peak_in_use"], ub["peak_in_use"],
+                f"peak in use: step {ua['peak_in_use_step']} ({ta.get('max_allocated_instruction')}) -> step "
+                f"{ub['peak_in_use_step']} ({tb.get('max_allocated_instruction')})")
         if pa_.get("bytes") != pb_.get("bytes") or pa_.get("step") != pb_.get("step"):
-            add(mod, ka, kb, "peak", "changed", "peak_bytes", pa_.get("bytes"), pb_.get("bytes"),
-                f"step {pa_.get('step')} ({pa_.get('instruction')}) -> step {pb_.get('step')} ({pb_.get('instruction')})")
+            add(mod, ka, kb, "peak", "changed", "xla_listed_peak", pa_.get("bytes"), pb_.get("bytes"),
+                f"XLA's listed peak: step {pa_.get('step')} ({pa_.get('instruction')}) -> step {pb_.get('step')} "
+                f"({pb_.get('instruction')})")
         for c in CATEGORIES:
             va, vb = sa["by_category"][c], sb["by_category"][c]
             if va != vb:
@@ -137,7 +146,7 @@ def diff(a: "Dump", b: "Dump", module: ModuleSel = None) -> pa.Table:
         for c in CATEGORIES:
             qa, qb = (pa_.get("by_category") or {}).get(c), (pb_.get("by_category") or {}).get(c)
             if (qa or 0) != (qb or 0):
-                add(mod, ka, kb, "category", "changed", f"peak:{c}", qa, qb, "logical bytes at the peak")
+                add(mod, ka, kb, "category", "changed", f"peak:{c}", qa, qb, "logical bytes at XLA's listed peak")
         _diff_allocations(a, b, x, y, lambda *r: add(mod, ka, kb, *r))
         _diff_buffers(a, b, x, y, lambda *r: add(mod, ka, kb, *r))
         _diff_instructions(a, b, x, y, lambda *r: add(mod, ka, kb, *r))

@@ -18,7 +18,7 @@ and no loop per module pair).
    then value id); last, what is left is matched by instruction name and role (a while
    loop's ``arg_tuple`` whose shape changed). Instruction names decide nothing before that.
    Matched values whose instruction or op_name differ are ``renamed``.
-3. **The peak** is the summary's ``live_by_slice`` (``analysis.summary.peaks``): the most bytes
+3. **The peak** is the summary's ``peak_in_use`` (``analysis.summary.peaks``): the most bytes
    live at one step, each allocation slice counted once. At each side's peak step every live
    slice segment is owned by one live value (an entry parameter first, then the earliest
    defined), so the values' bytes at the peak add up to the peak exactly. The delta of a pair
@@ -74,7 +74,7 @@ __all__ = ["explain", "pair_keys", "CAUSE_KINDS", "PEAK"]
 
 CAUSE_KINDS: tuple[str, ...] = ("aliasing", "fusion", "remat", "copies", "options", "shape", "new_buffer",
                                 "unexplained")
-PEAK = "live_by_slice"  # the summary's name of the peak explained (analysis.summary.peaks)
+PEAK = "peak_in_use"  # the summary's name of the peak explained (analysis.summary.peaks; was live_by_slice)
 
 _IDS = itertools.count()
 
@@ -313,7 +313,7 @@ def explain(a: "Dump", b: "Dump", module: ModuleSel = None, *, cost: bool = True
             cost_pairs: Optional[int] = None) -> dict[str, Any]:
     """Why compile ``b`` needs more (or less) memory than compile ``a``, per module pair.
 
-    Returns ``{"peak": "live_by_slice", "pairs": [...], "only_a": [...], "only_b": [...]}``;
+    Returns ``{"peak": "peak_in_use", "pairs": [...], "only_a": [...], "only_b": [...]}``;
     each pair (ranked by ``|peak_delta|``, largest first): ``module_a``, ``module_b``,
     ``matched_by`` (how the modules were paired), ``peak_a``, ``peak_b``, ``peak_step_a``,
     ``peak_step_b``, ``peak_delta`` (b − a, bytes; null when a side has no timeline),
@@ -645,7 +645,7 @@ def _collect(run: _Run, pairs: list[dict[str, Any]], top: int) -> dict[int, dict
             "added": [], "n_added": 0, "removed": [], "n_removed": 0, "cost": None, "collectives": None,
             "note": None if pa_ is not None and pb_ is not None else
             "no timeline on " + " and ".join(s for s, v in (("a", pa_), ("b", pb_)) if v is None)
-            + ": the peak (live by slice) needs the buffer-assignment and live-range files",
+            + ": the peak in use (by slice) needs the buffer-assignment and live-range files",
         }
     causes = run.arrow(f"""
         with it as (select *, {_detail_sql()} as detail from $items i

@@ -1,9 +1,10 @@
-"""What is live at the peak: XLA's ``Live ranges at T (peak)`` list joined to buffer assignment
-and the source, for every module at once; ``breakdown`` groups it.
+"""What is live at *XLA's listed peak*: XLA's ``Live ranges at T (peak)`` list joined to buffer
+assignment and the source, for every module at once; ``breakdown`` groups it.
 
 XLA picks the moment T with whole-instruction shape sizes (a tuple-shaped fusion counts 8 bytes
 per element there, not the elements' sizes), so T need not be the moment with the most live
-bytes; ``memory_timeline`` shows every step and ``summary`` reports both. When a module has live
+bytes (the *peak in use*, each slice once); ``memory_timeline`` shows every step and ``summary``
+reports both under those names (``summary.peaks``, ``docs/peaks.md``). When a module has live
 ranges but no peak list, the list is made from the timeline at its maximum (logical bytes,
 sorted by bytes then name like XLA).
 """
@@ -103,7 +104,7 @@ def _peak_buffers(sc: Scope) -> pa.Table:
 
 
 def peak_buffers(dump: "Dump", module: ModuleSel = None) -> pa.Table:
-    """The buffers live at the peak, as the dump lists them (``Live ranges at T (peak)``), by
+    """The buffers live at XLA's listed peak, as the dump lists them (``Live ranges at T (peak)``), by
     bytes descending then printed order (= printed order in newer XLA), joined to buffer assignment and the source.
 
     Columns: file_id, module, module_name, rank (0 = first printed), time (the peak step),
@@ -125,9 +126,9 @@ _BREAKDOWN_KEYS = {"op_name": "op_name", "source": "source", "opcode": "opcode",
 
 
 def breakdown(dump: "Dump", by: str = "op_name", module: ModuleSel = None) -> pa.Table:
-    """Peak bytes grouped by ``op_name``, ``source`` (file:line), ``opcode``, ``category`` or
-    ``instruction``: module, key, bytes (logical, at the peak), allocated_bytes, buffers (count),
-    share (of the module's peak), sorted by bytes descending. Buffers without the attribute are
+    """XLA's listed peak grouped by ``op_name``, ``source`` (file:line), ``opcode``, ``category``
+    or ``instruction``: module, key, bytes (logical, at XLA's listed peak), allocated_bytes,
+    buffers (count), share (of the module's listed peak), sorted by bytes descending. Buffers without the attribute are
     grouped under key null."""
     if by not in _BREAKDOWN_KEYS:
         raise ValueError(f"by must be one of {sorted(_BREAKDOWN_KEYS)}")

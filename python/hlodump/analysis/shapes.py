@@ -101,18 +101,11 @@ INT64_MAX = (1 << 63) - 1
 
 
 def format_bytes(n: Optional[float]) -> str:
-    """Human-readable bytes as XLA prints them (``12B``, ``51.1KiB``, ``220.17MiB``)."""
-    if n is None:
-        return "-"
-    sign = "-" if n < 0 else ""
-    v = float(abs(n))
-    if v < 1024:
-        return f"{sign}{int(v)}B"
-    for i, unit in enumerate(("KiB", "MiB", "GiB", "TiB", "PiB", "EiB")):
-        v /= 1024.0
-        if v < 1024 or unit == "EiB":
-            return f"{sign}{v:.1f}{unit}" if i == 0 else f"{sign}{v:.2f}{unit}"
-    return f"{sign}{n}B"  # pragma: no cover
+    """Human-readable bytes as XLA prints them (``12B``, ``51.1KiB``, ``220.17MiB``): the one
+    byte formatter of every command and page (``hlodump.units.format_bytes``)."""
+    from ..units import format_bytes as _fb
+
+    return _fb(n)
 
 
 def shape_bytes(column: Any, memo: Optional[dict[str, Optional[int]]] = None) -> pa.ChunkedArray:

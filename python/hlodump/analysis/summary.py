@@ -207,8 +207,10 @@ def _what_it_has(has: dict[str, int]) -> list[str]:
 
 def summary(dump: "Dump", module: ModuleSel = None, top: int = 10, cost: bool = True) -> list[dict[str, Any]]:
     """A plain-data (JSON-ready) summary per module: totals by memory space and category, jax's
-    ``memory_analysis`` figures, the peak (as the dump states it and as the by-slice timeline
-    shows it, compared in ``peak_check``; the three peaks side by side in ``peaks``),
+    ``memory_analysis`` figures, the peaks (``peak``: XLA's listed peak, with its step and
+    bytes by category; ``timeline``: the peak in use, by slice; compared in ``peak_check``; the
+    three peaks side by side under their names in ``peaks``: ``peak_in_use``,
+    ``xla_listed_peak``, ``jax_peak_memory_in_bytes``),
     fragmentation and padding at the peak per memory space, the top buffers at the peak with
     their source, notes on what the dump lacks, and ``cost_analysis`` (jax's
     ``Compiled.cost_analysis()`` figures from the HLO text, ``analysis.cost``; None without it).
@@ -310,29 +312,45 @@ def peak_check(dump: "Dump", module: ModuleSel = None) -> list[dict[str, Any]]:
 # --------------------------------------------------------------------------------- the peaks
 
 def peaks(s: dict[str, Any]) -> dict[str, Any]:
-    """The three peak figures of one module's summary, side by side (None where the dump cannot
+    """The three peak figures of one module's summary, side by side, each under the one name
+    every command and page uses for it (``docs/peaks.md``; None where the dump cannot
     give one):
 
-    * ``live_by_slice`` — the most bytes live at one step, each allocation slice counted once
-      (``timeline.max_allocated_bytes``): what the module's buffers really occupy at their
-      fullest. Never more than ``total_bytes``.
-    * ``xla_listed`` — the sum of XLA's ``Live ranges at T (peak)`` list: XLA's own measure,
-      ByteSizeOf of each live value (in older XLA: of its instruction's whole shape), values that
-      share one slice each counted, at the step XLA's rule picks.
-    * ``jax_peak_memory_in_bytes`` — what jax's ``memory_analysis().peak_memory_in_bytes`` reports
-      (CPU only): arguments + outputs − aliased + constants; temporaries are not part of it.
+    * ``peak_in_use`` (*peak in use*) — the most bytes live at one step, each allocation slice
+      counted once (``timeline.max_allocated_bytes``), at ``peak_in_use_step``: what the
+      module's buffers really occupy at their fullest. Never more than ``total_bytes``.
+    * ``xla_listed_peak`` (*XLA's listed peak*) — the sum of XLA's ``Live ranges at T (peak)``
+      list (``summary["peak"]["bytes"]``), at ``xla_listed_peak_step``: XLA's own measure,
+      ByteSizeOf of each live value (in older XLA: of its instruction's whole shape), values
+      that share one slice each counted, at the step XLA's rule picks. It can be more than the
+      module allocates: ``xla_listed_peak_above_allocated`` is then true and
+      ``units.XLA_PEAK_ABOVE_ALLOCATED`` says why.
+    * ``jax_peak_memory_in_bytes`` (*jax's peak_memory_in_bytes*) — what jax's
+      ``memory_analysis().peak_memory_in_bytes`` reports (CPU only): arguments + outputs −
+      aliased + constants; temporaries are not part of it.
+
+    Documented aliases (earlier names, same figures): ``live_by_slice`` / ``live_by_slice_step``
+    = ``peak_in_use`` / ``peak_in_use_step``; ``xla_listed`` / ``xla_listed_step`` =
+    ``xla_listed_peak`` / ``xla_listed_peak_step``.
     """
     tl, pk, ma = s.get("timeline") or {}, s.get("peak") or {}, s.get("memory_analysis") or {}
-    return {"live_by_slice": tl.get("max_allocated_bytes"), "live_by_slice_step": tl.get("max_allocated_step"),
-            "xla_listed": pk.get("bytes"), "xla_listed_step": pk.get("step"),
-            "jax_peak_memory_in_bytes": ma.get("peak_memory_in_bytes"), "total_bytes": s.get("total_bytes")}
+    in_use, in_use_step = tl.get("max_allocated_bytes"), tl.get("max_allocated_step")
+    listed, listed_step = pk.get("bytes"), pk.get("step")
+    total = s.get("total_bytes")
+    return {"peak_in_use": in_use, "peak_in_use_step": in_use_step,
+            "xla_listed_peak": listed, "xla_listed_peak_step": listed_step,
+            "jax_peak_memory_in_bytes": ma.get("peak_memory_in_bytes"), "total_bytes": total,
+            "xla_listed_peak_above_allocated": bool(listed is not None and total is not None and listed > total),
+            # aliases (the names before issue 40)
+            "live_by_slice": in_use, "live_by_slice_step": in_use_step,
+            "xla_listed": listed, "xla_listed_step": listed_step}
 
 
 def peak_bytes(s: dict[str, Any]) -> Optional[int]:
-    """One module's peak for ranking: the most bytes live at once (by slice), else XLA's listed
+    """One module's figure for ranking (``--sort peak``): its peak in use, else XLA's listed
     peak, else the total allocated."""
     p = peaks(s)
-    for k in ("live_by_slice", "xla_listed", "total_bytes"):
+    for k in ("peak_in_use", "xla_listed_peak", "total_bytes"):
         if p[k] is not None:
             return int(p[k])
     return None
@@ -340,23 +358,26 @@ def peak_bytes(s: dict[str, Any]) -> Optional[int]:
 
 def peak_story(s: dict[str, Any]) -> list[str]:
     """The peaks of one module in words, for the text summary (see ``peaks``)."""
+    from ..units import JAX_PEAK, PEAK_IN_USE, XLA_LISTED_PEAK, XLA_PEAK_ABOVE_ALLOCATED
     from .shapes import format_bytes as fb
 
     p = peaks(s)
     tl, pk = s.get("timeline") or {}, s.get("peak") or {}
     out = []
-    if p["live_by_slice"] is not None:
-        out.append(f"peak, live by slice: {p['live_by_slice']:,} bytes ({fb(p['live_by_slice'])}) at step "
-                   f"{p['live_by_slice_step']} ({tl.get('max_allocated_instruction')}) — the most bytes in use at "
+    if p["peak_in_use"] is not None:
+        out.append(f"{PEAK_IN_USE}: {p['peak_in_use']:,} bytes ({fb(p['peak_in_use'])}) at step "
+                   f"{p['peak_in_use_step']} ({tl.get('max_allocated_instruction')}) — the most bytes live at "
                    f"once, each allocation slice counted once (what the buffers occupy)")
-    if p["xla_listed"] is not None:
+    if p["xla_listed_peak"] is not None:
         st = pk.get("stack_trace_total")
-        out.append(f"peak, as XLA lists it: {p['xla_listed']:,} bytes ({fb(p['xla_listed'])}) at step "
-                   f"{p['xla_listed_step']} ({pk.get('instruction')}) — XLA's sum of each live value's shape size; "
-                   f"values sharing a slice counted again, padding not counted"
-                   + (f"; stack-trace total {st:,}" if st is not None else ""))
+        out.append(f"{XLA_LISTED_PEAK}: {p['xla_listed_peak']:,} bytes ({fb(p['xla_listed_peak'])}) at step "
+                   f"{p['xla_listed_peak_step']} ({pk.get('instruction')}) — the sum of XLA's 'Live ranges at T "
+                   f"(peak)' list: each live value's shape size, values sharing a slice counted again, padding "
+                   f"not counted" + (f"; stack-trace total {st:,}" if st is not None else "")
+                   + (f". It is more than the {fb(p['total_bytes'])} the module allocates: {XLA_PEAK_ABOVE_ALLOCATED}"
+                      if p["xla_listed_peak_above_allocated"] else ""))
     if p["jax_peak_memory_in_bytes"] is not None:
-        out.append(f"peak, as jax reports it (memory_analysis().peak_memory_in_bytes): "
+        out.append(f"{JAX_PEAK} (memory_analysis()): "
                    f"{p['jax_peak_memory_in_bytes']:,} bytes ({fb(p['jax_peak_memory_in_bytes'])}) — arguments + "
                    f"outputs − aliased + constants; temporaries not included on CPU")
     return out

@@ -17,6 +17,7 @@ import pyarrow as pa
 
 from .. import analysis as A
 from .. import cli_safety
+from .. import units as U
 from ..analysis import comms as K
 from ..analysis import cost as C
 from ..analysis.cost_graph import _hlo_files
@@ -64,24 +65,16 @@ def _csv(t: pa.Table, out: IO[str]) -> None:
         w.writerow([json.dumps(v) if isinstance(v, (list, dict)) else ("" if v is None else v) for v in row.values()])
 
 
-def _num(v: Optional[float]) -> str:
-    if v is None:
-        return "-"
-    if v < 0:
+def _num(v: Optional[float], unit: str = "") -> str:
+    """A count in SI (``hlodump.units``): ``1.20 kFLOP``; ``unknown`` for XLA's −1."""
+    if v is not None and v < 0:
         return "unknown"
-    for unit, scale in (("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3)):
-        if abs(v) >= scale:
-            return f"{v / scale:.2f}{unit}"
-    return f"{v:g}"
+    return U.format_si(v, unit)
 
 
 def _secs(v: Optional[float]) -> str:
-    if v is None:
-        return "-"
-    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
-        if v >= scale:
-            return f"{v / scale:.2f}{unit}"
-    return f"{v / 1e-9:.1f}ns"
+    """A time with its unit (``hlodump.units``): ``12.30 ms``, ``102.6 ns``."""
+    return U.format_seconds(v)
 
 
 def _cmd_cost(args: argparse.Namespace) -> int:
@@ -121,14 +114,14 @@ def _cmd_cost(args: argparse.Namespace) -> int:
             out.write(f"  top instructions by {what}:\n")
             for r in rows:
                 src = f"{r['source_file']}:{r['source_line']}" if r["source_file"] else ""
-                out.write(f"    {_secs(r['seconds']):>9}  {r['bound'] or '-':<7} {_num(r['flops']):>9} FLOP "
-                          f"{_num(r['bytes_accessed']):>9}B  {r['opcode']:<14} {r['instruction']}  {r['op_name'] or ''}"
+                out.write(f"    {_secs(r['seconds']):>9}  {r['bound'] or '-':<7} {_num(r['flops'], 'FLOP'):>11} "
+                          f"{_bytes(r['bytes_accessed']):>9}  {r['opcode']:<14} {r['instruction']}  {r['op_name'] or ''}"
                           f"  {src}\n")
         sub = [r for r in by.to_pylist() if r["module"] == t["module"]][: args.top]
         if sub:
             out.write(f"  by {args.by}:\n")
             for r in sub:
-                out.write(f"    {_secs(r['seconds']):>9}  {_num(r['flops']):>9} FLOP {_num(r['bytes_accessed']):>9}B  "
+                out.write(f"    {_secs(r['seconds']):>9}  {_num(r['flops'], 'FLOP'):>11} {_bytes(r['bytes_accessed']):>9}  "
                           f"{r[args.by]}\n")
     return 0
 
@@ -191,8 +184,9 @@ def _cmd_comms(args: argparse.Namespace) -> int:
 
 
 def _bytes(v: Optional[float]) -> str:
-    """``1.20kB``; ``unknown`` for a figure that could not be computed (never ``-B``)."""
-    return "unknown" if v is None else f"{_num(v)}B"
+    """``1.2KiB`` (IEC, as every command prints bytes: ``hlodump.units``); ``unknown`` for a
+    figure that could not be computed (never ``-B``)."""
+    return "unknown" if v is None or v < 0 else U.format_bytes(v)
 
 
 def _short(groups: Any, r: Optional[dict[str, Any]] = None) -> str:

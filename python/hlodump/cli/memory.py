@@ -16,6 +16,7 @@ from typing import Any, Optional
 from ..analysis.modules import short_module_key
 from .. import analysis as A
 from .. import cli_safety
+from .. import units as U
 from .common import UsageError, add_common, failed_files_note, read, select_module
 
 __all__ = ["register"]
@@ -171,16 +172,20 @@ def _oom_summary(d: Any, args: argparse.Namespace) -> int:
 def _render_overview(s: list[dict[str, Any]], con: Any, sort: str, n_detail: int) -> None:
     """One line per module, sorted (``--sort``), then the details of the first few."""
     fb = A.format_bytes
-    title = (f"{len(s):,} modules, by {sort}" + (" (peak: the most bytes live at once, each allocation slice "
-                                                   "counted once; else XLA's listed peak)" if sort == "peak" else ""))
-    rows = []
+    title = (f"{len(s):,} modules, by {sort}" + (" (sorted by the peak in use: the most bytes live at once, "
+                                                   "each allocation slice counted once; a module without a timeline by "
+                                                   "XLA's listed peak, else by its allocation)"
+                                                   if sort == "peak" else ""))
+    rows, above = [], []
     for m in s:
         ma = m["memory_analysis"] or {}
-        pk = m["peak"] or {}
-        rows.append([short_module_key(m["module"]), fb(A.peak_bytes(m)), fb(m["total_bytes"]), fb(ma.get("argument_size_in_bytes")),
-                     fb(ma.get("output_size_in_bytes")), fb(ma.get("temp_size_in_bytes")),
-                     "" if pk.get("step") is None else str(pk["step"]), str(len(m["notes"]))])
-    cols = ("module", "peak", "total", "argument", "output", "temp", "XLA peak step", "notes")
+        p = A.peaks(m)
+        if p["xla_listed_peak_above_allocated"]:
+            above.append(short_module_key(m["module"]))
+        rows.append([short_module_key(m["module"]), fb(p["peak_in_use"]), fb(p["xla_listed_peak"]), fb(m["total_bytes"]),
+                     fb(ma.get("argument_size_in_bytes")), fb(ma.get("output_size_in_bytes")),
+                     fb(ma.get("temp_size_in_bytes")), str(len(m["notes"]))])
+    cols = ("module", U.PEAK_IN_USE, U.XLA_LISTED_PEAK, "allocated", "argument", "output", "temp", "notes")
     if con is None:  # pragma: no cover
         _print(title)
         for r in rows:
@@ -194,6 +199,10 @@ def _render_overview(s: list[dict[str, Any]], con: Any, sort: str, n_detail: int
         for r in rows:
             t.add_row(*r)
         con.print(t)
+        if above:
+            con.print(f"{U.XLA_LISTED_PEAK} is more than the module allocates in {len(above)} module"
+                      f"{'s' if len(above) != 1 else ''} ({', '.join(above[:5])}{' …' if len(above) > 5 else ''}): "
+                      f"{U.XLA_PEAK_ABOVE_ALLOCATED}", markup=False)
         if n_detail < len(s):
             con.print(f"details of the first {n_detail} below (--top N, --all, or --module M for one)\n", markup=False)
 
@@ -253,7 +262,7 @@ def _render_summary(m: dict[str, Any], con: Any) -> None:
         for c in A.CATEGORIES:
             t.add_column(c, justify="right")
         if pk:
-            t.add_column("at peak", justify="right")
+            t.add_column(f"at {U.XLA_LISTED_PEAK}", justify="right")
         for sp in m["memory_spaces"]:
             row = [str(sp["color"]), fb(sp["allocated_bytes"])] + [fb(sp["by_category"][c]) for c in A.CATEGORIES]
             if pk:
@@ -262,13 +271,14 @@ def _render_summary(m: dict[str, Any], con: Any) -> None:
         if m["memory_spaces"]:  # (HLO text alone has none: the note says what is missing)
             con.print(t)
         if pk:
-            t = Table(title="peak by category (logical bytes)", title_justify="left")
+            t = Table(title=f"{U.XLA_LISTED_PEAK} by category (logical bytes)", title_justify="left")
             for c in pk["by_category"]:
                 t.add_column(c, justify="right")
             t.add_row(*[fb(v) for v in pk["by_category"].values()])
             con.print(t)
         if m["top_buffers"]:
-            t = Table(title=f"top {len(m['top_buffers'])} buffers at the peak", title_justify="left")
+            t = Table(title=f"top {len(m['top_buffers'])} buffers at {U.XLA_LISTED_PEAK} (step {pk['step'] if pk else '?'})",
+                      title_justify="left")
             for col in ("#", "buffer", "bytes", "shape", "category", "alloc", "op_name", "source"):
                 t.add_column(col, justify="right" if col in ("#", "bytes", "alloc") else "left", overflow="fold")
             for r in m["top_buffers"]:
@@ -361,8 +371,9 @@ def _cmd_diff(args: argparse.Namespace) -> int:
         for r in mr:
             if r["what"] == "module":
                 parts.append(f"module {r['change']}")
-            elif r["what"] == "peak":
-                parts.append(f"peak {change(r['a'], r['b'])}")
+            elif r["what"] == "peak":  # each peak under its name (summary.peaks)
+                name = U.PEAK_IN_USE if r["key"] == "peak_in_use" else U.XLA_LISTED_PEAK
+                parts.append(f"{name} {change(r['a'], r['b'])}")
             elif r["what"] == "total":
                 parts.append(f"total {change(r['a'], r['b'])}")
         cats = [f"{r['key']} {change(r['a'], r['b'])}" for r in mr if r["what"] == "category" and ":" not in r["key"]]
@@ -375,7 +386,7 @@ def _cmd_diff(args: argparse.Namespace) -> int:
         con.print(line, markup=False, soft_wrap=True)
         for r in mr:
             if r["what"] == "peak" and r["detail"]:
-                con.print(f"  peak: {r['detail']}", markup=False)
+                con.print(f"  {r['detail']}", markup=False)
         # buffers and instruction counts matched by name are mostly renames across releases:
         # the explanation above matched them by source; their tables on request
         tables = ("buffer", "allocation", "instruction", "fusion_kind", "custom_call", "category") if args.all_changes \
@@ -407,9 +418,9 @@ def _print_explain(ex: dict[str, Any], args: argparse.Namespace) -> None:
         return "?" if v is None else f"{'+' if v >= 0 else '-'}{fb(abs(v))}"
 
     pairs = ex["pairs"]
-    name = ex["peak"].replace("_", " ")
+    name = U.PEAK_IN_USE if ex["peak"] in ("peak_in_use", "live_by_slice") else ex["peak"].replace("_", " ")
     for p in pairs[:max(args.pairs, 0)]:
-        head = f"{p['module_a']} -> {p['module_b']}: peak ({name})"
+        head = f"{p['module_a']} -> {p['module_b']}: {name}"
         if p["peak_delta"] is None:
             _print(f"{head} unknown: {p['note']}")
             continue
