@@ -46,6 +46,10 @@ impl<'t, 'c> Parser<'t, 'c> {
         }
         self.rep().memory_space = Some(&text[cur.pos..cur.pos + n]);
         cur.pos += n;
+        if cur.view().starts_with(b" while ") {
+            // `… in memory space vmem while allocating on stack for %x = …`: no figures
+            return Ok(());
+        }
         cur.expect(".", "after the memory space name")?;
         cur.spaces();
         if cur.accept("Used ") {

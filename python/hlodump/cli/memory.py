@@ -145,9 +145,13 @@ def _oom_summary(d: Any, args: argparse.Namespace) -> int:
             used, cap = (f.get("used") or {}).get("bytes"), (f.get("capacity") or {}).get("bytes")
             exc = (f.get("exceeded") or {}).get("bytes")
             lines.append(f"failed: {fb(used)} used of {fb(cap)} capacity" + (f", exceeded by {fb(exc)}" if exc else ""))
+        if not f:
+            lines.append("failed: not in the paste" + (" (see missing below)" if r.get("missing") else ""))
         for section, kv in r["figures"].items():
             lines.append(f"{section.replace('_', ' ')}: " + ", ".join(
                 f"{k} {fb(v['bytes']) if v['bytes'] is not None else v['text']}" for k, v in kv.items()))
+        for m in r.get("missing") or []:
+            lines.append(f"missing (line {m['line']}): {m['text']}")
         if con is None:  # pragma: no cover
             for ln in lines:
                 _print(ln)
@@ -162,7 +166,7 @@ def _oom_summary(d: Any, args: argparse.Namespace) -> int:
             for b in r["buffers"]:
                 t.add_row(str(b["rank"]), fb(b["size_bytes"]) if b["size_bytes"] is not None else (b["size"] or ""),
                           b["shape"] or "", _short(b["op_name"]), _short(b["source"], keep_tail=True),
-                          b["xla_label"] or b["allocation_type"] or "")
+                          b.get("kind") or b["xla_label"] or b["allocation_type"] or "")
             con.print(t)
         con.print("")
     return 0
