@@ -16,7 +16,7 @@ from typing import Any, Optional
 from ..analysis.modules import short_module_key
 from .. import analysis as A
 from .. import cli_safety
-from .common import UsageError, add_common, failed_files_note, read, select_module
+from .common import UsageError, add_common, nothing_why, read, select_module
 
 __all__ = ["register"]
 
@@ -37,10 +37,9 @@ def _console() -> Any:
 def _modules(d: Any, args: argparse.Namespace) -> list[Any]:
     mods = A._module_list(d)
     if not mods:
-        kinds = sorted({k for k in d["files"].column("kind").to_pylist()})
         raise UsageError("nothing to analyse: no module with HLO text, buffer assignment, live ranges or a "
-                         f"memory-usage report in {' '.join(map(str, args.paths)) if hasattr(args, 'paths') else ''} "
-                         f"(file kinds: {', '.join(kinds) or 'none'})" + failed_files_note(d))
+                         f"memory-usage report in {' '.join(map(str, args.paths)) if hasattr(args, 'paths') else ''}"
+                         + nothing_why(d))
     return select_module(mods, getattr(args, "module", None))
 
 
@@ -328,7 +327,7 @@ def _cmd_diff(args: argparse.Namespace) -> int:
     a, b = read(args.a, args), read(args.b, args)
     for d, p in ((a, args.a), (b, args.b)):
         if not A._module_list(d):
-            raise UsageError(f"{p}: nothing to compare (no module with HLO text or buffer assignment)")
+            raise UsageError(f"{p}: nothing to compare: no module with HLO text or buffer assignment" + nothing_why(d))
     if args.module is not None:
         hits = [A.match_modules(A._module_list(d), args.module) for d in (a, b)]
         if not hits[0] and not hits[1]:

@@ -15,7 +15,7 @@ import sys
 import tempfile
 from typing import Any, Optional
 
-from .common import EXIT_SIGNAL_BASE, UsageError, add_common, read
+from .common import EXIT_SIGNAL_BASE, UsageError, add_common, nothing_why, read
 
 __all__ = ["register", "merge_xla_flags", "parse_xla_flags", "quote_xla_flag"]
 
@@ -222,7 +222,8 @@ def _cmd_passes(args: argparse.Namespace) -> int:
     except (A.NoSuchModule, NoSuchInstruction, NoSuchPass) as e:
         if isinstance(e, A.NoSuchModule) and e.wanted is None and not e.choices:
             raise UsageError(f"passes: no per-pass HLO files in {' '.join(args.paths)} (dump with "
-                             "--xla_dump_hlo_pass_re=.*: hlodump record --passes, hlodump.capture(..., passes=True))") from None
+                             "--xla_dump_hlo_pass_re=.*: hlodump record --passes, hlodump.capture(..., passes=True))"
+                             + nothing_why(d)) from None
         if isinstance(e, A.NoSuchModule) and e.wanted is None:
             raise UsageError(f"passes: several modules have per-pass files, choose one with --module: "
                              f"{', '.join(e.choices[:40])}") from None
@@ -241,7 +242,8 @@ def _cmd_passes(args: argparse.Namespace) -> int:
     else:
         if t.num_rows == 0:
             raise UsageError(f"passes: no per-pass HLO files in {' '.join(args.paths)} (dump with "
-                             "--xla_dump_hlo_pass_re=.*: hlodump record --passes, hlodump.capture(..., passes=True))")
+                             "--xla_dump_hlo_pass_re=.*: hlodump record --passes, hlodump.capture(..., passes=True))"
+                             + nothing_why(d))
         _render_passes(t)
     return 0
 
