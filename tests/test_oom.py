@@ -507,3 +507,15 @@ def test_tpu_vmem_summary_line(tmp_path: Path) -> None:
             "stack for %k.18 = bf16[2048,4096]{1,0:T(8,128)(2,1)} custom-call(%a, %b)\n")
     rows = both(_variant(tmp_path, "vmem.log", text), strict=False)
     assert rows["errors"] == [] and rows["oom_reports"] == []  # no figure stated: nothing to give
+
+
+def test_tpu_one_line_messages() -> None:
+    """The TPU runtime's and compiler's one-line messages (XLA's E0100, E0101, E1000): one report
+    each, with the request and what was free / available."""
+    rows = both(DATA / "tpu_runtime_one_line.log", strict=False)
+    assert rows["errors"] == [] and rows["notes"] == [] and rows["oom_buffers"] == []
+    assert figures(rows, "summary", 0) == {"requested": 8 * MiB, "free": round(6.43 * MiB)}
+    assert figures(rows, "summary", 1) == {"requested": round(29.49 * GiB), "free": round(147.64 * MiB), "reserved": 0,
+                                           "reservable": round(147.64 * MiB)}
+    assert figures(rows, "summary", 2) == {"required": round(3.84 * 1024 * GiB), "available": round(90.96 * GiB)}
+    assert {r["backend"] for r in rows["oom_reports"]} == {"tpu"}

@@ -94,3 +94,11 @@ def test_pictures_of_a_cut_paste(tmp_path: Path) -> None:
     page = out.read_text()
     assert "missing (line 2): the paste starts inside a buffer" in page
     assert oom_plot._KIND_COLORS["parameters"] in page  # buffer 3 drawn as a parameter
+
+
+def test_tpu_one_line_messages_are_answered() -> None:
+    p = _hlodump("summary", str(OOM / "tpu_runtime_one_line.log"))
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.count("out-of-memory report") == 3
+    assert "failed: an allocation of 8,388,608 bytes" in p.stdout
+    assert "failed: required 3.84TiB, available 90.96GiB" in p.stdout

@@ -69,6 +69,10 @@ def oom_figure_data(report: dict[str, Any]) -> dict[str, Any]:
                      + (f", exceeded by {A.format_bytes(failed['exceeded']['bytes'])}" if "exceeded" in failed else ""))
     if req is not None:
         lines.append(f"failed to allocate {req:,} bytes ({A.format_bytes(req)})")
+    other = {k: v for k, v in failed.items() if k not in ("requested", "used", "capacity", "exceeded")}
+    if other:
+        lines.append(", ".join(f"{k} {A.format_bytes(v['bytes']) if v.get('bytes') is not None else v.get('text')}"
+                               for k, v in other.items()))
     total = (figures.get("stats") or {}).get("total allocation")
     if total and total.get("bytes") is not None:
         lines.append(f"allocated when it failed: {A.format_bytes(total['bytes'])}")

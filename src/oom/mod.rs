@@ -61,14 +61,14 @@ use crate::lex::{bad, Cur, Stop, I32_MAX, R};
 use crate::tables::Tables;
 
 pub use prefix::content_start;
-use tpu::is_tpu_header;
+use tpu::{is_tpu_header, tpu_one_liner_at};
 
 const GPU_MARKER: &[u8] = b"BufferAssignment OOM Debugging.";
 const TPU_MARKER: &[u8] = b"Ran out of memory in memory space ";
 /// Text that marks an out-of-memory report anywhere in a file (`FormatSpec::sniff`). The others
 /// than the first two find reports pasted without their first lines (`Largest program
 /// allocations in hbm:`, a tail that starts at the statistics or inside the buffer list).
-pub const MARKERS: [&[u8]; 9] = [
+pub const MARKERS: [&[u8]; 12] = [
     GPU_MARKER,
     TPU_MARKER,
     b"Largest program allocations in ",
@@ -78,6 +78,9 @@ pub const MARKERS: [&[u8]; 9] = [
     b"XLA Label: ",
     b"Allocation type: ",
     b"Unpadded size: ",
+    tpu::TPU_ONE_LINERS[0],
+    tpu::TPU_ONE_LINERS[1],
+    tpu::TPU_ONE_LINERS[2],
 ];
 const REQUEST: &[u8] = b"Out of memory while trying to allocate ";
 const REQUEST_PLATFORM: &[u8] = b"Failed to allocate request for ";
@@ -311,7 +314,7 @@ fn tail_opener(c: &[u8]) -> Option<(Backend, Part, &'static str)> {
 
 /// Whether a line read outside a report would open one.
 fn opens_report(c: &[u8]) -> bool {
-    c.ends_with(GPU_MARKER) || memchr::memmem::find(c, TPU_MARKER).is_some() || is_tpu_header(c)
+    c.ends_with(GPU_MARKER) || memchr::memmem::find(c, TPU_MARKER).is_some() || is_tpu_header(c) || tpu_one_liner_at(c).is_some()
 }
 
 fn is_rule(c: &[u8]) -> bool {
@@ -428,6 +431,13 @@ impl<'t, 'c> Parser<'t, 'c> {
             self.missing_head(no, "the report's first line (what failed: the memory used of the capacity) is not in the paste");
             let cur = Cur { t: text, pos: start, stop: start + c.len() };
             self.tpu_line(no, Part::Head, cur, c)?;
+            return Ok(());
+        }
+        if let Some(at) = tpu_one_liner_at(c) {
+            // The TPU runtime's or compiler's one-line message: a report of its figures only.
+            self.request = None;
+            self.open(Backend::Tpu, Part::Head, &c[at..], no, text);
+            self.tpu_one_liner(no, &c[at..]);
             return Ok(());
         }
         if let Some((backend, part, msg)) = tail_opener(c) {
@@ -818,7 +828,11 @@ mod tests {
     use super::*;
 
     fn run(data: &[u8], collect: bool) -> (Tables, Result<()>) {
-        let ctx = FileCtx { file_id: 0, path: "t", collect, src: crate::source::SourceRef::none(), proj: None, presized: false, strict: false };
+        run_in(data, collect, false)
+    }
+
+    fn run_in(data: &[u8], collect: bool, strict: bool) -> (Tables, Result<()>) {
+        let ctx = FileCtx { file_id: 0, path: "t", collect, src: crate::source::SourceRef::none(), proj: None, presized: false, strict };
         let mut t = Tables::default();
         let r = parse(data, ctx, &mut t);
         (t, r)
@@ -872,13 +886,19 @@ Peak buffers:
         r.unwrap();
         assert_eq!(t.oom_buffers.len(), 2);
         let cut = &GPU[..GPU.find("\t\tEntry").unwrap()];
-        let (t, r) = run(format!("{cut}other log line\n").as_bytes(), true);
+        // strict: an error, as every cut-off
+        let (t, r) = run_in(format!("{cut}other log line\n").as_bytes(), true, true);
         r.unwrap();
         assert_eq!(t.oom_buffers.len(), 1);
         assert_eq!(t.errors.line.0, vec![20]);
-        let (_, r) = run(cut.as_bytes(), false);
+        let (_, r) = run_in(cut.as_bytes(), false, true);
         let e = r.unwrap_err().to_string();
         assert!(e.starts_with("t:19:"), "{e}");
+        // by default: what is there, a note and a `missing` row
+        let (t, r) = run(cut.as_bytes(), false);
+        r.unwrap();
+        assert_eq!((t.oom_buffers.len(), t.errors.len(), t.notes.len()), (1, 0, 1));
+        assert!(t.oom_reports.section.0.iter().any(|s| s.as_deref() == Some("missing")), "a missing row");
     }
 
     #[test]

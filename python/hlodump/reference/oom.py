@@ -229,6 +229,8 @@ def op_metadata(text: str) -> dict[str, Any] | None:
 MAX_JOINED = 16 << 10
 MAX_JOINS = 64  # the most wrapped lines joined to one Operator: line (as MAX_JOINS)
 _GPU_MARKER = "BufferAssignment OOM Debugging."
+# The TPU runtime's and compiler's one-line messages (Rust: tpu::TPU_ONE_LINERS)
+_TPU_ONE_LINERS = ("Attempting to allocate ", "Attempting to reserve ", "unlikely to have enough memory. Requires ")
 _TPU_MARKER = "Ran out of memory in memory space "
 _REQUEST_RE = re.compile(r"Out of memory while trying to allocate ([0-9]+) bytes")
 # The platform allocator's (ROCm, CUDA without BFC): "Failed to allocate request for 154.06GiB
@@ -277,6 +279,19 @@ def _request(c: str) -> tuple[str, int] | None:
     if len(d) > 19 or int(d) > I64_MAX:
         return None
     return m.group(1), int(d)
+
+
+def _tpu_one_liner_at(c: str) -> int | None:
+    found = [i for i in (c.find(m) for m in _TPU_ONE_LINERS) if i >= 0]
+    return min(found) if found else None
+
+
+def _size_at(c: str, p: int) -> tuple[int, int | None] | None:
+    """A TPU size at ``p``: (its end, its bytes: None beyond int64)."""
+    m = _TPU_SIZE_RE.match(c, p)
+    if m is None:
+        return None
+    return m.end(), _exact(m.group(1), m.group(2), m.group(3) or "", _TPU_POWER[m.group(4)])
 
 
 def _tail_opener(c: str) -> tuple[str, str, str] | None:
@@ -407,6 +422,13 @@ class _Parser:
                                   "the paste")
             self.tpu_line(no, text, start, c)
             return
+        at = _tpu_one_liner_at(c)
+        if at is not None:
+            # The TPU runtime's or compiler's one-line message: a report of its figures only.
+            self.request = None
+            self.report = _Report("tpu", "head", [c[at:]], self.here(no, text), first=no)
+            self.tpu_one_liner(no, c[at:])
+            return
         tail = _tail_opener(c)
         if tail is not None:
             # A paste of a report's tail: what it holds is read, what it lacks is said.
@@ -440,7 +462,40 @@ class _Parser:
     @staticmethod
     def opens_report(c: str) -> bool:
         """Whether a line read outside a report would open one."""
-        return c.endswith(_GPU_MARKER) or _TPU_MARKER in c or _tpu_header_space(c) is not None
+        return (c.endswith(_GPU_MARKER) or _TPU_MARKER in c or _tpu_header_space(c) is not None
+                or _tpu_one_liner_at(c) is not None)
+
+    def tpu_one_liner(self, no: int, c: str) -> None:
+        """The figures of a one-line TPU message (``c`` from its marker on): ``requested`` and
+        ``free`` (``reserved``, ``reservable``), or ``required`` and ``available``; what does not
+        read as such is left out (Rust: ``tpu_one_liner``)."""
+        def chain(p: int, items: list[tuple[str, str, str]]) -> None:
+            # (text before the size, key, text after the size), each after the previous
+            for before, key, after in items:
+                if not c.startswith(before, p):
+                    return
+                got = _size_at(c, p + len(before))
+                if got is None or not c.startswith(after, got[0]):
+                    return
+                self.figure("summary", key, got[1], c[p + len(before):got[0]], no)
+                p = got[0] + len(after)
+
+        for head in ("Attempting to allocate ", "Attempting to reserve "):
+            if c.startswith(head):
+                got = _size_at(c, len(head))
+                if got is None:
+                    return
+                end, v = got
+                self.figure("summary", "requested", v, c[len(head):end], no)
+                at = c.find("There are ", end)
+                if at < 0:
+                    return
+                chain(at, [("There are ", "free", " free"), (", ", "reserved", " reserved"),
+                           (", and ", "reservable", " reservable")])
+                return
+        at = c.find("Requires ")
+        if at >= 0:
+            chain(at, [("Requires ", "required", ""), (", has ", "available", " available")])
 
     def tpu_summary(self, no: int, text: str, pos: int, stop: int) -> None:
         assert self.report is not None
