@@ -237,7 +237,7 @@ def _cmd_passes(args: argparse.Namespace) -> int:
     elif args.diff is not None:
         from ..cli_safety import escape_controls
 
-        _render_diff_head(d, args)
+        _render_diff_head(d, args, t)
         _print(escape_controls(unified_diff(t)) if t.num_rows else f"pass {args.diff} changed no instruction")
     else:
         if t.num_rows == 0:
@@ -248,13 +248,20 @@ def _cmd_passes(args: argparse.Namespace) -> int:
     return 0
 
 
-def _render_diff_head(d: Any, args: argparse.Namespace) -> None:
-    """``--diff``: which dumped pass the diff is against, and the passes not dumped in between."""
+def _render_diff_head(d: Any, args: argparse.Namespace, changes: Any) -> None:
+    """``--diff``: which dumped pass the diff is against, and the passes not dumped in between
+    (from the changes' rows; from the pass table when the pass changed nothing)."""
     from ..analysis.passes import between_passes, passes as pass_table
     from ..cli_safety import escape_controls
 
+    if changes.num_rows:
+        firsts = {r["file_id"]: r for r in changes.to_pylist()}.values()
+        rows = [{**r, "prev_pass_index": r["before_pass_index"], "prev_pass_name": r["before_pass_name"]}
+                for r in firsts]
+    else:
+        rows = pass_table(d, args.module).to_pylist()
     sel = str(args.diff).strip()
-    for r in pass_table(d, args.module).to_pylist():
+    for r in rows:
         # the files pass_changes chooses
         if sel.isdigit():
             hit = r["pass_index"] == int(sel)
