@@ -519,3 +519,13 @@ def test_tpu_one_line_messages() -> None:
                                            "reservable": round(147.64 * MiB)}
     assert figures(rows, "summary", 2) == {"required": round(3.84 * 1024 * GiB), "available": round(90.96 * GiB)}
     assert {r["backend"] for r in rows["oom_reports"]} == {"tpu"}
+
+
+def test_newer_xla_states_the_request_rounded(tmp_path: Path) -> None:
+    """Newer XLA: ``Out of memory while trying to allocate 101.99MiB.`` (rounded, no byte count)."""
+    lines = (DATA / "gpu_rocm.log").read_text().splitlines(True)
+    text = "jax.errors.JaxRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate 101.99MiB.\n" + \
+        "".join(lines[2:])
+    rows = both(_variant(tmp_path, "rounded.log", text), strict=False)
+    (req,) = [r for r in rows["oom_reports"] if r["section"] == "summary"]
+    assert (req["bytes"], req["value"]) == (round(101.99 * MiB), "101.99MiB")

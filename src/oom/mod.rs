@@ -340,11 +340,14 @@ fn request_platform(c: &[u8]) -> Option<(&[u8], i64)> {
     Some((&c[at..d + n + 2], v))
 }
 
+/// `… allocate N bytes`, or in newer XLA `… allocate 101.99MiB.` (the rounded size; value
+/// `101.99MiB`).
 fn request_bfc(c: &[u8]) -> Option<(&[u8], i64)> {
     let at = memchr::memmem::find(c, REQUEST)? + REQUEST.len();
     let n = c[at..].iter().take_while(|b| b.is_ascii_digit()).count();
     if n == 0 || !c[at + n..].starts_with(b" bytes") {
-        return None;
+        let (end, neg, whole, frac, power) = crate::lex::human_match(c, at)?;
+        return Some((&c[at..end], crate::lex::human_value(neg, whole, frac, power)?));
     }
     let v = crate::lex::to_int(&c[at..at + n], crate::lex::I64_MAX)? as i64;
     Some((&c[at..at + n + 6], v))

@@ -232,7 +232,8 @@ _GPU_MARKER = "BufferAssignment OOM Debugging."
 # The TPU runtime's and compiler's one-line messages (Rust: tpu::TPU_ONE_LINERS)
 _TPU_ONE_LINERS = ("Attempting to allocate ", "Attempting to reserve ", "unlikely to have enough memory. Requires ")
 _TPU_MARKER = "Ran out of memory in memory space "
-_REQUEST_RE = re.compile(r"Out of memory while trying to allocate ([0-9]+) bytes")
+_REQUEST = "Out of memory while trying to allocate "
+_REQUEST_RE = re.compile(r"([0-9]+) bytes")
 # The platform allocator's (ROCm, CUDA without BFC): "Failed to allocate request for 154.06GiB
 # (165420646400B) on device ordinal 0"
 _REQUEST_PLATFORM_RE = re.compile(r"Failed to allocate request for ([^ ]+ \(([0-9]+)B\)) on device ordinal ")
@@ -266,12 +267,23 @@ def _tpu_header_space(c: str) -> str | None:
 
 
 def _request(c: str) -> tuple[str, int] | None:
-    """The failed request in ``c`` (the BFC allocator's or the platform allocator's form)."""
-    m = _REQUEST_RE.search(c)
-    if m is not None:
-        d = m.group(1).lstrip("0") or "0"
-        if len(d) <= 19 and int(d) <= I64_MAX:
-            return m.group(1) + " bytes", int(d)
+    """The failed request in ``c`` (the BFC allocator's or the platform allocator's form); the
+    BFC form at the first ``Out of memory while trying to allocate `` only, in bytes (``N
+    bytes``) or, newer XLA, rounded (``101.99MiB``)."""
+    i = c.find(_REQUEST)
+    if i >= 0:
+        p = i + len(_REQUEST)
+        m = _REQUEST_RE.match(c, p)
+        if m is not None:
+            d = m.group(1).lstrip("0") or "0"
+            if len(d) <= 19 and int(d) <= I64_MAX:
+                return m.group(1) + " bytes", int(d)
+        else:
+            h = _HUMAN_RE.match(c, p)
+            if h is not None:
+                v = _exact(h.group(1), h.group(2), h.group(3) or "", _HUMAN_POWER[h.group(4)])
+                if v is not None:
+                    return h.group(0), v
     m = _REQUEST_PLATFORM_RE.search(c)
     if m is None:
         return None
