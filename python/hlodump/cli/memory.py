@@ -146,8 +146,11 @@ def _oom_summary(d: Any, args: argparse.Namespace) -> int:
             lines.append(f"failed: {fb(used)} used of {fb(cap)} capacity" + (f", exceeded by {fb(exc)}" if exc else ""))
         other = {k: v for k, v in f.items() if k not in ("requested", "used", "capacity", "exceeded")}
         if other:  # the TPU runtime's one-line messages: free / reserved / required / available
-            lines.append("failed: " + ", ".join(f"{k} {fb(v['bytes']) if v['bytes'] is not None else v['text']}"
-                                                for k, v in other.items()))
+            text = ", ".join(f"{k} {fb(v['bytes']) if v['bytes'] is not None else v['text']}" for k, v in other.items())
+            if "requested" in f:
+                lines[-1] += f"; {text}"
+            else:
+                lines.append(f"failed: {text}")
         if not f:
             lines.append("failed: not in the paste" + (" (see missing below)" if r.get("missing") else ""))
         for section, kv in r["figures"].items():
