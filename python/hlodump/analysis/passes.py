@@ -53,7 +53,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from ..dump import Dump
 
-__all__ = ["passes", "history", "pass_changes", "gaps", "NoSuchInstruction", "NoSuchPass", "PASSES_SCHEMA",
+__all__ = ["passes", "history", "pass_changes", "gaps", "between_passes", "NoSuchInstruction", "NoSuchPass", "PASSES_SCHEMA",
            "HISTORY_SCHEMA"]
 
 ModuleSel = Union[None, str, int]
