@@ -14,6 +14,7 @@ import pytest
 from conftest import DATA
 
 import hlodump
+import hlodump.reference
 from hlodump import analysis as A
 from hlodump import oom_plot
 from hlodump.exceptions import ParseError
@@ -102,3 +103,13 @@ def test_tpu_one_line_messages_are_answered() -> None:
     assert p.stdout.count("out-of-memory report") == 3
     assert "failed: an allocation of 8,388,608 bytes" in p.stdout
     assert "failed: required 3.84TiB, available 90.96GiB" in p.stdout
+
+
+def test_whole_reader_notes_equal_the_reference() -> None:
+    """The folder of pastes through both whole readers: the same rows and the same cut-off notes."""
+    d = hlodump.read_arrow(OOM)
+    ref = hlodump.reference.read_arrow(OOM)
+    for name in ("oom_reports", "oom_buffers", "notes", "errors"):
+        assert d[name].to_pylist() == ref[name].to_pylist(), name
+    assert d["errors"].num_rows == 0
+    assert sorted(d["notes"].column("kind").to_pylist()) == ["oom_report_cut_off"] * 3
