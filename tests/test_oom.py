@@ -15,35 +15,39 @@ from hlodump.reference import oom
 from hlodump.reference.reader import FileContext, split_lines
 
 DATA = Path(__file__).parent / "data" / "oom"
-TABLES = ["oom_reports", "oom_buffers", "errors"]
+TABLES = ["oom_reports", "oom_buffers", "errors", "notes"]
 GiB, MiB, KiB = 1 << 30, 1 << 20, 1 << 10
 
 
 class _Sink:
-    def __init__(self, on_error: str) -> None:
+    def __init__(self, on_error: str, strict: bool = False) -> None:
         self.on_error = on_error
+        self.strict = strict
+        self.notes_seen: set[Any] = set()
         self.rows: dict[str, list[dict[str, Any]]] = collections.defaultdict(list)
 
     def add(self, table: str, row: dict[str, Any]) -> None:
         self.rows[table].append(row)
 
 
-def rust(path: Path, on_error: str = "collect") -> dict[str, list[dict[str, Any]]]:
-    out = _core.read([(str(path), str(path), True, None)], tables=TABLES, on_error=on_error)
+# The tests below that look for cut-off errors read in strict mode (``strict=True``): by default
+# a cut-off paste is answered with what it holds and a note (``test_cut_off_paste_is_a_note``).
+def rust(path: Path, on_error: str = "collect", strict: bool = True) -> dict[str, list[dict[str, Any]]]:
+    out = _core.read([(str(path), str(path), True, None)], tables=TABLES, on_error=on_error, strict=strict)
     return {t: out[t].to_pylist() for t in TABLES}
 
 
-def reference(path: Path, on_error: str = "collect") -> dict[str, list[dict[str, Any]]]:
-    sink = _Sink(on_error)
+def reference(path: Path, on_error: str = "collect", strict: bool = True) -> dict[str, list[dict[str, Any]]]:
+    sink = _Sink(on_error, strict)
     ctx = FileContext(0, str(path), sink)  # type: ignore[arg-type]
     oom.parse(split_lines(path.read_bytes(), ctx, lone_cr=True), ctx)
     cols = {t: [f.name for f in _core.read([(str(path), str(path), True, None)], tables=TABLES, on_error="collect")[t].schema] for t in TABLES}
     return {t: [{c: r.get(c) for c in cols[t]} for r in sink.rows[t]] for t in TABLES}
 
 
-def both(path: Path) -> dict[str, list[dict[str, Any]]]:
+def both(path: Path, strict: bool = True) -> dict[str, list[dict[str, Any]]]:
     """Rust's rows, after checking that the reference gives the same, cell for cell."""
-    r, ref = rust(path), reference(path)
+    r, ref = rust(path, strict=strict), reference(path, strict=strict)
     for t in TABLES:
         assert r[t] == ref[t], t
     return r
@@ -59,6 +63,7 @@ ALL = sorted(DATA.glob("*.log"))
 @pytest.mark.parametrize("path", ALL, ids=[p.name for p in ALL])
 def test_rust_equals_reference(path: Path) -> None:
     both(path)
+    both(path, strict=False)
     assert _core.sniff(path.read_bytes()) == "oom_report"
 
 
@@ -119,7 +124,7 @@ def test_gpu_cut_off_is_an_error_not_a_buffer() -> None:
     assert [(e["line"], e["message"].split(":")[0]) for e in rows["errors"]] == [
         (20, "out-of-memory report cut off by the end of the file")]
     with pytest.raises(ParseError):
-        _core.read([(str(path), str(path), True, None)], tables=TABLES)
+        _core.read([(str(path), str(path), True, None)], tables=TABLES, strict=True)
     with pytest.raises(ParseError):
         reference(path, on_error="raise")
 
@@ -408,3 +413,119 @@ def test_endless_continuation_lines_stop_being_joined(tmp_path: Path) -> None:
     rows = both(_variant(tmp_path, "endless.log", "\n".join(lines)))
     assert [(e["line"], e["column"]) for e in rows["errors"]] == [(at + 64 + 1, 1)]
     assert [b["rank"] for b in rows["oom_buffers"]] == [2, 3, 4, 5]
+
+
+# ------------------------------------------------------- pastes as they come (issue 40, item 3)
+
+
+def test_cut_off_paste_is_a_note_with_what_is_there() -> None:
+    """By default a cut-off report gives what it holds, a ``missing`` row and a note (no error,
+    no exception in raise mode); strict mode keeps the error (tests above)."""
+    path = DATA / "gpu_elixir_cut.log"
+    rows = both(path, strict=False)
+    assert rows["errors"] == []
+    assert [b["rank"] for b in rows["oom_buffers"]] == [1]
+    (n,) = rows["notes"]
+    assert (n["kind"], n["line"]) == ("oom_report_cut_off", 20)
+    assert n["message"].startswith("out-of-memory report cut off by the end of the file")
+    (m,) = [r for r in rows["oom_reports"] if r["section"] == "missing"]
+    assert (m["key"], m["line"], m["value"]) == ("cut off", 20, n["message"])
+    assert figures(rows, "summary") == {"requested": 117964800}
+    _core.read([(str(path), str(path), True, None)], tables=TABLES)  # raise mode: no exception
+    reference(path, on_error="raise", strict=False)
+
+
+def test_cut_off_notes_once_per_place(tmp_path: Path) -> None:
+    """Two foreign lines that cut two buffers: two notes (one per place), every later buffer."""
+    lines = (DATA / "gpu_five_buffers.log").read_text().split("\n")
+    a = lines.index("\t\tXLA Label: custom-call")
+    lines.insert(a, "I0528 07:02:44.351000   27490 other.cc:12] one")
+    b = lines.index("\t\tEntry Parameter Subshape: f32[16,319,2048]")
+    lines.insert(b, "I0528 07:02:44.351000   27490 other.cc:12] two")
+    rows = both(_variant(tmp_path, "two_cuts.log", "\n".join(lines)), strict=False)
+    assert rows["errors"] == [] and [n["line"] for n in rows["notes"]] == [a + 1, b + 1]
+    assert [b["rank"] for b in rows["oom_buffers"]] == [2, 3, 5]
+
+
+def test_worker_prefixed_lines() -> None:
+    """Ray's newer prefixes — ``(raylet, ip=…)``, ``(TrainWorker pid=…, ip=…)``, torch's
+    ``[rank0]:`` — and Ray's ``[repeated 2x across cluster]`` suffix."""
+    rows = both(DATA / "gpu_ray_worker_prefixes.log", strict=False)
+    assert rows["errors"] == [] and rows["notes"] == []
+    assert [(b["rank"], b["size_bytes"]) for b in rows["oom_buffers"]] == [(1, 4 * GiB), (2, 2 * GiB), (3, 2 * GiB)]
+    assert figures(rows, "summary") == {"requested": 4 * GiB}
+    assert figures(rows, "stats")["total allocation"] == 12 * GiB
+
+
+def test_tail_only_gpu_paste() -> None:
+    """A paste that starts inside buffer 2 and is cut in buffer 5: buffers 3 and 4, and what is
+    missing at both ends."""
+    rows = both(DATA / "gpu_tail_only.log", strict=False)
+    assert rows["errors"] == []
+    assert [b["rank"] for b in rows["oom_buffers"]] == [3, 4]
+    assert rows["oom_buffers"][0]["entry_parameter_subshape"] == "f32[4096,4096]"
+    missing = [(r["key"], r["line"]) for r in rows["oom_reports"] if r["section"] == "missing"]
+    assert missing == [("start", 2), ("cut off", 19)]
+    assert {r["backend"] for r in rows["oom_reports"]} == {"gpu"}
+    assert [n["line"] for n in rows["notes"]] == [19]
+    assert _core.sniff((DATA / "gpu_tail_only.log").read_bytes()) == "oom_report"
+
+
+def test_tail_only_tpu_paste() -> None:
+    rows = both(DATA / "tpu_tail_only.log", strict=False)
+    assert rows["errors"] == [] and rows["notes"] == []
+    assert [(b["rank"], b["size_bytes"]) for b in rows["oom_buffers"]] == [(3, 512 * MiB), (4, 256 * MiB)]
+    (m,) = [r for r in rows["oom_reports"] if r["section"] == "missing"]
+    assert m["key"] == "start" and "allocation list" in m["value"]
+
+
+def test_stray_report_words_give_no_report(tmp_path: Path) -> None:
+    """A log line that looks like the inside of a report, with nothing of a report after it,
+    gives no row and no note."""
+    text = "starting\nPeak buffers:\nBuffer 3:\nsomething else\n\tXLA Label: fusion\ndone\n"
+    rows = both(_variant(tmp_path, "stray.log", text), strict=False)
+    assert rows == {t: [] for t in TABLES}
+
+
+def test_platform_allocator_request_is_the_failed_request(tmp_path: Path) -> None:
+    """ROCm (and CUDA without the BFC allocator): ``Failed to allocate request for 154.06GiB
+    (165420646400B) on device ordinal 0`` is the request that failed."""
+    rows = both(DATA / "gpu_rocm_platform_allocator.log", strict=False)
+    assert rows["errors"] == [] and rows["notes"] == []
+    (req,) = [r for r in rows["oom_reports"] if r["section"] == "summary"]
+    assert (req["key"], req["bytes"], req["value"], req["line"]) == ("requested", 165420646400,
+                                                                      "154.06GiB (165420646400B)", 1)
+    # on the marker's line too (a one-line exception message)
+    one = "RESOURCE_EXHAUSTED: Failed to allocate request for 2.00GiB (2147483648B) on device ordinal 3 " \
+          "BufferAssignment OOM Debugging.\n" + "".join((DATA / "gpu_rocm.log").read_text().splitlines(True)[3:])
+    rows = both(_variant(tmp_path, "one.log", one), strict=False)
+    assert figures(rows, "summary") == {"requested": 2 * GiB}
+
+
+def test_tpu_vmem_summary_line(tmp_path: Path) -> None:
+    text = ("JaxRuntimeError: RESOURCE_EXHAUSTED: Ran out of memory in memory space vmem while allocating on "
+            "stack for %k.18 = bf16[2048,4096]{1,0:T(8,128)(2,1)} custom-call(%a, %b)\n")
+    rows = both(_variant(tmp_path, "vmem.log", text), strict=False)
+    assert rows["errors"] == [] and rows["oom_reports"] == []  # no figure stated: nothing to give
+
+
+def test_tpu_one_line_messages() -> None:
+    """The TPU runtime's and compiler's one-line messages (XLA's E0100, E0101, E1000): one report
+    each, with the request and what was free / available."""
+    rows = both(DATA / "tpu_runtime_one_line.log", strict=False)
+    assert rows["errors"] == [] and rows["notes"] == [] and rows["oom_buffers"] == []
+    assert figures(rows, "summary", 0) == {"requested": 8 * MiB, "free": round(6.43 * MiB)}
+    assert figures(rows, "summary", 1) == {"requested": round(29.49 * GiB), "free": round(147.64 * MiB), "reserved": 0,
+                                           "reservable": round(147.64 * MiB)}
+    assert figures(rows, "summary", 2) == {"required": round(3.84 * 1024 * GiB), "available": round(90.96 * GiB)}
+    assert {r["backend"] for r in rows["oom_reports"]} == {"tpu"}
+
+
+def test_newer_xla_states_the_request_rounded(tmp_path: Path) -> None:
+    """Newer XLA: ``Out of memory while trying to allocate 101.99MiB.`` (rounded, no byte count)."""
+    lines = (DATA / "gpu_rocm.log").read_text().splitlines(True)
+    text = "jax.errors.JaxRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate 101.99MiB.\n" + \
+        "".join(lines[2:])
+    rows = both(_variant(tmp_path, "rounded.log", text), strict=False)
+    (req,) = [r for r in rows["oom_reports"] if r["section"] == "summary"]
+    assert (req["bytes"], req["value"]) == (round(101.99 * MiB), "101.99MiB")

@@ -182,7 +182,7 @@ def test_module_selection_and_errors() -> None:
     n = ch.column("instruction")[0].as_py()
     assert A.history(d, None, "%" + n).equals(A.history(d, None, n))
     diff = unified_diff(ch)
-    assert diff.startswith("--- before") and any(line.startswith("+") for line in diff.splitlines()[2:])
+    assert diff.startswith("--- after ") and "(the previous pass dumped)" in diff.splitlines()[0] and any(line.startswith("+") for line in diff.splitlines()[2:])
 
 
 def test_no_pass_files() -> None:
@@ -203,7 +203,8 @@ def test_cli(tmp_path) -> None:
     t = A.passes(d)
     idx = next(r["pass_index"] for r in t.to_pylist() if r["changed"])
     p = run("passes", src, "--diff", str(idx))
-    assert p.returncode == 0 and p.stdout.startswith("--- before"), p.stdout + p.stderr
+    assert p.returncode == 0 and p.stdout.startswith(f"pass {idx} ("), p.stdout + p.stderr
+    assert "the previous pass dumped" in p.stdout and "\n--- after " in p.stdout and "not dumped" not in p.stdout
     n = pass_changes(d, None, idx).column("instruction")[0].as_py()
     p = run("passes", src, "--instruction", n)
     assert p.returncode == 0 and (": added" in p.stdout), p.stdout + p.stderr

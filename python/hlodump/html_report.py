@@ -156,9 +156,10 @@ def _collect(d: "Dump", keys: Optional[Sequence[str]], top: int, max_points: int
         wanted = set(keys)
         mods = [m for m in mods if m["module"] in wanted]
     if not mods:
-        kinds = sorted(set(d["files"].column("kind").to_pylist()))
+        from .cli.common import nothing_why
+
         raise ValueError("nothing to report: no module with HLO text, buffer assignment, live ranges or a "
-                         f"memory-usage report (file kinds: {', '.join(kinds) or 'none'})")
+                         "memory-usage report" + nothing_why(d))
     sel = [m["module"] for m in mods]
     say("summary")
     summ = {s["module"]: s for s in A.summary(d, sel, top=top)}

@@ -37,6 +37,12 @@ _KIND_COLORS = {"arguments": "#4C78A8", "parameters": "#4C78A8", "program": "#F5
                 "outputs": "#54A24B", "reserved": "#B279A2", "constants": "#9D755D"}
 
 
+def _buffer_color(b: dict[str, Any]) -> str:
+    """A buffer's bar colour: an entry parameter's in the parameters' colour, others in the
+    temporaries' (as the "in use" bar)."""
+    return _KIND_COLORS["parameters"] if b.get("kind") == "parameter" else _KIND_COLORS["temporaries"]
+
+
 def _label(b: dict[str, Any]) -> str:
     """A buffer's name on the chart: its HLO instruction (the text before ` = `), else shape."""
     lab = (b.get("xla_label") or "").split(" = ")[0].strip()
@@ -64,12 +70,19 @@ def oom_figure_data(report: dict[str, Any]) -> dict[str, Any]:
                      + (f", exceeded by {A.format_bytes(failed['exceeded']['bytes'])}" if "exceeded" in failed else ""))
     if req is not None:
         lines.append(f"failed to allocate {req:,} bytes ({A.format_bytes(req)})")
+    other = {k: v for k, v in failed.items() if k not in ("requested", "used", "capacity", "exceeded")}
+    if other:
+        lines.append(", ".join(f"{k} {A.format_bytes(v['bytes']) if v.get('bytes') is not None else v.get('text')}"
+                               for k, v in other.items()))
     total = (figures.get("stats") or {}).get("total allocation")
     if total and total.get("bytes") is not None:
         lines.append(f"allocated when it failed: {A.format_bytes(total['bytes'])}")
+    for m in report.get("missing") or []:
+        lines.append(f"missing (line {m['line']}): {m['text']}")
     bufs = [{"label": _label(b), "bytes": b["size_bytes"], "size": b.get("size"), "shape": b.get("shape"),
              "op_name": b.get("op_name"), "source": b.get("source"), "allocation_type": b.get("allocation_type"),
-             "line": b.get("line")} for b in report.get("buffers") or []]
+             "kind": b.get("kind"), "color": _buffer_color(b), "line": b.get("line")}
+            for b in report.get("buffers") or []]
     where = os.path.basename(report.get("path") or "") or "log"
     return {"title": f"{where}: out-of-memory report {report['report_id']} (line {report.get('line')}, "
                      f"{backend.upper()})",
@@ -104,7 +117,7 @@ def oom_figure(report: dict[str, Any]) -> Any:
     fig, (ax, ax2) = plt.subplots(1, 2, figsize=(11, 6), dpi=100, gridspec_kw={"width_ratios": [3, 1]})
     bufs = [b for b in f["buffers"] if b["bytes"] is not None][::-1]  # largest on top
     if bufs:
-        ax.barh(range(len(bufs)), [b["bytes"] for b in bufs], color="#F58518")
+        ax.barh(range(len(bufs)), [b["bytes"] for b in bufs], color=[b["color"] for b in bufs])
         ax.set_yticks(range(len(bufs)), [f"{b['label'][:28]}  {(b['shape'] or '')[:24]}" for b in bufs], fontsize=7)
         for i, b in enumerate(bufs):
             ax.text(b["bytes"], i, f" {A.format_bytes(b['bytes'])}", va="center", fontsize=7)
@@ -170,7 +183,8 @@ def oom_html(dump: "Dump", out: str, *, top: int = 20, title: Optional[str] = No
         f = oom_figure_data(r)
         bufs = [b for b in f["buffers"] if b["bytes"] is not None][::-1]
         traces = [{"type": "bar", "orientation": "h", "x": [b["bytes"] for b in bufs],
-                   "y": [f"{_ptext(b['label'])} #{n}" for n, b in enumerate(bufs)], "marker": {"color": "#F58518"},
+                   "y": [f"{_ptext(b['label'])} #{n}" for n, b in enumerate(bufs)],
+                   "marker": {"color": [b["color"] for b in bufs]},
                    "hovertext": [f"{_ptext(b['size'])} {_ptext(b['shape'])}<br>{_ptext(b['op_name'])}<br>"
                                  f"{_ptext(b['source'])}" for b in bufs],
                    "hoverinfo": "text+x", "name": "buffers", "xaxis": "x", "yaxis": "y"}]
@@ -203,7 +217,7 @@ def oom_html(dump: "Dump", out: str, *, top: int = 20, title: Optional[str] = No
             + f"<script>Plotly.newPlot('oom{i}', {_json_html(traces)}, {_json_html(layout)}, "
               "{displaylogo: false, responsive: true});</script>"
             + "<h3>largest buffers</h3>"
-            + _table([[b["label"], U.format_bytes(b["bytes"], "\u2014"), b["size"], b["shape"], b["allocation_type"],
+            + _table([[b["label"], U.format_bytes(b["bytes"], "\u2014"), b["size"], b["shape"], b["kind"] or b["allocation_type"],
                        b["op_name"], b["source"], b["line"]] for b in f["buffers"]],
                      ["instruction", "bytes", "as printed", "shape", "kind", "op_name", "source", "line"])
             + "<h3>stated figures</h3>" + _table([[sec, k, U.format_bytes(v, "\u2014"), t] for sec, k, v, t in figures],

@@ -445,7 +445,7 @@ class _Walk:
         target = os.path.realpath(full)
         if not self.follow_links and not _within(target, self.root):
             self.found.append((rel, full, f"OSError: symlink to {escape_name(target)[0]} leaves the directory read "
-                                          "(read_arrow(..., follow_links=True) follows it)"))
+                                          "(follow_links=True, or --follow-links, follows it)"))
             return
         k = (s.st_dev, s.st_ino)
         kind = "directory" if stat.S_ISDIR(s.st_mode) else "file"

@@ -249,7 +249,8 @@ def first_notes(notes: pa.Table) -> pa.Table:
         return notes
     import pyarrow.compute as pc
 
-    keyed = notes.append_column("_row", pa.array(range(notes.num_rows), pa.int64()))
+    # (chunks of several table sets carry differing dictionaries: group_by needs them unified)
+    keyed = notes.unify_dictionaries().append_column("_row", pa.array(range(notes.num_rows), pa.int64()))
     first = keyed.group_by(["file_id", "kind", "token"], use_threads=False).aggregate(
         [("_row", "min")])["_row_min"]
     return notes.take(pc.sort_indices(first))

@@ -61,14 +61,29 @@ use crate::lex::{bad, Cur, Stop, I32_MAX, R};
 use crate::tables::Tables;
 
 pub use prefix::content_start;
-use tpu::is_tpu_header;
+use tpu::{is_tpu_header, tpu_one_liner_at};
 
 const GPU_MARKER: &[u8] = b"BufferAssignment OOM Debugging.";
 const TPU_MARKER: &[u8] = b"Ran out of memory in memory space ";
-/// Text that marks an out-of-memory report anywhere in a file (`FormatSpec::sniff`). The third
-/// finds TPU reports pasted without their first line (`Largest program allocations in hbm:`).
-pub const MARKERS: [&[u8]; 3] = [GPU_MARKER, TPU_MARKER, b"Largest program allocations in "];
+/// Text that marks an out-of-memory report anywhere in a file (`FormatSpec::sniff`). The others
+/// than the first two find reports pasted without their first lines (`Largest program
+/// allocations in hbm:`, a tail that starts at the statistics or inside the buffer list).
+pub const MARKERS: [&[u8]; 12] = [
+    GPU_MARKER,
+    TPU_MARKER,
+    b"Largest program allocations in ",
+    b"BufferAssignment stats:",
+    b"Peak buffers:",
+    b"Entry Parameter Subshape: ",
+    b"XLA Label: ",
+    b"Allocation type: ",
+    b"Unpadded size: ",
+    tpu::TPU_ONE_LINERS[0],
+    tpu::TPU_ONE_LINERS[1],
+    tpu::TPU_ONE_LINERS[2],
+];
 const REQUEST: &[u8] = b"Out of memory while trying to allocate ";
+const REQUEST_PLATFORM: &[u8] = b"Failed to allocate request for ";
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Backend {
@@ -103,7 +118,8 @@ struct Figure<'c> {
     section: &'static str,
     key: String,
     bytes: Option<i64>,
-    value: &'c [u8],
+    /// Owned for a `missing` row (what the paste lacks, in words).
+    value: Cow<'c, [u8]>,
     line: u64,
 }
 
@@ -143,6 +159,9 @@ struct Report<'c> {
     detailed: bool,
     /// The report's first line.
     first: u64,
+    /// Opened by a line inside a report (a paste of its tail only): given only if it holds a
+    /// figure or a buffer.
+    tail: bool,
     /// Cut-off errors inside the report (foreign lines in a buffer), given when it ends unless
     /// it repeats an earlier report: (line, column, message, real line).
     cuts: Vec<(u64, u64, String, &'c [u8])>,
@@ -244,7 +263,18 @@ fn log_lines<'c>(data: &'c [u8], ctx: &FileCtx<'_>, errors: &mut crate::tables::
 
 fn trim_end(t: &[u8]) -> &[u8] {
     let n = t.iter().rev().take_while(|&&b| b == b' ' || b == b'\t').count();
-    &t[..t.len() - n]
+    let t = &t[..t.len() - n];
+    // Ray's log deduplication: ` [repeated 7x across cluster]` at the end
+    if let Some(head) = t.strip_suffix(b"x across cluster]") {
+        let d = head.iter().rev().take_while(|b| b.is_ascii_digit()).count();
+        if d > 0 {
+            if let Some(rest) = head[..head.len() - d].strip_suffix(b" [repeated ") {
+                let n = rest.iter().rev().take_while(|&&b| b == b' ' || b == b'\t').count();
+                return &rest[..rest.len() - n];
+            }
+        }
+    }
+    t
 }
 
 /// The longest `Operator:` text a wrapped line is joined to (XLA's op names are far shorter;
@@ -256,21 +286,68 @@ const MAX_JOINS: u32 = 64;
 const GPU_KEYS: [&[u8]; 5] = [b"Size:", b"Operator:", b"Entry Parameter Subshape:", b"XLA Label:", b"Shape:"];
 const TPU_KEYS: [&[u8]; 6] = [b"Operator:", b"Shape:", b"Unpadded size:", b"Extra memory due to padding:", b"XLA label:", b"Allocation type:"];
 
+/// A line of a report's inside that opens a report when it is read outside one (a paste of the
+/// report's tail: no first line): (backend, where it leaves the report, what the paste lacks).
+/// A line of a buffer opens it between buffers (`Interrupted`): the next buffer is read.
+fn tail_opener(c: &[u8]) -> Option<(Backend, Part, &'static str)> {
+    if c == b"BufferAssignment stats:" {
+        return Some((Backend::Gpu, Part::Stats, "the paste starts inside the report, at its statistics: its first line and what failed are not in it"));
+    }
+    if c == b"Peak buffers:" {
+        return Some((Backend::Gpu, Part::Peak, "the paste starts inside the report, at 'Peak buffers:': what failed and the statistics are not in it"));
+    }
+    if c.strip_prefix(b"Buffer ").is_some_and(|r| r.len() > 1 && r.ends_with(b":") && r[..r.len() - 1].iter().all(u8::is_ascii_digit)) {
+        return Some((Backend::Gpu, Part::Peak, "the paste starts inside the report's buffer list: what failed, the statistics and the buffers before it are not in it"));
+    }
+    if [&b"Entry Parameter Subshape:"[..], b"XLA Label:"].iter().any(|k| c.starts_with(k)) {
+        return Some((Backend::Gpu, Part::Interrupted, "the paste starts inside a buffer of the report: what failed, the statistics and the buffers up to the next 'Buffer N:' are not in it"));
+    }
+    let n = c.iter().take_while(|b| b.is_ascii_digit()).count();
+    if n > 0 && c[n..].starts_with(b". Size:") {
+        return Some((Backend::Tpu, Part::Allocs, "the paste starts inside the report's allocation list: what failed, the usage figures and the allocations before it are not in it"));
+    }
+    if [&b"Unpadded size:"[..], b"Extra memory due to padding:", b"XLA label:", b"Allocation type:"].iter().any(|k| c.starts_with(k)) {
+        return Some((Backend::Tpu, Part::Interrupted, "the paste starts inside an allocation of the report: what failed, the usage figures and the allocations up to the next 'N. Size:' are not in it"));
+    }
+    None
+}
+
 /// Whether a line read outside a report would open one.
 fn opens_report(c: &[u8]) -> bool {
-    c.ends_with(GPU_MARKER) || memchr::memmem::find(c, TPU_MARKER).is_some() || is_tpu_header(c)
+    c.ends_with(GPU_MARKER) || memchr::memmem::find(c, TPU_MARKER).is_some() || is_tpu_header(c) || tpu_one_liner_at(c).is_some()
 }
 
 fn is_rule(c: &[u8]) -> bool {
     c.len() >= 3 && c.iter().all(|&b| b == b'=')
 }
 
-/// `Out of memory while trying to allocate N bytes` in `c`: (`N bytes`, N).
+/// The failed request in `c`: `Out of memory while trying to allocate N bytes` (the BFC
+/// allocator: `N bytes`, N) or `Failed to allocate request for H (NB) on device ordinal D`
+/// (the platform allocator, ROCm's and CUDA's without BFC: `H (NB)`, N).
 fn request_in(c: &[u8]) -> Option<(&[u8], i64)> {
+    request_bfc(c).or_else(|| request_platform(c))
+}
+
+fn request_platform(c: &[u8]) -> Option<(&[u8], i64)> {
+    let at = memchr::memmem::find(c, REQUEST_PLATFORM)? + REQUEST_PLATFORM.len();
+    let open = at + memchr::memmem::find(&c[at..], b" (")?;
+    let d = open + 2;
+    let n = c[d..].iter().take_while(|b| b.is_ascii_digit()).count();
+    if n == 0 || open == at || !c[d + n..].starts_with(b"B) on device ordinal ") || c[at..open].contains(&b' ') {
+        return None;
+    }
+    let v = crate::lex::to_int(&c[d..d + n], crate::lex::I64_MAX)? as i64;
+    Some((&c[at..d + n + 2], v))
+}
+
+/// `… allocate N bytes`, or in newer XLA `… allocate 101.99MiB.` (the rounded size; value
+/// `101.99MiB`).
+fn request_bfc(c: &[u8]) -> Option<(&[u8], i64)> {
     let at = memchr::memmem::find(c, REQUEST)? + REQUEST.len();
     let n = c[at..].iter().take_while(|b| b.is_ascii_digit()).count();
     if n == 0 || !c[at + n..].starts_with(b" bytes") {
-        return None;
+        let (end, neg, whole, frac, power) = crate::lex::human_match(c, at)?;
+        return Some((&c[at..end], crate::lex::human_value(neg, whole, frac, power)?));
     }
     let v = crate::lex::to_int(&c[at..at + n], crate::lex::I64_MAX)? as i64;
     Some((&c[at..at + n + 6], v))
@@ -312,7 +389,20 @@ impl<'t, 'c> Parser<'t, 'c> {
     }
 
     fn figure(&mut self, section: &'static str, key: impl Into<String>, bytes: Option<i64>, value: &'c [u8], line: u64) {
-        self.rep().figures.push(Figure { section, key: key.into(), bytes, value, line });
+        self.rep().figures.push(Figure { section, key: key.into(), bytes, value: Cow::Borrowed(value), line });
+    }
+
+    /// A report cut off (`column` counts on the real line `full`): a note, or in strict mode
+    /// the error it was before (the paste is answered with what it holds, and says what is
+    /// missing); the report gets a `missing` row with the same words.
+    fn cut_off(&mut self, fig: &mut Vec<Figure<'c>>, no: u64, column: u64, msg: String, full: &[u8]) -> Result<()> {
+        fig.push(Figure { section: "missing", key: "cut off".to_string(), bytes: None, value: Cow::Owned(msg.clone().into_bytes()), line: no });
+        if self.ctx.strict {
+            return self.ctx.error_at(&mut self.t.errors, no, column, msg, full);
+        }
+        let token = format!("{no}:{column}");
+        let note = crate::driver::Note { kind: "oom_report_cut_off", token: token.as_bytes(), text: full, message: msg };
+        self.ctx.note(self.t, no, full, column, note)
     }
 
     /// A line outside any report: a report's first line, or remember an allocator request.
@@ -341,12 +431,40 @@ impl<'t, 'c> Parser<'t, 'c> {
             // A TPU report pasted without its first line.
             self.request = None;
             self.open(Backend::Tpu, Part::Head, c, no, text);
+            self.missing_head(no, "the report's first line (what failed: the memory used of the capacity) is not in the paste");
             let cur = Cur { t: text, pos: start, stop: start + c.len() };
             self.tpu_line(no, Part::Head, cur, c)?;
             return Ok(());
         }
+        if let Some(at) = tpu_one_liner_at(c) {
+            // The TPU runtime's or compiler's one-line message: a report of its figures only.
+            self.request = None;
+            self.open(Backend::Tpu, Part::Head, &c[at..], no, text);
+            self.tpu_one_liner(no, &c[at..]);
+            return Ok(());
+        }
+        if let Some((backend, part, msg)) = tail_opener(c) {
+            // A paste of a report's tail: what it holds is read, what it lacks is said.
+            self.request = None;
+            self.open(backend, part, c, no, text);
+            self.rep().tail = true;
+            self.missing_head(no, msg);
+            if matches!(part, Part::Peak | Part::Allocs) {
+                let cur = Cur { t: text, pos: start, stop: start + c.len() };
+                match backend {
+                    Backend::Gpu => self.gpu_line(no, part, cur, c)?,
+                    Backend::Tpu => self.tpu_line(no, part, cur, c)?,
+                };
+            }
+            return Ok(());
+        }
         self.request = request_in(c).map(|(v, b)| (no, v, b));
         Ok(())
+    }
+
+    /// A `missing` row: the paste starts inside the report.
+    fn missing_head(&mut self, no: u64, msg: &str) {
+        self.rep().figures.push(Figure { section: "missing", key: "start".to_string(), bytes: None, value: Cow::Owned(msg.as_bytes().to_vec()), line: no });
     }
 
     fn open(&mut self, backend: Backend, part: Part, key: &'c [u8], no: u64, text: &'c [u8]) {
@@ -361,6 +479,7 @@ impl<'t, 'c> Parser<'t, 'c> {
             last: self.here(no, text),
             detailed: false,
             first: no,
+            tail: false,
             cuts: Vec::new(),
         });
     }
@@ -540,7 +659,10 @@ impl<'t, 'c> Parser<'t, 'c> {
         if let Some(b) = prev {
             if !b.broken {
                 let msg = format!("buffer {} has no closing ==== rule (the report lost lines here)", b.rank);
-                self.report(no, 1 + content_start(text) as u64, msg, text)?;
+                let mut fig = std::mem::take(&mut self.rep().figures);
+                let r = self.cut_off(&mut fig, no, self.off as u64 + 1 + content_start(text) as u64, msg, self.full);
+                self.rep().figures = fig;
+                r?;
             }
         }
         Ok(())
@@ -611,7 +733,10 @@ impl<'t, 'c> Parser<'t, 'c> {
 
     /// The report ended before line `at` (None: at the end of the file).
     fn end_report(&mut self, at: Option<(u64, &'c [u8], usize)>) -> Result<()> {
-        let r = self.report.take().expect("a report is open");
+        let mut r = self.report.take().expect("a report is open");
+        if r.tail && r.buffers.is_empty() && r.figures.iter().all(|f| f.section == "missing") {
+            return Ok(()); // a stray line that looked like the inside of a report
+        }
         let src = self.ctx.src;
         let backend = if r.backend == Backend::Gpu { "gpu" } else { "tpu" };
         if let Some(earlier) = self.seen.iter().position(|k| *k == r.key) {
@@ -628,19 +753,24 @@ impl<'t, 'c> Parser<'t, 'c> {
             t.line.push(r.first as i32);
             return Ok(());
         }
-        for (no, column, msg, full) in &r.cuts {
-            self.ctx.error_at(&mut self.t.errors, *no, *column, msg.clone(), full)?;
+        let mut fig = std::mem::take(&mut r.figures);
+        for (no, column, msg, full) in std::mem::take(&mut r.cuts) {
+            self.cut_off(&mut fig, no, column, msg, full)?;
         }
         if let Some(what) = r.expected() {
             match at {
-                Some((no, text, start)) => self.report(no, start as u64 + 1, format!("out-of-memory report cut off: expected {what}"), text)?,
+                Some((no, _text, start)) => {
+                    let column = self.off as u64 + start as u64 + 1;
+                    self.cut_off(&mut fig, no, column, format!("out-of-memory report cut off: expected {what}"), self.full)?
+                }
                 None => {
                     let last = r.last;
-                    (self.off, self.full) = (last.off, last.full);
-                    self.report(last.no, last.text.len() as u64 + 1, format!("out-of-memory report cut off by the end of the file: expected {what}"), last.text)?
+                    let column = (last.off + last.text.len()) as u64 + 1;
+                    self.cut_off(&mut fig, last.no, column, format!("out-of-memory report cut off by the end of the file: expected {what}"), last.full)?
                 }
             }
         }
+        r.figures = fig;
         let id = self.seen.len() as i32;
         let t = &mut self.t.oom_reports;
         for f in &r.figures {
@@ -651,7 +781,10 @@ impl<'t, 'c> Parser<'t, 'c> {
             t.section.push(f.section);
             t.key.push(f.key.clone());
             t.bytes.push(f.bytes);
-            t.value.push(&src, f.value);
+            match &f.value {
+                Cow::Borrowed(v) => t.value.push(&src, v),
+                Cow::Owned(v) => t.value.push_owned(v),
+            }
             t.line.push(f.line as i32);
         }
         let t = &mut self.t.oom_buffers;
@@ -698,7 +831,11 @@ mod tests {
     use super::*;
 
     fn run(data: &[u8], collect: bool) -> (Tables, Result<()>) {
-        let ctx = FileCtx { file_id: 0, path: "t", collect, src: crate::source::SourceRef::none(), proj: None, presized: false, strict: false };
+        run_in(data, collect, false)
+    }
+
+    fn run_in(data: &[u8], collect: bool, strict: bool) -> (Tables, Result<()>) {
+        let ctx = FileCtx { file_id: 0, path: "t", collect, src: crate::source::SourceRef::none(), proj: None, presized: false, strict };
         let mut t = Tables::default();
         let r = parse(data, ctx, &mut t);
         (t, r)
@@ -752,13 +889,19 @@ Peak buffers:
         r.unwrap();
         assert_eq!(t.oom_buffers.len(), 2);
         let cut = &GPU[..GPU.find("\t\tEntry").unwrap()];
-        let (t, r) = run(format!("{cut}other log line\n").as_bytes(), true);
+        // strict: an error, as every cut-off
+        let (t, r) = run_in(format!("{cut}other log line\n").as_bytes(), true, true);
         r.unwrap();
         assert_eq!(t.oom_buffers.len(), 1);
         assert_eq!(t.errors.line.0, vec![20]);
-        let (_, r) = run(cut.as_bytes(), false);
+        let (_, r) = run_in(cut.as_bytes(), false, true);
         let e = r.unwrap_err().to_string();
         assert!(e.starts_with("t:19:"), "{e}");
+        // by default: what is there, a note and a `missing` row
+        let (t, r) = run(cut.as_bytes(), false);
+        r.unwrap();
+        assert_eq!((t.oom_buffers.len(), t.errors.len(), t.notes.len()), (1, 0, 1));
+        assert!(t.oom_reports.section.0.iter().any(|s| s.as_deref() == Some("missing")), "a missing row");
     }
 
     #[test]

@@ -10,7 +10,10 @@
 //!
 //! * ANSI colour codes, with or without their ESC byte (pastes often lose it), optionally
 //!   preceded by a line number glued to them (`71[2m[36m`): `D* ESC? "[" [0-9;]* "m"`;
-//! * Ray worker tags: `"(" [NAME " "] "pid=" D+ [", ip=" ADDR] ")"`;
+//! * Ray worker tags: `"(" ITEM {", " ITEM} ")"`, ITEM `NAME`, `[NAME " "] "pid=" D+`,
+//!   `"ip=" ADDR` or `"node_id=" HEX`, at least one `pid=` or `ip=` (`(raylet, ip=10.0.0.1)`,
+//!   `(pid=123, ip=…)`, `(TrainWorker pid=7, ip=…)`);
+//! * torch.distributed's `[rankN]:`;
 //! * glog / absl C++: `[IWEF]DDDD DD:DD:DD[.D+] +D+ FILE:D+"]"`;
 //! * TensorFlow / absl-py: `DDDD-DD-DD DD:DD:DD[.D+]: [IWEF] +[D+ +]FILE:D+"]"`;
 //! * Ray's own C++ log: `"[" DDDD-DD-DD DD:DD:DD[,.]D+ [IWEF] D+ D+ "]" FILE:D+":"`;
@@ -98,34 +101,60 @@ fn ansi(t: &[u8], i: usize) -> Option<usize> {
     lit(t, j + n, b"m")
 }
 
+/// A Ray tag: `"(" ITEM {", " ITEM} ")"`, ITEM one of `NAME`, `NAME pid=D+`, `pid=D+`,
+/// `ip=ADDR`, `node_id=HEX` (NAME, ADDR, HEX: no whitespace, comma or parenthesis), with at
+/// least one `pid=` or `ip=` among them: `(pid=123)`, `(TrainWorker pid=7, ip=10.0.0.1)`,
+/// `(raylet, ip=10.0.0.1)`.
 fn ray_tag(t: &[u8], i: usize) -> Option<usize> {
     let i = lit(t, i, b"(")?;
     let close = i + t[i..].iter().position(|&b| b == b')')?;
     let inner = &t[i..close];
-    if inner.contains(&b'(') {
+    if inner.is_empty() || inner.contains(&b'(') {
         return None;
     }
-    let at = memchr::memmem::find(inner, b"pid=")?;
-    if at > 0 {
-        // `NAME ` before pid=
-        let name = &inner[..at];
-        if name.len() < 2 || name[name.len() - 1] != b' ' || name[..name.len() - 1].iter().any(|b| b.is_ascii_whitespace()) {
+    let word = |w: &[u8]| !w.is_empty() && !w.iter().any(|&b| b.is_ascii_whitespace() || b == b',');
+    let mut tagged = false;
+    for (k, item) in inner.split(|&b| b == b',').enumerate() {
+        // every item after the first is preceded by ", "
+        let item = if k > 0 { item.strip_prefix(b" ")? } else { item };
+        let (name, key) = match memchr::memchr(b' ', item) {
+            Some(sp) => (Some(&item[..sp]), &item[sp + 1..]),
+            None => (None, item),
+        };
+        if let Some(n) = name {
+            if !word(n) {
+                return None;
+            }
+        }
+        if let Some(d) = key.strip_prefix(b"pid=") {
+            if d.is_empty() || !d.iter().all(u8::is_ascii_digit) {
+                return None;
+            }
+            tagged = true;
+        } else if let Some(a) = key.strip_prefix(b"ip=") {
+            if name.is_some() || !word(a) {
+                return None;
+            }
+            tagged = true;
+        } else if let Some(a) = key.strip_prefix(b"node_id=") {
+            if name.is_some() || !word(a) {
+                return None;
+            }
+        } else if name.is_some() || !word(key) || key.contains(&b'=') {
             return None;
         }
     }
-    let p = at + 4;
-    let d = digits(inner, p);
+    tagged.then_some(close + 1)
+}
+
+/// torch.distributed's `[rankN]:`.
+fn rank_tag(t: &[u8], i: usize) -> Option<usize> {
+    let j = lit(t, i, b"[rank")?;
+    let d = digits(t, j);
     if d == 0 {
         return None;
     }
-    let rest = &inner[p + d..];
-    if !rest.is_empty() {
-        let addr = rest.strip_prefix(b", ip=")?;
-        if addr.is_empty() || addr.iter().any(|b| b.is_ascii_whitespace()) {
-            return None;
-        }
-    }
-    Some(close + 1)
+    lit(t, j + d, b"]:")
 }
 
 fn glog(t: &[u8], i: usize) -> Option<usize> {
@@ -238,6 +267,7 @@ fn time_of_day(t: &[u8], i: usize) -> Option<usize> {
 fn prefix_at(t: &[u8], i: usize) -> Option<usize> {
     ansi(t, i)
         .or_else(|| ray_tag(t, i))
+        .or_else(|| rank_tag(t, i))
         .or_else(|| glog(t, i))
         .or_else(|| tf_log(t, i))
         .or_else(|| ray_cpp(t, i))
@@ -296,5 +326,10 @@ mod tests {
         assert_eq!(content("(run_subprocess_ray pid=867) (VLLM pid=1857) Peak buffers:"), "Peak buffers:");
         assert_eq!(content("> > \tBuffer 1:"), "Buffer 1:");
         assert_eq!(content(">BufferAssignment stats:"), "BufferAssignment stats:");
+        assert_eq!(content("(raylet, ip=10.0.0.1) Peak buffers:"), "Peak buffers:");
+        assert_eq!(content("(pid=123, ip=10.0.0.1) \tBuffer 1:"), "Buffer 1:");
+        assert_eq!(content("(TrainWorker pid=77, ip=10.0.0.1) [rank0]: Peak buffers:"), "Peak buffers:");
+        assert_eq!(content("(raylet) Peak buffers:"), "(raylet) Peak buffers:");
+        assert_eq!(content("(a, b) tuple"), "(a, b) tuple");
     }
 }

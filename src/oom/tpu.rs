@@ -2,7 +2,26 @@
 //! headers and the entries under them.
 
 use super::*;
-use crate::lex::{bad, tpu_size_match, Cur, R};
+use crate::lex::{bad, human_value, tpu_size_match, Cur, R};
+
+/// The TPU runtime's and compiler's one-line out-of-memory messages (XLA's error codes E0100,
+/// E0101, E1000): `Attempting to allocate X. That was not possible. There are Y free.`,
+/// `Attempting to reserve X at the bottom of memory. That was not possible. There are Y free,
+/// Z reserved, and W reservable.`, `Aborting compilation early because it's unlikely to have
+/// enough memory. Requires X, has Y available.`
+pub(super) const TPU_ONE_LINERS: [&[u8]; 3] =
+    [b"Attempting to allocate ", b"Attempting to reserve ", b"unlikely to have enough memory. Requires "];
+
+/// Where a one-line TPU message starts in `c`, if it holds one.
+pub(super) fn tpu_one_liner_at(c: &[u8]) -> Option<usize> {
+    TPU_ONE_LINERS.iter().filter_map(|m| memchr::memmem::find(c, m)).min()
+}
+
+/// A TPU size at `p` of `c`: (its end, its bytes: None beyond int64).
+fn size_at(c: &[u8], p: usize) -> Option<(usize, Option<i64>)> {
+    let (end, neg, whole, frac, power) = tpu_size_match(c, p)?;
+    Some((end, human_value(neg, whole, frac, power)))
+}
 
 /// `Total NAME usage …:`, `Program NAME requirement …:` or `Largest program allocations in NAME:`:
 /// the memory space NAME.
@@ -36,6 +55,36 @@ pub(super) fn tpu_token(c: &[u8], p: usize) -> Option<usize> {
 }
 
 impl<'t, 'c> Parser<'t, 'c> {
+    /// The figures of a one-line TPU message (`c` from its marker on, `TPU_ONE_LINERS`):
+    /// `requested` and `free` (`reserved`, `reservable`), or `required` and `available`. What
+    /// does not read as such is left out (no error: the words are the runtime's, not a format).
+    pub(super) fn tpu_one_liner(&mut self, no: u64, c: &'c [u8]) {
+        let after = |c: &[u8], p: usize, w: &[u8]| c[p..].starts_with(w).then_some(p + w.len());
+        let alloc = after(c, 0, b"Attempting to allocate ").or_else(|| after(c, 0, b"Attempting to reserve "));
+        if let Some(p) = alloc {
+            let Some((end, v)) = size_at(c, p) else { return };
+            self.figure("summary", "requested", v, &c[p..end], no);
+            let Some(at) = memchr::memmem::find(&c[end..], b"There are ") else { return };
+            let p = end + at + b"There are ".len();
+            let Some((e, v)) = size_at(c, p).filter(|&(e, _)| c[e..].starts_with(b" free")) else { return };
+            self.figure("summary", "free", v, &c[p..e], no);
+            let Some(p) = after(c, e + b" free".len(), b", ") else { return };
+            let Some((e, v)) = size_at(c, p).filter(|&(e, _)| c[e..].starts_with(b" reserved")) else { return };
+            self.figure("summary", "reserved", v, &c[p..e], no);
+            let Some(p) = after(c, e + b" reserved".len(), b", and ") else { return };
+            let Some((e, v)) = size_at(c, p).filter(|&(e, _)| c[e..].starts_with(b" reservable")) else { return };
+            self.figure("summary", "reservable", v, &c[p..e], no);
+            return;
+        }
+        let Some(at) = memchr::memmem::find(c, b"Requires ") else { return };
+        let p = at + b"Requires ".len();
+        let Some((e, v)) = size_at(c, p) else { return };
+        self.figure("summary", "required", v, &c[p..e], no);
+        let Some(p) = after(c, e, b", has ") else { return };
+        let Some((e, v)) = size_at(c, p).filter(|&(e, _)| c[e..].starts_with(b" available")) else { return };
+        self.figure("summary", "available", v, &c[p..e], no);
+    }
+
     /// `NAME. [Used X of Y NAME.] [Exceeded NAME capacity by Z[.]]` after the TPU marker;
     /// whatever follows is not read.
     pub(super) fn tpu_summary(&mut self, no: u64, text: &'c [u8], pos: usize, stop: usize) -> R<()> {
@@ -46,6 +95,10 @@ impl<'t, 'c> Parser<'t, 'c> {
         }
         self.rep().memory_space = Some(&text[cur.pos..cur.pos + n]);
         cur.pos += n;
+        if cur.view().starts_with(b" while ") {
+            // `… in memory space vmem while allocating on stack for %x = …`: no figures
+            return Ok(());
+        }
         cur.expect(".", "after the memory space name")?;
         cur.spaces();
         if cur.accept("Used ") {

@@ -25,6 +25,13 @@ compared as a 64-bit hash, and given in full by :func:`history` and :func:`pass_
 ``[ROOT ]%name = shape opcode(operands), attributes``. The computation an instruction sits in is
 not part of its text: an instruction moved unchanged into another computation is not *changed*.
 
+Gaps. XLA numbers a module's per-pass files 0, 1, 2, … in the order it writes them (one per
+pipeline start and per pass that changed the module), so the numbers of a whole dump run without
+a gap. A dump that keeps some passes only (people thin them) has gaps: every comparison is then
+made against the previous file *dumped* (``prev_pass_index`` / ``before_pass_index``), and
+``not_dumped`` says how many numbers are missing between the two — what the rows of such a file
+say happened somewhere in between, not in that pass alone (:func:`gaps` lists them).
+
 A pass's row: ``pass_name`` is the pass whose result the file shows (``after_<pass>`` of its
 name; ``pipeline-start`` for the file written when a pipeline starts, whose differences to the
 previous file come from code that ran between pipelines; for copy insertion's sub-steps the pass
@@ -46,7 +53,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from ..dump import Dump
 
-__all__ = ["passes", "history", "pass_changes", "NoSuchInstruction", "NoSuchPass", "PASSES_SCHEMA",
+__all__ = ["passes", "history", "pass_changes", "gaps", "between_passes", "NoSuchInstruction", "NoSuchPass", "PASSES_SCHEMA",
            "HISTORY_SCHEMA"]
 
 ModuleSel = Union[None, str, int]
@@ -57,6 +64,7 @@ PASSES_SCHEMA = pa.schema([
     ("file_id", pa.int32()), ("path", pa.string()), ("pass_index", pa.int32()), ("pipeline", pa.string()),
     ("pass_name", pa.string()), ("before_pass", pa.string()), ("substep", pa.string()),
     ("instructions", pa.int64()), ("added", pa.int64()), ("removed", pa.int64()), ("changed", pa.int64()),
+    ("prev_pass_index", pa.int32()), ("prev_pass_name", pa.string()), ("not_dumped", pa.int32()),
 ])
 
 #: Columns of :func:`history` and :func:`pass_changes`.
@@ -65,6 +73,7 @@ HISTORY_SCHEMA = pa.schema([
     ("pipeline", pa.string()), ("pass_name", pa.string()), ("substep", pa.string()),
     ("instruction", pa.string()), ("change", pa.string()), ("before", pa.string()), ("after", pa.string()),
     ("before_line", pa.int64()), ("after_line", pa.int64()),
+    ("before_pass_index", pa.int32()), ("before_pass_name", pa.string()), ("not_dumped", pa.int32()),
 ])
 
 
@@ -107,8 +116,10 @@ _PASS_FILES_SQL = """
     select f.file_id, coalesce(k.module, f.fallback_key) as module,
            coalesce(f.module_name, f.fallback_key) as module_name, f.module_id, f.dump, f.path,
            f.pass_index, f.pipeline, coalesce(f.after_pass, f.substep) as pass_name, f.before_pass, f.substep,
-           lag(f.file_id) over (partition by f.dump, f.module_id, f.module_name
-                                order by f.pass_index, f.path) as prev_file_id
+           lag(f.file_id) over w as prev_file_id, lag(f.pass_index) over w as prev_pass_index,
+           lag(coalesce(f.after_pass, f.substep)) over w as prev_pass_name,
+           -- pass numbers not dumped between the previous file and this one (XLA numbers them 0, 1, …)
+           greatest(f.pass_index - coalesce(lag(f.pass_index) over w, -1) - 1, 0)::integer as not_dumped
     from (select file_id, path::varchar as path, module_id, module_name::varchar as module_name,
                  coalesce(dump::varchar, '') as dump, pass_index, pipeline::varchar as pipeline,
                  after_pass::varchar as after_pass, before_pass::varchar as before_pass,
@@ -118,6 +129,7 @@ _PASS_FILES_SQL = """
                    as fallback_key
           from files where stage = 'pass' and kind = 'hlo_module') f
     left join keys k using (file_id)
+    window w as (partition by f.dump, f.module_id, f.module_name order by f.pass_index, f.path)
 """
 
 
@@ -266,7 +278,7 @@ def _recount_by_name(con: "duckdb.DuckDBPyConnection") -> None:
 _STORY_SQL = """
     with x as (
         select pf.module, pf.file_id, pf.path, pf.pass_index, pf.pipeline, pf.pass_name, pf.substep,
-               t.text, t.h, t.line
+               pf.prev_pass_index, pf.prev_pass_name, pf.not_dumped, t.text, t.h, t.line
         from pf left join t using (file_id)),
     y as (
         select *, lag(text) over w as before, lag(h) over w as ph, lag(line) over w as before_line
@@ -277,7 +289,8 @@ _STORY_SQL = """
                        when h <> ph then 'changed' end as change
         from y)
     select module, file_id, path, pass_index, pipeline, pass_name, substep, ?::varchar as instruction, change,
-           before, text as after, before_line, line as after_line
+           before, text as after, before_line, line as after_line, prev_pass_index as before_pass_index,
+           prev_pass_name as before_pass_name, not_dumped
     from z where change is not null
     order by pass_index, path
 """
@@ -288,7 +301,10 @@ def history(dump: "Dump", module: ModuleSel, instruction: str) -> pa.Table:
     or ``removed`` (column ``change``) against the module's previous per-pass file, in pass
     order, with ``pass_index``, ``pipeline``, ``pass_name``, ``substep``, its text ``before``
     and ``after`` (``[ROOT ]%name = shape opcode(operands), attributes``; null where it is not
-    in that file) and the lines of those texts in their files (``HISTORY_SCHEMA``).
+    in that file) and the lines of those texts in their files (``HISTORY_SCHEMA``); the file it
+    is compared with is the previous one dumped (``before_pass_index``, ``before_pass_name``), and
+    ``not_dumped`` > 0 says that passes between the two were not dumped: the change happened in
+    one of them or in this one (``between_passes`` words it).
 
     ``module``: one module with per-pass files (key, name, id or unique substring; None when the
     dump holds one). ``instruction``: its name, with or without ``%``. A name that no per-pass
@@ -360,7 +376,8 @@ def pass_changes(dump: "Dump", module: ModuleSel, pass_: Union[int, str]) -> pa.
                      coalesce(a.instruction_id, -1) as cur_order, coalesce(b.instruction_id, -1) as prev_order
               from cur a full outer join prev b on a.file_id = b.file_id and a.name = b.name and a.occ = b.occ)
         select pf.module, j.file_id, pf.path, pf.pass_index, pf.pipeline, pf.pass_name, pf.substep,
-               j.instruction, j.change, j.before, j.after, j.before_line, j.after_line
+               j.instruction, j.change, j.before, j.after, j.before_line, j.after_line,
+               pf.prev_pass_index as before_pass_index, pf.prev_pass_name as before_pass_name, pf.not_dumped
         from j join pf using (file_id) where j.change is not null
         order by pf.pass_index, pf.path, coalesce(j.after_line, j.before_line), j.prev_order"""))
     return _cast(t, HISTORY_SCHEMA)
@@ -377,6 +394,40 @@ def unified_diff(changes: pa.Table, context: int = 0) -> str:
         new = [r["after"] for r in sorted((r for r in mine if r["after"] is not None), key=lambda r: r["after_line"])]
         r0 = mine[0]
         label = f"{r0['pass_index']:04d} {r0['pipeline']}/{r0['pass_name']}"
-        out.extend(difflib.unified_diff(old, new, fromfile=f"before {label}", tofile=f"after {label} ({r0['path']})",
+        prev = r0.get("before_pass_index")
+        # against the previous file dumped, named as such (with a gap, not the pass just before)
+        fromfile = (f"after {prev:04d} {r0.get('before_pass_name')} (the previous pass dumped"
+                    + (f"; {r0['not_dumped']} not dumped in between" if r0.get("not_dumped") else "") + ")"
+                    if prev is not None else f"before {label} (the module's first file dumped)")
+        out.extend(difflib.unified_diff(old, new, fromfile=fromfile, tofile=f"after {label} ({r0['path']})",
                                         n=context, lineterm=""))
     return "\n".join(out)
+
+
+def between_passes(row: dict[str, Any]) -> Optional[str]:
+    """For a :func:`history` or :func:`pass_changes` row compared across a gap (``not_dumped``
+    > 0): "between pass 27 (dce) and 54 (algsimp), not dumped" — where the change happened is
+    known to that span only. None when the previous pass was dumped."""
+    n, prev = row.get("not_dumped") or 0, row.get("before_pass_index")
+    if not n:
+        return None
+    lo, hi = (0 if prev is None else prev + 1), row["pass_index"] - 1
+    span = f"pass {lo}" if lo == hi else f"passes {lo}–{hi}"
+    if prev is None:
+        return f"at or before pass {row['pass_index']} ({row['pass_name']}), {span} not dumped"
+    return (f"between pass {prev} ({row['before_pass_name']}) and {row['pass_index']} ({row['pass_name']}), "
+            f"{span} not dumped")
+
+
+def gaps(table: pa.Table) -> list[dict[str, Any]]:
+    """The gaps of a :func:`passes` table: per module, each run of pass numbers not dumped, as
+    ``{"module", "first", "last", "count", "after_pass_index", "after_pass_name", "before_pass_index",
+    "before_pass_name"}`` (``after_*`` None for a gap at the start)."""
+    out = []
+    for r in table.to_pylist():
+        n = r.get("not_dumped") or 0
+        if n:
+            out.append({"module": r["module"], "first": r["pass_index"] - n, "last": r["pass_index"] - 1, "count": n,
+                        "after_pass_index": r["prev_pass_index"], "after_pass_name": r["prev_pass_name"],
+                        "before_pass_index": r["pass_index"], "before_pass_name": r["pass_name"]})
+    return out

@@ -23,7 +23,7 @@ from ..analysis import cost as C
 from ..analysis.cost_graph import _hlo_files
 from ..analysis import devices as V
 from ..analysis import roofline_model as R
-from .common import UsageError, add_common, failed_files_note, read, select_module
+from .common import UsageError, add_common, nothing_why, read, select_module
 
 __all__ = ["register"]
 
@@ -34,7 +34,7 @@ def _modules(d: Any, args: argparse.Namespace) -> list[Any]:
     mods = [m for m in every if m.key in with_text]
     if not mods:
         raise UsageError("nothing to analyse: no HLO module text in " + " ".join(map(str, args.paths))
-                         + failed_files_note(d))
+                         + nothing_why(d))
     return select_module(mods, getattr(args, "module", None))
 
 

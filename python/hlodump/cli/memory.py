@@ -17,7 +17,7 @@ from ..analysis.modules import short_module_key
 from .. import analysis as A
 from .. import cli_safety
 from .. import units as U
-from .common import UsageError, add_common, failed_files_note, read, select_module
+from .common import UsageError, add_common, nothing_why, read, select_module
 
 __all__ = ["register"]
 
@@ -38,10 +38,9 @@ def _console() -> Any:
 def _modules(d: Any, args: argparse.Namespace) -> list[Any]:
     mods = A._module_list(d)
     if not mods:
-        kinds = sorted({k for k in d["files"].column("kind").to_pylist()})
         raise UsageError("nothing to analyse: no module with HLO text, buffer assignment, live ranges or a "
-                         f"memory-usage report in {' '.join(map(str, args.paths)) if hasattr(args, 'paths') else ''} "
-                         f"(file kinds: {', '.join(kinds) or 'none'})" + failed_files_note(d))
+                         f"memory-usage report in {' '.join(map(str, args.paths)) if hasattr(args, 'paths') else ''}"
+                         + nothing_why(d))
     return select_module(mods, getattr(args, "module", None))
 
 
@@ -146,9 +145,20 @@ def _oom_summary(d: Any, args: argparse.Namespace) -> int:
             used, cap = (f.get("used") or {}).get("bytes"), (f.get("capacity") or {}).get("bytes")
             exc = (f.get("exceeded") or {}).get("bytes")
             lines.append(f"failed: {fb(used)} used of {fb(cap)} capacity" + (f", exceeded by {fb(exc)}" if exc else ""))
+        other = {k: v for k, v in f.items() if k not in ("requested", "used", "capacity", "exceeded")}
+        if other:  # the TPU runtime's one-line messages: free / reserved / required / available
+            text = ", ".join(f"{k} {fb(v['bytes']) if v['bytes'] is not None else v['text']}" for k, v in other.items())
+            if "requested" in f:
+                lines[-1] += f"; {text}"
+            else:
+                lines.append(f"failed: {text}")
+        if not f:
+            lines.append("failed: not in the paste" + (" (see missing below)" if r.get("missing") else ""))
         for section, kv in r["figures"].items():
             lines.append(f"{section.replace('_', ' ')}: " + ", ".join(
                 f"{k} {fb(v['bytes']) if v['bytes'] is not None else v['text']}" for k, v in kv.items()))
+        for m in r.get("missing") or []:
+            lines.append(f"missing (line {m['line']}): {m['text']}")
         if con is None:  # pragma: no cover
             for ln in lines:
                 _print(ln)
@@ -163,7 +173,7 @@ def _oom_summary(d: Any, args: argparse.Namespace) -> int:
             for b in r["buffers"]:
                 t.add_row(str(b["rank"]), fb(b["size_bytes"]) if b["size_bytes"] is not None else (b["size"] or ""),
                           b["shape"] or "", _short(b["op_name"]), _short(b["source"], keep_tail=True),
-                          b["xla_label"] or b["allocation_type"] or "")
+                          b.get("kind") or b["xla_label"] or b["allocation_type"] or "")
             con.print(t)
         con.print("")
     return 0
@@ -334,7 +344,7 @@ def _cmd_diff(args: argparse.Namespace) -> int:
     a, b = read(args.a, args), read(args.b, args)
     for d, p in ((a, args.a), (b, args.b)):
         if not A._module_list(d):
-            raise UsageError(f"{p}: nothing to compare (no module with HLO text or buffer assignment)")
+            raise UsageError(f"{p}: nothing to compare: no module with HLO text or buffer assignment" + nothing_why(d))
     if args.module is not None:
         hits = [A.match_modules(A._module_list(d), args.module) for d in (a, b)]
         if not hits[0] and not hits[1]:

@@ -15,7 +15,7 @@ import sys
 import tempfile
 from typing import Any, Optional
 
-from .common import EXIT_SIGNAL_BASE, UsageError, add_common, read
+from .common import EXIT_SIGNAL_BASE, UsageError, add_common, nothing_why, read
 
 __all__ = ["register", "merge_xla_flags", "parse_xla_flags", "quote_xla_flag"]
 
@@ -227,7 +227,8 @@ def _cmd_passes(args: argparse.Namespace) -> int:
     except (A.NoSuchModule, NoSuchInstruction, NoSuchPass) as e:
         if isinstance(e, A.NoSuchModule) and e.wanted is None and not e.choices:
             raise UsageError(f"passes: no per-pass HLO files in {' '.join(args.paths)} (dump with "
-                             "--xla_dump_hlo_pass_re=.*: hlodump record --passes, hlodump.capture(..., passes=True))") from None
+                             "--xla_dump_hlo_pass_re=.*: hlodump record --passes, hlodump.capture(..., passes=True))"
+                             + nothing_why(d)) from None
         if isinstance(e, A.NoSuchModule) and e.wanted is None:
             raise UsageError(f"passes: several modules have per-pass files, choose one with --module: "
                              f"{', '.join(e.choices[:40])}") from None
@@ -241,20 +242,59 @@ def _cmd_passes(args: argparse.Namespace) -> int:
     elif args.diff is not None:
         from ..cli_safety import escape_controls
 
+        _render_diff_head(d, args, t)
         _print(escape_controls(unified_diff(t)) if t.num_rows else f"pass {args.diff} changed no instruction")
     else:
         if t.num_rows == 0:
             raise UsageError(f"passes: no per-pass HLO files in {' '.join(args.paths)} (dump with "
-                             "--xla_dump_hlo_pass_re=.*: hlodump record --passes, hlodump.capture(..., passes=True))")
+                             "--xla_dump_hlo_pass_re=.*: hlodump record --passes, hlodump.capture(..., passes=True))"
+                             + nothing_why(d))
         _render_passes(t)
     return 0
 
 
+def _render_diff_head(d: Any, args: argparse.Namespace, changes: Any) -> None:
+    """``--diff``: which dumped pass the diff is against, and the passes not dumped in between
+    (from the changes' rows; from the pass table when the pass changed nothing)."""
+    from ..analysis.passes import between_passes, passes as pass_table
+    from ..cli_safety import escape_controls
+
+    if changes.num_rows:
+        firsts = {r["file_id"]: r for r in changes.to_pylist()}.values()
+        rows = [{**r, "prev_pass_index": r["before_pass_index"], "prev_pass_name": r["before_pass_name"]}
+                for r in firsts]
+    else:
+        rows = pass_table(d, args.module).to_pylist()
+    sel = str(args.diff).strip()
+    for r in rows:
+        # the files pass_changes chooses
+        if sel.isdigit():
+            hit = r["pass_index"] == int(sel)
+        elif "/" in sel:
+            hit = sel == f"{r['pipeline']}/{r['pass_name']}"
+        else:
+            hit = sel in (r["pass_name"], r["substep"])
+        if not hit:
+            continue
+        if r["prev_pass_index"] is None:
+            against = "the module's first file dumped: everything in it is added"
+        else:
+            against = f"against pass {r['prev_pass_index']} ({r['prev_pass_name']}), the previous pass dumped"
+        gap = between_passes({**r, "before_pass_index": r["prev_pass_index"], "before_pass_name": r["prev_pass_name"]})
+        _print(escape_controls(f"pass {r['pass_index']} ({r['pass_name']}) {against}"
+                               + (f"; {gap}: their changes are in this diff too" if gap else "")))
+
+
 def _render_passes(t: Any) -> None:
+    from ..analysis.passes import gaps
+
     rows = t.to_pylist()
+    holes = gaps(t)
     for module in dict.fromkeys(r["module"] for r in rows):
         mine = [r for r in rows if r["module"] == module]
-        _print(f"{module}: {len(mine)} per-pass files")
+        mine_gaps = [g for g in holes if g["module"] == module]
+        _print(f"{module}: {len(mine)} per-pass files"
+               + (f", {sum(g['count'] for g in mine_gaps)} passes not dumped" if mine_gaps else ""))
         table = [("pipeline", "pass", "#", "instructions", "added", "removed", "changed")]
         for r in mine:
             name = r["pass_name"] or ""
@@ -263,14 +303,26 @@ def _render_passes(t: Any) -> None:
             table.append((r["pipeline"] or "-", name, str(r["pass_index"]), str(r["instructions"]), str(r["added"]),
                           str(r["removed"]), str(r["changed"])))
         _print_columns(table, text_columns=2)
+        for g in mine_gaps:
+            span = f"pass {g['first']}" if g["first"] == g["last"] else f"passes {g['first']}–{g['last']}"
+            where = (f"between {g['after_pass_index']} ({g['after_pass_name']}) and "
+                     if g["after_pass_index"] is not None else "before ")
+            _print(f"not dumped: {span}, {where}{g['before_pass_index']} ({g['before_pass_name']}): the counts "
+                   f"of {g['before_pass_index']} are against {g['after_pass_index'] if g['after_pass_index'] is not None else 'nothing'}")
         _print("")
 
 
 def _render_history(t: Any) -> None:
     from ..cli_safety import escape_controls
 
+    from ..analysis.passes import between_passes
+
     for r in t.to_pylist():
-        _print(escape_controls(f"{r['pass_index']:04d} {r['pipeline'] or '-'}/{r['pass_name']}: {r['change']}"))
+        gap = between_passes(r)
+        if gap:  # not "removed at pass 54" when 28–53 were never dumped
+            _print(escape_controls(f"{r['change']} {gap}"))
+        else:
+            _print(escape_controls(f"{r['pass_index']:04d} {r['pipeline'] or '-'}/{r['pass_name']}: {r['change']}"))
         if r["before"] is not None:
             _print(escape_controls(f"  - {r['before']}"))
         if r["after"] is not None:

@@ -9,7 +9,7 @@ import argparse
 import sys
 from typing import Any, Callable, Optional
 
-from .common import UsageError, add_common, read, select_module
+from .common import UsageError, add_common, nothing_why, read, select_module
 
 __all__ = ["register"]
 
@@ -65,9 +65,8 @@ def _cmd_report(args: argparse.Namespace) -> int:
         print(oom_plot.oom_html(d, args.output, top=max(args.top, 20), title=args.title))
         return 0
     if not A._module_list(d):
-        kinds = sorted(set(d["files"].column("kind").to_pylist()))
         raise UsageError("nothing to report: no module with HLO text, buffer assignment, live ranges or a "
-                         f"memory-usage report in {' '.join(map(str, args.paths))} (file kinds: {', '.join(kinds) or 'none'})")
+                         f"memory-usage report in {' '.join(map(str, args.paths))}" + nothing_why(d))
     _need_plotly()
     bar, say = _stage_bar(args)
     try:

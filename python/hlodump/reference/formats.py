@@ -187,7 +187,13 @@ FORMATS: tuple[Format, ...] = (
     Format("oom_report", ("oom_report",), ("oom_reports", "oom_buffers"), _oom, log=True,
            sniff=Sniff(markers=(b"BufferAssignment OOM Debugging.",
                                 b"Ran out of memory in memory space ",
-                                b"Largest program allocations in "))),
+                                b"Largest program allocations in ",
+                                # a paste of a report's tail (Rust: oom::MARKERS)
+                                b"BufferAssignment stats:", b"Peak buffers:", b"Entry Parameter Subshape: ",
+                                b"XLA Label: ", b"Allocation type: ", b"Unpadded size: ",
+                                # the TPU runtime's and compiler's one-line messages
+                                b"Attempting to allocate ", b"Attempting to reserve ",
+                                b"unlikely to have enough memory. Requires "))),
     Format("options", ("debug_options", "compile_options"), ("options",), _options,
            sniff=Sniff(line=(_is_compile_options_line, "compile_options"),
                        fallback=(_is_debug_options_first, "debug_options"))),

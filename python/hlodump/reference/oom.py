@@ -54,10 +54,14 @@ _LEVEL = r"(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL)"
 _DATE = r"[0-9]{4}-[0-9]{2}-[0-9]{2}"
 _CLOCK = r"[0-9]{2}:[0-9]{2}:[0-9]{2}"
 _FILE_LINE = r"[^ \]:]+:[0-9]+"
+# One item of a Ray tag: NAME, [NAME " "] pid=N, ip=ADDR, node_id=HEX (one pid= or ip= at least)
+_RAY_WORD = r"[^ \t\n\f\r,()]+"
+_RAY_ITEM = rf"(?:(?:{_RAY_WORD} )?pid=[0-9]+|ip={_RAY_WORD}|node_id={_RAY_WORD}|[^ \t\n\f\r,()=]+)"
 # One log prefix (FORMATS.md §2.9.1); they may follow one another, separated by spaces.
 PREFIX_RE = re.compile(
     r"[0-9]*\x1b?\[[0-9;]*m"                                          # ANSI code (ESC may be lost)
-    r"|\((?:[^ \t\n\f\r()]+ )?pid=[0-9]+(?:, ip=[^ \t\n\f\r()]+)?\)"  # Ray worker tag (ASCII spaces as Rust)
+    rf"|\((?=(?:[^()]*[ ])?(?:pid|ip)=){_RAY_ITEM}(?:, {_RAY_ITEM})*\)"  # Ray tag (ASCII spaces as Rust)
+    r"|\[rank[0-9]+\]:"                                              # torch.distributed
     rf"|[IWEF][0-9]{{4}} {_CLOCK}(?:\.[0-9]+)? +[0-9]+ {_FILE_LINE}\]"  # glog
     rf"|{_DATE} {_CLOCK}(?:\.[0-9]+)?: [IWEF] +(?:[0-9]+ +)?{_FILE_LINE}\]"  # TensorFlow / absl-py
     rf"|\[{_DATE} {_CLOCK}(?:[,.][0-9]+)? [IWEF] [0-9]+ [0-9]+\] {_FILE_LINE}:"  # Ray C++
@@ -225,8 +229,15 @@ def op_metadata(text: str) -> dict[str, Any] | None:
 MAX_JOINED = 16 << 10
 MAX_JOINS = 64  # the most wrapped lines joined to one Operator: line (as MAX_JOINS)
 _GPU_MARKER = "BufferAssignment OOM Debugging."
+# The TPU runtime's and compiler's one-line messages (Rust: tpu::TPU_ONE_LINERS)
+_TPU_ONE_LINERS = ("Attempting to allocate ", "Attempting to reserve ", "unlikely to have enough memory. Requires ")
 _TPU_MARKER = "Ran out of memory in memory space "
-_REQUEST_RE = re.compile(r"Out of memory while trying to allocate ([0-9]+) bytes")
+_REQUEST = "Out of memory while trying to allocate "
+_REQUEST_RE = re.compile(r"([0-9]+) bytes")
+# The platform allocator's (ROCm, CUDA without BFC): "Failed to allocate request for 154.06GiB
+# (165420646400B) on device ordinal 0"
+_REQUEST_PLATFORM_RE = re.compile(r"Failed to allocate request for ([^ ]+ \(([0-9]+)B\)) on device ordinal ")
+_REPEATED_RE = re.compile(r"[ \t]* \[repeated [0-9]+x across cluster\]$")  # Ray's log deduplication
 _STAT_RE = re.compile(r"([A-Za-z_ ]+): +")
 _PERCENT_RE = re.compile(r"nan|-nan|inf|-inf|[0-9.]+")
 _GPU_BUFFER_RE = re.compile(r"Buffer ([0-9]+):")
@@ -256,13 +267,67 @@ def _tpu_header_space(c: str) -> str | None:
 
 
 def _request(c: str) -> tuple[str, int] | None:
-    m = _REQUEST_RE.search(c)
+    """The failed request in ``c`` (the BFC allocator's or the platform allocator's form); the
+    BFC form at the first ``Out of memory while trying to allocate `` only, in bytes (``N
+    bytes``) or, newer XLA, rounded (``101.99MiB``)."""
+    i = c.find(_REQUEST)
+    if i >= 0:
+        p = i + len(_REQUEST)
+        m = _REQUEST_RE.match(c, p)
+        if m is not None:
+            d = m.group(1).lstrip("0") or "0"
+            if len(d) <= 19 and int(d) <= I64_MAX:
+                return m.group(1) + " bytes", int(d)
+        else:
+            h = _HUMAN_RE.match(c, p)
+            if h is not None:
+                v = _exact(h.group(1), h.group(2), h.group(3) or "", _HUMAN_POWER[h.group(4)])
+                if v is not None:
+                    return h.group(0), v
+    m = _REQUEST_PLATFORM_RE.search(c)
     if m is None:
         return None
-    d = m.group(1).lstrip("0") or "0"
+    d = m.group(2).lstrip("0") or "0"
     if len(d) > 19 or int(d) > I64_MAX:
         return None
-    return m.group(1) + " bytes", int(d)
+    return m.group(1), int(d)
+
+
+def _tpu_one_liner_at(c: str) -> int | None:
+    found = [i for i in (c.find(m) for m in _TPU_ONE_LINERS) if i >= 0]
+    return min(found) if found else None
+
+
+def _size_at(c: str, p: int) -> tuple[int, int | None] | None:
+    """A TPU size at ``p``: (its end, its bytes: None beyond int64)."""
+    m = _TPU_SIZE_RE.match(c, p)
+    if m is None:
+        return None
+    return m.end(), _exact(m.group(1), m.group(2), m.group(3) or "", _TPU_POWER[m.group(4)])
+
+
+def _tail_opener(c: str) -> tuple[str, str, str] | None:
+    """A line of a report's inside that opens a report when it is read outside one (a paste of
+    the report's tail): (backend, part, what the paste lacks)."""
+    if c == "BufferAssignment stats:":
+        return ("gpu", "stats", "the paste starts inside the report, at its statistics: its first line and what "
+                "failed are not in it")
+    if c == "Peak buffers:":
+        return ("gpu", "peak", "the paste starts inside the report, at 'Peak buffers:': what failed and the "
+                "statistics are not in it")
+    if _GPU_BUFFER_RE.fullmatch(c):
+        return ("gpu", "peak", "the paste starts inside the report's buffer list: what failed, the statistics and "
+                "the buffers before it are not in it")
+    if c.startswith(("Entry Parameter Subshape:", "XLA Label:")):
+        return ("gpu", "interrupted", "the paste starts inside a buffer of the report: what failed, the statistics "
+                "and the buffers up to the next 'Buffer N:' are not in it")
+    if _TPU_BUFFER_RE.match(c):
+        return ("tpu", "allocs", "the paste starts inside the report's allocation list: what failed, the usage "
+                "figures and the allocations before it are not in it")
+    if c.startswith(("Unpadded size:", "Extra memory due to padding:", "XLA label:", "Allocation type:")):
+        return ("tpu", "interrupted", "the paste starts inside an allocation of the report: what failed, the usage "
+                "figures and the allocations up to the next 'N. Size:' are not in it")
+    return None
 
 
 @dataclass
@@ -277,6 +342,8 @@ class _Report:
     buf: dict[str, Any] | None = None
     detailed: bool = False
     first: int = 0
+    # opened by a line inside a report (a paste of its tail): given only with a figure or buffer
+    tail: bool = False
     # Cut-off errors found inside the report (foreign lines in a buffer): given when it ends,
     # unless it repeats an earlier report.
     cuts: list[tuple[int, int, str, str]] = field(default_factory=list)
@@ -327,7 +394,7 @@ class _Parser:
 
     def line(self, no: int, text: str) -> None:
         start = content_start(text)
-        c = text[start:].rstrip(_WS)
+        c = _REPEATED_RE.sub("", text[start:].rstrip(_WS), count=1)
         if not c:
             return
         if self.report is not None:
@@ -363,10 +430,42 @@ class _Parser:
             # A TPU report pasted without its first line.
             self.request = None
             self.report = _Report("tpu", "head", [c], self.here(no, text), first=no)
+            self.missing_head(no, "the report's first line (what failed: the memory used of the capacity) is not in "
+                                  "the paste")
             self.tpu_line(no, text, start, c)
+            return
+        at = _tpu_one_liner_at(c)
+        if at is not None:
+            # The TPU runtime's or compiler's one-line message: a report of its figures only.
+            self.request = None
+            self.report = _Report("tpu", "head", [c[at:]], self.here(no, text), first=no)
+            self.tpu_one_liner(no, c[at:])
+            return
+        tail = _tail_opener(c)
+        if tail is not None:
+            # A paste of a report's tail: what it holds is read, what it lacks is said.
+            backend, part, msg = tail
+            self.request = None
+            self.report = _Report(backend, part, [c], self.here(no, text), first=no, tail=True)
+            self.missing_head(no, msg)
+            if part in ("peak", "allocs"):
+                (self.gpu_line if backend == "gpu" else self.tpu_line)(no, text, start, c)
             return
         req = _request(c)
         self.request = (no, *req) if req else None
+
+    def missing_head(self, no: int, msg: str) -> None:
+        """A ``missing`` row: the paste starts inside the report."""
+        self.figure("missing", "start", None, msg, no)
+
+    def cut_off(self, r: _Report, no: int, column: int, message: str, full: str) -> None:
+        """A report cut off (``column`` counts on the real line ``full``): a note, or in strict
+        mode an error; the report gets a ``missing`` row with the same words (Rust: ``cut_off``)."""
+        r.figures.append({"section": "missing", "key": "cut off", "bytes": None, "value": message, "line": no})
+        if self.ctx.sink.strict:
+            self.ctx.error(no, column, message, full)
+            return
+        self.ctx.note(no, full, column, "oom_report_cut_off", f"{no}:{column}", full, message)
 
     def here(self, no: int, text: str) -> tuple[int, str, int, str]:
         """Where the report's last line is: (number, piece, offset of the piece, real line)."""
@@ -375,7 +474,40 @@ class _Parser:
     @staticmethod
     def opens_report(c: str) -> bool:
         """Whether a line read outside a report would open one."""
-        return c.endswith(_GPU_MARKER) or _TPU_MARKER in c or _tpu_header_space(c) is not None
+        return (c.endswith(_GPU_MARKER) or _TPU_MARKER in c or _tpu_header_space(c) is not None
+                or _tpu_one_liner_at(c) is not None)
+
+    def tpu_one_liner(self, no: int, c: str) -> None:
+        """The figures of a one-line TPU message (``c`` from its marker on): ``requested`` and
+        ``free`` (``reserved``, ``reservable``), or ``required`` and ``available``; what does not
+        read as such is left out (Rust: ``tpu_one_liner``)."""
+        def chain(p: int, items: list[tuple[str, str, str]]) -> None:
+            # (text before the size, key, text after the size), each after the previous
+            for before, key, after in items:
+                if not c.startswith(before, p):
+                    return
+                got = _size_at(c, p + len(before))
+                if got is None or not c.startswith(after, got[0]):
+                    return
+                self.figure("summary", key, got[1], c[p + len(before):got[0]], no)
+                p = got[0] + len(after)
+
+        for head in ("Attempting to allocate ", "Attempting to reserve "):
+            if c.startswith(head):
+                got = _size_at(c, len(head))
+                if got is None:
+                    return
+                end, v = got
+                self.figure("summary", "requested", v, c[len(head):end], no)
+                at = c.find("There are ", end)
+                if at < 0:
+                    return
+                chain(at, [("There are ", "free", " free"), (", ", "reserved", " reserved"),
+                           (", and ", "reservable", " reservable")])
+                return
+        at = c.find("Requires ")
+        if at >= 0:
+            chain(at, [("Requires ", "required", ""), (", has ", "available", " available")])
 
     def tpu_summary(self, no: int, text: str, pos: int, stop: int) -> None:
         assert self.report is not None
@@ -385,6 +517,8 @@ class _Parser:
             raise _Bad(pos, "expected the memory space name")
         self.report.memory_space = m.group(0)
         pos = m.end()
+        if s.startswith(" while ", pos):  # "… in memory space vmem while allocating on stack for …"
+            return
         if not s.startswith(".", pos):
             raise _Bad(pos, 'expected "." after the memory space name')
         pos += 1
@@ -647,8 +781,8 @@ class _Parser:
         r.part = "buffer"
         r.buf = {"rank": rank, "line": no, "broken": False, "wrap": None, "joins": 0}
         if prev is not None and not prev["broken"]:
-            self.error(no, len(text[:start].encode("utf-8")) + 1,
-                       f"buffer {prev['rank']} has no closing ==== rule (the report lost lines here)")
+            self.cut_off(r, no, self.off + len(text[:start].encode("utf-8")) + 1,
+                         f"buffer {prev['rank']} has no closing ==== rule (the report lost lines here)", self.full)
 
     def buffer_line(self, no: int, text: str, start: int, c: str) -> bool:
         r = self.report
@@ -695,6 +829,8 @@ class _Parser:
         r = self.report
         assert r is not None
         self.report = None
+        if r.tail and not r.buffers and all(f["section"] == "missing" for f in r.figures):
+            return  # a stray line that looked like the inside of a report
         for rid, k in enumerate(self.seen):
             if k == r.key:
                 # Printed again (the log line, then the exception): one row that says so.
@@ -703,16 +839,17 @@ class _Parser:
                                              "value": r.key[0], "line": r.first})
                 return
         for no, column, message, full in r.cuts:
-            self.ctx.error(no, column, message, full)
+            self.cut_off(r, no, column, message, full)
         what = r.expected()
         if what is not None:
             if at is not None:
                 no, text, start = at
-                self.error(no, len(text[:start].encode("utf-8")) + 1, f"out-of-memory report cut off: expected {what}")
+                self.cut_off(r, no, self.off + len(text[:start].encode("utf-8")) + 1,
+                             f"out-of-memory report cut off: expected {what}", self.full)
             else:
                 no, text, off, full = r.last
-                self.ctx.error(no, off + len(text.encode("utf-8")) + 1,
-                               f"out-of-memory report cut off by the end of the file: expected {what}", full)
+                self.cut_off(r, no, off + len(text.encode("utf-8")) + 1,
+                             f"out-of-memory report cut off by the end of the file: expected {what}", full)
         rid = len(self.seen)
         self.seen.append(r.key)
         for f in r.figures:
