@@ -92,16 +92,24 @@ def _sorted(s: list[dict[str, Any]], key: str) -> list[dict[str, Any]]:
     return sorted(s, key=lambda m: (-f(m), m["module"]))
 
 
+#: Modules the overview lists unless ``--top N`` or ``--all`` says otherwise.
+OVERVIEW_ROWS = 25
+#: Modules detailed below the overview unless ``--top N`` or ``--all`` says otherwise.
+DETAIL_MODULES = 3
+
+
 def _cmd_summary(args: argparse.Namespace) -> int:
     d = read(args.paths, args)
     if _only_oom_reports(d):
         return _oom_summary(d, args)
     mods = _modules(d, args)
     with _analysing(len(mods)):
-        s = A.summary(d, [m.key for m in mods], top=args.buffers)
+        # every module: module=None (the scope of the whole dump), never a list of every key
+        s = A.summary(d, None if len(mods) == len(A._module_list(d)) else [m.key for m in mods], top=args.buffers)
     s = _sorted(s, args.sort)
     several = len(s) > 1 and args.module is None
-    detail = s if (args.all or not several) else s[: (args.top if args.top is not None else 3)]
+    n_detail = len(s) if (args.all or not several) else (args.top if args.top is not None else DETAIL_MODULES)
+    detail = s[:n_detail]
     if args.json:
         json.dump(s if args.top is None or args.all else detail, sys.stdout, indent=1, default=str)
         sys.stdout.write("\n")
@@ -109,13 +117,13 @@ def _cmd_summary(args: argparse.Namespace) -> int:
     if not s:
         _print("no modules with buffer assignment or live ranges found")
         return 1
-    # names, op_name and source paths come from the dump: no terminal escape reaches the screen
-    s = cli_safety.escape_data(s)
-    detail = cli_safety.escape_data(detail)
     con = _console()
     if several:
-        _render_overview(s, con, args.sort, len(detail))
-    for m in detail:
+        n_rows = len(s) if args.all else (args.top if args.top is not None else OVERVIEW_ROWS)
+        _render_overview(s, con, args.sort, len(detail), n_rows)
+    # names, op_name and source paths come from the dump: no terminal escape reaches the screen
+    # (escaped as shown: the modules detailed, not every module of the dump)
+    for m in cli_safety.escape_data(detail):
         _render_summary(m, con)
     return 0
 
@@ -168,23 +176,27 @@ def _oom_summary(d: Any, args: argparse.Namespace) -> int:
     return 0
 
 
-def _render_overview(s: list[dict[str, Any]], con: Any, sort: str, n_detail: int) -> None:
-    """One line per module, sorted (``--sort``), then the details of the first few."""
+def _render_overview(s: list[dict[str, Any]], con: Any, sort: str, n_detail: int, n_rows: int) -> None:
+    """One line per module for the first ``n_rows`` modules (sorted, ``--sort``; ``--top N``,
+    ``--all``), then how many more, then the details of the first few."""
     fb = A.format_bytes
     title = (f"{len(s):,} modules, by {sort}" + (" (peak: the most bytes live at once, each allocation slice "
                                                    "counted once; else XLA's listed peak)" if sort == "peak" else ""))
+    shown = cli_safety.escape_data([{k: m[k] for k in ("module", "memory_analysis", "peak", "notes", "timeline",
+                                                         "total_bytes")} for m in s[:max(n_rows, 0)]])
     rows = []
-    for m in s:
+    for m in shown:
         ma = m["memory_analysis"] or {}
         pk = m["peak"] or {}
         rows.append([short_module_key(m["module"]), fb(A.peak_bytes(m)), fb(m["total_bytes"]), fb(ma.get("argument_size_in_bytes")),
                      fb(ma.get("output_size_in_bytes")), fb(ma.get("temp_size_in_bytes")),
                      "" if pk.get("step") is None else str(pk["step"]), str(len(m["notes"]))])
     cols = ("module", "peak", "total", "argument", "output", "temp", "XLA peak step", "notes")
-    if con is None:  # pragma: no cover
+    more = len(s) - len(rows)
+    if con is None or len(rows) > _RICH_ROWS:  # a long table: plain columns (rich lays out each cell: minutes)
         _print(title)
-        for r in rows:
-            _print("  ".join(r))
+        for line in _plain_table(cols, rows):
+            _print(line)
     else:
         from rich.table import Table
 
@@ -194,8 +206,24 @@ def _render_overview(s: list[dict[str, Any]], con: Any, sort: str, n_detail: int
         for r in rows:
             t.add_row(*r)
         con.print(t)
-        if n_detail < len(s):
-            con.print(f"details of the first {n_detail} below (--top N, --all, or --module M for one)\n", markup=False)
+    if more > 0:
+        _print(f"… and {more:,} more: --all")
+    if n_detail < len(s):
+        _print(f"details of the first {n_detail} below (--top N, --all, or --module M for one)\n")
+
+
+#: Above this many rows the overview is printed as plain columns, not a rich table.
+_RICH_ROWS = 200
+
+
+def _plain_table(cols: tuple[str, ...], rows: list[list[str]]) -> list[str]:
+    """``rows`` as lines of aligned columns (the first left-aligned, the rest right-aligned)."""
+    widths = [max([len(c)] + [len(r[i]) for r in rows]) for i, c in enumerate(cols)]
+
+    def line(cells: Any) -> str:
+        return "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths))).rstrip()
+
+    return [line(cols)] + [line(r) for r in rows]
 
 
 def _render_summary(m: dict[str, Any], con: Any) -> None:
@@ -455,8 +483,9 @@ def register(sub: Any) -> None:
                                         "the peak, timeline and top buffers of the largest modules")
     add_common(sp)
     sp.add_argument("--top", type=int, default=None, metavar="N",
-                    help="details of the first N modules of the overview (default 3; with --json: all modules)")
-    sp.add_argument("--all", action="store_true", help="details of every module")
+                    help=f"the overview lists the first N modules (default {OVERVIEW_ROWS}) and details the first N "
+                         f"(default {DETAIL_MODULES}); with --json: all modules unless given")
+    sp.add_argument("--all", action="store_true", help="every module in the overview and in detail")
     sp.add_argument("--sort", choices=sorted(_SORTS), default="peak",
                     help="order of the modules (default: peak, largest first)")
     sp.add_argument("--buffers", type=int, default=10, metavar="N", help="buffers at the peak to show (default 10)")
