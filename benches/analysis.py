@@ -112,12 +112,18 @@ def run_child(path: Path, name: str, legacy: bool) -> dict:
     return json.loads(p.stdout.strip().splitlines()[-1])
 
 
-def cli_wall(path: Path, *opts: str) -> float:
-    """Wall seconds of ``hlodump summary OPTS PATH`` (this checkout's hlodump: ``python -m``)."""
+def cli_wall(path: Path, *opts: str) -> tuple[float, float]:
+    """Wall and CPU seconds of ``hlodump summary OPTS PATH`` (this checkout's hlodump: ``python -m``;
+    CPU: user + system of the child, so a busy machine shows in wall time only)."""
+    import resource
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
     subprocess.run([sys.executable, "-m", "hlodump.cli", "summary", *opts, str(path)], stdout=subprocess.DEVNULL,
                    stderr=subprocess.DEVNULL, check=True)
-    return time.perf_counter() - t
+    wall = time.perf_counter() - t
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
 def main() -> int:
@@ -148,10 +154,10 @@ def main() -> int:
                       f"{r['analysis_s'] / r['read_s']:>6.2f} {1000 * r['analysis_s'] / r['modules']:>9.2f} "
                       f"{r['peak_rss'] / 2**20:>7.0f}MB", flush=True)
         for opts in (("--json",), ()):
-            w = cli_wall(path, *opts)
+            w, cpu = cli_wall(path, *opts)
             what = "hlodump summary " + " ".join(opts)
-            results.append({how: k, "mb": mb, "analysis": what.strip() + " (wall)", "wall_s": w})
-            print(f"{'':>7} {mb:>6.1f} {what.strip()}: {w:.2f} s wall", flush=True)
+            results.append({how: k, "mb": mb, "analysis": what.strip(), "wall_s": w, "cpu_s": cpu})
+            print(f"{'':>7} {mb:>6.1f} {what.strip()}: {w:.2f} s wall, {cpu:.2f} s CPU", flush=True)
     out = HERE / "out" / ("analysis_tiny.json" if a.tiny else "analysis.json")
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(results, indent=1))
