@@ -119,3 +119,40 @@ def test_device_named_by_backend(backend, name) -> None:
     assert (got[0] if got else None) == name
     preset, how = V.named_by([backend, "cpu"])
     assert preset == name and (backend or "no backend") in how or preset is None
+
+
+# ------------------------------------------------------------------ the page says the device
+
+def _page_device(path: str) -> tuple[str, list[str]]:
+    """The page's device line and its detail headings, read in Chromium."""
+    cdp = pytest.importorskip("cdp")
+    pytest.importorskip("websocket")
+    if cdp.chromium() is None:
+        pytest.skip("no chromium binary (apt-get install -y chromium)")
+    with cdp.Browser.launch() as b:
+        b.open("file://" + os.path.abspath(path))
+        b.wait_until("document.querySelector('#timeline, #detail h3') !== null")
+        line = b.eval("document.getElementById('device').textContent")
+        heads = b.eval("[...document.querySelectorAll('#detail h3')].map(h => h.textContent)")
+        assert b.console_errors == []
+    return line, heads
+
+
+def test_report_page_names_the_device(tmp_path, capsys) -> None:
+    pytest.importorskip("plotly")
+    out = str(tmp_path / "gpu.html")
+    assert main(["report", GPU, "-o", out]) == 0
+    line, heads = _page_device(out)
+    assert line.startswith("device: H100 (named by the dump: backend sm_9.0_gpu: CUDA compute capability 9.0")
+    assert "top instructions by estimated time (roofline on H100)" in heads
+    out = str(tmp_path / "cpu.html")
+    assert main(["report", SPMD, "-o", out]) == 0
+    line, heads = _page_device(out)
+    assert line.startswith("no roofline: the dump names no device preset (backend cpu)")
+    assert not any(h.startswith("top instructions by estimated time") for h in heads)
+    assert main(["report", SPMD, "-o", str(tmp_path / "a100.html"), "--device", "A100"]) == 0
+    line, heads = _page_device(str(tmp_path / "a100.html"))
+    assert line == "device: A100 (given)" and "top instructions by estimated time (roofline on A100)" in heads
+    capsys.readouterr()
+    assert main(["report", SPMD, "-o", str(tmp_path / "x.html"), "--device", "B200"]) == 2
+    assert "unknown device" in capsys.readouterr().err
