@@ -391,8 +391,10 @@ def _cmd_diff(args: argparse.Namespace) -> int:
         d = (vb or 0) - (va or 0)
         return f"{fb(va)} -> {fb(vb)} ({'+' if d >= 0 else '-'}{fb(abs(d))})"
 
-    for mod in dict.fromkeys(r["module"] for r in rows):
-        mr = [r for r in rows if r["module"] == mod]
+    per_module: dict[str, list[dict[str, Any]]] = {}  # grouped once (not a scan of every row per module)
+    for r in rows:
+        per_module.setdefault(r["module"], []).append(r)
+    for mod, mr in per_module.items():
         first = mr[0]
         parts = []
         for r in mr:

@@ -246,9 +246,10 @@ def _cmd_passes(args: argparse.Namespace) -> int:
 
 
 def _render_passes(t: Any) -> None:
-    rows = t.to_pylist()
-    for module in dict.fromkeys(r["module"] for r in rows):
-        mine = [r for r in rows if r["module"] == module]
+    per_module: dict[str, list[dict[str, Any]]] = {}  # grouped once (not a scan of every row per module)
+    for r in t.to_pylist():
+        per_module.setdefault(r["module"], []).append(r)
+    for module, mine in per_module.items():
         _print(f"{module}: {len(mine)} per-pass files")
         table = [("pipeline", "pass", "#", "instructions", "added", "removed", "changed")]
         for r in mine:
