@@ -149,12 +149,12 @@ class ModuleIndex:
 
     def __init__(self, mods: list[Module]) -> None:
         self.mods = mods
-        self.key: dict[str, int] = {}
+        self.key: dict[str, list[int]] = {}
         self.base: dict[str, list[int]] = {}
         self.name: dict[str, list[int]] = {}
         self.ident: dict[int, list[int]] = {}
         for i, m in enumerate(mods):
-            self.key.setdefault(m.key, i)
+            self.key.setdefault(m.key, []).append(i)
             self.base.setdefault(m.base, []).append(i)
             self.name.setdefault(m.name, []).append(i)
             if m.module_id is not None:
@@ -164,10 +164,7 @@ class ModuleIndex:
     def positions(self, wanted: Union[str, int]) -> list[int]:
         """Positions of the modules one selector matches, best rule first (see ``match_modules``)."""
         ws = str(wanted).strip()
-        i = self.key.get(ws)
-        if i is not None:
-            return [i]
-        hit = self.base.get(ws) or self.name.get(ws)
+        hit = self.key.get(ws) or self.base.get(ws) or self.name.get(ws)
         if hit:
             return hit
         if ws.isdigit():
