@@ -2,6 +2,7 @@
 """CPU time of the analyses against the read of the same dump, at ~200 and ~1,000+ modules.
 
     python benches/analysis.py [--copies 1 5] [--legacy]
+    python benches/analysis.py --tiny 1000 4000 16000 [--only summary ...]
 
 Inputs: every program directory of ``tests/data/corpus`` (12 jax releases, CPU dumps: HLO text,
 per-pass HLO, split and combined buffer assignments, live ranges, memory-usage reports) copied
@@ -13,6 +14,12 @@ tables): ``read_arrow`` (threads=1) CPU seconds, then the analysis' CPU seconds 
 their ratio, the per-module cost, and the child's peak RSS (VmHWM). Then ``hlodump summary
 --json`` on the whole dump, wall time of the command. ``--legacy`` also times the first analysis
 layer (tests/legacy_analysis.py) on the smaller size.
+
+``--tiny N …``: instead of the corpus copies, N tiny modules in one dump directory (one module of
+the corpus, jax 0.10.2 ``misc/module_0103.jit__lambda``: its after-optimizations HLO text, buffer
+assignment, values, live ranges and memory-usage report, 5 files, ~4.5 KB, renumbered
+``module_0000`` … ``module_{N-1}``) under ``benches/out/analysis/tiny{N}/``: the per-module
+overhead of every analysis, which must stay flat from 1k to 100k modules (issue 37).
 
 Prints a table and writes ``benches/out/analysis.json``.
 """
@@ -53,6 +60,29 @@ def make(k: int) -> Path:
     return out
 
 
+TINY = CORPUS / "jax-0.10.2" / "misc"
+TINY_MODULE = "module_0103.jit__lambda"
+TINY_SUFFIXES = (".cpu_after_optimizations.txt", ".cpu_after_optimizations-buffer-assignment.txt",
+                 ".cpu_after_optimizations-buffer-assignment-values.txt",
+                 ".cpu_after_optimizations-live-range.txt", ".cpu_after_optimizations-memory-usage-report.txt")
+
+
+def make_tiny(n: int) -> Path:
+    """``n`` copies of one tiny module, numbered module_0000 … (see the module docstring)."""
+    out = HERE / "out" / "analysis" / f"tiny{n}"
+    if out.is_dir():
+        return out
+    tmp = out.with_suffix(".tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    texts = {sfx: (TINY / (TINY_MODULE + sfx)).read_bytes() for sfx in TINY_SUFFIXES}
+    for i in range(n):
+        for sfx, text in texts.items():
+            (tmp / f"module_{i:04d}.jit__lambda{sfx}").write_bytes(text)
+    tmp.rename(out)
+    return out
+
+
 def child(path: str, expr: str, legacy: bool) -> None:
     import resource
 
@@ -82,18 +112,27 @@ def run_child(path: Path, name: str, legacy: bool) -> dict:
     return json.loads(p.stdout.strip().splitlines()[-1])
 
 
-def cli_wall(path: Path) -> float:
-    exe = shutil.which("hlodump") or "hlodump"
+def cli_wall(path: Path, *opts: str) -> tuple[float, float]:
+    """Wall and CPU seconds of ``hlodump summary OPTS PATH`` (this checkout's hlodump: ``python -m``;
+    CPU: user + system of the child, so a busy machine shows in wall time only)."""
+    import resource
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
-    subprocess.run([exe, "summary", "--json", str(path)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                   check=True)
-    return time.perf_counter() - t
+    subprocess.run([sys.executable, "-m", "hlodump.cli", "summary", *opts, str(path)], stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL, check=True)
+    wall = time.perf_counter() - t
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--copies", type=int, nargs="*", default=[1, 5])
     ap.add_argument("--legacy", action="store_true", help="also time the first analysis layer (smallest size)")
+    ap.add_argument("--tiny", type=int, nargs="*", default=None, metavar="N",
+                    help="N tiny modules in one dump instead of corpus copies (e.g. 1000 4000 16000)")
+    ap.add_argument("--only", nargs="*", choices=sorted(ANALYSES), default=None, help="these analyses only")
     ap.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.child:
@@ -102,21 +141,24 @@ def main() -> int:
     results = []
     hdr = f"{'modules':>7} {'MB':>6} {'analysis':<18} {'read s':>7} {'analysis s':>10} {'ratio':>6} {'ms/module':>9} {'peak RSS':>9}"
     print(hdr)
-    for k in a.copies:
-        path = make(k)
+    sizes = [("tiny", n) for n in a.tiny] if a.tiny else [("copies", k) for k in a.copies]
+    for how, k in sizes:
+        path = make_tiny(k) if how == "tiny" else make(k)
         mb = sum(f.stat().st_size for f in path.rglob("*") if f.is_file()) / 1e6
-        for name in ANALYSES:
-            for legacy in ([False, True] if a.legacy and k == min(a.copies) else [False]):
+        for name in (a.only or ANALYSES):
+            for legacy in ([False, True] if a.legacy and how == "copies" and k == min(a.copies) else [False]):
                 r = run_child(path, name, legacy)
-                r.update(copies=k, mb=mb, analysis=name + (" (legacy)" if legacy else ""))
+                r.update(**{how: k}, mb=mb, analysis=name + (" (legacy)" if legacy else ""))
                 results.append(r)
                 print(f"{r['modules']:>7} {mb:>6.1f} {r['analysis']:<18} {r['read_s']:>7.2f} {r['analysis_s']:>10.2f} "
                       f"{r['analysis_s'] / r['read_s']:>6.2f} {1000 * r['analysis_s'] / r['modules']:>9.2f} "
                       f"{r['peak_rss'] / 2**20:>7.0f}MB", flush=True)
-        w = cli_wall(path)
-        results.append({"copies": k, "mb": mb, "analysis": "hlodump summary --json (wall)", "wall_s": w})
-        print(f"{'':>7} {mb:>6.1f} hlodump summary --json: {w:.2f} s wall", flush=True)
-    out = HERE / "out" / "analysis.json"
+        for opts in (("--json",), ()):
+            w, cpu = cli_wall(path, *opts)
+            what = "hlodump summary " + " ".join(opts)
+            results.append({how: k, "mb": mb, "analysis": what.strip(), "wall_s": w, "cpu_s": cpu})
+            print(f"{'':>7} {mb:>6.1f} {what.strip()}: {w:.2f} s wall, {cpu:.2f} s CPU", flush=True)
+    out = HERE / "out" / ("analysis_tiny.json" if a.tiny else "analysis.json")
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(results, indent=1))
     return 0

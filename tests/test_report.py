@@ -325,39 +325,44 @@ def test_hostile_names_are_escaped(tmp_path) -> None:
 # ------------------------------------------------------------------ sections of analyses to come
 
 def test_cost_collective_and_pass_sections_light_up(monkeypatch, tmp_path) -> None:
-    """With ``analysis.costs``/``roofline``/``collectives``/``passes`` present (the column names
-    their issues give), the index gets flops, bytes accessed and collective bytes per module,
-    the detail their tables, and the page draws them without an error. The real cost analysis
-    gives each module's flops as ``cost_analysis`` does."""
+    """With ``analysis.costs``/``roofline``/``collectives``/``passes`` giving rows (their real
+    column names), the index gets flops, bytes accessed and collective bytes per module, the
+    detail their tables, and the page draws them without an error. The real cost analysis gives
+    each module's flops as ``cost_analysis`` does; a CPU dump names no device: no roofline
+    unless one is given."""
     d = hlodump.read_arrow(CF10, progress=False)
     plain = html_report.report_data(d)
     # this build has the cost analysis: the index shows each module's flops as jax would report them
-    assert {"costs", "roofline"} <= set(plain["index"]["sections"])
+    assert "costs" in plain["index"]["sections"] and "roofline" not in plain["index"]["sections"]
+    assert plain["index"]["device"]["name"] is None and "backend cpu" in plain["index"]["device"]["note"]
+    timed = html_report.report_data(d, device="H100")
+    assert "roofline" in timed["index"]["sections"] and timed["index"]["device"]["name"] == "H100"
     want = {r["module"]: (r["cost_analysis"] or {}).get("flops", 0.0) for r in A.cost_analysis(d)}
     for r in plain["index"]["modules"]:
         assert r["flops"] == pytest.approx(want[r["key"]]), r["key"]
     keys = A.modules(d).column("module").to_pylist()
     n = len(keys)
-    costs = pa.table({"module": keys * 2, "computation": ["main"] * 2 * n,
+    costs = pa.table({"module": keys * 2, "computation": ["main"] * 2 * n, "in_total": [True] * 2 * n,
                       "instruction": [f"dot.{i}" for i in range(2 * n)], "opcode": ["dot"] * 2 * n,
                       "flops": [float(1000 * (i + 1)) for i in range(2 * n)], "transcendentals": [0.0] * 2 * n,
                       "bytes_accessed": [float(10 * (i + 1)) for i in range(2 * n)], "op_name": ["<b>x</b>"] * 2 * n,
                       "source_file": ["/src/a.py"] * 2 * n, "source_line": [7] * n + [8] * n})
-    roof = costs.append_column("time_s", pa.array([1e-6 * (i + 1) for i in range(2 * n)])).append_column(
-        "bound", pa.array(["memory"] * 2 * n))
+    roof = costs.append_column("seconds", pa.array([1e-6 * (i + 1) for i in range(2 * n)])).append_column(
+        "bound", pa.array(["memory"] * 2 * n)).append_column("intensity", pa.array([100.0] * 2 * n))
     coll = pa.table({"module": keys, "module_name": ["m"] * n, "kind": ["all-reduce"] * n,
                      "instruction": ["all-reduce.1"] * n, "bytes": [4096] * n, "bytes_per_device": [6144] * n,
-                     "group_size": [4] * n, "num_groups": [2] * n})
+                     "group_size": [4] * n, "num_groups": [2] * n, "op_name": [None] * n,
+                     "source_file": [None] * n, "source_line": pa.nulls(n, pa.int64())})
     passes = pa.table({"module": [keys[0]] * 3, "module_name": ["m"] * 3, "pass_index": [0, 1, 2],
                        "pipeline": ["p"] * 3, "pass_name": ["a", "<script>b</script>", "c"],
                        "instructions": [10, 8, 9], "added": [0, 0, 1], "removed": [0, 2, 0], "changed": [0, 1, 0]})
     summary = A.summary  # the stand-ins below are the costs: the summary's own cost_analysis is left out
     monkeypatch.setattr(A, "summary", lambda dump, *a, **k: summary(dump, *a, **dict(k, cost=False)))
-    monkeypatch.setattr(A, "costs", lambda dump: costs, raising=False)
-    monkeypatch.setattr(A, "roofline", lambda dump: roof, raising=False)
-    monkeypatch.setattr(A, "collectives", lambda dump: coll, raising=False)
-    monkeypatch.setattr(A, "passes", lambda dump: passes, raising=False)
-    data = html_report.report_data(d)
+    monkeypatch.setattr(A, "costs", lambda dump, *a, **k: costs, raising=False)
+    monkeypatch.setattr(A, "roofline", lambda dump, *a, **k: roof, raising=False)
+    monkeypatch.setattr(A, "collectives", lambda dump, *a, **k: coll, raising=False)
+    monkeypatch.setattr(A, "passes", lambda dump, *a, **k: passes, raising=False)
+    data = html_report.report_data(d, device="H100")
     assert data["index"]["sections"] == ["memory", "costs", "roofline", "collectives", "passes"]
     for i, r in enumerate(sorted(data["index"]["modules"], key=lambda r: keys.index(r["key"]))):
         k = keys.index(r["key"])
@@ -380,7 +385,8 @@ def test_cost_collective_and_pass_sections_light_up(monkeypatch, tmp_path) -> No
         b.wait_until("document.querySelector('#passes .main-svg') !== null && "
                      "document.querySelector('#roofline .main-svg') !== null")
         heads = b.eval("[...document.querySelectorAll('#detail h3')].map(h => h.textContent)")
-        for h in ("top instructions by estimated time", "top instructions by flops", "source lines by flops",
+        assert b.eval("document.getElementById('device').textContent") == "device: H100 (given)"
+        for h in ("top instructions by estimated time (roofline on H100)", "top instructions by flops", "source lines by flops",
                   "collectives", "instructions after each pass"):
             assert any(x.startswith(h) for x in heads), (h, heads)
         assert "flops" in b.eval("[...document.querySelectorAll('#modules th')].map(t => t.textContent)")
@@ -388,13 +394,13 @@ def test_cost_collective_and_pass_sections_light_up(monkeypatch, tmp_path) -> No
         assert b.console_errors == [] and cdp.outside_requests(b.requests) == []
 
 
-def test_instructions_per_pass_file(monkeypatch) -> None:
-    """Until ``analysis.passes`` lands, per-pass dumps get the instruction count of each pass
-    file: equal to the instruction lines of that file's text, in pass order."""
+def test_instructions_per_pass_file() -> None:
+    """Per-pass dumps: the page's pass table (``analysis.passes``) gives the instruction count
+    of each pass file: equal to the instruction lines of that file's text, in pass order."""
     src = os.path.join(CORPUS10, "transformer")
     d = hlodump.read_arrow(src, progress=False)
-    monkeypatch.delattr(A, "passes", raising=False)
-    got = html_report._pass_counts(d, A.modules(d).column("module").to_pylist())
+    data = html_report.report_data(d)
+    got = {det["key"]: det["passes"] for det in data["details"].values() if det.get("passes")}
     instr = re.compile(r"^\s+(ROOT )?%?[\w.\-]+ = ")
     n_files = 0
     for key, v in got.items():

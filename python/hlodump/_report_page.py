@@ -48,7 +48,7 @@ th.sorted-asc::after{content:" \25B2"} th.sorted-desc::after{content:" \25BC"}
 .muted{color:#888}
 </style></head>
 <body>
-<header><h1 id="title"></h1><div class="sub" id="sub"></div></header>
+<header><h1 id="title"></h1><div class="sub" id="sub"></div><div class="sub" id="device"></div></header>
 <main>
 <div id="controls"><input id="search" type="search" placeholder="filter modules (name, key, dump)" aria-label="filter modules"><span id="count"></span></div>
 <div id="tablewrap"><table id="modules"><thead></thead><tbody></tbody></table></div>
@@ -64,6 +64,7 @@ const COLORS = IDX.colors;
 // the mirror of hlodump.units: bytes in IEC units as XLA prints them, FLOPs and rates in SI,
 // times with their unit, any other figure to 4 significant digits; a missing value is a dash
 const MISSING = "\u2014";
+const DEVICE = IDX.device || {};
 const UNITS = ["B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
 function missing(v) { return v === null || v === undefined || (typeof v === "number" && Number.isNaN(v)); }
 function fmtBytes(b) {
@@ -394,7 +395,7 @@ function openModule(id) {
 
   const t3 = el("div", {class: "tables"});
   box.appendChild(t3);
-  labelled(t3, "top instructions by estimated time", d.cost_by_time, []);
+  labelled(t3, "top instructions by estimated time" + (DEVICE.name ? " (roofline on " + DEVICE.name + ")" : ""), d.cost_by_time, []);
   labelled(t3, "top instructions by flops", d.cost_by_flops, []);
   labelled(t3, "top instructions by bytes accessed", d.cost_by_bytes, []);
   labelled(t3, "source lines by flops", d.cost_by_source, []);
@@ -445,6 +446,9 @@ const nErr = ROWS.reduce((s, r) => s + (r.errors || 0), 0);
 document.getElementById("sub").textContent = ROWS.length + " modules \u00b7 " + (IDX.dumps.join(", ") || "") +
   (nErr ? " \u00b7 " + nErr + " parse errors" : "") + " \u00b7 hlodump " + IDX.version +
   " \u00b7 sections: " + IDX.sections.join(", ");
+// the roofline's device, or why there is none
+document.getElementById("device").textContent = DEVICE.name ? "device: " + DEVICE.name + " (" + DEVICE.chosen + ")"
+  : (DEVICE.note || "no roofline: no device");
 buildHead();
 buildBody();
 document.getElementById("search").addEventListener("input", buildBody);

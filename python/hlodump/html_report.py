@@ -44,9 +44,12 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional, Sequence
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from . import analysis as A
 from .units import XLA_PEAK_ABOVE_ALLOCATED
+from .analysis import devices as V
+from .analysis.engine import Engine, engine
 
 if TYPE_CHECKING:  # pragma: no cover
     from .dump import Dump
@@ -70,7 +73,7 @@ DETAIL_ROWS = 15
 def report(dump: "Dump", path: "str | os.PathLike[str]", *, compare: Optional["Dump"] = None,
            modules: Optional[Sequence[str]] = None, title: Optional[str] = None, top: int = 20,
            max_points: int = MAX_POINTS, open_module: Optional[str] = None,
-           progress: Optional[Callable[[str], None]] = None) -> str:
+           progress: Optional[Callable[[str], None]] = None, device: Any = None) -> str:
     """Write the HTML report of ``dump`` to ``path`` and return the path.
 
     ``compare``: a second dump (a later compile); modules are paired as ``analysis.diff``
@@ -78,11 +81,14 @@ def report(dump: "Dump", path: "str | os.PathLike[str]", *, compare: Optional["D
     at the peak listed per module. ``max_points``: points per category a long timeline is
     downsampled to (the peak kept). ``open_module``: the key of the module shown on opening
     (default: the one with the largest peak). ``progress``: called with the name of each stage.
+    ``device``: the roofline's device (a preset name or an ``analysis.devices.Device``); default
+    the device the dump names (``analysis.devices.named_by``), else no roofline (the page says
+    why).
 
     Needs plotly (``pip install 'hlodump[report]'``) for the JavaScript it inlines.
     """
     data = report_data(dump, compare=compare, modules=modules, top=top, max_points=max_points,
-                       progress=progress)
+                       progress=progress, device=device)
     if title is not None:
         data["index"]["title"] = title
     if open_module is not None:
@@ -96,15 +102,18 @@ def report(dump: "Dump", path: "str | os.PathLike[str]", *, compare: Optional["D
 
 def report_data(dump: "Dump", *, compare: Optional["Dump"] = None, modules: Optional[Sequence[str]] = None,
                 top: int = 20, max_points: int = MAX_POINTS,
-                progress: Optional[Callable[[str], None]] = None) -> dict[str, Any]:
+                progress: Optional[Callable[[str], None]] = None, device: Any = None) -> dict[str, Any]:
     """What the page shows, as plain data: ``{"index": {...,"modules": [row, ...]},
     "details": {id: {...}}}``; one row per module (sorted by peak, largest first) and its
-    detail keyed by the row's ``id``. Useful for tests and for other front ends."""
+    detail keyed by the row's ``id``; ``index["device"]``: the roofline's device (``name``,
+    ``chosen``: how) or ``{"name": None, "note": why there is no roofline}``. Useful for tests
+    and for other front ends."""
     say = progress or (lambda _s: None)
-    rows, details, sections = _collect(dump, modules, top, max_points, say, side="a")
+    dev, dev_info = _device(dump, modules, device)
+    rows, details, sections = _collect(dump, modules, top, max_points, say, side="a", dev=dev)
     if compare is not None:
         say("compare")
-        brows, bdetails, _ = _collect(compare, None, top, max_points, say, side="b")
+        brows, bdetails, _ = _collect(compare, None, top, max_points, say, side="b", dev=dev)
         _pair(dump, compare, rows, brows, details, bdetails, unpaired_b=modules is None)
         sections.append("compare")
     rows.sort(key=lambda r: (-(r["peak"] if r["peak"] is not None else -1), r["key"]))
@@ -112,8 +121,25 @@ def report_data(dump: "Dump", *, compare: Optional["Dump"] = None, modules: Opti
              "categories": list(COLORS), "colors": COLORS,
              "dumps": sorted({r["dump"] for r in rows if r["dump"]}),
              "open": next((r["id"] for r in rows if r["side"] == "a"), None), "version": _version(),
-             "peak_note": XLA_PEAK_ABOVE_ALLOCATED}
+             "peak_note": XLA_PEAK_ABOVE_ALLOCATED, "device": dev_info}
     return {"index": index, "details": details}
+
+
+def _device(d: "Dump", keys: Optional[Sequence[str]], device: Any) -> tuple[Optional[V.Device], dict[str, Any]]:
+    """The roofline's device: the one given, else the one the modules' backends name, else
+    none (and why)."""
+    if device is not None:
+        dev = V.device(device)
+        return dev, {"name": dev.name, "chosen": "given", "source": dev.source}
+    mods = A._module_list(d)
+    if keys is not None:
+        wanted = set(keys)
+        mods = [m for m in mods if m.key in wanted]
+    name, how = V.named_by(b for m in mods for b in m.backends)
+    if name is None:
+        return None, {"name": None, "note": f"no roofline: {how} (hlodump report --device NAME for one)"}
+    dev = V.device(name)
+    return dev, {"name": dev.name, "chosen": f"named by the dump: {how}", "source": dev.source}
 
 
 def render(data: dict[str, Any]) -> str:
@@ -149,8 +175,9 @@ def _version() -> str:
 
 
 def _collect(d: "Dump", keys: Optional[Sequence[str]], top: int, max_points: int, say: Callable[[str], None],
-             side: str) -> tuple[list[dict[str, Any]], dict[str, dict[str, Any]], list[str]]:
+             side: str, dev: Optional[V.Device] = None) -> tuple[list[dict[str, Any]], dict[str, dict[str, Any]], list[str]]:
     """Index rows and per-module details of one dump, each analysis run once for all modules."""
+    eng = engine(d)
     mods = A.modules(d).to_pylist()
     if keys is not None:
         wanted = set(keys)
@@ -160,23 +187,25 @@ def _collect(d: "Dump", keys: Optional[Sequence[str]], top: int, max_points: int
 
         raise ValueError("nothing to report: no module with HLO text, buffer assignment, live ranges or a "
                          "memory-usage report" + nothing_why(d))
-    sel = [m["module"] for m in mods]
+    sel: Optional[list[str]] = [m["module"] for m in mods]
+    if keys is None:
+        sel = None  # every module: the dump's own scope (no list of every key)
     say("summary")
     summ = {s["module"]: s for s in A.summary(d, sel, top=top)}
     say("timeline")
     tls = _timelines(A.memory_timeline(d, sel), max_points)
     say("buffers")
-    live = _top_per_module(A.buffers(d, sel), LIVE_BUFFERS, "size",
+    live = _top_per_module(eng, A.buffers(d, sel), LIVE_BUFFERS, "size",
                            ["instruction", "shape_index", "size", "start", "end", "shape", "category", "op_name", "source"],
                            where='"start" is not null')
-    by_op = _top_per_module(A.breakdown(d, "op_name", sel), DETAIL_ROWS, "bytes", ["key", "bytes", "buffers", "share"])
-    by_src = _top_per_module(A.breakdown(d, "source", sel), DETAIL_ROWS, "bytes", ["key", "bytes", "buffers", "share"])
-    padded = _top_per_module(A.padding(d, sel), DETAIL_ROWS, "padding_bytes",
+    by_op = _top_per_module(eng, A.breakdown(d, "op_name", sel), DETAIL_ROWS, "bytes", ["key", "bytes", "buffers", "share"])
+    by_src = _top_per_module(eng, A.breakdown(d, "source", sel), DETAIL_ROWS, "bytes", ["key", "bytes", "buffers", "share"])
+    padded = _top_per_module(eng, A.padding(d, sel), DETAIL_ROWS, "padding_bytes",
                              ["instruction", "shape_index", "shape", "allocated_bytes", "logical_bytes", "padding_bytes",
                               "category", "op_name", "source"], where="padding_bytes > 0")
     errs = _errors_per_module(d, mods)
     say("costs, collectives, passes")
-    opt = _optional_sections(d, sel)
+    opt = _optional_sections(d, eng, sel, dev)
     rows: list[dict[str, Any]] = []
     details: dict[str, dict[str, Any]] = {}
     for n, m in enumerate(mods):
@@ -210,6 +239,7 @@ def _collect(d: "Dump", keys: Optional[Sequence[str]], top: int, max_points: int
             "live": live.get(key, []), "by_op_name": by_op.get(key, []), "by_source": by_src.get(key, []),
             "padded": padded.get(key, []),
             **{k: v.get(key) for k, v in opt["detail"].items()},
+            "section_problems": list(opt["problems"]),
         }
     return rows, details, ["memory"] + opt["sections"]
 
@@ -225,33 +255,25 @@ def _plain(t: pa.Table) -> pa.Table:
     return pa.table(cols, names=t.column_names)
 
 
-def _top_per_module(t: Optional[pa.Table], n: int, order: str, cols: list[str], where: str = "true",
+def _top_per_module(eng: Engine, t: Optional[pa.Table], n: int, order: str, cols: list[str], where: str = "true",
                     module_col: str = "module") -> dict[str, list[list[Any]]]:
     """The ``n`` rows with the largest ``order`` per module, as lists in ``cols`` order: one
-    DuckDB query over all modules (a window per module), grouped in one pass."""
+    query over all modules (a window per module) on the dump's engine, grouped in one pass."""
     if t is None or t.num_rows == 0:
         return {}
-    import duckdb
-
     keep = [c for c in cols if c in t.column_names]
-    con = duckdb.connect()
-    con.register("t", _plain(t.select([module_col] + [c for c in keep if c != module_col]
-                                      + ([order] if order not in keep else []))))
     sel = ", ".join(f'"{c}"' for c in keep)
-    res = con.sql(f"""
+    res = eng.query(f"""
         select "{module_col}", {sel} from (
             select *, row_number() over (partition by "{module_col}" order by "{order}" desc nulls last) as rn
-            from t where {where}) where rn <= {int(n)} order by "{module_col}", rn""").fetchall()
+            from t where {where}) where rn <= {int(n)} order by "{module_col}", rn""",
+                    t=_plain(t.select([module_col] + [c for c in keep if c != module_col]
+                                      + ([order] if order not in keep else []))))
     out: dict[str, list[list[Any]]] = {}
-    for r in res:
-        out.setdefault(r[0], []).append([_num(v) for v in r[1:]] + [None] * (len(cols) - len(keep)))
+    pad = [None] * (len(cols) - len(keep))
+    for r in zip(*(c.to_pylist() for c in res.columns)):
+        out.setdefault(r[0], []).append([_num(v) for v in r[1:]] + pad)
     return out
-
-
-def _table(rel: Any) -> pa.Table:
-    """A DuckDB relation as a pyarrow Table (``.arrow()`` is a reader in newer DuckDB)."""
-    t = rel.to_arrow_table() if hasattr(rel, "to_arrow_table") else rel.arrow()
-    return t if isinstance(t, pa.Table) else t.read_all()
 
 
 def _num(v: Any) -> Any:
@@ -338,139 +360,84 @@ def _errors_per_module(d: "Dump", mods: list[dict[str, Any]]) -> dict[str, int]:
 
 # ------------------------------------------------------------------------------ optional analyses
 
-def _col(t: pa.Table, *names: str) -> Optional[str]:
-    return next((n for n in names if n in t.column_names), None)
-
-
-def _optional_sections(d: "Dump", sel: list[str]) -> dict[str, Any]:
-    """The cost, roofline, collective and pass analyses, where ``hlodump.analysis`` has them
-    (issues 24, 25): module totals for the index and per-module rows for the detail. A failing
-    one becomes a note on the page rather than no page."""
-    out: dict[str, Any] = {"flops": {}, "bytes_accessed": {}, "collective_bytes": {}, "detail": {}, "sections": []}
-    problems: list[str] = []
+def _optional_sections(d: "Dump", eng: Engine, sel: Optional[list[str]], dev: Optional[V.Device]) -> dict[str, Any]:
+    """The cost, roofline (with a device: given or named by the dump), collective and pass
+    analyses: module totals for the index and per-module rows for the detail. A failing one
+    becomes a note on the page (``problems``) rather than no page."""
+    out: dict[str, Any] = {"flops": {}, "bytes_accessed": {}, "collective_bytes": {}, "detail": {}, "sections": [],
+                           "problems": []}
+    cost_table: list[pa.Table] = []
 
     def attempt(name: str, fn: Callable[[], bool]) -> None:
-        if getattr(A, name, None) is None:
-            return
         try:
             if fn():  # rows for some module
                 out["sections"].append(name)
         except Exception as e:  # noqa: BLE001 - an optional section must not cost the page
-            problems.append(f"{name}: {type(e).__name__}: {e}")
+            out["problems"].append(f"{name}: {type(e).__name__}: {e}")
 
     def costs() -> bool:
-        t = A.costs(d)  # type: ignore[attr-defined]
-        if "in_total" in t.column_names:  # the entry rows add up to the module (fused rows are inside them)
-            t = t.filter(t.column("in_total"))
-        mod = _col(t, "module")
-        if mod is None or t.num_rows == 0:
+        t = A.costs(d, sel)
+        cost_table.append(t)
+        t = t.filter(t.column("in_total"))  # the entry rows add up to the module (fused rows are inside them)
+        if t.num_rows == 0:
             return False
-        ins, flops, nb = _col(t, "instruction", "name"), _col(t, "flops"), _col(t, "bytes_accessed")
-        if flops is None or nb is None:
-            raise ValueError(f"costs() has no flops/bytes_accessed columns (has {', '.join(t.column_names)})")
-        import duckdb
-
-        con = duckdb.connect()
-        con.register("c", _plain(t))
-        for k, f, b in con.sql(f'select "{mod}", sum("{flops}"), sum("{nb}") from c group by all').fetchall():
+        c = _plain(t.select(["module", "instruction", "opcode", "flops", "transcendentals", "bytes_accessed",
+                             "op_name", "source_file", "source_line"]))
+        sums = eng.query("select module, sum(flops) as f, sum(bytes_accessed) as b from c group by all", c=c)
+        for k, f, b in zip(*(col.to_pylist() for col in sums.columns)):
             out["flops"][k], out["bytes_accessed"][k] = _num(f), _num(b)
-        cols = [c for c in (ins, "opcode", flops, nb, "transcendentals", "op_name", "source_file", "source_line")
-                if c and c in t.column_names]
-        out["detail"]["cost_by_flops"] = _labelled(_top_per_module(t, DETAIL_ROWS, flops, cols, module_col=mod), cols)
-        out["detail"]["cost_by_bytes"] = _labelled(_top_per_module(t, DETAIL_ROWS, nb, cols, module_col=mod), cols)
-        src = _col(t, "source_file")
-        if src:
-            line = _col(t, "source_line")
-            suffix = f"""coalesce(':' || "{line}"::varchar, '')""" if line else "''"
-            by_line = con.sql(f"""select "{mod}" as module, "{src}" || {suffix} as source,
-                                         sum("{flops}") as flops, sum("{nb}") as bytes_accessed, count(*) as instructions
-                                  from c where "{src}" is not null group by all""")
-            by_line = _table(by_line)
-            scols = ["source", "flops", "bytes_accessed", "instructions"]
-            out["detail"]["cost_by_source"] = _labelled(_top_per_module(by_line, DETAIL_ROWS, "flops", scols), scols)
+        cols = ["instruction", "opcode", "flops", "bytes_accessed", "transcendentals", "op_name", "source_file",
+                "source_line"]
+        out["detail"]["cost_by_flops"] = _labelled(_top_per_module(eng, c, DETAIL_ROWS, "flops", cols), cols)
+        out["detail"]["cost_by_bytes"] = _labelled(_top_per_module(eng, c, DETAIL_ROWS, "bytes_accessed", cols), cols)
+        by_line = eng.query("""select module, source_file || coalesce(':' || source_line::varchar, '') as source,
+                                      sum(flops) as flops, sum(bytes_accessed) as bytes_accessed, count(*) as instructions
+                               from c where source_file is not null group by all""", c=c)
+        scols = ["source", "flops", "bytes_accessed", "instructions"]
+        out["detail"]["cost_by_source"] = _labelled(_top_per_module(eng, by_line, DETAIL_ROWS, "flops", scols), scols)
         # the intensity scatter: every instruction with flops and bytes (the largest 2,000 per module)
-        pts = [c for c in (ins, "opcode", flops, nb) if c and c in t.column_names]
-        out["detail"]["intensity"] = _top_per_module(t, 2000, flops, pts,
-                                                     where=f'"{flops}" > 0 and "{nb}" > 0', module_col=mod)
+        out["detail"]["intensity"] = _top_per_module(eng, c, 2000, "flops", ["instruction", "opcode", "flops", "bytes_accessed"],
+                                                     where='"flops" > 0 and "bytes_accessed" > 0')
         return True
 
     def roofline() -> bool:
-        t = A.roofline(d)  # type: ignore[attr-defined]
-        mod = _col(t, "module")
-        tcol = _col(t, "time_s", "estimated_time_s", "time", "estimated_time", "seconds")
-        if mod is None or tcol is None or t.num_rows == 0:
+        if dev is None:  # no device given or named: no times (index["device"] says why)
             return False
-        cols = [c for c in (_col(t, "instruction", "name"), "opcode", tcol, _col(t, "bound", "bound_by"),
-                            _col(t, "arithmetic_intensity", "intensity"), "flops", "bytes_accessed", "op_name",
-                            "source_file", "source_line") if c and c in t.column_names]
-        out["detail"]["cost_by_time"] = _labelled(_top_per_module(t, DETAIL_ROWS, tcol, cols, module_col=mod), cols)
+        t = A.roofline(d, dev, sel, costs_table=cost_table[0] if cost_table else None)
+        if t.num_rows == 0:
+            return False
+        cols = ["instruction", "opcode", "seconds", "bound", "intensity", "flops", "bytes_accessed", "op_name",
+                "source_file", "source_line"]
+        out["detail"]["cost_by_time"] = _labelled(_top_per_module(eng, t, DETAIL_ROWS, "seconds", cols), cols)
         return True
 
     def collectives() -> bool:
-        t = A.collectives(d)  # type: ignore[attr-defined]
-        mod = _col(t, "module")
-        if mod is None or t.num_rows == 0:
+        t = A.collectives(d, sel)
+        if t.num_rows == 0:
             return False
-        import duckdb
-
-        con = duckdb.connect()
-        con.register("c", _plain(t))
-        for k, b in con.sql(f'select "{mod}", sum("bytes") from c group by all').fetchall():
+        c = _plain(t.select(["module", "kind", "instruction", "bytes", "bytes_per_device", "group_size", "num_groups",
+                             "op_name", "source_file", "source_line"]))
+        sums = eng.query("select module, sum(bytes) as b from c group by all", c=c)
+        for k, b in zip(*(col.to_pylist() for col in sums.columns)):
             out["collective_bytes"][k] = _num(b)
-        cols = [c for c in ("kind", _col(t, "instruction", "name"), "bytes", "bytes_per_device", "group_size",
-                            "num_groups", "op_name", "source_file", "source_line") if c and c in t.column_names]
-        out["detail"]["collectives"] = _labelled(_top_per_module(t, 50, "bytes", cols, module_col=mod), cols)
+        cols = ["kind", "instruction", "bytes", "bytes_per_device", "group_size", "num_groups", "op_name",
+                "source_file", "source_line"]
+        out["detail"]["collectives"] = _labelled(_top_per_module(eng, c, 50, "bytes", cols), cols)
         return True
 
     def passes() -> bool:
-        t = A.passes(d)  # type: ignore[attr-defined]
-        mod = _col(t, "module", "module_key")
-        if mod is None or t.num_rows == 0:
+        t = A.passes(d)
+        if sel is not None:
+            t = t.filter(pc.is_in(t.column("module"), value_set=pa.array(sel, pa.string())))
+        if t.num_rows == 0:
             return False
-        cols = [c for c in ("pass_index", _col(t, "pass_name", "after_pass"), "pipeline", "instructions", "added",
-                            "removed", "changed") if c and c in t.column_names]
-        got = _top_per_module(t, 100000, "pass_index", cols, module_col=mod)
-        out["detail"]["passes"] = {k: {"columns": cols, "rows": sorted(v, key=lambda r: r[0] or 0)}
-                                   for k, v in got.items()}
+        cols = ["pass_index", "pass_name", "pipeline", "instructions", "added", "removed", "changed"]
+        got = _top_per_module(eng, t, 1 << 31, "pass_index", cols)
+        out["detail"]["passes"] = {k: {"columns": cols, "rows": v[::-1]} for k, v in got.items()}  # pass order
         return True
 
     for name, fn in (("costs", costs), ("roofline", roofline), ("collectives", collectives), ("passes", passes)):
         attempt(name, fn)
-    if getattr(A, "passes", None) is None:
-        counted = _pass_counts(d, sel)
-        if counted:
-            out["detail"]["passes"] = counted
-            out["sections"].append("passes")
-    if problems:
-        out["detail"]["section_problems"] = {k: problems for k in sel}
-    return out
-
-
-def _pass_counts(d: "Dump", sel: list[str]) -> dict[str, dict[str, Any]]:
-    """Until ``analysis.passes`` exists: per module, the instructions of each per-pass file
-    (``--xla_dump_hlo_pass_re``), in pass order. One count over the instructions table."""
-    files = d["files"]
-    stage = files.column("stage").to_pylist()
-    if "pass" not in stage:
-        return {}
-    wanted = set(sel)
-    of_file: dict[int, str] = {}
-    for m in A.modules(d).to_pylist():
-        if m["module"] in wanted:
-            for f in m["file_ids"] or []:
-                of_file[f] = m["module"]
-    fids = np.asarray(d["instructions"].column("file_id").to_numpy(zero_copy_only=False), dtype=np.int64)
-    counts = np.bincount(fids, minlength=max(files.column("file_id").to_pylist(), default=0) + 1) if fids.size else None
-    cols = ["pass_index", "pass_name", "pipeline", "instructions"]
-    out: dict[str, dict[str, Any]] = {}
-    for fid, st, idx, name, pipe in zip(files.column("file_id").to_pylist(), stage,
-                                        files.column("pass_index").to_pylist(), files.column("after_pass").to_pylist(),
-                                        files.column("pipeline").to_pylist()):
-        if st == "pass" and fid in of_file:
-            n = int(counts[fid]) if counts is not None and fid < len(counts) else 0
-            out.setdefault(of_file[fid], {"columns": cols, "rows": []})["rows"].append([idx, name, pipe, n])
-    for v in out.values():
-        v["rows"].sort(key=lambda r: (r[0] is None, r[0] or 0))
     return out
 
 

@@ -10,9 +10,9 @@ falls back as ``Device.peak`` says and reports what it used.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Optional, Union
+from typing import Iterable, Optional, Union
 
-__all__ = ["Device", "DEVICES", "device"]
+__all__ = ["Device", "DEVICES", "device", "named_by", "named_by_backend"]
 
 T = 1e12
 
@@ -117,3 +117,56 @@ def device(spec: Union[str, Device, None] = None, *, peak_flops: Optional[float]
                   memory_bandwidth or base.memory_bandwidth, matrix=base.matrix, vector=base.vector,
                   source=base.source + ("; figures given explicitly" if base.source else "figures given explicitly"),
                   uniform=peak_flops if peak_flops is not None else base.uniform)
+
+
+# ------------------------------------------------------------------- the device a dump names
+
+# CUDA compute capability (``sm_9.0_gpu`` backends) → the preset of that architecture, and the
+# other presets that share it (the dump cannot tell those apart)
+_COMPUTE_CAPABILITY = {"9.0": ("H100", ("H200",)), "8.0": ("A100", ())}
+# ROCm architecture (``gfx942`` in the backend name) → preset
+_GFX = {"gfx942": "MI300X"}
+
+
+def named_by_backend(backend: Optional[str]) -> Optional[tuple[str, str]]:
+    """(preset name, how the backend names it) for a backend name of a dump's files
+    (``sm_9.0_gpu``, a ROCm ``gfx942…``, a name holding a preset's own name such as a TPU
+    generation ``v5e``), else None (``cpu``, a GPU of no preset, a TPU of no stated generation)."""
+    import re
+
+    if not backend:
+        return None
+    b = backend.lower()
+    m = re.search(r"sm_?(\d+)\.?(\d)", b)
+    if m:
+        cc = f"{m.group(1)}.{m.group(2)}"
+        hit = _COMPUTE_CAPABILITY.get(cc)
+        if hit is None:
+            return None
+        same = f"; {', '.join(hit[1])} {'has' if len(hit[1]) == 1 else 'have'} the same: --device to choose" if hit[1] else ""
+        return hit[0], f"backend {backend}: CUDA compute capability {cc}{same}"
+    for arch, name in _GFX.items():
+        if arch in b:
+            return name, f"backend {backend}: ROCm {arch}"
+    flat = b.replace(" ", "").replace("-", "").replace("_", "")
+    for key, name in sorted(_ALIASES.items(), key=lambda kv: -len(kv[0])):
+        bare = key[3:] if key.startswith("tpu") else key
+        if key in flat or (bare and ("tpu" in flat and bare in flat)):
+            return name, f"backend {backend}"
+    return None
+
+
+def named_by(backends: Iterable[Optional[str]]) -> tuple[Optional[str], str]:
+    """The preset the backends of a dump (or of the modules asked about) name, and a note: (name,
+    how it is named) when they name exactly one; (None, why not) otherwise — no backend names a
+    device (a CPU dump: the roofline of a CPU is not an accelerator's), or several do."""
+    seen = sorted({b for b in backends if b})
+    named = {b: named_by_backend(b) for b in seen}
+    presets = sorted({v[0] for v in named.values() if v is not None})
+    if len(presets) == 1:
+        how = next(v[1] for v in named.values() if v is not None and v[0] == presets[0])
+        return presets[0], how
+    if presets:
+        return None, f"the dump names several devices ({', '.join(presets)}): --device to choose one"
+    what = f"backend {', '.join(seen)}" if seen else "no backend in the file names"
+    return None, f"the dump names no device preset ({what})"

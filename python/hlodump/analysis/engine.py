@@ -22,6 +22,7 @@ module costs a connection and a dozen queries per module (what the first analysi
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import re
 import threading
@@ -130,6 +131,33 @@ class Engine:
     def sql(self, query: str) -> Any:
         with self.lock, _sizes_fit():
             return self.con.sql(query)
+
+    def cursor(self) -> "duckdb.DuckDBPyConnection":
+        """A new cursor on this engine's database (see ``session``; the caller closes it, or
+        dropping it does)."""
+        with self.lock:
+            return self.con.cursor()
+
+    @contextlib.contextmanager
+    def session(self, **tables: pa.Table) -> Any:
+        """A cursor on this engine's database for an analysis that builds temp tables of its own
+        (``passes``) or asks about a table it was handed (``tables``: name → Arrow table,
+        registered zero-copy on the cursor): its temp tables and registrations are its own and
+        go when it closes; the database (memory, threads) is the engine's. No private
+        ``duckdb.connect()`` anywhere else in the analysis."""
+        cur = self.cursor()
+        try:
+            for name, t in tables.items():
+                cur.register(name, t)
+            with _sizes_fit():
+                yield cur
+        finally:
+            cur.close()
+
+    def query(self, query: str, params: Optional[list[Any]] = None, **tables: pa.Table) -> pa.Table:
+        """``query`` over the Arrow ``tables`` given (a ``session``), as a ``pa.Table``."""
+        with self.session(**tables) as cur:
+            return arrow(cur.sql(query, params=params) if params is not None else cur.sql(query))
 
 
 class Scope:

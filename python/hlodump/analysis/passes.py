@@ -46,7 +46,9 @@ from typing import TYPE_CHECKING, Any, Optional, Union
 
 import pyarrow as pa
 
-from . import NoSuchModule, _module_list, _select, _views
+from .engine import arrow as _arrow
+from .engine import engine, views as _views
+from .modules import ModuleSel, NoSuchModule, module_list as _module_list, scope_of, select as _select
 
 if TYPE_CHECKING:  # pragma: no cover
     import duckdb
@@ -55,8 +57,6 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["passes", "history", "pass_changes", "gaps", "between_passes", "NoSuchInstruction", "NoSuchPass", "PASSES_SCHEMA",
            "HISTORY_SCHEMA"]
-
-ModuleSel = Union[None, str, int]
 
 #: Columns of :func:`passes`.
 PASSES_SCHEMA = pa.schema([
@@ -134,12 +134,11 @@ _PASS_FILES_SQL = """
 
 
 def _connect(d: "Dump") -> "duckdb.DuckDBPyConnection":
-    """One connection for one analysis: ``files``, ``instructions`` (the zero-copy views) and
-    ``keys`` (file id → module key of ``hlodump.analysis``) registered; ``pf`` the per-pass files."""
-    import duckdb
-
+    """A cursor on the dump's engine for one analysis (its temp tables its own, gone with it):
+    ``files``, ``instructions`` (the zero-copy views) and ``keys`` (file id → module key of
+    ``hlodump.analysis``) registered; ``pf`` the per-pass files."""
     v = _views(d)
-    con = duckdb.connect()
+    con = engine(d).cursor()
     files = v["files"]
     if "substep" not in files.column_names:  # a Dump made by an older reader
         files = files.append_column("substep", pa.nulls(files.num_rows, pa.string()))
@@ -156,22 +155,8 @@ def _connect(d: "Dump") -> "duckdb.DuckDBPyConnection":
 
 
 def _module_keys(d: "Dump") -> pa.Table:
-    """file id → module key, as ``hlodump.analysis`` names modules (one vectorised table)."""
-    import numpy as np
-
-    mods = _module_list(d)
-    ids = [np.asarray(m.file_ids, dtype=np.int32) for m in mods]
-    counts = np.fromiter((len(x) for x in ids), dtype=np.int64, count=len(ids))
-    keys = pa.array([m.key for m in mods], pa.string())
-    return pa.table({
-        "file_id": pa.array(np.concatenate(ids) if ids else np.zeros(0, np.int32), pa.int32()),
-        "module": keys.take(pa.array(np.repeat(np.arange(len(mods)), counts), pa.int64())),
-    })
-
-
-def _arrow(rel: Any) -> pa.Table:
-    t = rel.to_arrow_table() if hasattr(rel, "to_arrow_table") else rel.arrow()
-    return t if isinstance(t, pa.Table) else t.read_all()
+    """file id → module key, as ``hlodump.analysis`` names modules (the engine's module map)."""
+    return scope_of(d, None).arrow("select file_id, module from @modmap")
 
 
 def _cast(t: pa.Table, schema: pa.Schema) -> pa.Table:
@@ -190,7 +175,8 @@ def _choose_modules(d: "Dump", con: "duckdb.DuckDBPyConnection", module: ModuleS
         if one and len(have) != 1:
             raise NoSuchModule(None, have, several=len(have) > 1)
         return have
-    mods = [m for m in _module_list(d) if m.key in set(have)]
+    with_passes = set(have)
+    mods = [m for m in _module_list(d) if m.key in with_passes]
     hit = [m.key for m in _select(mods, module)] if mods else []
     if not hit:
         raise NoSuchModule(module, have)

@@ -92,32 +92,49 @@ def _sorted(s: list[dict[str, Any]], key: str) -> list[dict[str, Any]]:
     return sorted(s, key=lambda m: (-f(m), m["module"]))
 
 
+#: Modules the overview lists unless ``--top N`` or ``--all`` says otherwise.
+OVERVIEW_ROWS = 25
+#: Modules detailed below the overview unless ``--top N`` or ``--all`` says otherwise.
+DETAIL_MODULES = 3
+
+
 def _cmd_summary(args: argparse.Namespace) -> int:
     d = read(args.paths, args)
     if _only_oom_reports(d):
         return _oom_summary(d, args)
     mods = _modules(d, args)
     with _analysing(len(mods)):
-        s = A.summary(d, [m.key for m in mods], top=args.buffers)
+        # every module: module=None (the scope of the whole dump), never a list of every key
+        s = A.summary(d, None if len(mods) == len(A._module_list(d)) else [m.key for m in mods], top=args.buffers)
     s = _sorted(s, args.sort)
     several = len(s) > 1 and args.module is None
-    detail = s if (args.all or not several) else s[: (args.top if args.top is not None else 3)]
+    n_detail = len(s) if (args.all or not several) else (args.top if args.top is not None else DETAIL_MODULES)
+    detail = s[:n_detail]
     if args.json:
-        json.dump(s if args.top is None or args.all else detail, sys.stdout, indent=1, default=str)
-        sys.stdout.write("\n")
+        _json_lines(s if args.top is None or args.all else detail)
         return 0
     if not s:
         _print("no modules with buffer assignment or live ranges found")
         return 1
-    # names, op_name and source paths come from the dump: no terminal escape reaches the screen
-    s = cli_safety.escape_data(s)
-    detail = cli_safety.escape_data(detail)
     con = _console()
     if several:
-        _render_overview(s, con, args.sort, len(detail))
-    for m in detail:
+        n_rows = len(s) if args.all else (args.top if args.top is not None else OVERVIEW_ROWS)
+        _render_overview(s, con, args.sort, len(detail), n_rows)
+    # names, op_name and source paths come from the dump: no terminal escape reaches the screen
+    # (escaped as shown: the modules detailed, not every module of the dump)
+    for m in cli_safety.escape_data(detail):
         _render_summary(m, con)
     return 0
+
+
+def _json_lines(rows: list[Any]) -> None:
+    """A JSON array with one element per line: each element encoded by json's C encoder (an
+    indented dump of 100,000 modules goes through the pure-Python one: minutes)."""
+    out = sys.stdout
+    out.write("[")
+    for i, r in enumerate(rows):
+        out.write(("\n" if i == 0 else ",\n") + json.dumps(r, default=str, ensure_ascii=False))
+    out.write("\n]\n")
 
 
 def _oom_summary(d: Any, args: argparse.Namespace) -> int:
@@ -179,27 +196,31 @@ def _oom_summary(d: Any, args: argparse.Namespace) -> int:
     return 0
 
 
-def _render_overview(s: list[dict[str, Any]], con: Any, sort: str, n_detail: int) -> None:
-    """One line per module, sorted (``--sort``), then the details of the first few."""
+def _render_overview(s: list[dict[str, Any]], con: Any, sort: str, n_detail: int, n_rows: int) -> None:
+    """One line per module for the first ``n_rows`` modules (sorted, ``--sort``; ``--top N``,
+    ``--all``), then how many more, then the details of the first few."""
     fb = A.format_bytes
     title = (f"{len(s):,} modules, by {sort}" + (" (sorted by the peak in use: the most bytes live at once, "
                                                    "each allocation slice counted once; a module without a timeline by "
                                                    "XLA's listed peak, else by its allocation)"
                                                    if sort == "peak" else ""))
-    rows, above = [], []
-    for m in s:
+    above = cli_safety.escape_data([short_module_key(m["module"]) for m in s
+                                    if A.peaks(m)["xla_listed_peak_above_allocated"]])
+    head = s[:max(n_rows, 0)]
+    names = cli_safety.escape_data([short_module_key(m["module"]) for m in head])  # only what is shown
+    rows = []
+    for name, m in zip(names, head):
         ma = m["memory_analysis"] or {}
         p = A.peaks(m)
-        if p["xla_listed_peak_above_allocated"]:
-            above.append(short_module_key(m["module"]))
-        rows.append([short_module_key(m["module"]), fb(p["peak_in_use"]), fb(p["xla_listed_peak"]), fb(m["total_bytes"]),
+        rows.append([name, fb(p["peak_in_use"]), fb(p["xla_listed_peak"]), fb(m["total_bytes"]),
                      fb(ma.get("argument_size_in_bytes")), fb(ma.get("output_size_in_bytes")),
                      fb(ma.get("temp_size_in_bytes")), str(len(m["notes"]))])
     cols = ("module", U.PEAK_IN_USE, U.XLA_LISTED_PEAK, "allocated", "argument", "output", "temp", "notes")
-    if con is None:  # pragma: no cover
+    more = len(s) - len(rows)
+    if con is None or len(rows) > _RICH_ROWS:  # a long table: plain columns (rich lays out each cell: minutes)
         _print(title)
-        for r in rows:
-            _print("  ".join(r))
+        for line in _plain_table(cols, rows):
+            _print(line)
     else:
         from rich.table import Table
 
@@ -209,12 +230,28 @@ def _render_overview(s: list[dict[str, Any]], con: Any, sort: str, n_detail: int
         for r in rows:
             t.add_row(*r)
         con.print(t)
-        if above:
-            con.print(f"{U.XLA_LISTED_PEAK} is more than the module allocates in {len(above)} module"
-                      f"{'s' if len(above) != 1 else ''} ({', '.join(above[:5])}{' …' if len(above) > 5 else ''}): "
-                      f"{U.XLA_PEAK_ABOVE_ALLOCATED}", markup=False)
-        if n_detail < len(s):
-            con.print(f"details of the first {n_detail} below (--top N, --all, or --module M for one)\n", markup=False)
+    if above:
+        _print(f"{U.XLA_LISTED_PEAK} is more than the module allocates in {len(above)} module"
+               f"{'s' if len(above) != 1 else ''} ({', '.join(above[:5])}{' …' if len(above) > 5 else ''}): "
+               f"{U.XLA_PEAK_ABOVE_ALLOCATED}")
+    if more > 0:
+        _print(f"… and {more:,} more: --all")
+    if n_detail < len(s):
+        _print(f"details of the first {n_detail} below (--top N, --all, or --module M for one)\n")
+
+
+#: Above this many rows the overview is printed as plain columns, not a rich table.
+_RICH_ROWS = 200
+
+
+def _plain_table(cols: tuple[str, ...], rows: list[list[str]]) -> list[str]:
+    """``rows`` as lines of aligned columns (the first left-aligned, the rest right-aligned)."""
+    widths = [max([len(c)] + [len(r[i]) for r in rows]) for i, c in enumerate(cols)]
+
+    def line(cells: Any) -> str:
+        return "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths))).rstrip()
+
+    return [line(cols)] + [line(r) for r in rows]
 
 
 def _render_summary(m: dict[str, Any], con: Any) -> None:
@@ -374,8 +411,10 @@ def _cmd_diff(args: argparse.Namespace) -> int:
         d = (vb or 0) - (va or 0)
         return f"{fb(va)} -> {fb(vb)} ({'+' if d >= 0 else '-'}{fb(abs(d))})"
 
-    for mod in dict.fromkeys(r["module"] for r in rows):
-        mr = [r for r in rows if r["module"] == mod]
+    per_module: dict[str, list[dict[str, Any]]] = {}  # grouped once (not a scan of every row per module)
+    for r in rows:
+        per_module.setdefault(r["module"], []).append(r)
+    for mod, mr in per_module.items():
         first = mr[0]
         parts = []
         for r in mr:
@@ -476,8 +515,9 @@ def register(sub: Any) -> None:
                                         "the peak, timeline and top buffers of the largest modules")
     add_common(sp)
     sp.add_argument("--top", type=int, default=None, metavar="N",
-                    help="details of the first N modules of the overview (default 3; with --json: all modules)")
-    sp.add_argument("--all", action="store_true", help="details of every module")
+                    help=f"the overview lists the first N modules (default {OVERVIEW_ROWS}) and details the first N "
+                         f"(default {DETAIL_MODULES}); with --json: all modules unless given")
+    sp.add_argument("--all", action="store_true", help="every module in the overview and in detail")
     sp.add_argument("--sort", choices=sorted(_SORTS), default="peak",
                     help="order of the modules (default: peak, largest first)")
     sp.add_argument("--buffers", type=int, default=10, metavar="N", help="buffers at the peak to show (default 10)")

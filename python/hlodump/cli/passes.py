@@ -288,11 +288,14 @@ def _render_diff_head(d: Any, args: argparse.Namespace, changes: Any) -> None:
 def _render_passes(t: Any) -> None:
     from ..analysis.passes import gaps
 
-    rows = t.to_pylist()
-    holes = gaps(t)
-    for module in dict.fromkeys(r["module"] for r in rows):
-        mine = [r for r in rows if r["module"] == module]
-        mine_gaps = [g for g in holes if g["module"] == module]
+    per_module: dict[str, list[dict[str, Any]]] = {}  # grouped once (not a scan of every row per module)
+    for r in t.to_pylist():
+        per_module.setdefault(r["module"], []).append(r)
+    gaps_of: dict[str, list[dict[str, Any]]] = {}
+    for g in gaps(t):
+        gaps_of.setdefault(g["module"], []).append(g)
+    for module, mine in per_module.items():
+        mine_gaps = gaps_of.get(module, [])
         _print(f"{module}: {len(mine)} per-pass files"
                + (f", {sum(g['count'] for g in mine_gaps)} passes not dumped" if mine_gaps else ""))
         table = [("pipeline", "pass", "#", "instructions", "added", "removed", "changed")]

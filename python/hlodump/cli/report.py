@@ -1,6 +1,6 @@
 """``hlodump report``: one self-contained HTML page of a whole dump.
 
-    hlodump report PATH… -o report.html [--compare OTHER…] [--module M] [--top N] [--title T]
+    hlodump report PATH… -o report.html [--compare OTHER…] [--module M] [--top N] [--title T] [--device D]
 """
 
 from __future__ import annotations
@@ -68,10 +68,18 @@ def _cmd_report(args: argparse.Namespace) -> int:
         raise UsageError("nothing to report: no module with HLO text, buffer assignment, live ranges or a "
                          f"memory-usage report in {' '.join(map(str, args.paths))}" + nothing_why(d))
     _need_plotly()
+    device = None
+    if args.device is not None:
+        from ..analysis import devices as V
+
+        try:
+            device = V.device(args.device)
+        except ValueError as e:
+            raise UsageError(str(e)) from None
     bar, say = _stage_bar(args)
     try:
         out = html_report.report(d, args.output, compare=other, modules=keys, title=args.title, top=args.top,
-                                 progress=say)
+                                 progress=say, device=device)
     finally:
         if bar is not None:
             bar.close()
@@ -89,4 +97,8 @@ def register(sub: Any) -> None:
                                                                    "with what changed (as `hlodump diff`)")
     sp.add_argument("--top", type=int, default=20, help="buffers at the peak listed per module (default 20)")
     sp.add_argument("--title", default=None, help="the page title (default: hlodump report)")
+    from ..analysis.devices import DEVICES
+
+    sp.add_argument("--device", default=None, help="the roofline's device: " + ", ".join(DEVICES) + " (default: the "
+                                                   "device the dump names; none: no roofline, the page says why)")
     sp.set_defaults(func=_cmd_report)
