@@ -668,3 +668,13 @@ def _printed_by_xla_2026(rows: pa.Table, fid: np.ndarray, path_files: set[int],
             seen |= set(np.unique(fid[cmp_rows[has]]).tolist())
     dumps = {dump_of.get(f) for f in seen}
     return {int(f) for f in np.unique(fid).tolist() if f in seen or dump_of.get(f) in dumps}
+
+
+def hlo_files(d: Any, mods: list[Any]) -> dict[str, int]:
+    """module key -> the HLO file its cost and collectives are read from (modules without one
+    are left out): the after-optimizations text, else an HLO module file named alone."""
+    from .engine import engine
+
+    sc = engine(d).scope(mods)
+    t = _chosen(sc)
+    return {k: f for k, f in zip(t.column("module").to_pylist(), t.column("file_id").to_pylist()) if f is not None}

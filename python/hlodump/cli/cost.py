@@ -19,7 +19,7 @@ from .. import analysis as A
 from .. import cli_safety
 from ..analysis import comms as K
 from ..analysis import cost as C
-from ..analysis.cost_graph import _hlo_files
+from ..analysis.hlo_frame import hlo_files as _hlo_files
 from ..analysis import devices as V
 from ..analysis import roofline_model as R
 from .common import UsageError, add_common, failed_files_note, read, select_module
