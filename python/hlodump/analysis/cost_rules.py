@@ -360,9 +360,10 @@ def run(fr: Frame, tuple_results: Optional[str] = None) -> CostResult:
     for L in levels.tolist():
         lo, hi = np.searchsorted(e_level, [L, L + 1])
         nodes = py_nodes[py_level == L]
+        fn, fk, fv, nodes = _vector_fusions(R, nodes, S)
         pn, pk, pv = _python_props(R, nodes)
-        _sum_level(R, np.concatenate([e_node[lo:hi], pn]), np.concatenate([e_key[lo:hi], pk]),
-                   np.concatenate([e_val[lo:hi], pv]), np.nonzero(summed & (level == L))[0])
+        _sum_level(R, np.concatenate([e_node[lo:hi], fn, pn]), np.concatenate([e_key[lo:hi], fk, pk]),
+                   np.concatenate([e_val[lo:hi], fv, pv]), np.nonzero(summed & (level == L))[0])
     # published: computations reached by the handlers' requests from the entries
     reached = np.zeros(nc, bool)
     reached[list(fr.entry_of_file.values())] = True
@@ -627,6 +628,141 @@ def _sum_level(R: _Run, node: np.ndarray, key: np.ndarray, val: np.ndarray, comp
     sc, sk = comp[starts].tolist(), key[starts].tolist()
     for c, k, v in zip(sc, sk, tot.tolist()):
         R.sums[c][names[k]] = v
+
+
+#: counts of fusions costed by columns and by the Python handler (the bench and tests read it)
+FUSIONS = {"vector": 0, "python": 0}
+
+
+def _vector_fusions(R: _Run, nodes: np.ndarray, S: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """XLA's fusion rule as columns for the common fusions: an array result whose root is not a
+    dynamic-update-slice, not a custom fusion, fused parameters that are arrays numbered 0…k−1
+    and read by no nested fusion. Then (``FusionParameterReadBytes``) a parameter costs the
+    bytes of each slice (and dynamic-slice of it) that reads it, its own bytes for each
+    broadcast or reshape of it, and its own bytes once for any other users (a
+    dynamic-update-slice into it reads nothing); the fusion's ``bytes accessed`` is its output,
+    then each large constant inside, then each parameter, summed in float32 in that order. The
+    fused computation's other properties are copied. Returns the (node, key, value) of these
+    fusions and the nodes left for the Python handlers."""
+    fr = R.fr
+    empty = np.zeros(0, np.int64)
+    if "fusion" not in fr.opnames or not len(nodes):
+        return empty, empty, np.zeros(0), nodes
+    opn = fr.opnames
+    code = {o: i for i, o in enumerate(opn)}
+    F = nodes[fr.op[nodes] == code["fusion"]]
+    if not len(F):
+        return empty, empty, np.zeros(0), nodes
+    kc = getattr(fr, "_kcustom", None)
+    if kc is None:
+        import pyarrow.compute as pc
+
+        col = fr.rows.column("fusion_kind").cast("string")
+        kc = fr._kcustom = np.asarray(pc.fill_null(pc.equal(col, "kCustom"), False).to_numpy(zero_copy_only=False), bool)  # type: ignore[attr-defined]
+    has_call = fr.cl_ptr[F + 1] > fr.cl_ptr[F]
+    C = np.where(has_call, fr.cl_comp[np.minimum(fr.cl_ptr[F], max(len(fr.cl_comp) - 1, 0))] if len(fr.cl_comp) else -1, -1)
+    root = np.where(C >= 0, fr.c_root[np.maximum(C, 0)], -1)
+    sh = fr.shape[F]
+    ok = (C >= 0) & (root >= 0) & ~kc[F] & S.is_array[sh] & ~S.is_tuple[sh]
+    dus = code.get("dynamic-update-slice", -9)
+    ok &= fr.op[np.maximum(root, 0)] != dus
+    # per candidate computation: its parameters
+    cand = np.unique(C[ok])
+    nc = len(fr.c_name)
+    is_cand = np.zeros(nc, bool)
+    is_cand[cand] = True
+    n = fr.n
+    prm = code.get("parameter", -9)
+    prows = np.nonzero((fr.op[:n] == prm) & is_cand[fr.comp[:n]])[0]
+    pc_ = fr.comp[prows].astype(np.int64)
+    pnum = fr.param[prows]
+    psh = fr.shape[prows]
+    bad = np.zeros(nc, bool)
+    np.logical_or.at(bad, pc_, (pnum < 0) | S.is_tuple[psh] | S.unusable[psh])
+    cnt = np.bincount(pc_, minlength=nc)
+    mx = np.full(nc, -1, np.int64)
+    np.maximum.at(mx, pc_, pnum)
+    bad |= mx + 1 != cnt
+    # parameter users: the read rules
+    ucount = fr.us_ptr[prows + 1] - fr.us_ptr[prows]
+    ue = _ranges(fr.us_ptr[prows], ucount)
+    u = fr.us_dst[ue]
+    up = np.repeat(np.arange(len(prows)), ucount)
+    uop = fr.op[u]
+    np.logical_or.at(bad, pc_[up], uop == code["fusion"])
+    first = fr.op_src[fr.op_ptr[u]] == prows[up]
+    pbytes = fr.shapes.bytes[psh]
+    ubytes = fr.shapes.bytes[fr.shape[u]]
+    is_slice = uop == code.get("slice", -9)
+    is_ds = uop == code.get("dynamic-slice", -9)
+    is_dus = uop == dus
+    is_br = np.isin(uop, [code.get("broadcast", -9), code.get("reshape", -9)])
+    add = np.where(is_slice | (is_ds & first), ubytes, 0) + np.where(is_br, pbytes[up], 0)
+    other = ~(is_slice | is_br | ((is_ds | is_dus) & first))
+    size = np.zeros(len(prows), np.int64)
+    np.add.at(size, up, add)
+    triv = np.zeros(len(prows), bool)
+    np.logical_or.at(triv, up, other)
+    size += np.where(triv, pbytes, 0)
+    ok &= ~bad[np.maximum(C, 0)]
+    FV, CV = F[ok], C[ok]
+    rest = np.setdiff1d(nodes, FV, assume_unique=True)
+    FUSIONS["vector"] += len(FV)
+    FUSIONS["python"] += len(F) - len(FV)
+    if not len(FV):
+        return empty, empty, np.zeros(0), rest
+    # bytes accessed: output, large constants, parameters in number order (float32, in order)
+    crow = np.nonzero((fr.op[:n] == code.get("constant", -9)) & is_cand[fr.comp[:n]])[0]
+    crow = crow[S.elements[fr.shape[crow]] > 1]
+    fpos = {int(c): j for j, c in enumerate(CV.tolist())}  # a computation -> one of its fusions
+    vals_owner: list[np.ndarray] = []
+    vals: list[np.ndarray] = []
+    # each fusion reads its computation's constants and parameters: expand per fusion
+    order_c = np.argsort(fr.comp[crow], kind="stable")
+    crow = crow[order_c]
+    c_of_c = fr.comp[crow].astype(np.int64)
+    o_p = np.lexsort((pnum, pc_))
+    p_sorted_c, p_sorted_size = pc_[o_p], size[o_p]
+    f32a = lambda x: np.asarray(x, np.float64).astype(np.float32).astype(np.float64)  # noqa: E731
+    cs = np.searchsorted(c_of_c, CV, "left"), np.searchsorted(c_of_c, CV, "right")
+    ps = np.searchsorted(p_sorted_c, CV, "left"), np.searchsorted(p_sorted_c, CV, "right")
+    cc = cs[1] - cs[0]
+    pcnt = ps[1] - ps[0]
+    vals_owner = [np.repeat(np.arange(len(FV)), cc), np.repeat(np.arange(len(FV)), pcnt)]
+    ci = _ranges(cs[0], cc)
+    pi = _ranges(ps[0], pcnt)
+    vals = [f32a(S.bytes[fr.shape[crow[ci]]]), f32a(p_sorted_size[pi])]
+    phase = np.concatenate([np.zeros(len(ci)), np.ones(len(pi))])
+    owner = np.concatenate(vals_owner)
+    v = np.concatenate(vals)
+    o = np.lexsort((np.arange(len(owner)), phase, owner))
+    outb = f32a(S.bytes[fr.shape[FV]])
+    total = _seq_f32(outb, v[o], owner[o], len(FV))
+    # the properties: the fused computation's, with the boundary figures
+    names_p = [operand_bytes_key(i) for i in range(int(pcnt.max()) + 1 if len(pcnt) else 1)]
+    names_u = [operand_util_key(i) for i in range(len(names_p))]
+    psz = f32a(p_sorted_size).tolist()
+    pn: list[int] = []
+    pk: list[int] = []
+    pv: list[float] = []
+    kid = R.keys.id
+    comp_of = fr.comp
+    for j, (f, c) in enumerate(zip(FV.tolist(), CV.tolist())):
+        R.asked.append((int(comp_of[f]), c))
+        p = dict(R.sums.get(c) or {})
+        p[BYTES] = float(total[j])
+        p[OUT] = float(outb[j])
+        a = int(ps[0][j])
+        for i in range(int(pcnt[j])):
+            p[names_p[i]] = psz[a + i]
+            p[names_u[i]] = 1.0
+        p[SECONDS] = 0.0
+        R.py_props[f] = p
+        for k, x in p.items():
+            pn.append(f)
+            pk.append(kid(k))
+            pv.append(x)
+    return np.array(pn, np.int64), np.array(pk, np.int64), np.array(pv, np.float64), rest
 
 
 def _python_props(R: _Run, nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -93,6 +93,7 @@ class Shapes:
         self.bytes = np.array([s.bytes if not s.unusable else 0 for s in L], dtype=np.int64)
         self.elements = np.array([s.elements if not s.unusable else 0 for s in L], dtype=np.int64)
         self.is_tuple = np.array([s.is_tuple for s in L], dtype=bool)
+        self.is_array = np.array([s.is_array for s in L], dtype=bool)
         self.nparts = np.array([len(s.parts) if s.parts is not None else 0 for s in L], dtype=np.int64)
         self.unusable = np.array([s.unusable is not None for s in L], dtype=bool)
         # a tuple result counted by its array leaves (jax >= 0.8)
