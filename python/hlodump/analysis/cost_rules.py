@@ -38,8 +38,11 @@ BYTES = "bytes accessed"
 SECONDS = "optimal_seconds"
 UTIL = "utilization"
 
-#: Counts ``run`` calls (a test checks one run per scope, whatever the module count).
+#: Counts ``run`` calls, roll-up levels and computations summed in visiting order (the float32
+#: fallback): a test checks that they do not grow with the number of modules.
 RUNS = [0]
+LEVELS = [0]
+ORDERED = [0]
 
 
 def _ix(index: tuple[int, ...]) -> str:
@@ -286,6 +289,7 @@ class _Run:
     def position(self, c: int) -> dict[int, int]:
         p = self.orders.get(c)
         if p is None:
+            ORDERED[0] += 1
             p = self.orders[c] = {n: k for k, n in enumerate(self.fr.visit_order(c))}
         return p
 
@@ -602,6 +606,7 @@ def _exact_groups(v: np.ndarray, g: np.ndarray, n: int) -> np.ndarray:
 
 
 def _sum_level(R: _Run, node: np.ndarray, key: np.ndarray, val: np.ndarray, comps: np.ndarray) -> None:
+    LEVELS[0] += 1
     fr = R.fr
     names = R.keys.names
     for c in comps.tolist():
