@@ -263,12 +263,57 @@ def _granularity(v: np.ndarray) -> np.ndarray:
     return np.where(nz, exp + tz, 1 << 20)
 
 
+class _Sums:
+    """The computations' sums as arrays (per computation a range of (key, value), keys sorted),
+    with a dict of one computation made when a Python rule asks for it."""
+
+    def __init__(self, nc: int, keys: _Keys) -> None:
+        self.keys = keys
+        self.start = np.zeros(nc, np.int64)
+        self.end = np.zeros(nc, np.int64)
+        self.done = np.zeros(nc, bool)
+        self._k: list[np.ndarray] = []
+        self._v: list[np.ndarray] = []
+        self.size = 0
+        self._cat: Optional[tuple[np.ndarray, np.ndarray]] = None
+        self._dicts: dict[int, dict[str, float]] = {}
+
+    def add(self, comps: np.ndarray, seg_comp: np.ndarray, seg_key: np.ndarray, seg_val: np.ndarray) -> None:
+        self.done[comps] = True
+        if len(seg_comp):
+            u, first, cnt = np.unique(seg_comp, return_index=True, return_counts=True)
+            self.start[u] = self.size + first
+            self.end[u] = self.size + first + cnt
+            self._k.append(seg_key)
+            self._v.append(seg_val)
+            self.size += len(seg_comp)
+            self._cat = None
+
+    def arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        if self._cat is None:
+            self._cat = ((np.concatenate(self._k), np.concatenate(self._v)) if self._k
+                         else (np.zeros(0, np.int64), np.zeros(0)))
+        return self._cat
+
+    def get(self, c: int, default: Any = None) -> Optional[dict[str, float]]:
+        if c is None or not self.done[c]:
+            return default
+        d = self._dicts.get(c)
+        if d is None:
+            k, v = self.arrays()
+            a, b = int(self.start[c]), int(self.end[c])
+            names = self.keys.names
+            d = self._dicts[c] = {names[x]: y for x, y in zip(k[a:b].tolist(), v[a:b].tolist())}
+        return d
+
+
 class _Run:
     def __init__(self, fr: Frame, tuple_results: Optional[str]) -> None:
         self.fr = fr
         self.tuple_results = tuple_results
         self.keys = _Keys()
-        self.sums: dict[int, dict[str, float]] = {}
+        self.sums = _Sums(len(fr.c_name), self.keys)
+        self.fus: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # vectorised fusions' entries
         self.asked: list[tuple[int, int]] = []
         self.ctx: dict[int, _Ctx] = {}
         self.py_props: dict[int, Optional[dict[str, float]]] = {}
@@ -387,7 +432,7 @@ def run(fr: Frame, tuple_results: Optional[str] = None) -> CostResult:
     for f in np.nonzero(cnt)[0].tolist():
         res.overflowed[int(f)] = int(cnt[f])
     res.problems = {i: w for i, w in R.problems.items() if i < n and node_reached[i]}
-    res.totals = {int(f): dict(R.sums.get(c, {})) for f, c in fr.entry_of_file.items()}
+    res.totals = {int(f): dict(R.sums.get(c) or {}) for f, c in fr.entry_of_file.items()}
     for f in fr.files.tolist():
         res.totals.setdefault(int(f), {})
     return res
@@ -609,9 +654,8 @@ def _sum_level(R: _Run, node: np.ndarray, key: np.ndarray, val: np.ndarray, comp
     LEVELS[0] += 1
     fr = R.fr
     names = R.keys.names
-    for c in comps.tolist():
-        R.sums.setdefault(c, {})
     if not len(node):
+        R.sums.add(comps, np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0))
         return
     comp = fr.comp[node].astype(np.int64)
     o = np.lexsort((key, comp))
@@ -630,9 +674,7 @@ def _sum_level(R: _Run, node: np.ndarray, key: np.ndarray, val: np.ndarray, comp
         pos = R.position(int(comp[a]))
         seq = sorted(range(a, b), key=lambda j: pos.get(int(node[j]), 1 << 40))
         tot[s] = float(np.add.accumulate(val[seq].astype(np.float32))[-1])
-    sc, sk = comp[starts].tolist(), key[starts].tolist()
-    for c, k, v in zip(sc, sk, tot.tolist()):
-        R.sums[c][names[k]] = v
+    R.sums.add(comps, comp[starts], key[starts], tot)
 
 
 #: counts of fusions costed by columns and by the Python handler (the bench and tests read it)
@@ -743,31 +785,38 @@ def _vector_fusions(R: _Run, nodes: np.ndarray, S: Any) -> tuple[np.ndarray, np.
     o = np.lexsort((np.arange(len(owner)), phase, owner))
     outb = f32a(S.bytes[fr.shape[FV]])
     total = _seq_f32(outb, v[o], owner[o], len(FV))
-    # the properties: the fused computation's, with the boundary figures
-    names_p = [operand_bytes_key(i) for i in range(int(pcnt.max()) + 1 if len(pcnt) else 1)]
-    names_u = [operand_util_key(i) for i in range(len(names_p))]
-    psz = f32a(p_sorted_size).tolist()
-    pn: list[int] = []
-    pk: list[int] = []
-    pv: list[float] = []
+    # the properties: the fused computation's, with the boundary figures (bytes accessed,
+    # output, each parameter's bytes and utilization 1, optimal seconds 0) in their place
     kid = R.keys.id
-    comp_of = fr.comp
-    for j, (f, c) in enumerate(zip(FV.tolist(), CV.tolist())):
-        R.asked.append((int(comp_of[f]), c))
-        p = dict(R.sums.get(c) or {})
-        p[BYTES] = float(total[j])
-        p[OUT] = float(outb[j])
-        a = int(ps[0][j])
-        for i in range(int(pcnt[j])):
-            p[names_p[i]] = psz[a + i]
-            p[names_u[i]] = 1.0
-        p[SECONDS] = 0.0
-        R.py_props[f] = p
-        for k, x in p.items():
-            pn.append(f)
-            pk.append(kid(k))
-            pv.append(x)
-    return np.array(pn, np.int64), np.array(pk, np.int64), np.array(pv, np.float64), rest
+    kmax = int(pcnt.max()) if len(pcnt) else 0
+    kb = np.array([kid(operand_bytes_key(i)) for i in range(kmax)], np.int64)
+    ku = np.array([kid(operand_util_key(i)) for i in range(kmax)], np.int64)
+    names = R.keys.names
+    kind = np.zeros(len(names), np.int64)  # 1: operand bytes, 2: utilization, 3: replaced
+    kidx = np.full(len(names), -1, np.int64)
+    kind[kb], kidx[kb] = 1, np.arange(kmax)
+    kind[ku], kidx[ku] = 2, np.arange(kmax)
+    kind[[K_BYTES, K_OUT, K_SECONDS]] = 3
+    sk, sv = R.sums.arrays()
+    done = R.sums.done[CV]
+    cnt = np.where(done, R.sums.end[CV] - R.sums.start[CV], 0)
+    si = _ranges(R.sums.start[CV], cnt)
+    sown = np.repeat(np.arange(len(FV)), cnt)
+    skk = sk[si] if len(si) else np.zeros(0, np.int64)
+    keep = ~((kind[skk] == 3) | ((kind[skk] > 0) & (kidx[skk] < pcnt[sown]) & (kidx[skk] >= 0)))
+    sown, skk, svv = sown[keep], skk[keep], (sv[si][keep] if len(si) else np.zeros(0))
+    pown = np.repeat(np.arange(len(FV)), pcnt)
+    pk_i = np.arange(len(pi)) - np.repeat(np.cumsum(pcnt) - pcnt, pcnt)
+    nF = len(FV)
+    own = np.concatenate([sown, np.arange(nF), np.arange(nF), np.arange(nF), pown, pown])
+    key = np.concatenate([skk, np.full(nF, K_BYTES), np.full(nF, K_OUT), np.full(nF, K_SECONDS),
+                          kb[pk_i] if len(pi) else np.zeros(0, np.int64), ku[pk_i] if len(pi) else np.zeros(0, np.int64)])
+    val = np.concatenate([svv, total, outb, np.zeros(nF), f32a(p_sorted_size[pi]), np.ones(len(pi))])
+    comp_of = fr.comp[FV].astype(np.int64)
+    R.asked.extend(zip(comp_of.tolist(), CV.tolist()))
+    fn = FV[own]
+    R.fus.append((fn, key, val))
+    return fn, key.astype(np.int64), val.astype(np.float64), rest
 
 
 def _python_props(R: _Run, nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -814,6 +863,26 @@ def _published(R: _Run, vec: np.ndarray, node_reached: np.ndarray, unusable: np.
         arr[e_node[s]] = e_val[s]
     opb[slot] = vopb
     published[nodes] = True
+    if R.fus:
+        fn = np.concatenate([x[0] for x in R.fus])
+        fk = np.concatenate([x[1] for x in R.fus])
+        fv = np.concatenate([x[2] for x in R.fus])
+        u = np.unique(fn)
+        flops[u], trans[u], byts[u], out[u] = 0.0, 0.0, 0.0, 0.0
+        published[u] = True
+        opb[_ranges(fr.op_ptr[u], fr.op_ptr[u + 1] - fr.op_ptr[u])] = 0.0
+        for k, arr in ((K_FLOPS, flops), (K_TRANS, trans), (K_BYTES, byts), (K_OUT, out)):
+            sel = fk == k
+            arr[fn[sel]] = fv[sel]
+        names = R.keys.names
+        is_ob = np.array([nm.startswith(BYTES) and nm[len(BYTES):len(BYTES) + 1].isdigit() and nm.endswith("{}")
+                          for nm in names], bool)
+        idx = np.array([int(nm[len(BYTES):-2]) if ob else -1 for nm, ob in zip(names, is_ob)], np.int64)
+        sel = is_ob[fk]
+        slot_i = idx[fk[sel]]
+        nops = (fr.op_ptr[fn[sel] + 1] - fr.op_ptr[fn[sel]])
+        ok = slot_i < nops
+        opb[fr.op_ptr[fn[sel][ok]] + slot_i[ok]] = fv[sel][ok]
     for i, p in R.py_props.items():
         if p is None:
             continue
