@@ -636,18 +636,25 @@ def _seq_f32(first: np.ndarray, vals: np.ndarray, owner: np.ndarray, n: int) -> 
 
 
 def _exact_groups(v: np.ndarray, g: np.ndarray, n: int) -> np.ndarray:
-    """Per group, whether a float32 sum of its values is exact in any order."""
+    """Per group, whether a float32 sum of its values is exact in any order: every value a
+    multiple of 2^m (m the group's smallest) and the magnitudes summing to at most 2^(24+m), so
+    every partial sum is a float32. Integers summing to at most 2^24 (most groups) are decided
+    without looking at the bits."""
     fin = np.isfinite(v)
-    bad = np.zeros(n, bool)
-    np.logical_or.at(bad, g, ~fin)
     vv = np.where(fin, v, 0.0)
-    gr = _granularity(vv)
-    ming = np.full(n, 1 << 20, np.int64)
-    np.minimum.at(ming, g, gr)
-    sabs = np.zeros(n)
-    np.add.at(sabs, g, np.abs(vv))
-    lim = np.ldexp(1.0, np.clip(24 + ming, -1000, 1000).astype(np.int64))
-    return ~bad & (sabs <= lim * (1 - 1e-12))
+    av = np.abs(vv)
+    sabs = np.bincount(g, weights=av, minlength=n)
+    notint = np.bincount(g, weights=(vv != np.floor(vv)) | ~fin, minlength=n) > 0
+    exact = ~notint & (sabs <= float(1 << 24))
+    rest = ~exact[g]
+    if rest.any():
+        gi, vi = g[rest], vv[rest]
+        bad = np.bincount(gi, weights=~fin[rest], minlength=n) > 0
+        ming = np.full(n, 1 << 20, np.int64)
+        np.minimum.at(ming, gi, _granularity(vi))
+        lim = np.ldexp(1.0, np.clip(24 + ming, -1000, 1000).astype(np.int64))
+        exact |= ~bad & (sabs <= lim * (1 - 1e-12)) & (np.bincount(gi, minlength=n) > 0)
+    return exact
 
 
 def _sum_level(R: _Run, node: np.ndarray, key: np.ndarray, val: np.ndarray, comps: np.ndarray) -> None:
