@@ -132,7 +132,7 @@ class Frame:
     cl_ptr: np.ndarray  # over real rows
     cl_comp: np.ndarray  # -1: a name not in the file
     cl_names: list[Optional[list[str]]]  # lazily: called computation names per row
-    extra_name: dict[int, str]  # synthesized node -> its name
+    extra_name: dict[int, Any]  # synthesized node (not columnar) -> its name's parts
     c_file: np.ndarray
     c_name: list[str]
     c_entry: np.ndarray
@@ -165,6 +165,9 @@ class Frame:
 
     def attrs(self, node: int) -> str:
         if node >= self.n:
+            j = node - self.n
+            if j < len(self.v_idx):  # type: ignore[attr-defined]
+                return f"index={int(self.v_idx[j])}"  # type: ignore[attr-defined]
             return self.extra_attrs.get(node, "")  # type: ignore[attr-defined]
         s = self._attrs.get(node)
         if s is None:
@@ -173,7 +176,13 @@ class Frame:
 
     def name(self, node: int) -> str:
         if node >= self.n:
-            return self.extra_name[node]
+            j = node - self.n
+            if j < len(self.v_src):  # type: ignore[attr-defined]
+                return f"{self.name(int(self.v_src[j]))}#{int(self.v_idx[j])}"  # type: ignore[attr-defined]
+            v = self.extra_name[node]
+            if v[0] == "slot":
+                return str(self.flat_names[v[1]].as_py())  # type: ignore[attr-defined]
+            return f"{self.name(v[0])}#{v[1]}"
         return self.rows.column("name")[node].as_py()
 
     def operands(self, node: int) -> np.ndarray:
@@ -466,8 +475,10 @@ def _build(sc: "Scope") -> Frame:
     # compact tuple operands: slots with a non-empty path
     oi = rows.column("operand_index")
     oi = oi.combine_chunks() if isinstance(oi, pa.ChunkedArray) else oi
-    paths: dict[int, list[int]] = {}
+    paths: dict[int, list[int]] = {}  # slot -> path, the ones the loop below resolves
     path_files: set[int] = set()
+    one_slot = np.zeros(0, np.int64)  # slots of a resolved operand read at one tuple index
+    one_idx = np.zeros(0, np.int64)
     if n and "operand_index" in have:
         per_row = oi.value_lengths().fill_null(0) if hasattr(oi, "value_lengths") else pc.list_value_length(oi)
         inner = pc.list_flatten(oi)
@@ -478,37 +489,69 @@ def _build(sc: "Scope") -> Frame:
             inner_owner = np.repeat(np.arange(n, dtype=np.int64), pr)
             inner_k = np.arange(len(inner_owner)) - np.repeat(np.cumsum(pr) - pr, pr)
             path_files.update(np.unique(fid[inner_owner[nz]]).tolist())
-            for j in nz:
-                r, k = int(inner_owner[j]), int(inner_k[j])
-                if k < counts[r]:
-                    paths[int(op_ptr_real[r] + k)] = inner[int(j)].as_py()
+            nz = nz[inner_k[nz] < counts[inner_owner[nz]]]
+            slots = op_ptr_real[inner_owner[nz]] + inner_k[nz]
+            flat = _np(pc.list_flatten(inner), np.int64)
+            offs = np.asarray(inner.offsets.to_numpy(zero_copy_only=False), np.int64)[nz] if len(nz) else np.zeros(0, np.int64)
+            single = (inner_len[nz] == 1) & (slot_def[slots] >= 0)
+            one_slot, one_idx = slots[single], flat[offs[single]]
+            for j in np.nonzero(~single)[0].tolist():
+                paths[int(slots[j])] = flat[offs[j]:offs[j] + inner_len[nz[j]]].tolist()
     # synthesized nodes: element get-tuple-elements and stand-ins for unknown operands
-    ex_file: list[int] = []
-    ex_comp: list[int] = []
-    ex_op: list[int] = []
-    ex_shape: list[int] = []
-    ex_src: list[int] = []  # the tuple of an element node (-1 for a stand-in)
-    ex_name: dict[int, str] = {}
-    ex_attrs: dict[int, str] = {}
-    ex_at_slot: list[int] = []  # the slot whose resolution made it (users' order)
     gte = _code_of(opnames, "get-tuple-element")
     blank = _code_of(opnames, "")
     slot_src = slot_def.copy()
+    # the common case as columns: one get-tuple-element per (tuple, index), made at its first read
+    v_src = slot_def[one_slot]
+    if len(one_slot):
+        pair = v_src * (1 << 24) + one_idx
+        uniq, first, inv = np.unique(pair, return_index=True, return_inverse=True)
+        order = np.argsort(first, kind="stable")
+        rank = np.empty(len(uniq), np.int64)
+        rank[order] = np.arange(len(uniq))
+        slot_src[one_slot] = n + rank[inv.reshape(-1)]
+        first_slot = one_slot[first[order]]
+        vt = v_src[first[order]]
+        vi = one_idx[first[order]]
+        tsh = sh_codes[vt].astype(np.int64)
+        sp = tsh * (1 << 24) + vi
+        su, sinv = np.unique(sp, return_inverse=True)
+        es_ids = []
+        for x_ in su.tolist():
+            tshape = shapes.list[x_ >> 24]
+            k_ = x_ & ((1 << 24) - 1)
+            parts = tshape.parts
+            es = parts[k_] if parts is not None and 0 <= k_ < len(parts) else parse_shape(None)
+            es_ids.append(shapes.add(es))
+        v_shape = np.array(es_ids, np.int64)[sinv.reshape(-1)]
+        v_file = fid[slot_owner[first_slot]]
+        v_comp = comp[slot_owner[first_slot]]
+    else:
+        first_slot = vt = vi = v_shape = np.zeros(0, np.int64)
+        v_file = v_comp = np.zeros(0, np.int32)
+    V = len(vt)
+    ex_file: list[int] = v_file.tolist()
+    ex_comp: list[int] = v_comp.tolist()
+    ex_op: list[int] = [gte] * V
+    ex_shape: list[int] = v_shape.tolist()
+    ex_src: list[int] = vt.tolist()  # the tuple of an element node (-1 for a stand-in)
+    ex_at_slot: list[int] = first_slot.tolist()  # the slot whose resolution made it (users' order)
+    ex_name: dict[int, Any] = {}  # node -> its name, or (tuple node, index), or ("slot", s)
+    ex_attrs: dict[int, str] = {}
     made: dict[tuple[int, int], int] = {}
     odd = np.nonzero(slot_def < 0)[0]
     todo = sorted(set(odd.tolist()) | set(paths))
-    flat_names_py = None
+    if todo and V:
+        made = {(int(a_), int(b_)): n + j for j, (a_, b_) in enumerate(zip(vt.tolist(), vi.tolist()))}
     for s in todo:
         r = int(slot_owner[s])
         c = int(comp[r])
         node = int(slot_def[s])
         if node < 0:
-            if flat_names_py is None:
-                flat_names_py = flat_names
             node = n + len(ex_op)
             ex_file.append(int(fid[r])); ex_comp.append(c); ex_op.append(blank); ex_shape.append(standin_shape)
             ex_src.append(-1); ex_at_slot.append(s)
-            ex_name[node] = str(flat_names_py[s].as_py())
+            ex_name[node] = ("slot", s)
         for index in paths.get(s) or ():
             key = (node, int(index))
             g = made.get(key)
@@ -519,7 +562,7 @@ def _build(sc: "Scope") -> Frame:
                 g = n + len(ex_op)
                 ex_file.append(int(fid[r])); ex_comp.append(c); ex_op.append(gte); ex_shape.append(shapes.add(es))
                 ex_src.append(node); ex_at_slot.append(s)
-                ex_name[g] = f"{ex_name[node] if node >= n else names_col[node].as_py()}#{index}"
+                ex_name[g] = (node, int(index))
                 ex_attrs[g] = f"index={index}"
                 made[key] = g
             node = g
@@ -532,9 +575,10 @@ def _build(sc: "Scope") -> Frame:
     shape_all = np.concatenate([sh_codes, np.array(ex_shape, np.int32)])
     param_all = np.concatenate([param, np.full(x, -1, np.int64)])
     # operand CSR over all nodes (an element node's operand: its tuple)
-    ex_has = np.array([1 if s >= 0 else 0 for s in ex_src], np.int64)
+    ex_src_a = np.array(ex_src, np.int64)
+    ex_has = (ex_src_a >= 0).astype(np.int64)
     op_ptr = np.concatenate([op_ptr_real, op_ptr_real[-1] + np.cumsum(ex_has)]) if x else op_ptr_real
-    op_src = np.concatenate([slot_src, np.array([s for s in ex_src if s >= 0], np.int64)])
+    op_src = np.concatenate([slot_src, ex_src_a[ex_src_a >= 0]])
     # users: (operand node, user, order) — each user once per operand node, in the parser's order;
     # an element node is a user of its tuple from the slot that made it; stand-ins have no users
     u_src = slot_src
@@ -587,6 +631,8 @@ def _build(sc: "Scope") -> Frame:
                file_of_module=file_of_module, entry_of_file=entry_of_file, tuple_leaves=tuple_leaves,
                xla_2026=xla_2026, trip_count=trip, attrs_col=_attrs_array(rows))
     fr.extra_attrs = ex_attrs  # type: ignore[attr-defined]
+    fr.v_src, fr.v_idx = vt, vi  # type: ignore[attr-defined]  # the columnar element nodes n..n+V-1
+    fr.flat_names = flat_names  # type: ignore[attr-defined]
     shapes.facts()
     return fr
 
