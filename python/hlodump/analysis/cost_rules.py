@@ -826,33 +826,92 @@ def _vector_fusions(R: _Run, nodes: np.ndarray, S: Any) -> tuple[np.ndarray, np.
     return fn, key.astype(np.int64), val.astype(np.float64), rest
 
 
+# rules that read nothing but the instruction's shapes and attributes: run once per distinct
+# (opcode, shape, operand shapes, attribute text, conventions), their figures copied to the rest
+_PURE = frozenset({"transpose", "dot", "convolution", "fft", "triangular-solve", "cholesky", "infeed", "outfeed"})
+_PURE_MAX_OPERANDS = 6
+#: handler calls (all, and the ones a signature saved): the bench reads them
+HANDLER_CALLS = {"run": 0, "copied": 0}
+
+
 def _python_props(R: _Run, nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The Python rules of ``nodes`` (their callees summed): their (node, key, value)."""
     fr = R.fr
     pn: list[int] = []
     pk: list[int] = []
     pv: list[float] = []
+    parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+    pure_code = np.array([o in _PURE for o in fr.opnames], bool)
+    nops = fr.op_ptr[nodes + 1] - fr.op_ptr[nodes]
+    pure = pure_code[fr.op[nodes]] & (nops <= _PURE_MAX_OPERANDS) & (nodes < fr.n)
+    if pure.sum() > 1:
+        P = nodes[pure]
+        nodes = nodes[~pure]
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        acodes = np.asarray(pc.dictionary_encode(fr.attrs_col.take(pa.array(P))).indices.to_numpy(zero_copy_only=False),
+                            np.int64)
+        conv = np.array([(R.leaves_of(int(f)) * 2 + (int(f) in fr.xla_2026)) for f in fr.files.tolist()], np.int64)
+        fconv = np.zeros(int(fr.file.max()) + 1, np.int64)
+        fconv[fr.files] = conv
+        cols = [fr.op[P].astype(np.int64), fr.shape[P].astype(np.int64), acodes, fconv[fr.file[P]], nops[pure]]
+        for k in range(_PURE_MAX_OPERANDS):
+            has = cols[4] > k
+            sh = np.full(len(P), -1, np.int64)
+            sh[has] = fr.shape[fr.op_src[fr.op_ptr[P[has]] + k]]
+            cols.append(sh)
+        sig = np.stack(cols, axis=1)
+        _, first, inv = np.unique(sig, axis=0, return_index=True, return_inverse=True)
+        inv = inv.reshape(-1)
+        HANDLER_CALLS["copied"] += len(P) - len(first)
+        by_group = P[np.argsort(inv, kind="stable")]
+        bounds = np.concatenate([[0], np.cumsum(np.bincount(inv, minlength=len(first)))])
+        for g, rep in enumerate(first.tolist()):
+            i = int(P[rep])
+            p, why = _one(R, i)
+            members = by_group[bounds[g]:bounds[g + 1]]
+            for m in members.tolist():
+                R.py_props[m] = p
+                if why is not None:
+                    R.problems[m] = why
+            ks = np.array([R.keys.id(k) for k in p], np.int64)
+            vs = np.array(list(p.values()), np.float64)
+            parts.append((np.repeat(members, len(ks)), np.tile(ks, len(members)), np.tile(vs, len(members))))
     for i in nodes.tolist():
-        ins = fr.node(i)
-        a = R.ctx_of(int(fr.file[i]))
-        a.current = int(fr.comp[i])
-        p = _preprocess(ins, a.tuple_leaves)
-        handler = _HANDLERS[ins.opcode]
-        try:
-            compute_time = handler(a, ins, p)
-        except (IndexError, ValueError, KeyError, AttributeError, TypeError, ZeroDivisionError) as e:
-            # malformed or unexpected text (an operand we cannot see, odd attributes): keep
-            # XLA's default figures for this instruction and say so
-            R.problems[i] = f"could not apply XLA's rule for {ins.opcode}: {type(e).__name__}: {e}"
-            compute_time = None
-        if compute_time is not False:
-            p[SECONDS] = 0.0
+        p, why = _one(R, i)
+        if why is not None:
+            R.problems[i] = why
         R.py_props[i] = p
         for k, v in p.items():
             pn.append(i)
             pk.append(R.keys.id(k))
             pv.append(v)
-    return np.array(pn, np.int64), np.array(pk, np.int64), np.array(pv, np.float64)
+    parts.append((np.array(pn, np.int64), np.array(pk, np.int64), np.array(pv, np.float64)))
+    return (np.concatenate([x[0] for x in parts]), np.concatenate([x[1] for x in parts]),
+            np.concatenate([x[2] for x in parts]))
+
+
+def _one(R: _Run, i: int) -> tuple[dict[str, float], Optional[str]]:
+    """One instruction's Python rule: (its properties, why XLA's rule did not apply or None)."""
+    HANDLER_CALLS["run"] += 1
+    fr = R.fr
+    why = None
+    ins = fr.node(i)
+    a = R.ctx_of(int(fr.file[i]))
+    a.current = int(fr.comp[i])
+    p = _preprocess(ins, a.tuple_leaves)
+    handler = _HANDLERS[ins.opcode]
+    try:
+        compute_time = handler(a, ins, p)
+    except (IndexError, ValueError, KeyError, AttributeError, TypeError, ZeroDivisionError) as e:
+        # malformed or unexpected text (an operand we cannot see, odd attributes): keep
+        # XLA's default figures for this instruction and say so
+        why = f"could not apply XLA's rule for {ins.opcode}: {type(e).__name__}: {e}"
+        compute_time = None
+    if compute_time is not False:
+        p[SECONDS] = 0.0
+    return p, why
 
 
 def _published(R: _Run, vec: np.ndarray, node_reached: np.ndarray, unusable: np.ndarray, entries: Any) -> CostResult:
