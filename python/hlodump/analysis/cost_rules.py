@@ -444,7 +444,11 @@ def _vector_props(R: _Run, vec: np.ndarray, S: Any, opname: np.ndarray) -> tuple
     t = fr.t
     nodes = np.nonzero(vec)[0]
     sh = fr.shape[nodes]
-    opc = opname[fr.op[nodes]] if len(nodes) else np.zeros(0, object)
+    opc = fr.op[nodes]  # opcode codes (compared as integers, not strings)
+    code_of = {o: i for i, o in enumerate(fr.opnames)}
+
+    def codes(names: Any) -> list[int]:
+        return [code_of[x] for x in names if x in code_of]
     leaves = np.array([R.leaves_of(int(f)) for f in fr.files.tolist()], bool)
     file_leaves = np.ones(int(fr.file.max()) + 1 if t else 1, bool)
     if len(fr.files):
@@ -473,7 +477,7 @@ def _vector_props(R: _Run, vec: np.ndarray, S: Any, opname: np.ndarray) -> tuple
     extra: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # (node pos, key id, value)
 
     def m(*names: str) -> np.ndarray:
-        return np.isin(opc, list(names))
+        return np.isin(opc, codes(names))
 
     elems = S.elements[sh]
 
@@ -482,8 +486,8 @@ def _vector_props(R: _Run, vec: np.ndarray, S: Any, opname: np.ndarray) -> tuple
         return fr.shape[fr.op_src[fr.op_ptr[nodes[where]] + k]]
 
     # elementwise
-    ew = np.isin(opc, list(_ELEMENTWISE))
-    tr = ew & np.isin(opc, list(_TRANSCENDENTAL))
+    ew = np.isin(opc, codes(_ELEMENTWISE))
+    tr = ew & np.isin(opc, codes(_TRANSCENDENTAL))
     trans[tr], has_trans[tr] = f32a(elems[tr]), True
     fl = ew & ~tr
     flops[fl], has_flops[fl] = f32a(elems[fl]), True
