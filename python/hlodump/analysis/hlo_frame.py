@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Optional
 
 import numpy as np
@@ -47,7 +48,7 @@ BUILDS = [0]
 def attr(attrs: str, name: str) -> Optional[str]:
     """The raw value of ``name=`` in an instruction's attribute text (braces balanced), or None.
     Called only for the instructions whose rule needs an attribute (not per row)."""
-    m = re.search(r"(?:^|[\s,])" + re.escape(name) + r"=", attrs)
+    m = _attr_re(name).search(attrs)
     if m is None:
         return None
     i = m.end()
@@ -70,6 +71,11 @@ def attr(attrs: str, name: str) -> Optional[str]:
             depth -= 1
         j += 1
     return s[i:j]
+
+
+@lru_cache(maxsize=256)
+def _attr_re(name: str) -> "re.Pattern[str]":
+    return re.compile(r"(?:^|[\s,])" + re.escape(name) + r"=")
 
 
 class Shapes:
