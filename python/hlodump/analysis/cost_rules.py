@@ -721,9 +721,32 @@ def _vector_fusions(R: _Run, nodes: np.ndarray, S: Any) -> tuple[np.ndarray, np.
     C = np.where(has_call, fr.cl_comp[np.minimum(fr.cl_ptr[F], max(len(fr.cl_comp) - 1, 0))] if len(fr.cl_comp) else -1, -1)
     root = np.where(C >= 0, fr.c_root[np.maximum(C, 0)], -1)
     sh = fr.shape[F]
-    ok = (C >= 0) & (root >= 0) & ~kc[F] & S.is_array[sh] & ~S.is_tuple[sh]
     dus = code.get("dynamic-update-slice", -9)
-    ok &= fr.op[np.maximum(root, 0)] != dus
+    rootop = fr.op[np.maximum(root, 0)]
+    # a dynamic-update-slice root is charged its update (it needs one)
+    rs = np.maximum(root, 0)
+    dus_root = (rootop == dus) & (root >= 0)
+    dus_root_ok = dus_root & (fr.op_ptr[rs + 1] - fr.op_ptr[rs] >= 2)
+    arr_ok = S.is_array[sh] & ~S.is_tuple[sh] & (~dus_root | dus_root_ok)
+    tup_ok = S.flat[sh]
+    # a tuple root's dynamic-update-slice element is charged its update: it needs one
+    rt = np.nonzero(tup_ok & (root >= 0) & (rootop == code.get("tuple", -9)))[0]
+    if len(rt):
+        r = root[rt]
+        rn = fr.op_ptr[r + 1] - fr.op_ptr[r]
+        lc = np.minimum(S.nparts[sh[rt]], rn)
+        el = fr.op_src[_ranges(fr.op_ptr[r], lc)]
+        short = (fr.op[el] == dus) & (fr.op_ptr[el + 1] - fr.op_ptr[el] < 2)
+        badr = np.zeros(len(rt), bool)
+        np.logical_or.at(badr, np.repeat(np.arange(len(rt)), lc), short)
+        tup_ok[rt[badr]] = False
+    # a custom fusion is costed by a gather or scatter inside it (the Python rule); without one,
+    # as any fusion
+    n_all = len(fr.c_name)
+    gs = np.isin(fr.op[:fr.n], [code.get("gather", -9), code.get("scatter", -9)])
+    has_gs = np.bincount(fr.comp[:fr.n][gs], minlength=n_all) > 0
+    custom_bad = kc[F] & has_gs[np.maximum(C, 0)]
+    ok = (C >= 0) & (root >= 0) & ~custom_bad & (arr_ok | tup_ok)
     # per candidate computation: its parameters
     cand = np.unique(C[ok])
     nc = len(fr.c_name)
@@ -789,13 +812,35 @@ def _vector_fusions(R: _Run, nodes: np.ndarray, S: Any) -> tuple[np.ndarray, np.
     vals_owner = [np.repeat(np.arange(len(FV)), cc), np.repeat(np.arange(len(FV)), pcnt)]
     ci = _ranges(cs[0], cc)
     pi = _ranges(ps[0], pcnt)
-    vals = [f32a(S.bytes[fr.shape[crow[ci]]]), f32a(p_sorted_size[pi])]
-    phase = np.concatenate([np.zeros(len(ci)), np.ones(len(pi))])
+    # a tuple result: each array element's bytes (a dynamic-update-slice element of a tuple
+    # root: its update's), first in bytes accessed
+    shv = fr.shape[FV]
+    is_t = S.is_tuple[shv]
+    lcount = np.where(is_t, S.nparts[shv], 0)
+    lown = np.repeat(np.arange(len(FV)), lcount)
+    li = np.arange(int(lcount.sum())) - np.repeat(np.cumsum(lcount) - lcount, lcount)
+    lsize = S.part_bytes[S.part_ptr[shv[lown]] + li] if len(li) else np.zeros(0, np.int64)
+    if len(li):
+        r = fr.c_root[CV[lown]]
+        has = (fr.op[r] == code.get("tuple", -9)) & (li < fr.op_ptr[r + 1] - fr.op_ptr[r])
+        el = np.where(has, fr.op_src[np.minimum(fr.op_ptr[r] + li, len(fr.op_src) - 1)], -1)
+        isd = has & (fr.op[np.maximum(el, 0)] == dus)
+        upd = fr.op_src[fr.op_ptr[el[isd]] + 1]
+        lsize[isd] = S.bytes[fr.shape[upd]]
+    vals = [f32a(lsize), f32a(S.bytes[fr.shape[crow[ci]]]), f32a(p_sorted_size[pi])]
+    vals_owner = [lown] + vals_owner
+    phase = np.concatenate([np.full(len(li), -1.0), np.zeros(len(ci)), np.ones(len(pi))])
     owner = np.concatenate(vals_owner)
     v = np.concatenate(vals)
     o = np.lexsort((np.arange(len(owner)), phase, owner))
-    outb = f32a(S.bytes[fr.shape[FV]])
+    out_size = S.bytes[shv].copy()
+    rv = fr.c_root[CV]
+    dr = ~is_t & (fr.op[rv] == dus)
+    if dr.any():
+        out_size[dr] = S.bytes[fr.shape[fr.op_src[fr.op_ptr[rv[dr]] + 1]]]
+    outb = np.where(is_t, 0.0, f32a(out_size))
     total = _seq_f32(outb, v[o], owner[o], len(FV))
+    outb = np.where(is_t, _seq_f32(np.zeros(len(FV)), f32a(lsize), lown, len(FV)), outb)
     # the properties: the fused computation's, with the boundary figures (bytes accessed,
     # output, each parameter's bytes and utilization 1, optimal seconds 0) in their place
     kid = R.keys.id
@@ -808,21 +853,30 @@ def _vector_fusions(R: _Run, nodes: np.ndarray, S: Any) -> tuple[np.ndarray, np.
     kind[kb], kidx[kb] = 1, np.arange(kmax)
     kind[ku], kidx[ku] = 2, np.arange(kmax)
     kind[[K_BYTES, K_OUT, K_SECONDS]] = 3
+    lmax = int(lcount.max()) if len(lcount) else 0
+    kl = np.array([kid(output_bytes_key((i,))) for i in range(lmax)], np.int64)
+    if lmax:
+        names = R.keys.names
+        kind = np.concatenate([kind, np.zeros(len(names) - len(kind), np.int64)])
+        kidx = np.concatenate([kidx, np.full(len(names) - len(kidx), -1, np.int64)])
+        kind[kl], kidx[kl] = 4, np.arange(lmax)
     sk, sv = R.sums.arrays()
     done = R.sums.done[CV]
     cnt = np.where(done, R.sums.end[CV] - R.sums.start[CV], 0)
     si = _ranges(R.sums.start[CV], cnt)
     sown = np.repeat(np.arange(len(FV)), cnt)
     skk = sk[si] if len(si) else np.zeros(0, np.int64)
-    keep = ~((kind[skk] == 3) | ((kind[skk] > 0) & (kidx[skk] < pcnt[sown]) & (kidx[skk] >= 0)))
+    keep = ~((kind[skk] == 3) | ((kind[skk] > 0) & (kind[skk] < 3) & (kidx[skk] < pcnt[sown]) & (kidx[skk] >= 0))
+             | ((kind[skk] == 4) & (kidx[skk] < lcount[sown])))
     sown, skk, svv = sown[keep], skk[keep], (sv[si][keep] if len(si) else np.zeros(0))
     pown = np.repeat(np.arange(len(FV)), pcnt)
     pk_i = np.arange(len(pi)) - np.repeat(np.cumsum(pcnt) - pcnt, pcnt)
     nF = len(FV)
-    own = np.concatenate([sown, np.arange(nF), np.arange(nF), np.arange(nF), pown, pown])
+    own = np.concatenate([sown, np.arange(nF), np.arange(nF), np.arange(nF), pown, pown, lown])
     key = np.concatenate([skk, np.full(nF, K_BYTES), np.full(nF, K_OUT), np.full(nF, K_SECONDS),
-                          kb[pk_i] if len(pi) else np.zeros(0, np.int64), ku[pk_i] if len(pi) else np.zeros(0, np.int64)])
-    val = np.concatenate([svv, total, outb, np.zeros(nF), f32a(p_sorted_size[pi]), np.ones(len(pi))])
+                          kb[pk_i] if len(pi) else np.zeros(0, np.int64), ku[pk_i] if len(pi) else np.zeros(0, np.int64),
+                          kl[li] if len(li) else np.zeros(0, np.int64)])
+    val = np.concatenate([svv, total, outb, np.zeros(nF), f32a(p_sorted_size[pi]), np.ones(len(pi)), f32a(lsize)])
     comp_of = fr.comp[FV].astype(np.int64)
     R.asked.extend(zip(comp_of.tolist(), CV.tolist()))
     fn = FV[own]

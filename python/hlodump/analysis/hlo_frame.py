@@ -111,6 +111,13 @@ class Shapes:
         self.arr_bytes = np.array([sum(x.bytes for _, x in s.subshapes() if x.is_array) if not s.unusable else 0
                                    for s in L], dtype=np.int64)
         self.elements_recursive = np.array([s.elements_recursive if not s.unusable else 0 for s in L], dtype=np.float64)
+        # flat tuples of arrays: their parts' bytes (a CSR over shapes)
+        self.flat = np.array([s.is_tuple and not s.unusable and len(s.parts) > 0 and all(x.is_array for x in s.parts)
+                              for s in L], dtype=bool)
+        pb = [[x.bytes for x in s.parts] if f else [] for s, f in zip(L, self.flat.tolist())]
+        self.part_ptr = np.zeros(len(L) + 1, np.int64)
+        np.cumsum([len(x) for x in pb], out=self.part_ptr[1:])
+        self.part_bytes = np.array([b for x in pb for b in x], dtype=np.int64)
         self.first_etype = [(s.arrays[0].etype if s.arrays else None) if not s.unusable else None for s in L]
         self._stale = False
 
