@@ -25,8 +25,7 @@ are the CPU/GPU convention for them.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Optional, Union
+from typing import TYPE_CHECKING, Any, Optional
 
 import pyarrow as pa
 
@@ -36,11 +35,10 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["costs", "cost_analysis", "format_cost", "COST_COLUMNS"]
 
-ModuleSel = Union[None, str, int, Sequence[Union[str, int]]]
-
-
 from .cost_rules import BYTES, FLOPS, OUT, SECONDS, TRANS, UTIL, _NOTES, CostResult, run
+from .engine import views
 from .hlo_frame import Frame, frame
+from .modules import ModuleSel
 
 TupleResults = Optional[str]  # "leaves", "index_table" or None (told by the printer)
 
@@ -63,12 +61,6 @@ def cost_result(d: "Dump", module: ModuleSel = None, tuple_results: TupleResults
             if res is None:
                 res = sc.cache[key] = run(fr, tuple_results)
     return sc, fr, res
-
-
-def _safe_select(d: "Dump", module: ModuleSel) -> list[Any]:
-    from .modules import scope_of
-
-    return scope_of(d, module).mods
 
 
 def _jax_dict(props: dict[str, float]) -> dict[str, float]:
@@ -133,9 +125,7 @@ def cost_analysis(d: "Dump", module: ModuleSel = None, tuple_results: TupleResul
 
 def _modules_per_file(d: "Dump") -> dict[int, list[str]]:
     """The module names of each HLO file (several in concatenated dumps and split test inputs)."""
-    from . import _views
-
-    v = _views(d)
+    v = views(d)
     if "modules" not in v:
         return {}
     out: dict[int, list[str]] = {}

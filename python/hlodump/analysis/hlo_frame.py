@@ -152,7 +152,6 @@ class Frame:
     c_root: np.ndarray
     c_start: np.ndarray
     c_end: np.ndarray
-    c_extra: dict[int, list[int]]  # computation -> its synthesized nodes
     comp_index: dict[tuple[int, str], int]  # (file, name) -> computation
     files: np.ndarray  # the chosen files
     module_of_file: dict[int, Any]  # file -> module (the last selected module naming it)
@@ -640,7 +639,7 @@ def _build(sc: "Scope") -> Frame:
                shapes=shapes, param=param_all, op_ptr=op_ptr, op_src=op_src, us_ptr=us_ptr, us_dst=u_dst,
                cl_ptr=cl_ptr, cl_comp=cl_comp, cl_names=[None] * n, extra_name=ex_name, c_file=c_file,
                c_name=c_name, c_entry=c_entry, c_root=c_root, c_start=c_start, c_end=c_end,
-               c_extra={}, comp_index=comp_index, files=files, module_of_file=module_of_file,
+               comp_index=comp_index, files=files, module_of_file=module_of_file,
                file_of_module=file_of_module, entry_of_file=entry_of_file, tuple_leaves=tuple_leaves,
                xla_2026=xla_2026, trip_count=trip, attrs_col=_attrs_array(rows))
     fr.extra_attrs = ex_attrs  # type: ignore[attr-defined]

@@ -22,7 +22,8 @@ from typing import TYPE_CHECKING, Any, Optional, Union
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .cost import ModuleSel, costs
+from .cost import costs
+from .modules import ModuleSel
 from .devices import Device, device as _device
 
 if TYPE_CHECKING:  # pragma: no cover
