@@ -109,3 +109,34 @@ def test_one_byte_size_of(text: str, size: int) -> None:
     """``ShapeUtil::ByteSizeOf(shape, 8)`` once: the memory tables and the cost rules agree
     (they disagreed on ``opaque[]``: the pointer size, 8)."""
     assert A.logical_bytes(text) == parse_shape(text).bytes == size
+
+
+DATA = Path(__file__).parent / "data"
+INPUTS = sorted(p for p in (DATA / "corpus").glob("jax-*") if p.is_dir()) + \
+    sorted(p for p in (DATA / "cost").iterdir() if p.is_dir()) + \
+    sorted(p for p in (DATA / "producers").iterdir() if p.is_dir())
+
+
+def _both(path: Path) -> tuple[object, object]:
+    out = []
+    for columns in (False, True):
+        cost_rules.COLUMNS = columns
+        try:
+            d = hlodump.read_arrow(path, threads=1, progress=False)
+            t = A.costs(d)
+            out.append(([r["cost_analysis"] for r in A.cost_analysis(d)],
+                        {c: [None if isinstance(x, float) and x != x else x for x in t.column(c).to_pylist()]
+                         for c in t.column_names}))
+        finally:
+            cost_rules.COLUMNS = True
+    return out[0], out[1]
+
+
+@pytest.mark.parametrize("path", INPUTS, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_columns_equal_the_handlers(path: Path) -> None:
+    """The rules as columns (vectorised opcodes and fusions, rules run once per signature) give
+    every figure the per-instruction Python handlers give, on every corpus release, the cost
+    inputs and the TensorFlow / PyTorch-XLA dumps."""
+    (ref_ca, ref_t), (ca, t) = _both(path)
+    assert ca == ref_ca
+    assert t == ref_t

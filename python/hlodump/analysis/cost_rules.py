@@ -42,6 +42,9 @@ UTIL = "utilization"
 #: fallback): a test checks that they do not grow with the number of modules.
 RUNS = [0]
 LEVELS = [0]
+#: False: every instruction through the Python handlers (the first analysis' rules, one call
+#: each) — the reference the columns are tested against (tests/test_cost_engine.py)
+COLUMNS = True
 ORDERED = [0]
 
 
@@ -389,6 +392,8 @@ def run(fr: Frame, tuple_results: Optional[str] = None) -> CostResult:
     for o, k in _MIN_OPERANDS.items():
         if o in fr.opnames:
             is_py |= (fr.op == fr.opnames.index(o)) & (nops < k)
+    if not COLUMNS:
+        is_py[:] = True
     is_py &= ~unusable
     vec = in_summed & ~unusable & ~is_py
     entries = _vector_props(R, vec, S, opname)
@@ -704,7 +709,7 @@ def _vector_fusions(R: _Run, nodes: np.ndarray, S: Any) -> tuple[np.ndarray, np.
     fusions and the nodes left for the Python handlers."""
     fr = R.fr
     empty = np.zeros(0, np.int64)
-    if "fusion" not in fr.opnames or not len(nodes):
+    if "fusion" not in fr.opnames or not len(nodes) or not COLUMNS:
         return empty, empty, np.zeros(0), nodes
     opn = fr.opnames
     code = {o: i for i, o in enumerate(opn)}
@@ -902,7 +907,7 @@ def _python_props(R: _Run, nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray, n
     pure_code = np.array([o in _PURE for o in fr.opnames], bool)
     nops = fr.op_ptr[nodes + 1] - fr.op_ptr[nodes]
     pure = pure_code[fr.op[nodes]] & (nops <= _PURE_MAX_OPERANDS) & (nodes < fr.n)
-    if pure.sum() > 1:
+    if pure.sum() > 1 and COLUMNS:
         P = nodes[pure]
         nodes = nodes[~pure]
         import pyarrow as pa
@@ -959,7 +964,9 @@ def _one(R: _Run, i: int) -> tuple[dict[str, float], Optional[str]]:
     a = R.ctx_of(int(fr.file[i]))
     a.current = int(fr.comp[i])
     p = _preprocess(ins, a.tuple_leaves)
-    handler = _HANDLERS[ins.opcode]
+    handler = _HANDLERS.get(ins.opcode)
+    if handler is None:
+        handler = _elementwise if ins.opcode in _ELEMENTWISE else _free if ins.opcode in _FREE else _keep
     try:
         compute_time = handler(a, ins, p)
     except (IndexError, ValueError, KeyError, AttributeError, TypeError, ZeroDivisionError) as e:
