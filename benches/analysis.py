@@ -22,6 +22,14 @@ assignment, values, live ranges and memory-usage report, 5 files, ~4.5 KB, renum
 overhead of every analysis, which must stay flat from 1k to 100k modules (issue 37).
 
 Prints a table and writes ``benches/out/analysis.json``.
+
+    python benches/analysis.py --generated 1000 10000
+
+Generated dumps: N after-optimizations HLO modules (the 12 smallest of jax 0.12.0.1's corpus
+programs, cycled, each with a module id of its own) in one directory: ``read_arrow``, then
+``summary(cost=False)``, ``cost_analysis`` and ``summary`` (with cost, after the others: cached)
+in one child process; CPU seconds and per-module milliseconds of the cost — flat from 1k to
+10k when nothing loops per module.
 """
 
 from __future__ import annotations
@@ -46,6 +54,42 @@ ANALYSES = {
     "memory_timeline": "A.memory_timeline(d)",
     "breakdown_source": "A.breakdown(d, 'source')",
 }
+
+
+def make_generated(n: int) -> Path:
+    out = HERE / "out" / "analysis" / f"gen{n}"
+    if out.is_dir():
+        return out
+    srcs = sorted((CORPUS / "jax-0.12.0.1").glob("*/*.cpu_after_optimizations.txt"), key=lambda p: p.stat().st_size)[:12]
+    texts = [(p.name.split(".")[1], p.read_bytes()) for p in srcs]
+    tmp = out.with_suffix(".tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    for i in range(n):
+        name, text = texts[i % len(texts)]
+        (tmp / f"module_{i:06d}.{name}.cpu_after_optimizations.txt").write_bytes(text)
+    tmp.rename(out)
+    return out
+
+
+def generated_child(path: str) -> None:
+    import hlodump
+    from hlodump import analysis as A
+
+    t0 = time.process_time()
+    d = hlodump.read_arrow(path, threads=1, progress=False)
+    t1 = time.process_time()
+    n = len(A._module_list(d))
+    t2 = time.process_time()
+    A.summary(d, cost=False)
+    t3 = time.process_time()
+    ca = A.cost_analysis(d)
+    t4 = time.process_time()
+    A.summary(d)
+    t5 = time.process_time()
+    assert sum(1 for r in ca if r["cost_analysis"]) == n
+    print(json.dumps({"modules": n, "read_s": t1 - t0, "modules_s": t2 - t1, "summary_s": t3 - t2, "cost_s": t4 - t3,
+                      "summary_with_cost_after_s": t5 - t4}))
 
 
 def make(k: int) -> Path:
@@ -134,7 +178,22 @@ def main() -> int:
                     help="N tiny modules in one dump instead of corpus copies (e.g. 1000 4000 16000)")
     ap.add_argument("--only", nargs="*", choices=sorted(ANALYSES), default=None, help="these analyses only")
     ap.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
+    ap.add_argument("--generated", type=int, nargs="*", help="generated dumps of N small modules (see above)")
+    ap.add_argument("--generated-child", help=argparse.SUPPRESS)
     a = ap.parse_args()
+    if a.generated_child:
+        generated_child(a.generated_child)
+        return 0
+    if a.generated:
+        print(f"{'modules':>8} {'read s':>7} {'summary s':>9} {'cost s':>7} {'cost/read':>9} {'cost ms/module':>14}")
+        for n in a.generated:
+            path = make_generated(n)
+            p = subprocess.run([sys.executable, __file__, "--generated-child", str(path)], capture_output=True,
+                               text=True, check=True)
+            r = json.loads(p.stdout.strip().splitlines()[-1])
+            print(f"{r['modules']:>8} {r['read_s']:>7.2f} {r['summary_s']:>9.2f} {r['cost_s']:>7.2f} "
+                  f"{r['cost_s'] / r['read_s']:>9.2f} {1000 * r['cost_s'] / r['modules']:>14.3f}", flush=True)
+        return 0
     if a.child:
         child(a.child[0], a.child[1], a.legacy)
         return 0

@@ -44,8 +44,14 @@ from typing import TYPE_CHECKING, Any, Optional
 import numpy as np
 import pyarrow as pa
 
-from .cost import _safe_select
-from .cost_graph import ModuleSel, _attr, _Ins, _load
+from .hlo_frame import Frame, Node, attr, frame
+from .modules import ModuleSel
+
+_Ins = Node  # an instruction as the rules below read it (a view of the HLO frame)
+
+
+def _attr(ins: Node, name: str) -> Optional[str]:
+    return attr(ins.attrs, name)
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..dump import Dump
@@ -428,74 +434,97 @@ def collectives(d: "Dump", module: ModuleSel = None) -> pa.Table:
     permute), ``exposed`` (a synchronous collective, or a pair with no compute scheduled
     between start and done; None when the done is not found), ``channel_id``, ``bytes`` (S, NCCL's definition), ``bytes_per_device`` and the
     ``formula`` used, ``op_name`` and source line."""
-    mods = _safe_select(d, module)
-    loaded = _load(d, mods)
-    headers = _headers(d, list(loaded.graphs))
+    from .modules import scope_of
+
+    sc = scope_of(d, module)
+    fr = frame(sc)
+    hit = sc.cache.get("collectives")
+    if hit is None:
+        hit = sc.cache["collectives"] = _collectives(d, fr)
+    return hit
+
+
+def _collectives(d: "Dump", fr: Frame) -> pa.Table:
+    """The collectives table from the frame: only the collective instructions (and the async
+    wrappers around them) are looked at, all modules at once."""
+    n = fr.n
+    headers = _headers(d, fr.files.tolist())
     rows: list[dict[str, Any]] = []
     budget = [0]  # device ids listed so far (MAX_LISTED_TOTAL)
-    cols = loaded.cols
-    for fid, comps in loaded.graphs.items():
-        m = loaded.module_of[fid]
-        ndev = _devices(headers.get(fid, ""))
-        wrapped: dict[str, _Ins] = {}  # async computation -> its async-start
-        for comp in comps.values():
-            for ins in comp.instrs:
-                if ins.opcode == "async-start" and ins.called:
-                    wrapped[ins.called[0]] = ins
-        for comp in comps.values():
-            steps = {id(i): k for k, i in enumerate(comp.instrs)}
-            matched: dict[int, _Ins] = {}  # id(done) -> its start
-            dones: list[_Ins] = []
-            for ins in comp.instrs:
-                kind = _kind(ins.opcode)
-                if kind is None:
-                    continue
-                if ins.opcode.endswith("-done"):
-                    dones.append(ins)
-                    continue
-                start = done = None
-                where = comp
-                if ins.opcode.endswith("-start"):
-                    start, done = ins, _done_of(ins)
-                    if done is not None:
-                        matched[id(done)] = ins
-                elif comp.name in wrapped:
-                    start = wrapped[comp.name]
-                    done = _done_of(start)
-                    where = start.comp
-                rows.append(_row(m, fid, where, kind, ins, start, done, steps if where is comp else
-                                 {id(i): k for k, i in enumerate(where.instrs)}, ndev, cols, budget=budget))
-            for ins in dones:  # a -done no -start ends: listed, not silently left out
-                if id(ins) in matched:
-                    continue
-                kind = _kind(ins.opcode) or ""
-                op = ins.operands[0] if ins.operands else None
-                if op is not None and op.opcode.endswith("-start") and _kind(op.opcode) == kind:
-                    first = _done_of(op)
-                    note = (f"a second -done of {op.name} (its first is {first.name}); not counted twice"
-                            if first is not None and first is not ins else f"-done of {op.name}, not found from it")
-                else:
-                    note = "a -done without its -start" + (f" ({op.name} is {op.opcode or 'not in this computation'})"
-                                                            if op is not None else "")
-                rows.append(_row(m, fid, comp, kind, ins, None, ins, steps, ndev, cols, note=note))
+    kind_of = [_kind(o) for o in fr.opnames]
+    is_coll = np.array([k is not None for k in kind_of], bool)
+    coll = np.nonzero(is_coll[fr.op[:n]])[0] if n else np.zeros(0, np.int64)
+    if not len(coll):
+        return _table(rows)
+    # async computations -> their async-start (the last one naming it, as a dict would keep)
+    wrapped: dict[int, Node] = {}
+    if "async-start" in fr.opnames:
+        for i in np.nonzero(fr.op[:n] == fr.opnames.index("async-start"))[0].tolist():
+            called = fr.called_names(i)
+            if called:
+                c = fr.comp_index.get((int(fr.file[i]), called[0]))
+                if c is not None:
+                    wrapped[c] = fr.node(i)
+    not_compute = np.array([o in _NOT_COMPUTE or o.endswith("-done") or o.endswith("-start") for o in fr.opnames], bool)
+    ndev_of: dict[int, Optional[int]] = {}
+    for c in np.unique(fr.comp[coll]).tolist():
+        fid = int(fr.c_file[c])
+        m = fr.module_of_file[fid]
+        if fid not in ndev_of:
+            ndev_of[fid] = _devices(headers.get(fid, ""))
+        ndev = ndev_of[fid]
+        comp = fr.comp_view(c)
+        here = coll[fr.comp[coll] == c]
+        matched: dict[int, Node] = {}  # id(done) -> its start
+        dones: list[Node] = []
+        for i in here.tolist():
+            ins = fr.node(i)
+            kind = kind_of[fr.op[i]]
+            if ins.opcode.endswith("-done"):
+                dones.append(ins)
+                continue
+            start = done = None
+            where = comp
+            if ins.opcode.endswith("-start"):
+                start, done = ins, _done_of(ins)
+                if done is not None:
+                    matched[id(done)] = ins
+            elif c in wrapped:
+                start = wrapped[c]
+                done = _done_of(start)
+                where = start.comp
+            rows.append(_row(m, fid, where, kind, ins, start, done, fr, not_compute, ndev, budget=budget))
+        for ins in dones:  # a -done no -start ends: listed, not silently left out
+            if id(ins) in matched:
+                continue
+            kind = _kind(ins.opcode) or ""
+            op = ins.operands[0] if ins.operands else None
+            if op is not None and op.opcode.endswith("-start") and _kind(op.opcode) == kind:
+                first = _done_of(op)
+                note = (f"a second -done of {op.name} (its first is {first.name}); not counted twice"
+                        if first is not None and first is not ins else f"-done of {op.name}, not found from it")
+            else:
+                note = "a -done without its -start" + (f" ({op.name} is {op.opcode or 'not in this computation'})"
+                                                        if op is not None else "")
+            rows.append(_row(m, fid, comp, kind, ins, None, ins, fr, not_compute, ndev, note=note))
     rows.sort(key=lambda r: (r["file_id"], r["computation"] or "", r["start_step"] if r["start_step"] is not None else -1))
     return _table(rows)
 
 
 def _headers(d: "Dump", fids: list[int]) -> dict[int, str]:
-    from . import _views
+    from .engine import views
 
-    v = _views(d)
+    v = views(d)
     if "modules" not in v or not fids:
         return {}
-    import duckdb
+    import pyarrow.compute as pc
 
-    con = duckdb.connect()
-    con.register("modules", v["modules"])
-    con.register("wanted", pa.table({"file_id": pa.array(fids, pa.int32())}))
-    rows = con.sql("SELECT file_id, attributes FROM modules SEMI JOIN wanted USING (file_id)").fetchall()
-    con.close()
-    return {f: a or "" for f, a in rows}
+    t = v["modules"].select(["file_id", "attributes"])
+    keep = np.nonzero(np.asarray(pc.is_in(t.column("file_id"), pa.array(fids, t.schema.field("file_id").type))
+                                 .to_numpy(zero_copy_only=False), bool))[0]
+    f = t.column("file_id").to_numpy()[keep].tolist()
+    attrs = t.column("attributes")
+    return {x: (attrs[int(i)].as_py() or "") for x, i in zip(f, keep)}
 
 
 def _groups_text(coll: _Ins) -> Optional[str]:
@@ -517,8 +546,13 @@ def _cap(v: Optional[int]) -> tuple[Optional[int], Optional[str]]:
 
 
 def _row(m: Any, fid: int, comp: Any, kind: str, coll: _Ins, start: Optional[_Ins], done: Optional[_Ins],
-         steps: dict[int, int], ndev: Optional[int], cols: dict[str, list[Any]],
+         fr: Frame, not_compute: np.ndarray, ndev: Optional[int],
          note: Optional[str] = None, budget: Optional[list[int]] = None) -> dict[str, Any]:
+    c0, c1 = int(fr.c_start[comp.c]), int(fr.c_end[comp.c])
+
+    def step(x: Optional[_Ins]) -> Optional[int]:  # position in the computation's text
+        return x.i - c0 if x is not None and c0 <= x.i < c1 else None
+
     notes = [note] if note else []
     pairs = _pairs(_attr(coll, "source_target_pairs")) if kind == "collective-permute" else None
     g = Groups() if pairs is not None else parse_replica_groups(_groups_text(coll), ndev)
@@ -544,12 +578,13 @@ def _row(m: Any, fid: int, comp: Any, kind: str, coll: _Ins, start: Optional[_In
         if over:
             notes.append(f"bytes: {over}")
         per_device = size * factor(group_size) if group_size and size is not None else None
-    s_step = steps.get(id(start)) if start is not None else steps.get(id(coll))
-    d_step = steps.get(id(done)) if done is not None else None
+    s_step = step(start) if start is not None else step(coll)
+    d_step = step(done) if done is not None else None
     between: Optional[list[str]] = None
     if start is not None and done is not None and s_step is not None and d_step is not None:
-        between = [i.name for i in comp.instrs[s_step + 1:d_step] if i.opcode not in _NOT_COMPUTE
-                   and not i.opcode.endswith("-done") and not i.opcode.endswith("-start")]
+        span = np.arange(c0 + s_step + 1, c0 + d_step)
+        span = span[~not_compute[fr.op[span]]]
+        between = [fr.name(int(i)) for i in span]
     chan = _attr(coll, "channel_id")
     row = coll.row if coll.row >= 0 else (start.row if start is not None else -1)
     return {
@@ -567,9 +602,9 @@ def _row(m: Any, fid: int, comp: Any, kind: str, coll: _Ins, start: Optional[_In
         "channel_id": int(chan) if chan and chan.isdigit() and int(chan) <= _INT64_MAX else None,
         "use_global_device_ids": "use_global_device_ids=true" in coll.attrs,
         "dtype": _dtype(coll), "shape": coll.shape.text, "bytes": size, "bytes_per_device": per_device,
-        "formula": formula, "op_name": cols["op_name"][row] if row >= 0 else None,
-        "source_file": cols["source_file"][row] if row >= 0 else None,
-        "source_line": cols["source_line"][row] if row >= 0 else None, "file_id": fid,
+        "formula": formula, "op_name": fr.rows.column("op_name")[row].as_py() if row >= 0 else None,
+        "source_file": fr.rows.column("source_file")[row].as_py() if row >= 0 else None,
+        "source_line": fr.rows.column("source_line")[row].as_py() if row >= 0 else None, "file_id": fid,
         "note": "; ".join(notes) if notes else None,
     }
 

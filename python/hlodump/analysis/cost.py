@@ -25,8 +25,7 @@ are the CPU/GPU convention for them.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Optional, Union
+from typing import TYPE_CHECKING, Any, Optional
 
 import pyarrow as pa
 
@@ -36,54 +35,32 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["costs", "cost_analysis", "format_cost", "COST_COLUMNS"]
 
-ModuleSel = Union[None, str, int, Sequence[Union[str, int]]]
-
-
-from .cost_graph import (
-    BYTES,
-    FLOPS,
-    OUT,
-    SECONDS,
-    TRANS,
-    UTIL,
-    _Comp,
-    _Ins,
-    _Loaded,
-    _load,
-    operand_bytes_key,
-)
-from .cost_rules import (
-    _Analysis,
-    _NOTES,
-)
-
-
+from .cost_rules import BYTES, FLOPS, OUT, SECONDS, TRANS, UTIL, _NOTES, CostResult, run
+from .engine import views
+from .hlo_frame import Frame, frame
+from .modules import ModuleSel
 
 TupleResults = Optional[str]  # "leaves", "index_table" or None (told by the printer)
 
 
-def _run(loaded: _Loaded, tuple_results: TupleResults = None) -> tuple[dict[int, dict[str, float]], dict[int, dict[str, float]]]:
-    """(per row properties, per file module totals) of every loaded module."""
-    if tuple_results not in (None, "leaves", "index_table"):
-        raise ValueError(f"tuple_results must be 'leaves', 'index_table' or None, not {tuple_results!r}")
-    per_row: dict[int, dict[str, float]] = {}
-    totals: dict[int, dict[str, float]] = {}
-    for fid, comps in loaded.graphs.items():
-        leaves = loaded.tuple_leaves.get(fid, True) if tuple_results is None else tuple_results == "leaves"
-        a = _Analysis(comps, leaves, 4 if fid in loaded.xla_2026 else 8)
-        name = loaded.entry.get(fid)
-        totals[fid] = a.computation(name) if name else {}
-        per_row.update(a.props)
-        loaded.problems.update(a.problems)
-        if a.overflowed:
-            loaded.overflowed[fid] = a.overflowed
-    return per_row, totals
+def cost_result(d: "Dump", module: ModuleSel = None, tuple_results: TupleResults = None) -> tuple[Any, Frame, CostResult]:
+    """(scope, frame, cost result) of the modules ``module`` selects: the frame and the cost are
+    computed once per scope and kept in its cache, so ``summary``, ``cost_analysis``, ``costs``,
+    ``roofline``, ``cost_breakdown`` and ``report`` share them."""
+    from .modules import scope_of
 
-
-def _safe_select(d: "Dump", module: ModuleSel) -> list[Any]:
-    from . import _module_list, _select
-
-    return _select(_module_list(d), module)
+    sc = scope_of(d, module)
+    fr = frame(sc)
+    key = ("cost_result", tuple_results)
+    res = sc.cache.get(key)
+    if res is None:
+        if tuple_results not in (None, "leaves", "index_table"):
+            raise ValueError(f"tuple_results must be 'leaves', 'index_table' or None, not {tuple_results!r}")
+        with sc.eng.lock:
+            res = sc.cache.get(key)
+            if res is None:
+                res = sc.cache[key] = run(fr, tuple_results)
+    return sc, fr, res
 
 
 def _jax_dict(props: dict[str, float]) -> dict[str, float]:
@@ -116,11 +93,11 @@ def cost_analysis(d: "Dump", module: ModuleSel = None, tuple_results: TupleResul
     ``tuple_results``: how XLA counted the output bytes of a tuple-shaped instruction — its array
     leaves (``"leaves"``, jax >= 0.8) or its index table (``"index_table"``, older); None tells
     the release from the module's printer (stack-frame tables came with the same releases)."""
-    mods = _safe_select(d, module)
-    loaded = _load(d, mods)
-    _, totals = _run(loaded, tuple_results)
+    sc, fr, res = cost_result(d, module, tuple_results)
+    mods = sc.mods
+    totals = res.totals
     out = []
-    fid_of = {m.key: f for f, m in loaded.module_of.items()}
+    fid_of = {m.key: f for f, m in fr.module_of_file.items()}
     parts = _modules_per_file(d)
     for m in mods:
         fid = fid_of.get(m.key)
@@ -135,8 +112,8 @@ def cost_analysis(d: "Dump", module: ModuleSel = None, tuple_results: TupleResul
             row["note"] = (f"its HLO file holds {len(names)} modules ({', '.join(names[:6])}"
                            f"{' …' if len(names) > 6 else ''}): no cost figure (the analyses take one module per "
                            "file; the tables have each module apart, by modules.module_index)")
-        if fid is not None and loaded.overflowed.get(fid):
-            n = loaded.overflowed[fid]
+        if fid is not None and res.overflowed.get(fid):
+            n = res.overflowed[fid]
             row["note"] = (f"{n} instruction{'s' if n != 1 else ''} left out of these figures: size overflows int64 "
                            "or a shape not read (costs() notes which)")
         if any("tpu" in b for b in getattr(m, "backends", ())):
@@ -148,9 +125,7 @@ def cost_analysis(d: "Dump", module: ModuleSel = None, tuple_results: TupleResul
 
 def _modules_per_file(d: "Dump") -> dict[int, list[str]]:
     """The module names of each HLO file (several in concatenated dumps and split test inputs)."""
-    from . import _views
-
-    v = _views(d)
+    v = views(d)
     if "modules" not in v:
         return {}
     out: dict[int, list[str]] = {}
@@ -193,92 +168,107 @@ def costs(d: "Dump", module: ModuleSel = None, tuple_results: TupleResults = Non
     its computations' cost; their instructions have rows of their own with ``in_total`` false).
     ``note`` says where XLA's convention surprises (while counted once, custom calls unknown).
     Instructions XLA never visits (computations no instruction calls) have null figures."""
-    mods = _safe_select(d, module)
-    loaded = _load(d, mods)
-    per_row, _ = _run(loaded, tuple_results)
-    return _cost_table(loaded, per_row)
+    sc, fr, res = cost_result(d, module, tuple_results)
+    key = ("cost_table", tuple_results)
+    t = sc.cache.get(key)
+    if t is None:
+        t = sc.cache[key] = _cost_table(fr, res)
+    return t
 
 
-def _cost_table(loaded: _Loaded, per_row: dict[int, dict[str, float]]) -> pa.Table:
-    cols = loaded.cols
-    n = len(cols["name"])
-    comp_name: list[Optional[str]] = [None] * n
-    in_total = [False] * n
-    for fid, comps in loaded.graphs.items():
-        entry = loaded.entry.get(fid)
-        for c in comps.values():
-            for ins in c.instrs:
-                comp_name[ins.row] = c.name
-                in_total[ins.row] = c.name == entry
-    mod_key = [loaded.module_of[f].key if f in loaded.module_of else None for f in cols["file_id"]]
-    mod_name = [loaded.module_of[f].name if f in loaded.module_of else None for f in cols["file_id"]]
-    dtype: list[Optional[str]] = [None] * n
-    matrix = [False] * n
-    for comps in loaded.graphs.values():
-        for c in comps.values():
-            for ins in c.instrs:
-                dtype[ins.row], matrix[ins.row] = _compute_type(ins, comps)
-    flops: list[Optional[float]] = []
-    trans: list[Optional[float]] = []
-    byts: list[Optional[float]] = []
-    outb: list[Optional[float]] = []
-    opb: list[Optional[list[float]]] = []
-    notes: list[Optional[str]] = []
-    for row in range(n):
-        p = per_row.get(row)
-        if p is None:
-            flops.append(None); trans.append(None); byts.append(None); outb.append(None); opb.append(None)
-        else:
-            flops.append(p.get(FLOPS, 0.0)); trans.append(p.get(TRANS, 0.0)); byts.append(p.get(BYTES, 0.0))
-            outb.append(p.get(OUT, 0.0))
-            opb.append([p.get(operand_bytes_key(i), 0.0) for i in range(len(cols["operands"][row] or []))])
-        note = loaded.problems.get(row) or _NOTES.get(cols["opcode"][row] or "")
-        if cols["trip_count"][row] is not None and note == _NOTES["while"]:
-            note += f" (its known trip count is {cols['trip_count'][row]})"
-        notes.append(note)
+def _cost_table(fr: Frame, res: CostResult) -> pa.Table:
+    """The ``costs`` table of a frame, column by column (no Python loop over rows but over the
+    dots, convolutions and wrappers whose compute type is looked up inside)."""
+    import numpy as np
+
+    n = fr.n
+    rows = fr.rows
+    fid = fr.file[:n]
+    comp = fr.comp[:n]
+    files = sorted(fr.module_of_file)
+    fpos = np.searchsorted(np.array(files, np.int64), fid) if n else np.zeros(0, np.int64)
+    keys = pa.array([fr.module_of_file[f].key for f in files], pa.string())
+    names = pa.array([fr.module_of_file[f].name for f in files], pa.string())
+    idx = pa.array(fpos, pa.int64())
+    entry = np.full(len(fr.c_name), False)
+    entry[list(fr.entry_of_file.values())] = True
+    pub = res.published[:n]
+    mask = ~pub
+
+    def fig(x: "np.ndarray") -> pa.Array:
+        return pa.array(x[:n], pa.float64(), mask=mask)
+
+    opb = res.opb[:int(fr.op_ptr[n])]
+    opb_list = pa.ListArray.from_arrays(pa.array(fr.op_ptr[:n + 1].astype(np.int32)), pa.array(opb, pa.float64()),
+                                        mask=pa.array(mask))
+    # notes: a problem, else the opcode's note (a while's known trip count told)
+    opnote = np.array([_NOTES.get(o) for o in fr.opnames], dtype=object)
+    notes = opnote[fr.op[:n]] if n else np.zeros(0, object)
+    trip = fr.trip_count
+    w = np.nonzero((trip >= 0) & (notes == _NOTES["while"]))[0]
+    for i in w.tolist():
+        notes[i] = notes[i] + f" (its known trip count is {int(trip[i])})"
+    for i, why in res.problems.items():
+        notes[i] = why
+    dtype, matrix = _compute_types(fr)
+    trip_arr = pa.array(trip, pa.int64(), mask=trip < 0)
     return pa.table({
-        "module": pa.array(mod_key, pa.string()),
-        "module_name": pa.array(mod_name, pa.string()),
-        "computation": pa.array(comp_name, pa.string()),
-        "instruction": pa.array(cols["name"], pa.string()),
-        "opcode": pa.array(cols["opcode"], pa.string()),
-        "in_total": pa.array(in_total, pa.bool_()),
-        "flops": pa.array(flops, pa.float64()),
-        "transcendentals": pa.array(trans, pa.float64()),
-        "bytes_accessed": pa.array(byts, pa.float64()),
-        "operand_bytes": pa.array(opb, pa.list_(pa.float64())),
-        "output_bytes": pa.array(outb, pa.float64()),
-        "note": pa.array(notes, pa.string()),
-        "trip_count": pa.array(cols["trip_count"], pa.int64()),
-        "op_name": pa.array(cols["op_name"], pa.string()),
-        "source_file": pa.array(cols["source_file"], pa.string()),
-        "source_line": pa.array(cols["source_line"], pa.int64()),
-        "shape": pa.array(cols["shape"], pa.string()),
+        "module": keys.take(idx),
+        "module_name": names.take(idx),
+        "computation": pa.array(fr.c_name, pa.string()).take(pa.array(comp, pa.int64())),
+        "instruction": rows.column("name").cast(pa.string()),
+        "opcode": pa.array(fr.opnames, pa.string()).take(pa.array(fr.op[:n], pa.int64())),
+        "in_total": pa.array(entry[comp] if n else np.zeros(0, bool), pa.bool_()),
+        "flops": fig(res.flops),
+        "transcendentals": fig(res.trans),
+        "bytes_accessed": fig(res.bytes),
+        "operand_bytes": opb_list,
+        "output_bytes": fig(res.out),
+        "note": pa.array(notes.tolist(), pa.string()),
+        "trip_count": trip_arr,
+        "op_name": rows.column("op_name").cast(pa.string()),
+        "source_file": rows.column("source_file").cast(pa.string()),
+        "source_line": rows.column("source_line").cast(pa.int64()),
+        "shape": rows.column("shape").cast(pa.string()),
         "dtype": pa.array(dtype, pa.string()),
         "is_matrix": pa.array(matrix, pa.bool_()),
-        "fusion_kind": pa.array(cols["fusion_kind"], pa.string()),
-        "custom_call_target": pa.array(cols["custom_call_target"], pa.string()),
-        "file_id": pa.array(cols["file_id"], pa.int32()),
+        "fusion_kind": rows.column("fusion_kind").cast(pa.string()),
+        "custom_call_target": rows.column("custom_call_target").cast(pa.string()),
+        "file_id": rows.column("file_id").cast(pa.int32()),
     })
 
 
 _MATRIX = frozenset({"dot", "convolution"})
 
 
-def _compute_type(ins: _Ins, comps: dict[str, _Comp], depth: int = 0) -> tuple[Optional[str], bool]:
-    """(data type, runs on the matrix unit) of an instruction for the roofline: a dot or
-    convolution (also inside a fusion or an async/call wrapper) by its lhs operand's type, any
-    other instruction by its first array result's type."""
+def _compute_types(fr: Frame) -> tuple[list[Optional[str]], list[bool]]:
+    """(data type, runs on the matrix unit) of every row for the roofline: a dot or convolution
+    (also inside a fusion or an async/call wrapper) by its lhs operand's type, any other row by
+    its first array result's type."""
+    import numpy as np
+
+    n = fr.n
+    first = np.array(fr.shapes.facts().first_etype + [None], dtype=object)
+    dtype = first[fr.shape[:n]] if n else np.zeros(0, object)
+    matrix = np.zeros(n, bool)
+    look = np.array([o in _MATRIX or o in ("fusion", "call", "async-start") for o in fr.opnames], bool)
+    for i in np.nonzero(look[fr.op[:n]])[0].tolist() if n else []:
+        dt, mx = _compute_type(fr.node(i), fr)
+        if mx:
+            dtype[i], matrix[i] = dt, True
+    return dtype.tolist(), matrix.tolist()
+
+
+def _compute_type(ins: Any, fr: Frame, depth: int = 0) -> tuple[Optional[str], bool]:
     if ins.opcode in _MATRIX and ins.operands:
         return ins.operands[0].shape.arrays[0].etype if ins.operands[0].shape.arrays else None, True
     if ins.opcode in ("fusion", "call", "async-start") and ins.called and depth < 4:
-        sub = comps.get(ins.called[0])
+        sub = fr.comp_by_name(int(fr.file[ins.i]), ins.called[0])
         if sub is not None:
-            for h in sub.instrs:
-                if h.opcode in _MATRIX or h.opcode == "fusion":
-                    dt, mx = _compute_type(h, comps, depth + 1)
-                    if mx:
-                        return dt, True
+            rows = sorted(sub.rows_of("dot") + sub.rows_of("convolution") + sub.rows_of("fusion"))
+            for r in rows:
+                dt, mx = _compute_type(fr.node(r), fr, depth + 1)
+                if mx:
+                    return dt, True
     arrays = ins.shape.arrays
     return (arrays[0].etype if arrays else None), False
-

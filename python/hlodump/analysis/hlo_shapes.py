@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import Iterator, Optional
 
 
@@ -51,7 +51,7 @@ class Shape:
     def is_array(self) -> bool:
         return self.parts is None and self.etype not in ("token", "opaque", "")
 
-    @property
+    @cached_property
     def elements(self) -> int:
         """``ShapeUtil::ElementsIn`` (arrays; 0 for tuples, 1 for a scalar)."""
         if self.parts is not None:
@@ -61,14 +61,14 @@ class Shape:
             n *= d
         return n
 
-    @property
+    @cached_property
     def elements_recursive(self) -> int:
         """``ShapeUtil::ElementsInRecursive``: the elements of every array leaf."""
         if self.parts is not None:
             return sum(s.elements_recursive for s in self.parts)
         return self.elements if self.is_array else 0
 
-    @property
+    @cached_property
     def bytes(self) -> int:
         """``ShapeUtil::ByteSizeOf(shape, 8)``: what XLA's CPU/GPU cost analysis uses."""
         if self.parts is not None:
@@ -86,7 +86,7 @@ class Shape:
             return (n * self.element_bits + 7) // 8
         return n * max(1, bits // 8)
 
-    @property
+    @cached_property
     def overflows(self) -> bool:
         """Whether the element count or byte size of the shape (or of a tuple element) is past
         int64: XLA's ``ShapeUtil::ValidateShape`` refuses such a shape, so no figure of it is
@@ -95,7 +95,7 @@ class Shape:
             return any(s.overflows for s in self.parts)
         return self.elements > _INT64_MAX or self.bytes > _INT64_MAX
 
-    @property
+    @cached_property
     def unusable(self) -> Optional[str]:
         """Why no cost figure of an instruction with this shape is computable, or None."""
         if self.problem:

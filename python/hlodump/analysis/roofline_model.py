@@ -22,7 +22,8 @@ from typing import TYPE_CHECKING, Any, Optional, Union
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .cost import ModuleSel, costs
+from .cost import costs
+from .modules import ModuleSel
 from .devices import Device, device as _device
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -47,17 +48,22 @@ def roofline(d: "Dump", device: Union[str, Device, None] = "H100", module: Modul
     t = costs_table if costs_table is not None else costs(d, module)
     t = t.filter(pc.field("in_total"))
     n = t.num_rows
-    dtypes = t.column("dtype").to_pylist()
-    mats = t.column("is_matrix").to_pylist()
-    peaks: dict[tuple[Any, Any], tuple[Optional[float], str]] = {}
-    peak_col, used_col = [], []
-    for dt, mx in zip(dtypes, mats):
-        key = (dt, bool(mx))
-        if key not in peaks:
-            peaks[key] = dev.peak(dt, bool(mx))
-        peak_col.append(peaks[key][0])
-        used_col.append(peaks[key][1])
-    peak = pa.array(peak_col, pa.float64())
+    # the device's peak per distinct (data type, matrix unit) pair, taken back to the rows
+    import numpy as np
+
+    dt_enc = pc.dictionary_encode(t.column("dtype").combine_chunks() if t.num_rows else pa.array([], pa.string()))
+    dt_codes = np.asarray(dt_enc.indices.fill_null(-1).to_numpy(zero_copy_only=False), np.int64)
+    dt_values = dt_enc.dictionary.to_pylist()
+    mats = np.asarray(t.column("is_matrix").combine_chunks().fill_null(False).to_numpy(zero_copy_only=False), bool) \
+        if t.num_rows else np.zeros(0, bool)
+    pair = (dt_codes + 1) * 2 + mats
+    uniq, inv = np.unique(pair, return_inverse=True)
+    got = [dev.peak(dt_values[u // 2 - 1] if u // 2 > 0 else None, bool(u % 2)) for u in uniq.tolist()]
+    peak_col = pa.array([g[0] for g in got], pa.float64()).take(pa.array(inv.reshape(-1), pa.int64())) if n else \
+        pa.array([], pa.float64())
+    used_col = pa.array([g[1] for g in got], pa.string()).take(pa.array(inv.reshape(-1), pa.int64())) if n else \
+        pa.array([], pa.string())
+    peak = peak_col
     bw = pa.array([dev.memory_bandwidth] * n, pa.float64())
     flops = t.column("flops")
     work = pc.add(flops, t.column("transcendentals"))
@@ -83,7 +89,7 @@ def roofline(d: "Dump", device: Union[str, Device, None] = "H100", module: Modul
         "source_file": t.column("source_file"), "source_line": t.column("source_line"), "dtype": t.column("dtype"),
         "is_matrix": t.column("is_matrix"), "flops": flops, "transcendentals": t.column("transcendentals"),
         "bytes_accessed": byts, "intensity": intensity, "peak_flops": peak,
-        "peak_used": pa.array(used_col, pa.string()), "memory_bandwidth": bw, "ridge_intensity": ridge,
+        "peak_used": used_col, "memory_bandwidth": bw, "ridge_intensity": ridge,
         "bound": bound, "compute_seconds": compute_s, "memory_seconds": memory_s, "seconds": seconds,
         "note": note, "device": pa.array([dev.name] * n, pa.string()),
     }
@@ -104,7 +110,7 @@ def cost_breakdown(d: "Dump", by: str = "op_name", device: Union[str, Device, No
     ``source`` = file:line, ``opcode``, ``computation``) and module, over the rows that make up
     the module totals; most expensive first (by seconds with a device, else by flops). Unknown
     (−1) figures are left out of the sums and counted in ``unknown``."""
-    import duckdb
+    from .engine import arrow, engine
 
     if by not in _BY:
         raise ValueError(f"by must be one of {', '.join(_BY)}, not {by!r}")
@@ -113,16 +119,20 @@ def cost_breakdown(d: "Dump", by: str = "op_name", device: Union[str, Device, No
     else:
         t = costs(d, module).filter(pc.field("in_total"))
         t = t.append_column("seconds", pa.nulls(t.num_rows, pa.float64()))
-    con = duckdb.connect()
-    con.register("t", t)
+    eng = engine(d)
+    name = f"breakdown_{id(t):x}"
     order = "seconds DESC NULLS LAST, flops DESC" if device is not None or peak_flops is not None else "flops DESC, bytes_accessed DESC"
-    out = con.sql(f"""
+    with eng.lock:
+        eng.con.register(name, t)
+        try:
+            out = arrow(eng.con.sql(f"""
         SELECT module, any_value(module_name) AS module_name, {_BY[by]} AS key, count(*) AS instructions,
                sum(CASE WHEN flops >= 0 AND bytes_accessed >= 0 THEN flops END) AS flops,
                sum(CASE WHEN flops >= 0 AND bytes_accessed >= 0 THEN transcendentals END) AS transcendentals,
                sum(CASE WHEN flops >= 0 AND bytes_accessed >= 0 THEN bytes_accessed END) AS bytes_accessed,
                sum(seconds) AS seconds,
                count(*) FILTER (WHERE flops < 0 OR bytes_accessed < 0) AS unknown
-        FROM t GROUP BY module, key ORDER BY module, {order}""").to_arrow_table()
-    con.close()
+        FROM {name} GROUP BY module, key ORDER BY module, {order}"""))
+        finally:
+            eng.con.unregister(name)
     return out.rename_columns([by if c == "key" else c for c in out.column_names])

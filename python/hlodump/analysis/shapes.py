@@ -51,10 +51,12 @@ def _split_tuple(inner: str) -> list[str]:
 def logical_bytes(shape: Optional[str]) -> Optional[int]:
     """``ShapeUtil::ByteSizeOf(shape, pointer_size=8)`` from the shape text (None if unreadable,
     or if the size overflows int64: XLA refuses such a shape, and no int64 column holds it).
+    One definition: ``hlo_shapes.Shape.bytes`` (the cost rules use the same), parsed once per
+    distinct text.
 
     Arrays: element count × element size (dynamic dims ``<=N`` at their bound; sub-byte types
     one byte per element unless the layout has ``E(bits)``, then packed). Tuples: 8 bytes per
-    top-level element (the index table). ``token[]``: 0.
+    top-level element (the index table). ``token[]``: 0; ``opaque[]``: 8 (the pointer size).
 
     >>> logical_bytes("f32[8,2048,2048]{1,2,0:T(8,128)}"), logical_bytes("f32[]{:T(128)}")
     (134217728, 4)
@@ -63,37 +65,18 @@ def logical_bytes(shape: Optional[str]) -> Optional[int]:
     """
     if shape is None:
         return None
-    s = shape.strip()
-    if s.startswith("b(") and s.endswith(")"):
-        return logical_bytes(s[2:-1])
-    if s.startswith("("):
-        end = s.rfind(")")
-        return 8 * len(_split_tuple(s[1:end]))
-    m = _ARRAY_RE.match(s)
-    if m is None:
+    from .hlo_shapes import parse_shape
+
+    s = parse_shape(shape)
+    if s.is_tuple:
+        return s.bytes
+    if s.problem is not None:  # a tuple nested too deep to read: its index table all the same
+        t = shape.strip()
+        t = t[2:-1] if t.startswith("b(") and t.endswith(")") else t
+        return 8 * len(_split_tuple(t[1:t.rfind(")")])) if t.startswith("(") else None
+    if not s.ok:
         return None
-    etype, dims = m.group(1), m.group(2)
-    bits = _ELEMENT_BITS.get(etype)
-    if bits is None:
-        digits = re.search(r"(\d+)", etype)
-        bits = int(digits.group(1)) if digits else 8
-    if bits == 0:
-        return 0
-    n = 1
-    for d in dims.split(","):
-        d = d.strip()
-        if not d:
-            continue
-        d = d[2:] if d.startswith("<=") else d
-        if d == "?":
-            return None
-        n *= int(d)
-    layout = s[m.end():]
-    e = _E_RE.search(layout.split("P(")[0]) if layout.startswith("{") else None
-    if e is not None:
-        size = (n * int(e.group(1)) + 7) // 8
-    else:
-        size = n * max(1, bits // 8) if bits < 8 else n * (bits // 8)
+    n, size = s.elements, s.bytes
     return size if n <= INT64_MAX and size <= INT64_MAX else None
 
 
