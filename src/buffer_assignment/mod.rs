@@ -439,22 +439,7 @@ mod tests {
             b"Used values:\n<1 a>\n positions:\n uses:\n from instruction:<2 b>\n",
             b"HloLiveRange (max 1):\n  Stack trace breakdown for peak usage: 1 bytes\n      \xe2\x94\x82 \xe2\x94\x94\xe2\x94\x80\xe2\x94\x80 a (1.0%, total: 1 bytes, current: 1 bytes, remaining: 99999999999999999999 bytes)\n",
         ];
-        for data in cases {
-            for collect in [true, false] {
-                let ctx = FileCtx {
-                    file_id: 0,
-                    path: "t",
-                    collect,
-                    src: crate::source::SourceRef::none(),
-                    proj: None,
-                    presized: false,
-                    strict: false,
-                };
-                let mut t = Tables::default();
-                let _ = parse(data, ctx, &mut t);
-                let _ = t.finish();
-            }
-        }
+        crate::driver::assert_never_panics(cases, parse);
     }
 }
 
