@@ -25,25 +25,33 @@ pub struct Checks {
     live_max: Vec<(u64, i64)>,
     /// A schedule (`InstructionSequence`) line was read.
     scheduled: bool,
+    /// The allocation listed last and its largest size (its values follow it: no lookup).
+    current: Option<(i64, i64)>,
 }
 
 impl Checks {
     pub fn allocation(&mut self, line: u64, allocation: i64, size: i64) {
-        match self.allocations.get_mut(&allocation) {
+        let largest = match self.allocations.get_mut(&allocation) {
             None => {
                 self.allocations.insert(allocation, (line, size));
+                size
             }
             Some(seen) => {
                 self.again.push((line, allocation, seen.0));
                 seen.1 = seen.1.max(size);
+                seen.1
             }
-        }
+        };
+        self.current = Some((allocation, largest));
     }
 
     /// A value row of `allocation` (listed just before it, so known here).
     #[inline]
     pub fn value(&mut self, line: u64, value: i64, allocation: i64, offset: i64, size: i64) {
-        let largest = self.allocations.get(&allocation).map_or(i64::MAX, |a| a.1);
+        let largest = match self.current {
+            Some((a, largest)) if a == allocation => largest,
+            _ => self.allocations.get(&allocation).map_or(i64::MAX, |a| a.1),
+        };
         if offset as i128 + size as i128 > largest as i128 {
             self.past.push((line, value, allocation, offset, size));
         }
