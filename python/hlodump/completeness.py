@@ -157,10 +157,13 @@ def apply(tables: dict[str, pa.Table], on_error: str, wanted: Optional[list[str]
 
 
 def _of_files(tables: Mapping[str, pa.Table], file_ids: list[int]) -> dict[str, pa.Table]:
-    """The allocations and assignments of the files ``file_ids``."""
+    """The allocations and assignments of the files ``file_ids``, in the columns the checks
+    read (selected first: pyarrow cannot filter every column type, `string_view` among them)."""
     ids = pa.array(file_ids, pa.int32())
-    return {name: tables[name].filter(pc.is_in(tables[name].column("file_id"), ids))
-            for name in ("allocations", "assignments")}
+    cols = {"allocations": ["file_id", "allocation", "size", "line"],
+            "assignments": ["file_id", "allocation", "value_id", "offset", "size", "line"]}
+    return {name: tables[name].select(c).filter(pc.is_in(tables[name].column("file_id"), ids))
+            for name, c in cols.items()}
 
 
 def _allocation_problems(tables: Mapping[str, pa.Table]) -> list[Problem]:
