@@ -110,3 +110,40 @@ impl Checks {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Allocations and values fed in one piece or cut in chunks (lines counted from each
+    /// chunk's start, joined with `append`): the same problems, in the same order.
+    #[test]
+    fn chunks_joined_equal_one_piece() {
+        // (line, allocation, size) of allocation lines; (line, value, allocation, offset, size)
+        let allocs = [(2, 0, 64), (4, 1, 32), (6, 0, 16), (8, 2, 8), (10, 1, 64), (12, 3, 8)];
+        let values = [(3, 10, 0, 0, 64), (7, 11, 0, 8, 60), (9, 12, 2, 4, 8), (11, 13, 1, 0, 40), (13, 14, 3, 0, 8)];
+        let feed = |c: &mut Checks, from: u64, to: u64, base: u64| {
+            for &(l, a, s) in allocs.iter().filter(|r| r.0 >= from && r.0 < to) {
+                c.allocation(l - base, a, s);
+            }
+            for &(l, v, a, o, s) in values.iter().filter(|r| r.0 >= from && r.0 < to) {
+                c.value(l - base, v, a, o, s);
+            }
+        };
+        let mut one = Checks::default();
+        feed(&mut one, 0, 100, 0);
+        let want = one.problems();
+        assert_eq!(want.len(), 4, "{want:?}"); // 0 and 1 listed again; values 11 (8 + 60 > 64) and 12 past
+        // (chunks start at allocation lines, as `split.rs` cuts: a value is in its allocation's chunk)
+        for cuts in [vec![4u64], vec![6, 10], vec![4, 8, 12]] {
+            let bounds: Vec<u64> = std::iter::once(1).chain(cuts.iter().copied()).chain(std::iter::once(100)).collect();
+            let mut joined = Checks::default();
+            for w in bounds.windows(2) {
+                let mut c = Checks::default();
+                feed(&mut c, w[0], w[1], w[0] - 1);
+                joined.append(c, w[0] - 1);
+            }
+            assert_eq!(joined.problems(), want, "cuts {cuts:?}");
+        }
+    }
+}
