@@ -112,3 +112,16 @@ pub fn checked_lines<'c>(data: &'c [u8], ctx: &FileCtx<'_>, errors: &mut Errors)
     Ok(lines)
 }
 
+
+/// Unit tests of the formats: `parse` of every case, collecting and strict, returns (an error
+/// or not) and its tables finish, without a panic.
+#[cfg(test)]
+pub(crate) fn assert_never_panics(cases: &[&[u8]], parse: for<'c> fn(&'c [u8], FileCtx<'c>, &mut Tables) -> Result<()>) {
+    for data in cases {
+        for collect in [true, false] {
+            let mut t = Tables::default();
+            let _ = parse(data, FileCtx::for_test(collect), &mut t);
+            let _ = t.finish();
+        }
+    }
+}

@@ -57,6 +57,14 @@ pub struct FileCtx<'a> {
     pub strict: bool,
 }
 
+#[cfg(test)]
+impl FileCtx<'static> {
+    /// The context of unit tests: file 0 named "t", from no source, collecting or strict.
+    pub fn for_test(collect: bool) -> FileCtx<'static> {
+        FileCtx { file_id: 0, path: "t", collect, src: SourceRef::none(), proj: None, presized: false, strict: false }
+    }
+}
+
 /// The most bytes of the offending line an error keeps (`ParseError.text`, `errors.text`): a
 /// line is context, not data, and lines can be gigabytes (a 100 MB bad line, 25 times, made
 /// 2.5 GB of error text). Same rule in the reference (`reader.error_text`).

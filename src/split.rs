@@ -249,8 +249,10 @@ mod tests {
             }
             s
         };
+        // (the second copy's allocations renumbered: listed twice, they would be an error)
+        let second = String::from_utf8(copy(false)).unwrap().replace("allocation ", "allocation 9999").into_bytes();
         for tree in [false, true] {
-            let data = [copy(tree), b"\n".to_vec(), copy(false)].concat();
+            let data = [copy(tree), b"\n".to_vec(), second.clone()].concat();
             let (serial, chunks) = both(&data, false, 1);
             assert!(serial.iter().all(|(n, b)| *n != "errors" || b.num_rows() == 0));
             if tree {

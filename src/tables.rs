@@ -230,6 +230,8 @@ macro_rules! tables {
     };
 }
 
+// (Tables with the same kinds of columns look alike to a copy finder: each is one table of the
+// schema, declared once, not copied logic.)
 tables! {
     /// One row per file seen: its path, what its name and first line say it is, its dump, and
     /// why it could not be read (if so).

@@ -469,3 +469,25 @@ def test_two_buffer_assignments_in_one_file(reader, tmp_path: Path) -> None:
     # renumbered copies (conftest.big_buffer_assignment) are one valid assignment
     assert _cut_errors(tmp_path, "z-buffer-assignment.txt", big_buffer_assignment(SEED.read_bytes(), 10_000).decode(),
                        reader) == []
+
+
+def test_scan_checks_the_whole_buffer_assignment_too(tmp_path: Path) -> None:
+    """`scan` reads with the parsers' whole-file checks (they used to run only after
+    `read_arrow`): two buffer assignments in one file stop a strict scan and are `Scan.errors`
+    rows of a collecting one, the same rows `read_arrow` gives."""
+    import warnings
+
+    import hlodump
+
+    seed = SEED.read_text()
+    p = tmp_path / "x-buffer-assignment.txt"
+    p.write_text(seed + seed)
+    with pytest.raises(hlodump.ParseError, match=r"allocation 0 again \(first at line 2\)"):
+        list(hlodump.scan(str(p), "allocations"))
+    s = hlodump.scan(str(p), "allocations", on_error="collect")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", hlodump.ScanWarning)
+        list(s)
+    got = s.errors.select(["line", "message"]).to_pylist()
+    want = hlodump.read_arrow(str(p), on_error="collect").errors.select(["line", "message"]).to_pylist()
+    assert got == want and got and "again (first at line 2)" in got[0]["message"]

@@ -607,16 +607,14 @@ def test_minor_scan_batch_size_without_limit(core: Any) -> None:
 
 def test_minor_allocation_checks_find_concatenations_and_values_past_their_allocation(reader: Any,
                                                                                        tmp_path: Path) -> None:
-    """``completeness._allocation_problems`` (not wired into the readers yet, see its module)."""
-    from hlodump.completeness import _allocation_problems
-
+    """The buffer-assignment parsers' whole-file checks, in both readers."""
     one = SEED.read_bytes()
     p = tmp_path / "module_0001.a.tpu_after_optimizations-buffer-assignment.txt"
     p.write_bytes(one + b"\n" + one)
     n_alloc = reader(str(SEED))["allocations"].num_rows
     d = reader(str(p), on_error="collect")
-    again = [m for _, _, _, m, _ in _allocation_problems(d) if "again (first at line" in m]
+    again = [m for m in d["errors"].column("message").to_pylist() if "again (first at line" in m]
     assert len(again) == n_alloc
     p.write_bytes(one.replace(b"(size=512,offset=0)", b"(size=512,offset=8)", 1))
-    ((fid, line, col, msg, _),) = _allocation_problems(reader(str(p), on_error="collect"))
-    assert "lies past the end of allocation 0 (offset 8 + size 512 > 512 bytes)" in msg and line == 3
+    (e,) = reader(str(p), on_error="collect")["errors"].to_pylist()
+    assert "lies past the end of allocation 0 (offset 8 + size 512 > 512 bytes)" in e["message"] and e["line"] == 3

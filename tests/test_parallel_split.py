@@ -88,6 +88,41 @@ def test_directory_with_split_files(grown, monkeypatch):
     assert two["files"].num_rows == 4
 
 
+def test_whole_file_checks_across_chunks(grown, tmp_path, monkeypatch):
+    """The buffer-assignment checks no line can make (an allocation listed twice, a value past
+    the end of its allocation) join across the chunks of a file read in parts: an allocation of
+    the first chunk listed again, and a value past its allocation, both near the end of the file."""
+    import re
+
+    monkeypatch.setenv("HLODUMP_MIN_SPLIT_BYTES", SPLIT)
+    data = grown["ba_split-buffer-assignment"].read_bytes()
+    alloc = re.compile(rb"^allocation (\d+):", re.M)
+    first = alloc.search(data)
+    first_line = data[:first.start()].count(b"\n") + 1
+    tail = data.index(b"\n", len(data) * 3 // 4) + 1
+    m = alloc.search(data, tail)
+    again = data[:m.start()] + first.group(0) + data[m.end():]
+    v = re.compile(rb"\(size=(\d+),offset=(\d+)\)").search(again, m.end() + 200)
+    bad = again[:v.start()] + b"(size=%s,offset=%d)" % (v.group(1), 1 << 40) + again[v.end():]
+    p = tmp_path / grown["ba_split-buffer-assignment"].name
+    p.write_bytes(bad)
+    one = hlodump.read_arrow(p, threads=1, on_error="collect")
+    two = hlodump.read_arrow(p, threads=2, on_error="collect")
+    assert _chunks(two) > 2, "the file was not parsed in chunks"
+    _same(one, two)
+    msgs = [e["message"] for e in two["errors"].to_pylist()]
+    assert any(f"allocation {int(first.group(1))} again (first at line {first_line})" in x for x in msgs), msgs
+    assert any("lies past the end of allocation" in x for x in msgs), msgs
+    ref = hlodump.reference.read_arrow(p, on_error="collect", string_view=False)
+    assert_same_tables(hlodump.read_arrow(p, threads=2, on_error="collect", string_view=False), ref, "checks")
+    errs = []
+    for threads in (1, 2):
+        with pytest.raises(hlodump.ParseError) as e:
+            hlodump.read_arrow(p, threads=threads)
+        errs.append((str(e.value), e.value.line))
+    assert errs[0] == errs[1]
+
+
 DAMAGE = [
     b"this line is broken\n",  # unrecognised line / bad record
     b"\n",  # an empty line ends a section / value block

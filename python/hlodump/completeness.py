@@ -10,19 +10,19 @@ the finished tables, so a file parsed in chunks is checked like one parsed whole
   without one was cut short; XLA's parser takes hand-written modules without ``ENTRY``);
 * a buffer assignment (``BufferAssignment:`` first) without a single allocation.
 
-* a live-range section whose header states ``HloLiveRange (max N)`` with N > 0 and that has no
-  ``InstructionSequence`` line at all (cut right after its header);
 * a memory-usage report table whose last row does not reach 100% of the table (table form and
   the tables under ``Allocations sorted by size with their values:``) or an allocation list whose
   last row leaves bytes (``total_size - cumulative_size`` > 0), with no ``The rest …`` line after
   it: the rows after the cut are missing (XLA prints every row up to 100%, or says what it left
   out);
-* a buffer assignment that lists an allocation twice (two buffer assignments concatenated into
-  one file: every figure would count twice), or a value that lies past the end of its
-  allocation (offset + size > the allocation's size).
+* an HloProto's buffer assignment that lists an allocation twice, or a value that lies past
+  the end of its allocation (offset + size > the allocation's size).
 
-(The live-range check — an ``InstructionSequence`` shorter than its ``HloLiveRange (max N)``
-header — is made by the parsers, where the list ends.)
+The buffer-assignment text checks (an allocation listed twice, a value past its allocation, a
+live-range section cut right after its ``HloLiveRange (max N)`` header, an
+``InstructionSequence`` shorter than that header) are made by the parsers while they read, in
+both readers (``reference/buffer_assignment.py`` ``whole_file_problems``, Rust
+``buffer_assignment/checks.rs``), also across the chunks of a file read in parts.
 
 Each problem is an ``errors`` row (``on_error="collect"``) or a ``ParseError`` (strict).
 """
@@ -120,11 +120,13 @@ def problems(tables: Mapping[str, pa.Table], wanted: Optional[list[str]] = None)
         elif r["content_kind"] == "buffer_assignment" and with_alloc is not None and fid not in with_alloc:
             out.append((fid, 1, 1, "BufferAssignment without a single allocation (the file is cut short?)", ""))
     skip = reported | {r["file_id"] for r in rows if r["error"] is not None}
-    if read("allocations", "allocation", "size", "line") and read("assignments", "allocation", "value_id", "offset",
-                                                                  "size", "line"):
-        out += [p for p in _allocation_problems(tables) if p[0] not in skip]
-    if read("totals", "section", "key", "value", "line") and read("schedule"):
-        out += [p for p in _live_range_problems(tables) if p[0] not in skip]
+    # (the buffer-assignment text parsers check their own allocations and live ranges while
+    # parsing, in both readers: `buffer_assignment.whole_file_problems`; here only those an
+    # HloProto gives)
+    protos = [r["file_id"] for r in rows if r["content_kind"] == "hlo_proto" and r["file_id"] not in skip]
+    if protos and read("allocations", "allocation", "size", "line") and \
+            read("assignments", "allocation", "value_id", "offset", "size", "line"):
+        out += _allocation_problems(_of_files(tables, protos))
     if read("memory_report", "table", "row_kind", "percent", "remaining_bytes", "line") and \
             read("totals", "section", "key", "line"):
         out += [p for p in _memory_report_problems(tables) if p[0] not in skip]
@@ -152,6 +154,16 @@ def apply(tables: dict[str, pa.Table], on_error: str, wanted: Optional[list[str]
                     "message": pa.array([p[3] for p in found], errors.schema.field("message").type),
                     "text": pa.array([p[4] for p in found], errors.schema.field("text").type)})
     tables["errors"] = pa.concat_tables([errors, add.cast(errors.schema)])
+
+
+def _of_files(tables: Mapping[str, pa.Table], file_ids: list[int]) -> dict[str, pa.Table]:
+    """The allocations and assignments of the files ``file_ids``, in the columns the checks
+    read (selected first: pyarrow cannot filter every column type, `string_view` among them)."""
+    ids = pa.array(file_ids, pa.int32())
+    cols = {"allocations": ["file_id", "allocation", "size", "line"],
+            "assignments": ["file_id", "allocation", "value_id", "offset", "size", "line"]}
+    return {name: tables[name].select(c).filter(pc.is_in(tables[name].column("file_id"), ids))
+            for name, c in cols.items()}
 
 
 def _allocation_problems(tables: Mapping[str, pa.Table]) -> list[Problem]:
@@ -221,17 +233,6 @@ def _allocations_plainly_fine(alloc: pa.Table, asg: pa.Table) -> bool:
     if bool(np.any(at >= ak.size)) or not bool(np.all(ak[at] == qk)):
         return False
     return bool(np.all(off + size <= alloc.column("size").to_numpy()[at]))
-
-
-def _live_range_problems(tables: Mapping[str, pa.Table]) -> list[Problem]:
-    """``HloLiveRange (max N)`` with N > 0 and not one schedule line in the file."""
-    tot = tables["totals"].select(["file_id", "section", "key", "value", "line"])
-    tot = tot.filter(pc.and_(pc.equal(tot.column("section"), "live_range"), pc.equal(tot.column("key"), "max"))).to_pylist()
-    scheduled = set(pc.unique(tables["schedule"].column("file_id")).to_pylist())
-    return [(r["file_id"], r["line"], 1, f"HloLiveRange (max {r['value']}) but no InstructionSequence follows: the "
-                                         "file is cut short after its header", "")
-            for r in tot if r["section"] == "live_range" and r["key"] == "max" and (r["value"] or 0) > 0
-            and r["file_id"] not in scheduled]
 
 
 def _memory_report_problems(tables: Mapping[str, pa.Table]) -> list[Problem]:

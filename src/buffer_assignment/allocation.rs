@@ -66,6 +66,7 @@ impl<'t, 'c> Parser<'t, 'c> {
         a.page.push(f.page);
         a.flags.push(&src, flags_text);
         a.line.push(no as i32);
+        self.checks.allocation(no, index, size);
         self.state = State::Allocations { current: Some(index), broken: false };
         for &(at, raw) in &f.unknown {
             let note = crate::allocation_line::unknown_flag_note(raw);
@@ -110,6 +111,7 @@ impl<'t, 'c> Parser<'t, 'c> {
         a.size.push(size);
         a.shape.push(&src, shape);
         a.line.push(no as i32);
+        self.checks.value(no, r.id, allocation, offset, size);
         Ok(())
     }
 }

@@ -21,6 +21,7 @@ impl<'t, 'c> Parser<'t, 'c> {
         cur.expect("):", "")?;
         cur.end("the HloLiveRange header")?;
         self.total("live_range", "max", None, max, no);
+        self.checks.live_range_max(no, max);
         self.sequence = Some(Sequence { max, header_no: no, header: text, count: 0, listed: false });
         Ok(())
     }
@@ -96,6 +97,7 @@ impl<'t, 'c> Parser<'t, 'c> {
         t.position.push(position);
         t.instruction.push(&src, name);
         t.line.push(no as i32);
+        self.checks.scheduled();
         if let Some(seq) = &mut self.sequence {
             seq.count += 1;
         }

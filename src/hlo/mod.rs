@@ -24,13 +24,15 @@ pub(crate) mod damaged;
 pub mod module;
 pub mod scan;
 pub mod stack_frames;
+pub mod summary;
 pub mod tape;
 
 use crate::error::{FileCtx, Result};
 use crate::tables::Tables;
 
 pub use custom_call::decode_body;
-pub use instruction::{instruction_defining, instruction_summary, instruction_summary_full, parse_instruction, Defining, Instr, Scratch};
+pub use instruction::{parse_instruction, Instr, Scratch};
+pub use summary::{instruction_defining, instruction_summary, instruction_summary_full, Defining};
 
 /// Parse one HLO module text file.
 pub fn parse<'c>(data: &'c [u8], ctx: FileCtx<'c>, t: &mut Tables) -> Result<()> {

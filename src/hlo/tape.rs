@@ -8,7 +8,7 @@
 //! of name, shape, opcode, operands (with their depth-1 commas), every attribute, and the
 //! metadata items (`op_name`, `op_type`, `source_file`, `source_line`, `stack_frame_id`).
 //! It answers only when it is certain that `parse_instruction` accepts the line with exactly
-//! these pieces (the certainty argument is `instruction::summary_fast`'s: no '\\' outside a
+//! these pieces (the certainty argument is `summary::summary_fast`'s: no '\\' outside a
 //! metadata string — an escaped one is kept quoted and unescaped in stage 2 as the full parse
 //! does —, comments only as complete `/*…*/` without '"', metadata in its printed
 //! `{k="v" k=word}` form, metadata numbers that fit i32); otherwise it says `Unsure` and the caller runs the
@@ -24,9 +24,8 @@
 use std::borrow::Cow;
 
 use super::attributes::Attr;
-use super::instruction::{
-    fast_comment_end, fast_string_end, instr_start, name_list, opcode_end, operand_names, operands_plain, Instr, Scratch, Unsure, CALLED_KEYS, FAST_CLASS,
-};
+use super::instruction::{instr_start, name_list, opcode_end, operand_names, operands_plain, Instr, Scratch, CALLED_KEYS};
+use crate::lex::structure::{self, string_end_escaped, Struct, Unsure, SHAPE_CLASS};
 use super::scan::*;
 
 /// A byte range of the line.
@@ -114,27 +113,6 @@ pub fn build(text: &[u8], tp: &mut Tape, commas: &mut Vec<usize>) -> Result<(), 
     }
     Ok(())
 }
-
-/// Byte classes of `shape_end`: 0 a shape byte (`[A-Za-z0-9_,:*<=?#+~]`), 1 open bracket,
-/// 2 close bracket, 3 ' ', 4 '/', 5 anything else.
-const SHAPE_CLASS: [u8; 256] = {
-    let mut t = [5u8; 256];
-    let shape = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_,:*<=?#+~";
-    let mut k = 0;
-    while k < shape.len() {
-        t[shape[k] as usize] = 0;
-        k += 1;
-    }
-    t[b'(' as usize] = 1;
-    t[b'[' as usize] = 1;
-    t[b'{' as usize] = 1;
-    t[b')' as usize] = 2;
-    t[b']' as usize] = 2;
-    t[b'}' as usize] = 2;
-    t[b' ' as usize] = 3;
-    t[b'/' as usize] = 4;
-    t
-};
 
 /// `scan::scan_shape` as one state machine (`shape_end_bytes`), its common stretches taken 16
 /// bytes at a time: the first space at depth 0, `/*…*/` comments skipped. Unsure where
@@ -232,32 +210,30 @@ fn operands(text: &[u8], open: usize, commas: &mut Vec<usize>, plain: &mut bool)
     let mut k = open;
     loop {
         k = find_struct(text, k).ok_or(Unsure)?;
-        match FAST_CLASS[text[k] as usize] {
-            0 => {}
-            1 => depth += 1,
-            2 => {
+        match structure::at(text, k)? {
+            Struct::Open => depth += 1,
+            Struct::Close => {
                 depth -= 1; // >= 1 here: the first byte is the '('
                 if depth == 0 {
                     break;
                 }
             }
-            3 => {
+            Struct::String(e) => {
                 *plain = false;
-                let e = fast_string_end(text, k)?;
                 // the full parse strips comments from the operands with a string-blind rule
                 if memchr::memchr(b'/', &text[k..e]).is_some() {
                     return Err(Unsure);
                 }
                 k = e - 1;
             }
-            4 => {
+            Struct::Comma => {
                 if depth == 1 {
                     commas.push(k);
                 }
             }
-            _ => {
+            Struct::Comment(e) => {
                 *plain = false;
-                k = fast_comment_end(text, k)? - 1;
+                k = e - 1;
             }
         }
         k += 1;
@@ -309,13 +285,11 @@ fn attributes(text: &[u8], from: usize, tp: &mut Tape) -> Result<(), Unsure> {
                 break n;
             };
             q = p;
-            match FAST_CLASS[text[q] as usize] {
-                0 => {}
-                1 => depth += 1,
-                2 => depth = depth.checked_sub(1).ok_or(Unsure)?,
-                3 => q = fast_string_end(text, q)? - 1,
-                5 => q = fast_comment_end(text, q)? - 1,
-                4 => {
+            match structure::at(text, q)? {
+                Struct::Open => depth += 1,
+                Struct::Close => depth = depth.checked_sub(1).ok_or(Unsure)?,
+                Struct::String(e) | Struct::Comment(e) => q = e - 1,
+                Struct::Comma => {
                     if depth == 0 {
                         if matches!(text[q - 1], b' ' | b'\t') {
                             return Err(Unsure);
@@ -331,7 +305,6 @@ fn attributes(text: &[u8], from: usize, tp: &mut Tape) -> Result<(), Unsure> {
                         }
                     }
                 }
-                _ => return Err(Unsure),
             }
             q += 1;
         };
@@ -351,25 +324,6 @@ fn attributes(text: &[u8], from: usize, tp: &mut Tape) -> Result<(), Unsure> {
             return Ok(());
         }
         (item, eq) = (vend + 2, next_eq);
-    }
-}
-
-/// Index just past the string whose '"' is at `i`, and whether it holds a '\\' (which escapes
-/// the byte after it, as `scan::skip_string_esc` reads it). Unsure if it does not end.
-#[inline(always)]
-fn string_end_escaped(text: &[u8], i: usize) -> Result<(usize, bool), Unsure> {
-    let mut j = i + 1;
-    let mut escaped = false;
-    loop {
-        let e = crate::lex::classify::find2(b'"', b'\\', &text[j..]).ok_or(Unsure)? + j;
-        if text[e] == b'"' {
-            return Ok((e + 1, escaped));
-        }
-        if e + 1 >= text.len() {
-            return Err(Unsure);
-        }
-        escaped = true;
-        j = e + 2;
     }
 }
 
@@ -573,6 +527,15 @@ pub fn assert_tape_agrees(text: &[u8], tp: &mut Tape, commas: &mut Vec<usize>, s
 mod tests {
     use super::*;
     use crate::hlo::instruction::parse_instruction;
+
+    /// The tape's walks jump between the bytes of `find_struct` and read them by
+    /// `structure::CLASS`: the two sets are one.
+    #[test]
+    fn structure_class_bytes_are_the_struct_set() {
+        for b in 0..=255u8 {
+            assert_eq!(structure::CLASS[b as usize] != 0, HLO.contains(STRUCT, b), "byte {b}");
+        }
+    }
 
     /// `shape_end` is `scan_shape` wherever that succeeds, from every position of every line.
     #[test]

@@ -12,6 +12,7 @@ use crate::error::Error;
 pub mod classify;
 pub mod index;
 pub mod space;
+pub mod structure;
 
 use crate::bytes::same_bytes;
 

@@ -114,6 +114,16 @@ class _Parser:
         self.tree_stack: list[int] = []  # tree_stack[d] = row of the latest line at depth d
         # the InstructionSequence counted against its header's max (§2.10): [max, line, text, count, listed]
         self.sequence: list[Any] | None = None
+        # whole-file checks (FORMATS.md §2.10), reported at the end of a file without errors:
+        # allocation -> (first line, largest size); allocations listed again (line, allocation,
+        # first line); values past the end of their allocation's size here (line, value,
+        # allocation, offset, size: checked again against the largest size at the end);
+        # `HloLiveRange (max N)` headers with N > 0 (line, N), and whether any schedule line came
+        self.allocations: dict[int, list[int]] = {}
+        self.again: list[tuple[int, int, int]] = []
+        self.past: list[tuple[int, int, int, int, int]] = []
+        self.live_max: list[tuple[int, int]] = []
+        self.scheduled = False
         # defining instructions repeat (once per tuple leaf): parse each text once
         self.instruction_cache: dict[str, dict[str, Any]] = {}
         self.parse_instruction = _instruction_parser()
@@ -135,6 +145,10 @@ class _Parser:
             except _Bad as bad:
                 self.ctx.error(lineno, _column(text, bad.pos), bad.message, text)
         self.finish(last)
+        if not self.ctx.has_errors():  # a file with errors is known to be incomplete: no second report
+            for line, col, message in whole_file_problems(self.allocations, self.again, self.past,
+                                                          self.live_max, self.scheduled):
+                self.ctx.error(line, col, message)
 
     def line(self, lineno: int, text: str) -> None:
         if text == "":
@@ -218,6 +232,12 @@ class _Parser:
         row["line"] = lineno
         unknown = row.pop("unknown_flags")
         self.ctx.add("allocations", row)
+        seen = self.allocations.get(row["allocation"])
+        if seen is None:
+            self.allocations[row["allocation"]] = [lineno, row["size"]]
+        else:
+            self.again.append((lineno, row["allocation"], seen[0]))
+            seen[1] = max(seen[1], row["size"])
         for at, raw in unknown:
             self.ctx.note(lineno, text, _column(text, at), *unknown_flag_note(raw))
         self.allocation = row["allocation"]
@@ -238,6 +258,8 @@ class _Parser:
             raise _Bad(cur.pos, "expected the value's shape")
         if self.allocation is None:
             return  # under an unreadable allocation line (already reported)
+        if offset + size > self.allocations[self.allocation][1]:
+            self.past.append((lineno, ref["value_id"], self.allocation, offset, size))
         self.ctx.add("assignments", {
             "allocation": self.allocation, "value_id": ref["value_id"],
             "instruction": ref["instruction"], "shape_index": ref["shape_index"],
@@ -374,6 +396,8 @@ class _Parser:
         cur.expect("):")
         cur.end("the HloLiveRange header")
         self.total("live_range", "max", None, maximum, lineno)
+        if maximum > 0:
+            self.live_max.append((lineno, maximum))
         self.sequence = [maximum, lineno, text, 0, False]
 
     def live_range_line(self, lineno: int, text: str) -> None:
@@ -420,6 +444,7 @@ class _Parser:
         name = cur.name()
         cur.end("the scheduled instruction")
         self.ctx.add("schedule", {"position": position, "instruction": name, "line": lineno})
+        self.scheduled = True
         if self.sequence is not None:
             self.sequence[3] += 1
 
@@ -577,6 +602,28 @@ def _instruction_parser() -> Any:
     except ImportError:
         return None
     return parse_instruction
+
+
+def whole_file_problems(allocations: dict[int, list[int]], again: list[tuple[int, int, int]],
+                        past: list[tuple[int, int, int, int, int]], live_max: list[tuple[int, int]],
+                        scheduled: bool) -> list[tuple[int, int, str]]:
+    """What no single line shows (FORMATS.md §2.10), as (line, column, message) in the order
+    they are reported: allocations listed twice (two buffer assignments concatenated into one
+    file: every figure would count twice), values past the end of their allocation (offset +
+    size > the largest size the file gives it), and `HloLiveRange (max N)` headers with N > 0
+    in a file with no `InstructionSequence` line at all (cut right after its header). Rust:
+    `buffer_assignment::checks`, also across the chunks of a file read in parts."""
+    out = [(line, 1, f"allocation {a} again (first at line {first}): two buffer assignments in one file?")
+           for line, a, first in again]
+    for line, value, a, offset, size in past:
+        largest = allocations[a][1]
+        if offset + size > largest:
+            out.append((line, 1, f"value {value} lies past the end of allocation {a} (offset {offset} + size "
+                                  f"{size} > {largest} bytes)"))
+    if not scheduled:
+        out += [(line, 1, f"HloLiveRange (max {n}) but no InstructionSequence follows: the file is cut "
+                          "short after its header") for line, n in live_max]
+    return out
 
 
 def parse(lines: list[str | None], ctx: Any) -> None:

@@ -82,6 +82,12 @@ class FileContext:
         )
 
 
+    def has_errors(self) -> bool:
+        """Whether this file has an ``errors`` row yet (its rows come last: files are read one
+        after the other)."""
+        errors = self.sink.rows["errors"]
+        return bool(errors) and errors[-1]["file_id"] == self.file_id
+
     def note(self, line: int, line_text: str, column: int, kind: str, token: str, text: str,
              message: str) -> None:
         """Something this version does not know in a line whose structure it does (a newer

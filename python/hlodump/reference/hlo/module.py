@@ -1,5 +1,5 @@
 """The file structure of an HLO module text: header, computations, instruction lines,
-stack-frame tables (mirrors ``src/hlo/module.rs``)."""
+stack-frame tables (mirrors ``src/hlo/module/``)."""
 
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ _COMP_CLOSE_RE = re.compile(r'\}(?:, execution_thread="([^"]*)")?(.*)$', re.S)
 
 def _next_on_line(s: str) -> int | None:
     """``s`` is ``}``, blanks or comments, then more text that is not ``,``: where that starts
-    (a computation closed and the next statement on the same line). Mirrors module.rs."""
+    (a computation closed and the next statement on the same line). Mirrors module/mod.rs."""
     try:
         p = _g_skip_trivia(s, 1, in_line=True)
     except _GenError:

@@ -1,0 +1,149 @@
+//! What no single line of a buffer assignment shows (FORMATS.md §2.10), gathered while parsing
+//! and reported at the end of a file that has no error (a file with errors is known to be
+//! incomplete: no second report of the same cut): an allocation listed twice (two buffer
+//! assignments concatenated into one file: every figure would count twice), a value past the
+//! end of its allocation (offset + size > the largest size the file gives it), and an
+//! `HloLiveRange (max N)` header with N > 0 in a file with no `InstructionSequence` line at all
+//! (cut right after its header). A file read in chunks gathers them per chunk and joins them
+//! (`Checks::append`). The reference is `reference/buffer_assignment.py` `whole_file_problems`.
+
+use std::collections::HashMap;
+
+use crate::error::{FileCtx, Result};
+use crate::tables::Errors;
+
+#[derive(Default)]
+pub struct Checks {
+    /// allocation → (the line it is first listed at, the largest size listed for it)
+    allocations: HashMap<i64, (u64, i64)>,
+    /// (line, allocation, first line) of an allocation listed again
+    again: Vec<(u64, i64, u64)>,
+    /// (line, value, allocation, offset, size) of a value past its allocation's largest size
+    /// so far (checked again against the largest at the end)
+    past: Vec<(u64, i64, i64, i64, i64)>,
+    /// (line, N) of `HloLiveRange (max N)` headers with N > 0
+    live_max: Vec<(u64, i64)>,
+    /// A schedule (`InstructionSequence`) line was read.
+    scheduled: bool,
+    /// The allocation listed last and its largest size (its values follow it: no lookup).
+    current: Option<(i64, i64)>,
+}
+
+impl Checks {
+    pub fn allocation(&mut self, line: u64, allocation: i64, size: i64) {
+        let largest = match self.allocations.get_mut(&allocation) {
+            None => {
+                self.allocations.insert(allocation, (line, size));
+                size
+            }
+            Some(seen) => {
+                self.again.push((line, allocation, seen.0));
+                seen.1 = seen.1.max(size);
+                seen.1
+            }
+        };
+        self.current = Some((allocation, largest));
+    }
+
+    /// A value row of `allocation` (listed just before it, so known here).
+    #[inline]
+    pub fn value(&mut self, line: u64, value: i64, allocation: i64, offset: i64, size: i64) {
+        let largest = match self.current {
+            Some((a, largest)) if a == allocation => largest,
+            _ => self.allocations.get(&allocation).map_or(i64::MAX, |a| a.1),
+        };
+        if offset as i128 + size as i128 > largest as i128 {
+            self.past.push((line, value, allocation, offset, size));
+        }
+    }
+
+    pub fn live_range_max(&mut self, line: u64, max: i64) {
+        if max > 0 {
+            self.live_max.push((line, max));
+        }
+    }
+
+    pub fn scheduled(&mut self) {
+        self.scheduled = true;
+    }
+
+    /// Join the checks of the chunk after this one (its lines counted from `base`).
+    pub fn append(&mut self, next: Checks, base: u64) {
+        let first_before: HashMap<i64, u64> = next.allocations.keys().filter_map(|a| self.allocations.get(a).map(|s| (*a, s.0))).collect();
+        for (line, a, first) in next.again {
+            self.again.push((line + base, a, first_before.get(&a).copied().unwrap_or(first + base)));
+        }
+        let mut firsts: Vec<(u64, i64, i64)> = next.allocations.into_iter().map(|(a, (l, s))| (l, a, s)).collect();
+        firsts.sort_unstable();
+        for (line, a, size) in firsts {
+            self.allocation(line + base, a, size);
+        }
+        self.again.sort_unstable();
+        self.past.extend(next.past.into_iter().map(|(l, v, a, o, s)| (l + base, v, a, o, s)));
+        self.live_max.extend(next.live_max.into_iter().map(|(l, n)| (l + base, n)));
+        self.scheduled |= next.scheduled;
+    }
+
+    /// The problems, as (line, message), in the order they are reported.
+    pub fn problems(&self) -> Vec<(u64, String)> {
+        let mut out: Vec<(u64, String)> =
+            self.again.iter().map(|&(line, a, first)| (line, format!("allocation {a} again (first at line {first}): two buffer assignments in one file?"))).collect();
+        for &(line, value, a, offset, size) in &self.past {
+            let largest = self.allocations[&a].1;
+            if offset as i128 + size as i128 > largest as i128 {
+                out.push((line, format!("value {value} lies past the end of allocation {a} (offset {offset} + size {size} > {largest} bytes)")));
+            }
+        }
+        if !self.scheduled {
+            for &(line, n) in &self.live_max {
+                out.push((line, format!("HloLiveRange (max {n}) but no InstructionSequence follows: the file is cut short after its header")));
+            }
+        }
+        out
+    }
+
+    /// Report the problems: `errors` rows, or the first as an error in strict mode.
+    pub fn report(&self, ctx: &FileCtx<'_>, errors: &mut Errors) -> Result<()> {
+        for (line, message) in self.problems() {
+            ctx.error_at(errors, line, 1, message, b"")?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Allocations and values fed in one piece or cut in chunks (lines counted from each
+    /// chunk's start, joined with `append`): the same problems, in the same order.
+    #[test]
+    fn chunks_joined_equal_one_piece() {
+        // (line, allocation, size) of allocation lines; (line, value, allocation, offset, size)
+        let allocs = [(2, 0, 64), (4, 1, 32), (6, 0, 16), (8, 2, 8), (10, 1, 64), (12, 3, 8)];
+        let values = [(3, 10, 0, 0, 64), (7, 11, 0, 8, 60), (9, 12, 2, 4, 8), (11, 13, 1, 0, 40), (13, 14, 3, 0, 8)];
+        let feed = |c: &mut Checks, from: u64, to: u64, base: u64| {
+            for &(l, a, s) in allocs.iter().filter(|r| r.0 >= from && r.0 < to) {
+                c.allocation(l - base, a, s);
+            }
+            for &(l, v, a, o, s) in values.iter().filter(|r| r.0 >= from && r.0 < to) {
+                c.value(l - base, v, a, o, s);
+            }
+        };
+        let mut one = Checks::default();
+        feed(&mut one, 0, 100, 0);
+        let want = one.problems();
+        assert_eq!(want.len(), 4, "{want:?}"); // 0 and 1 listed again; values 11 (8 + 60 > 64) and 12 past
+        // (chunks start at allocation lines, as `split.rs` cuts: a value is in its allocation's chunk)
+        for cuts in [vec![4u64], vec![6, 10], vec![4, 8, 12]] {
+            let bounds: Vec<u64> = std::iter::once(1).chain(cuts.iter().copied()).chain(std::iter::once(100)).collect();
+            let mut joined = Checks::default();
+            for w in bounds.windows(2) {
+                let mut c = Checks::default();
+                feed(&mut c, w[0], w[1], w[0] - 1);
+                joined.append(c, w[0] - 1);
+            }
+            assert_eq!(joined.problems(), want, "cuts {cuts:?}");
+        }
+    }
+}
