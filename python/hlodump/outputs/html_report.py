@@ -45,11 +45,11 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional, Sequence
 import numpy as np
 import pyarrow as pa
 
-from . import analysis as A
-from .units import XLA_PEAK_ABOVE_ALLOCATED
+from .. import analysis as A
+from ..units import XLA_PEAK_ABOVE_ALLOCATED
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .dump import Dump
+    from ..dump import Dump
 
 __all__ = ["report", "report_data", "render", "timeline_series", "COLORS"]
 
@@ -118,7 +118,7 @@ def report_data(dump: "Dump", *, compare: Optional["Dump"] = None, modules: Opti
 
 def render(data: dict[str, Any]) -> str:
     """The HTML page of ``report_data``'s result (plotly.js inlined)."""
-    from ._report_page import PAGE
+    from .report_page import PAGE
 
     idx = data["index"]
     if isinstance(idx.get("open"), str) and not any(r["id"] == idx["open"] for r in idx["modules"]):
@@ -143,7 +143,7 @@ def timeline_series(dump: "Dump", modules: Optional[Sequence[str]] = None,
 # ------------------------------------------------------------------------------ collecting
 
 def _version() -> str:
-    from . import __version__
+    from .. import __version__
 
     return __version__
 
@@ -156,7 +156,7 @@ def _collect(d: "Dump", keys: Optional[Sequence[str]], top: int, max_points: int
         wanted = set(keys)
         mods = [m for m in mods if m["module"] in wanted]
     if not mods:
-        from .cli.common import nothing_why
+        from ..cli.common import nothing_why
 
         raise ValueError("nothing to report: no module with HLO text, buffer assignment, live ranges or a "
                          "memory-usage report" + nothing_why(d))
