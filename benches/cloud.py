@@ -110,7 +110,8 @@ def main() -> int:
     from moto.server import ThreadedMotoServer
 
     import hlodump
-    from hlodump import stores
+    from hlodump.io import stores
+    from hlodump.io.plan import load
 
     logging.getLogger("werkzeug").setLevel(logging.WARNING)
     if a.in_process:
@@ -159,7 +160,7 @@ def main() -> int:
             t_s3 = best(lambda: hlodump.read_arrow(url, on_error="collect", progress=False), a.repeat)
             t_mem = best(lambda: hlodump.read_arrow(murl, on_error="collect", progress=False), a.repeat)
             t_buf = best(lambda: hlodump.read_arrow(blobs, on_error="collect", progress=False), a.repeat)
-            t_fetch = best(lambda: stores.plan(url).load(progress=False), a.repeat)
+            t_fetch = best(lambda: load(stores.plan(url), progress=False), a.repeat)
             print(f"{root.name:<14} {len(files):>6} {size / 1e6:>7.1f} | {t_disk:>8.3f} {t_s3:>8.3f} {t_mem:>9.3f} "
                   f"{t_buf:>9.3f} | {t_s3 / t_disk:>6.2f}x {t_mem / t_disk:>7.2f}x | {t_fetch:>15.3f}")
     finally:

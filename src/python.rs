@@ -62,7 +62,7 @@ const SIGNAL_POLL: Duration = Duration::from_millis(10);
 /// anyway; a worker stuck in the kernel (a hung network file system) is left behind.
 const STOP_GRACE: Duration = Duration::from_millis(10);
 
-/// Parse `inputs` (`PyInput`: `hlodump.plan.Input` records) into a dict of pyarrow tables.
+/// Parse `inputs` (`PyInput`: `hlodump.io.plan.Input` records) into a dict of pyarrow tables.
 /// `dumps` (one per input, for tuple inputs, which carry no dump; `files.dump`) defaults to
 /// each input's shown path. Everything after `inputs` is a keyword argument. `buffers` (one per
 /// input, or None): an input's bytes already in memory, as a pyarrow `uint8` array (anything with
@@ -305,7 +305,7 @@ fn scan_inputs(
     Ok(PyBatchStream { inner: std::sync::Mutex::new(s), schema: Tables::schema_projected(table, mask).expect("known table") })
 }
 
-/// One input as Python hands it over: a `hlodump.plan.Input` record (read by attribute), or a
+/// One input as Python hands it over: a `hlodump.io.plan.Input` record (read by attribute), or a
 /// bare `(path, shown, explicit, error)` tuple (its dump from `dumps=`, else its shown path).
 #[derive(FromPyObject)]
 enum PyInput {

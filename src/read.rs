@@ -36,7 +36,7 @@ pub struct Input {
     /// leaving the dump, a second path to a file already read, a name that is not UTF-8 …).
     pub error: Option<String>,
     /// The dump the file belongs to (`files.dump`): the directory `--xla_dump_to` wrote, or the
-    /// path a single file was named by. Planned by the caller (`python/hlodump/paths.py`).
+    /// path a single file was named by. Planned by the caller (`python/hlodump/io/paths.py`).
     pub dump: String,
     /// The file's bytes, already in memory (a buffer the caller passed, an object fetched from
     /// a store): read from here, not from `path`, and shared, not copied (views point into it).

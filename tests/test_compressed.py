@@ -184,7 +184,7 @@ def test_an_archive_with_more_members_than_max_files_stops_clearly(reader, tmp_p
     directory walk, and stops with the walk's error (never a partial read)."""
     import tarfile
 
-    from hlodump.paths import WalkLimitError
+    from hlodump.io.paths import WalkLimitError
 
     arc = tmp_path / "dump.tar"
     with tarfile.open(arc, "w") as tar:

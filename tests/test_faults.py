@@ -185,7 +185,7 @@ def test_symlink_bomb_and_links_out_of_the_dump(reader: Any, tmp_path: Path) -> 
 def test_following_links_out_is_bounded(tmp_path: Path) -> None:
     code = """
     import sys, hlodump, hlodump.reference
-    from hlodump.paths import WalkLimitError
+    from hlodump.io.paths import WalkLimitError
     for read in (hlodump.read_arrow, hlodump.reference.read_arrow):
         try:
             read(sys.argv[1], follow_links=True, max_files=5000)
@@ -235,7 +235,7 @@ def test_allocation_failure_raises_memory_error(big_hlo: str, extra_mb: int, mma
 
 
 def test_non_utf8_file_names_are_rows_not_failures(reader: Any, tmp_path: Path) -> None:
-    from hlodump.paths import NOT_UTF8, unescape_name
+    from hlodump.io.paths import NOT_UTF8, unescape_name
 
     d = tmp_path / "dump"
     d.mkdir()

@@ -244,7 +244,7 @@ def test_04_pass_number_too_large_and_tar_in_tar(tmp_path: Path) -> None:
     assert [(r["path"], r["kind"], r["error"]) for r in f] == [(f"{outer}/inner.tar.gz/d/{HLO}", "hlo_module", None)]
     assert d["instructions"].num_rows == hlodump.read_arrow(str(CF10 / HLO))["instructions"].num_rows
     # deeper than MAX_ARCHIVE_DEPTH: a row with an error
-    from hlodump.plan import MAX_ARCHIVE_DEPTH
+    from hlodump.io.archives import MAX_ARCHIVE_DEPTH
 
     blob = inner.getvalue()
     for k in range(MAX_ARCHIVE_DEPTH):

@@ -428,7 +428,7 @@ def _oom_log(label: str) -> str:
 
 def test_14_dump_text_is_text_in_the_page(tmp_path: Path) -> None:
     import hlodump
-    from hlodump import oom_plot
+    from hlodump.outputs import oom_plot
 
     pytest.importorskip("plotly")
     log = tmp_path / "oom.log"
@@ -554,7 +554,7 @@ def test_16_endpoint_credentials_never_shown(tmp_path: Path) -> None:
                 assert "hlodump:" in p.stderr
         # the Python API's errors too
         import hlodump
-        from hlodump.stores import redact
+        from hlodump.io.stores import redact
 
         with pytest.raises(Exception) as ei:
             hlodump.read_arrow("s3://bucket/dump/", storage_options={

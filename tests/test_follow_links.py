@@ -15,7 +15,7 @@ import pytest
 from conftest import DATA
 
 import hlodump
-from hlodump.paths import WalkLimitError
+from hlodump.io.paths import WalkLimitError
 
 SRC = Path(DATA) / "memory_analysis" / "jax-0.10.2"
 COMMANDS = ["tables", "query", "convert", "summary", "plot", "diff", "cost", "comms", "passes", "report"]
@@ -56,7 +56,7 @@ def test_without_the_option_the_reason_is_said(links: Path) -> None:
     # the API says it too
     d = hlodump.read_arrow(links, on_error="collect")
     with pytest.raises(ValueError, match="could not be read"):
-        from hlodump import html_report
+        from hlodump.outputs import html_report
 
         html_report.report(d, str(links.parent / "r.html"))
 

@@ -332,7 +332,7 @@ print(repr(out))
 
 
 # --------------------------------------------------------------------------- decompression bound
-# (issue 39) Decompression is Python's (hlodump.plan), not the Rust core's: the cargo-fuzz targets
+# (issue 39) Decompression is Python's (hlodump.io.plan), not the Rust core's: the cargo-fuzz targets
 # never see compressed bytes, so the bound is fuzzed here. For any content, compressor, bound and
 # cut: the output is exactly the content when it fits the bound, DecompressionLimitError when it
 # does not (never more than the bound read), InputFileError for a cut stream; read_arrow agrees.
@@ -349,7 +349,7 @@ def test_decompression_bound_is_exact(suffix: str, n: int, copies: int, ratio: f
     import importlib
 
     from hlodump.exceptions import DecompressionLimitError, InputFileError
-    from hlodump.plan import Bound, decompressed
+    from hlodump.io.plan import Bound, decompressed
 
     seed = HLO_PICK[0].read_bytes()
     content = (seed * (n // max(len(seed), 1) + 1))[:n]

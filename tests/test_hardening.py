@@ -147,7 +147,7 @@ def test_02_error_text_is_capped_and_error_columns_have_64_bit_offsets(reader: A
 
 GLOB_LOOP = """
 import sys, hlodump
-from hlodump.paths import WalkLimitError
+from hlodump.io.paths import WalkLimitError
 d = hlodump.read_arrow(sys.argv[1] + "/**/*.txt", on_error="collect")
 print(d["files"].num_rows, sorted(d["files"].column("path").to_pylist()))
 try:
@@ -179,7 +179,7 @@ def test_03_a_glob_over_looping_symlinks_ends_and_obeys_max_files(core: Any, tmp
 def test_03_glob_matches_like_glob_glob_on_a_plain_tree(tmp_path: Path) -> None:
     import glob
 
-    from hlodump.paths import _glob
+    from hlodump.io.paths import _glob
 
     for rel in ("a.txt", "b.log", "s/c.txt", "s/t/d.txt", ".hidden/e.txt", "s/.f.txt"):
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -323,7 +323,7 @@ def test_07_the_same_file_or_directory_named_twice_is_read_once(reader: Any) -> 
 
 
 def test_07_dump_names_are_normalised() -> None:
-    from hlodump.paths import dump_roots
+    from hlodump.io.paths import dump_roots
 
     assert set(dump_roots(str(CF10) + "/../" + CF10.name + "/")) == {str(CF10)}
 
@@ -423,7 +423,7 @@ def test_11_bad_storage_options_are_store_errors_not_panics(opts: dict[str, str]
     pytest.importorskip("obstore")
     code = textwrap.dedent(f"""
         import hlodump
-        from hlodump.stores import StoreError
+        from hlodump.io.stores import StoreError
         try:
             hlodump.read_arrow("s3://bucket/x/", storage_options={opts!r})
         except (StoreError, PermissionError) as e:  # a 403 (e.g. from a metadata endpoint) is PermissionError
@@ -439,7 +439,7 @@ def test_11_bad_storage_options_are_store_errors_not_panics(opts: dict[str, str]
 
 
 def test_11_a_panic_from_the_store_becomes_a_store_error() -> None:
-    from hlodump.stores import ObstoreBackend, StoreError
+    from hlodump.io.stores import ObstoreBackend, StoreError
 
     class Panic(BaseException):  # what pyo3_runtime.PanicException is
         pass
@@ -480,7 +480,7 @@ def test_12_credentials_in_a_url_are_never_kept_or_printed(s3_env: Any) -> None:
     with pytest.raises(FileNotFoundError) as e:
         hlodump.read_arrow(f"s3://AKIDSECRETKEY:VerySecretValue@{S3_BUCKET}/no/such/prefix/")
     assert "VerySecretValue" not in str(e.value) and "AKIDSECRETKEY" not in str(e.value)
-    from hlodump.stores import redact
+    from hlodump.io.stores import redact
 
     assert redact("cannot read ftp://user:pw@host/a and s3://K:S@b/k") == "cannot read ftp://host/a and s3://b/k"
 
@@ -550,7 +550,7 @@ def test_29_python_dash_m_hlodump_runs_the_cli() -> None:
 @pytest.mark.parametrize("empty", [{}, [], "", ()])
 def test_29_empty_inputs_are_clear_errors(empty: Any) -> None:
     import hlodump
-    from hlodump.paths import NothingToReadError
+    from hlodump.io.paths import NothingToReadError
 
     with pytest.raises(NothingToReadError, match="nothing to read"):
         hlodump.read_arrow(empty)

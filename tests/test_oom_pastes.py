@@ -16,7 +16,7 @@ from conftest import DATA
 import hlodump
 import hlodump.reference
 from hlodump import analysis as A
-from hlodump import oom_plot
+from hlodump.outputs import oom_plot
 from hlodump.exceptions import ParseError
 
 OOM = Path(DATA) / "oom"

@@ -17,7 +17,7 @@ from conftest import DATA
 
 import hlodump
 from hlodump import analysis as A
-from hlodump import oom_plot
+from hlodump.outputs import oom_plot
 
 OOM = Path(DATA) / "oom"
 

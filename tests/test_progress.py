@@ -102,7 +102,7 @@ def test_bar_forced_on_a_pipe() -> None:
 
 
 def test_progress_bar_unit() -> None:
-    from hlodump.progress import ProgressBar
+    from hlodump.io.progress import ProgressBar
 
     s = io.StringIO()
     bar = ProgressBar(4, 4_000_000, force=True, stream=s)

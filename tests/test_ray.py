@@ -166,7 +166,7 @@ def test_convert_engine_ray_command_line(cluster, tmp_path, moto_s3):
     assert f"{out}/instructions/" in r.stdout
     local = hlodump.read_arrow(CF)
     import obstore
-    from hlodump import stores
+    from hlodump.io import stores
 
     store = stores.backend_for(out, {"aws_endpoint": moto_s3, "aws_access_key_id": "testing",
                                      "aws_secret_access_key": "testing"})[0].store

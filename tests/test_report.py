@@ -20,7 +20,7 @@ from conftest import DATA
 
 import hlodump
 from hlodump import analysis as A
-from hlodump import html_report
+from hlodump.outputs import html_report
 from hlodump.cli import main
 
 pytest.importorskip("plotly")

@@ -232,7 +232,7 @@ def test_bad_arguments() -> None:
 
 
 def test_scan_plans_its_input_like_read_arrow(tmp_path) -> None:
-    """One input plan (``hlodump.plan``): a compressed local file is read decompressed by
+    """One input plan (``hlodump.io.plan``): a compressed local file is read decompressed by
     ``scan`` too (before issue 27 scan read its compressed bytes)."""
     import gzip
 

@@ -1,4 +1,4 @@
-"""Object-store URLs and in-memory buffers as inputs (``hlodump.stores``), against a real
+"""Object-store URLs and in-memory buffers as inputs (``hlodump.io.stores``), against a real
 S3-compatible server (moto's, on 127.0.0.1; see ``conftest.moto_s3``), fsspec's memory
 filesystem and plain buffers: every table equals the local read of the same files, cell for
 cell; configuration by environment variables and by ``storage_options``; errors name the URL."""
@@ -17,7 +17,7 @@ import pyarrow as pa
 import pytest
 
 import hlodump
-from hlodump import stores
+from hlodump.io import stores
 
 from conftest import DATA, S3_BUCKET, S3_DIRS
 

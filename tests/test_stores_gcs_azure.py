@@ -32,7 +32,7 @@ import venv
 import pytest
 
 import hlodump
-from hlodump import stores
+from hlodump.io import stores
 
 from conftest import DATA, S3_DIRS
 from test_stores import BA, CF, assert_same, prefix_map
@@ -247,10 +247,10 @@ def test_azure_errors_are_mapped_and_name_the_url():
     import obstore.exceptions as ox
 
     url = "az://container/run"
-    assert isinstance(stores._error(ox.NotFoundError("The specified blob does not exist."), url, "read"), FileNotFoundError)
-    denied = stores._error(ox.PermissionDeniedError("AuthorizationPermissionMismatch"), url, "list")
+    assert isinstance(stores.store_error(ox.NotFoundError("The specified blob does not exist."), url, "read"), FileNotFoundError)
+    denied = stores.store_error(ox.PermissionDeniedError("AuthorizationPermissionMismatch"), url, "list")
     assert isinstance(denied, PermissionError) and url in str(denied)
-    unauth = stores._error(ox.UnauthenticatedError("Server failed to authenticate the request"), url, "list")
+    unauth = stores.store_error(ox.UnauthenticatedError("Server failed to authenticate the request"), url, "list")
     assert isinstance(unauth, PermissionError)
 
 

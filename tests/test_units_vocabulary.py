@@ -146,7 +146,7 @@ def test_png_ticks_on_binary_values() -> None:
     import matplotlib.pyplot as plt
 
     from hlodump import analysis as A
-    from hlodump import plot
+    from hlodump.outputs import plot
 
     d = A.load(SEED0)
     key = A.summary(d, top=0)[0]["module"]
@@ -270,7 +270,7 @@ def test_oom_views_tick_on_binary_values(tmp_path) -> None:
 
     import hlodump
     from hlodump import analysis as A
-    from hlodump import oom_plot
+    from hlodump.outputs import oom_plot
 
     d = hlodump.read_arrow(OOM, on_error="collect")
     reports = A.oom_summary(d, top=20)

@@ -17,6 +17,9 @@ from .exceptions import HlodumpError, ParseError
 from .reader import read_arrow
 from .scan import Scan, ScanWarning, scan
 from .schema import SCHEMAS, TABLE_NAMES
+from . import _moved
+
+_moved.install()  # hlodump.plan, hlodump.stores, hlodump.html_report … importable at their old paths
 
 __version__ = "0.1.0"
 
@@ -44,7 +47,7 @@ def __getattr__(name: str) -> object:
     # hlodump.report (html_report.report): imported on first use, so `import hlodump` does not
     # load the analysis and its page template
     if name == "report":
-        from .html_report import report
+        from .outputs.html_report import report
 
         return report
     raise AttributeError(f"module 'hlodump' has no attribute {name!r}")

@@ -15,7 +15,7 @@ __version__: str
 MAX_THREADS: int
 
 class _InputRecord(Protocol):
-    """What ``read``/``scan`` read of an input (``hlodump.plan.Input``)."""
+    """What ``read``/``scan`` read of an input (``hlodump.io.plan.Input``)."""
 
     @property
     def path(self) -> Union[str, PathLike[str]]: ...

@@ -13,7 +13,7 @@ __all__ = ["Source", "OnError", "StorageOptions", "renamed_parameter", "check_on
 
 #: What a read takes: a path (file, directory, glob), an object-store or fsspec URL, an
 #: in-memory file ``(name, bytes_like)`` or ``{name: bytes_like}``, or a list of paths, URLs and
-#: pairs (``hlodump.plan.plan_inputs``).
+#: pairs (``hlodump.io.plan.plan_inputs``).
 Source = Union[str, "os.PathLike[str]", tuple[str, Any], Mapping[str, Any],
                Sequence[Union[str, "os.PathLike[str]", tuple[str, Any]]]]
 

@@ -118,15 +118,15 @@ def _module_files(directory: str, written: list[str]) -> list[str]:
 def _read_files(directory: str, files: list[str]) -> "Dump":
     """``files`` (found in ``directory``, not named by the user: a file that is none of our
     formats is an ``other`` row, as in a walked directory), read as one dump: ``directory``."""
-    from .paths import _input
-    from .plan import Plan
+    from .io.paths import walk_entry
+    from .io.plan import Plan
     from .reader import read_plan
 
     plan = Plan()
     shown_dir = directory.replace(os.sep, "/").rstrip("/")
     for f in files:
         rel = os.path.relpath(f, directory).replace(os.sep, "/")
-        plan.add(_input(f, f"{shown_dir}/{rel}", False), shown_dir)
+        plan.add(walk_entry(f, f"{shown_dir}/{rel}", False), shown_dir)
     return read_plan(plan, None)
 
 

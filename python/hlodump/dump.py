@@ -244,7 +244,7 @@ class Dump(Mapping[str, pa.Table]):
         """Write one Parquet file per table into ``out_dir`` (created); return the paths. The
         writer encodes the zero-copy ``string_view`` tables directly (no large_string copy).
         ``out_dir`` may be an object-store or fsspec URL (``s3://bucket/prefix`` …; see
-        ``hlodump.stores``), written with ``storage_options``.
+        ``hlodump.io.stores``), written with ``storage_options``.
 
         Locally the write is all or nothing: every table is first written into a fresh hidden
         directory inside ``out_dir``, then renamed into place, so a failure (disk full, a kill)
@@ -253,7 +253,7 @@ class Dump(Mapping[str, pa.Table]):
         ``FileExistsError`` unless ``overwrite=True``, which replaces the entry itself."""
         import pyarrow.parquet as pq
 
-        from . import stores
+        from .io import stores
 
         if stores.is_url(os.fspath(out_dir)):
             paths = []

@@ -36,8 +36,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ._typing import OnError, Source, StorageOptions, check_on_error, renamed_parameter
-from .paths import MAX_FILES
-from .plan import Plan, plan_inputs
+from .io.paths import MAX_FILES
+from .io.plan import Plan, plan_inputs
 from .schema import SCHEMAS, schema
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -233,7 +233,7 @@ def read_dumps(source: Source, table: str, *, columns: Optional[Sequence[str]] =
 
 
 def _partition_dir(dst: str, table: str, dump: str) -> str:
-    from . import stores
+    from .io import stores
 
     return stores.join(dst, table, "dump=" + quote(dump, safe=""))
 
@@ -242,7 +242,7 @@ def _convert_tasks(tasks: list[tuple[int, Task]], dst: str, storage_options: Opt
                    on_error: OnError) -> list[tuple[str, str, int]]:
     """Read each task's files and write every table: (table, path, rows) of each file written.
     Task 0 also writes the tables without rows (so that every table has a schema)."""
-    from . import stores
+    from .io import stores
     import pyarrow.parquet as pq
 
     written = []
@@ -310,7 +310,7 @@ def convert(src: Source, dst: str, *, storage_options: Optional[StorageOptions] 
             c = per_table.setdefault(name, [0, 0])
             c[0] += 1
             c[1] += rows
-    from . import stores
+    from .io import stores
 
     return [f"{stores.join(dst, name)}/  ({per_table[name][0]:,} files, {per_table[name][1]:,} rows)"
             for name in SCHEMAS if name in per_table]

@@ -11,8 +11,8 @@ import pyarrow as pa
 from .dump import Dump
 from .exceptions import ParseError
 from ._typing import OnError, Source, StorageOptions, check_on_error, renamed_parameter
-from .paths import MAX_FILES
-from .plan import MAX_DECOMPRESSED_BYTES, MAX_DECOMPRESSED_RATIO, Bound, Input, Plan, plan_inputs
+from .io.paths import MAX_FILES
+from .io.plan import MAX_DECOMPRESSED_BYTES, MAX_DECOMPRESSED_RATIO, Bound, Input, Plan, load, plan_inputs
 from .schema import SCHEMAS, to_large_string_schema
 
 __all__ = ["read_arrow"]
@@ -45,7 +45,7 @@ def read_arrow(
             a directory) and in-memory files: ``{name: bytes_like}`` or a list of
             ``(name, bytes_like)`` pairs (bytes, memoryview, bytearray, numpy, obstore
             ``Bytes``, ``pyarrow.Buffer``: the tables point into them, no copy; do not change
-            a mutable buffer while its tables are in use). See ``hlodump.stores``.
+            a mutable buffer while its tables are in use). See ``hlodump.io.stores``.
         tables: only these tables (``files`` and ``errors`` always come along). Default: all.
             Work is skipped too: a file is parsed only if its format can produce a requested
             table (HLO text: modules, computations, instructions, stack_frames, custom_calls;
@@ -98,7 +98,7 @@ def read_arrow(
         progress: show a progress bar on stderr (default: for directories, when it is a TTY).
         follow_links: follow symlinks that lead out of the directory read (default: such a
             link is a ``files`` row with an ``error``). Every (device, inode) is read once.
-        max_files: stop walking (``hlodump.paths.WalkLimitError``) after this many entries.
+        max_files: stop walking (``hlodump.io.paths.WalkLimitError``) after this many entries.
         columns: ``{table: [column, …]}``: those tables hold only the columns named (in schema
             order); their other text columns are never built (numbers and flags are built and
             dropped: they cost little). Tables not named keep every column. With ``tables``
@@ -124,7 +124,7 @@ def read_arrow(
     Raises:
         FileNotFoundError / PermissionError: a named file cannot be read (a missing object,
             prefix or bucket too: the message names the URL).
-        hlodump.stores.StoreError: an object store cannot be reached or used (network,
+        hlodump.io.stores.StoreError: an object store cannot be reached or used (network,
             credentials, configuration).
         hlodump.ParseError: malformed input (with ``on_error="raise"``).
         MemoryError: the tables do not fit in memory (nothing is returned; the process goes on).
@@ -159,7 +159,7 @@ def read_plan(plan: Plan, tables: Optional[list[str]], *, on_error: OnError = "r
     planning its source; ``hlodump.ray`` per task)."""
     from . import _core
 
-    buffers = plan.load(progress=progress if len(plan.inputs) > 1 or progress else False, on_error=on_error)
+    buffers = load(plan, progress=progress if len(plan.inputs) > 1 or progress else False, on_error=on_error)
     inputs = plan.inputs
     bar = _progress_bar(inputs, progress, plan.sizes() if buffers is not None else None)
     try:
@@ -225,7 +225,7 @@ def check_threads(threads: Any) -> int:
 def _progress_bar(inputs: list[Input], progress: Optional[bool], sizes: Optional[list[int]] = None) -> Any:
     if progress is False or (progress is None and len(inputs) < 2):
         return None
-    from .progress import ProgressBar
+    from .io.progress import ProgressBar
 
     total = 0
     if sizes is not None:

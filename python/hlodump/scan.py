@@ -16,8 +16,8 @@ from typing import Any, Optional
 import pyarrow as pa
 
 from ._typing import OnError, Source, StorageOptions, check_on_error, renamed_parameter
-from .paths import MAX_FILES
-from .plan import MAX_DECOMPRESSED_BYTES, MAX_DECOMPRESSED_RATIO, Bound, Input, plan_inputs
+from .io.paths import MAX_FILES
+from .io.plan import MAX_DECOMPRESSED_BYTES, MAX_DECOMPRESSED_RATIO, Bound, Input, load, plan_inputs
 from .schema import SCHEMAS, to_large_string_schema
 
 __all__ = ["scan", "Scan", "ScanWarning"]
@@ -170,7 +170,7 @@ class Scan:
         plan = plan_inputs(self.source, follow_links=self._follow_links, max_files=self._max_files,
                            storage_options=self.storage_options)
         plan.bound = Bound(self._bound.ratio, self._bound.total)  # a fresh budget per stream
-        buffers = plan.load(progress=False, on_error=self.on_error)
+        buffers = load(plan, progress=False, on_error=self.on_error)
         return plan.inputs, buffers
 
     def batches(self, columns: Optional[Sequence[str]] = None) -> Iterator[pa.RecordBatch]:

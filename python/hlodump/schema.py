@@ -125,7 +125,7 @@ D = pa.dictionary(pa.int32(), pa.large_string())  # text with few distinct value
 # (same vocabulary as kind, or "unknown" / "empty"); ``parsed`` is true when the file was
 # parsed into tables. error: why a file could not be read (null if fine). dump: the dump the
 # file belongs to — the directory ``--xla_dump_to`` wrote, found from the file's location,
-# or the path a single file was named by (rules: ``hlodump.paths.expand_with_dumps``).
+# or the path a single file was named by (rules: ``hlodump.io.paths.expand_with_dumps``).
 # Modules are identified by (dump, module_id, module_name).
 # Decisions (name rules in full: reference/files.py docstring = src/files/name.rs module doc):
 # - content_kind also takes "stdout_capture" (first line "*** Begin "); it is never "other".

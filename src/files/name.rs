@@ -475,7 +475,7 @@ pub fn classify_path(path: &str) -> FileName {
     out
 }
 
-/// Suffixes of compressed files read transparently (`hlodump.stores.decompressed`).
+/// Suffixes of compressed files read transparently (`hlodump.io.stores.decompressed`).
 pub const COMPRESSION_SUFFIXES: [&str; 4] = [".gz", ".bz2", ".xz", ".zst"];
 
 /// A base name without its compression suffix (`module_0001.x.txt.gz` is classified as

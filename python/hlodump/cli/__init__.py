@@ -60,8 +60,8 @@ _KEEP_GOING_HINT = ("(to read the rest and report every problem: --keep-going; i
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     from ..exceptions import DuplicateFileError, HlodumpError, InputFileError, ParseError, UnsupportedURLError
-    from ..paths import NothingToReadError
-    from ..stores import StoreError
+    from ..io.paths import NothingToReadError
+    from ..io.stores import StoreError
 
     args = build_parser().parse_args(argv)
     try:
@@ -119,7 +119,7 @@ def _os_text(e: OSError) -> str:
 def _esc(e: "BaseException | str") -> str:
     """An error message as the terminal may show it (file names and SQL carry any bytes; the
     credentials of a URL, ``http://user:password@host``, are never shown)."""
-    from ..stores import redact
+    from ..io.stores import redact
 
     return cli_safety.escape_controls(redact(str(e)))
 

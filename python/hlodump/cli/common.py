@@ -83,7 +83,7 @@ def add_common(sp: argparse.ArgumentParser, paths: str = "+", module: bool = Tru
 
 def add_decompression(sp: argparse.ArgumentParser) -> None:
     """``--max-decompressed-ratio`` and ``--max-decompressed``: the bound of decompression."""
-    from ..plan import MAX_DECOMPRESSED_BYTES, MAX_DECOMPRESSED_RATIO
+    from ..io.plan import MAX_DECOMPRESSED_BYTES, MAX_DECOMPRESSED_RATIO
 
     sp.add_argument("--max-decompressed-ratio", type=float, default=MAX_DECOMPRESSED_RATIO, metavar="R",
                     help=f"a compressed file (.gz .bz2 .xz .zst, compressed tar) may expand to R times its size "
@@ -103,7 +103,7 @@ def parse_size(text: str) -> int:
 
 
 def _bounds(args: argparse.Namespace) -> dict[str, Any]:
-    from ..plan import MAX_DECOMPRESSED_BYTES, MAX_DECOMPRESSED_RATIO
+    from ..io.plan import MAX_DECOMPRESSED_BYTES, MAX_DECOMPRESSED_RATIO
 
     ratio = getattr(args, "max_decompressed_ratio", MAX_DECOMPRESSED_RATIO)
     if not ratio > 0:
@@ -116,7 +116,7 @@ def _bounds(args: argparse.Namespace) -> dict[str, Any]:
 def failures(d: "Dump") -> list[tuple[str, str]]:
     """(path, why) of every file of ``d`` that could not be read as a whole (notes left out:
     a file read once though reached twice loses nothing)."""
-    from ..plan import is_note
+    from ..io.plan import is_note
 
     f = d["files"]
     return [(p, e) for p, e in zip(f.column("path").to_pylist(), f.column("error").to_pylist())
@@ -125,7 +125,7 @@ def failures(d: "Dump") -> list[tuple[str, str]]:
 
 def notes(d: "Dump") -> list[tuple[str, str]]:
     """(path, why) of every file of ``d`` not read because the same file is read elsewhere."""
-    from ..plan import is_note
+    from ..io.plan import is_note
 
     f = d["files"]
     return [(p, e) for p, e in zip(f.column("path").to_pylist(), f.column("error").to_pylist()) if is_note(e)]
@@ -159,7 +159,7 @@ def failed_files_note(d: "Dump") -> str:
 def nothing_why(d: "Dump") -> str:
     """Why a read holds nothing to analyse, for the end of that message: the kinds of the files
     that were read (those that failed left out) and every file that failed, with its reason."""
-    from ..plan import is_note
+    from ..io.plan import is_note
 
     f = d["files"]
     kinds = sorted({k for k, e in zip(f.column("kind").to_pylist(), f.column("error").to_pylist())
@@ -184,7 +184,7 @@ def read(paths: Any, args: argparse.Namespace, tables: Optional[Sequence[str]] =
 
         if not 1 <= threads <= MAX_THREADS:
             raise UsageError(f"--threads must be between 1 and {MAX_THREADS}, not {threads}")
-    from ..stores import is_url
+    from ..io.stores import is_url
 
     p = _arg_paths(paths)
     for one in (p if isinstance(p, list) else [p]):
@@ -199,7 +199,7 @@ def read(paths: Any, args: argparse.Namespace, tables: Optional[Sequence[str]] =
         d = _read_arrow(p, args, tables, threads, keep_going, bounds)
     except OSError as e:
         from ..exceptions import InputFileError
-        from ..stores import StoreError
+        from ..io.stores import StoreError
 
         if isinstance(e, (InputFileError, StoreError)):
             raise
@@ -265,7 +265,7 @@ def storage_options(args: argparse.Namespace) -> Optional[dict[str, str]]:
     for kv in getattr(args, "storage_option", None) or []:
         k, eq, v = kv.partition("=")
         if not eq or not k:
-            from ..stores import redact
+            from ..io.stores import redact
 
             raise UsageError(f"--storage-option takes KEY=VALUE, not {redact(kv)!r}")
         opts[k.strip()] = v
@@ -304,7 +304,7 @@ def error_report(args: argparse.Namespace) -> Optional[str]:
     n_err, files, first = 0, set(), []
     for d in dumps:
         paths = dict(zip(d["files"].column("file_id").to_pylist(), d["files"].column("path").to_pylist()))
-        from ..plan import is_note
+        from ..io.plan import is_note
 
         for fid, err in zip(d["files"].column("file_id").to_pylist(), d["files"].column("error").to_pylist()):
             if err is not None and not is_note(err):

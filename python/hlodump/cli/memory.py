@@ -51,7 +51,7 @@ def _only_oom_reports(d: Any) -> bool:
 
 def _plot_oom(d: Any, args: argparse.Namespace, base: str, ext: str) -> int:
     """``hlodump plot`` of a log: one picture per out-of-memory report (HTML: one page of all)."""
-    from .. import oom_plot
+    from ..outputs import oom_plot
 
     if ext != ".png":
         _print(oom_plot.oom_html(d, args.output, top=max(args.top, 20)))
@@ -346,7 +346,7 @@ def _short(s: Optional[str], n: int = 60, keep_tail: bool = False) -> str:
 
 
 def _cmd_plot(args: argparse.Namespace) -> int:
-    from .. import plot
+    from ..outputs import plot
 
     base, ext = os.path.splitext(args.output)
     ext = ext.lower()

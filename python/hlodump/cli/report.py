@@ -24,7 +24,7 @@ def _stage_bar(args: argparse.Namespace) -> tuple[Optional[Any], Callable[[str],
         return None, lambda _s: None
     from tqdm import tqdm
 
-    from ..progress import _width
+    from ..io.progress import _width
 
     n = len(_STAGES) * (2 if args.compare else 1) + (1 if args.compare else 0)
     bar = tqdm(total=n, file=sys.stderr, bar_format="{desc} ({n}/{total}, {elapsed})", leave=False,
@@ -47,7 +47,7 @@ def _need_plotly() -> None:
 
 def _cmd_report(args: argparse.Namespace) -> int:
     from .. import analysis as A
-    from .. import html_report
+    from ..outputs import html_report
 
     if not args.output.lower().endswith((".html", ".htm")):
         raise UsageError("-o must end in .html")
@@ -59,7 +59,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
     from .memory import _only_oom_reports
 
     if _only_oom_reports(d):
-        from .. import oom_plot  # a pasted log: its out-of-memory reports
+        from ..outputs import oom_plot  # a pasted log: its out-of-memory reports
 
         _need_plotly()
         print(oom_plot.oom_html(d, args.output, top=max(args.top, 20), title=args.title))

@@ -19,7 +19,7 @@ from ..dump import Dump
 from ..exceptions import ParseError
 from ..schema import SCHEMAS, schema
 from .._typing import OnError, Source, renamed_parameter
-from ..paths import MAX_FILES, expand_with_dumps
+from ..io.paths import MAX_FILES, expand_with_dumps
 from . import files as file_names
 from .formats import FORMATS, format_by_name, format_of, formats_for_tables
 
@@ -219,14 +219,14 @@ def read_arrow(
             raise ValueError(f"unknown tables: {sorted(unknown)}")
     sink = Sink(on_error, strict=strict)
     parse = parsed_kinds(tables)
-    from ..plan import Plan, _mark_duplicates, _mark_numbers_too_large, open_archives
+    from ..io.plan import Plan, _mark_duplicates, _mark_numbers_too_large, open_archives
 
     plan = Plan(max_files=max_files)
     for inp, dump in zip(*expand_with_dumps(source, follow_links, max_files)):
         plan.add(inp, dump)
     open_archives(plan)  # a tar of a dump directory: one input per member, its bytes in memory
     _mark_numbers_too_large(plan)
-    _mark_duplicates(plan, None, on_error)  # as hlodump.plan.Plan.load does
+    _mark_duplicates(plan, None, on_error)  # as hlodump.io.plan.Plan.load does
     for file_id, i in enumerate(plan.inputs):
         dump, data = i.dump, i.origin
         _read_one(file_id, i.path, i.shown, i.explicit, sink, parse, i.error, data if isinstance(data, bytes) else None)
@@ -259,9 +259,9 @@ def _read_one(file_id: int, full: str, shown: str, explicit: bool, sink: Sink, p
             if not stat.S_ISREG(os.stat(full).st_mode):
                 raise OSError("not a regular file")
             data = read_regular(full, nofollow=not explicit)
-            from ..plan import compression_of, decompressed
+            from ..io.plan import compression_of, decompressed
 
-            if compression_of(shown) is not None:  # as hlodump.plan.Plan.load does
+            if compression_of(shown) is not None:  # as hlodump.io.plan.Plan.load does
                 data = bytes(decompressed(full, shown))
     except OSError as e:
         if explicit:

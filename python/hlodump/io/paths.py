@@ -14,7 +14,7 @@ import re
 import stat
 from typing import Any, Optional, Union
 
-from .exceptions import HlodumpError
+from ..exceptions import HlodumpError
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -31,7 +31,7 @@ NOT_UTF8 = "OSError: file name is not valid UTF-8 (shown with \\xNN escapes, bac
 
 # A file or directory of one XLA module: ``module_0001.jit_f.cpu_after_optimizations.txt``,
 # ``module_0001.jit_f/`` (per-module sub-folder of newer jax), ``module_0001`` …
-_MODULE_ENTRY = re.compile(r"^module_\d+(\.|$)")
+MODULE_ENTRY = re.compile(r"^module_\d+(\.|$)")
 
 
 class WalkLimitError(HlodumpError):
@@ -107,7 +107,7 @@ def expand_with_dumps(
             out.append(same)
             dumps.append(same[1])
             continue
-        got, ds = _expand_one(p, prefix_dirs, follow_links, max_files)
+        got, ds = expand_one(p, prefix_dirs, follow_links, max_files)
         if len(got) == 1 and got[0][2]:
             named_files.append(len(out))
         origin.extend([k] * len(got))
@@ -119,7 +119,7 @@ def expand_with_dumps(
     by_dir: dict[str, list[int]] = {}
     for i in named_files:
         full, shown = out[i][0], out[i][1]
-        if _MODULE_ENTRY.match(os.path.basename(shown)):
+        if MODULE_ENTRY.match(os.path.basename(shown)):
             by_dir.setdefault(os.path.dirname(os.path.abspath(full)), []).append(i)
     for idxs in by_dir.values():
         if len(idxs) > 1:
@@ -149,7 +149,7 @@ def _same_item(p: Any, seen: dict[tuple[int, int], str]) -> Optional[Input]:
         return None
     first = seen[key]
     kind = "directory" if stat.S_ISDIR(st.st_mode) else "file"
-    return _input(q, _root_name(q), False, f"OSError: same {kind} as {escape_name(first)[0]} (named twice); read once")
+    return walk_entry(q, _root_name(q), False, f"OSError: same {kind} as {escape_name(first)[0]} (named twice); read once")
 
 
 def _mark_files_read_twice(out: list[Input], origin: list[int]) -> None:
@@ -221,7 +221,7 @@ def unescape_name(shown: str) -> bytes:
     return bytes(out)
 
 
-def _input(full: str, shown: str, explicit: bool, error: Optional[str] = None) -> Input:
+def walk_entry(full: str, shown: str, explicit: bool, error: Optional[str] = None) -> Input:
     shown, bad = escape_name(shown)
     return (full, shown, explicit, error or bad)
 
@@ -231,7 +231,7 @@ def _root_name(p: str) -> str:
     return q.rstrip("/") or ("/" if q.startswith("/") else ".")
 
 
-def _expand_one(
+def expand_one(
     path: Any, prefix_dirs: bool, follow_links: bool, max_files: int
 ) -> tuple[list[Input], list[str]]:
     p = os.fspath(path)
@@ -239,7 +239,7 @@ def _expand_one(
         p = os.fsdecode(p)
     if os.path.isdir(p):
         got = _walk(p, _shown_prefix(p) if prefix_dirs else "", follow_links, max_files)
-        return got, _walk_dumps(got, _root_name(p), len(_shown_prefix(p)) if prefix_dirs else 0)
+        return got, walk_dumps(got, _root_name(p), len(_shown_prefix(p)) if prefix_dirs else 0)
     if not os.path.lexists(p) and any(c in p for c in "*?["):
         out: list[Input] = []
         dumps: list[str] = []
@@ -250,16 +250,16 @@ def _expand_one(
             if is_dir and err is None:
                 got = _walk(full, _shown_prefix(m), follow_links, max_files)
                 out.extend(got)
-                dumps.extend(_walk_dumps(got, _root_name(m), len(_shown_prefix(m))))
+                dumps.extend(walk_dumps(got, _root_name(m), len(_shown_prefix(m))))
             else:
                 # readers open walked entries with O_NOFOLLOW: give them the link's target
-                out.append(_input(os.path.realpath(full) if os.path.islink(full) else full, m, False, err))
+                out.append(walk_entry(os.path.realpath(full) if os.path.islink(full) else full, m, False, err))
                 mm = out[-1][1]
-                dumps.append((os.path.dirname(mm) or ".") if _MODULE_ENTRY.match(os.path.basename(mm)) else mm)
+                dumps.append((os.path.dirname(mm) or ".") if MODULE_ENTRY.match(os.path.basename(mm)) else mm)
         return out, dumps
     if not os.path.lexists(p):
         raise FileNotFoundError(2, "No such file or directory", p)
-    one = _input(p, p, True)
+    one = walk_entry(p, p, True)
     return [one], [one[1].replace(os.sep, "/")]
 
 
@@ -320,7 +320,7 @@ def _glob_match(pat: tuple[str, ...], parts: tuple[str, ...]) -> bool:
     return fnmatch.fnmatchcase(parts[0], head) and _glob_match(pat[1:], parts[1:])
 
 
-def _walk_dumps(found: list[Input], root: str, strip: int) -> list[str]:
+def walk_dumps(found: list[Input], root: str, strip: int) -> list[str]:
     """The dump of each file found by walking ``root`` (shown paths minus ``strip`` chars are
     relative to it)."""
     rels = [f[1][strip:] for f in found]
@@ -328,7 +328,7 @@ def _walk_dumps(found: list[Input], root: str, strip: int) -> list[str]:
     for r in rels:
         parts = r.split("/")
         for i, part in enumerate(parts):
-            if _MODULE_ENTRY.match(part):
+            if MODULE_ENTRY.match(part):
                 marked.add("/".join(parts[:i]))
     cache: dict[str, str] = {}
 
@@ -343,7 +343,7 @@ def _walk_dumps(found: list[Input], root: str, strip: int) -> list[str]:
                 parent = cur.rsplit("/", 1)[0] if "/" in cur else ""
                 base = cur.rsplit("/", 1)[-1]
                 # a per-module folder belongs to the dump that holds it
-                if not (cur and _MODULE_ENTRY.match(base) and parent in marked):
+                if not (cur and MODULE_ENTRY.match(base) and parent in marked):
                     res = cur
                     break
             if not cur:
@@ -481,4 +481,4 @@ def _walk(top: str, prefix: str, follow_links: bool = False, max_files: int = MA
     """Every non-directory entry under ``top``, sorted by relative path (see ``expand``)."""
     w = _walked(top, follow_links, max_files)
     w.found.sort()
-    return [_input(full, prefix + r.replace(os.sep, "/"), False, err) for r, full, err in w.found]
+    return [walk_entry(full, prefix + r.replace(os.sep, "/"), False, err) for r, full, err in w.found]

@@ -18,11 +18,11 @@ import html
 import os
 from typing import TYPE_CHECKING, Any, Optional
 
-from . import analysis as A
-from . import units as U
+from .. import analysis as A
+from .. import units as U
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .dump import Dump
+    from ..dump import Dump
 
 __all__ = ["oom_figure_data", "oom_figure", "plot_oom_png", "oom_html"]
 

@@ -19,7 +19,7 @@
 A URL is walked like a local directory: a URL naming an object reads that object (named
 explicitly); otherwise it is a prefix ("directory"), listed recursively, its objects sorted by
 their key relative to it, shown as that relative key (or ``<url>/<relative key>`` in a list),
-and given a ``files.dump`` by the rules of ``hlodump.paths`` applied to the keys. Glob
+and given a ``files.dump`` by the rules of ``hlodump.io.paths`` applied to the keys. Glob
 characters in the key (``s3://b/runs/*/module_0001*``, ``**`` recursive) match keys the way
 ``glob.glob`` matches paths; a match that is a "directory" is walked.
 
@@ -34,7 +34,7 @@ Configuration: the usual environment variables (S3: ``AWS_ENDPOINT_URL``, ``AWS_
 
 Errors: a missing object, prefix or bucket is ``FileNotFoundError`` naming the URL; access
 denied is ``PermissionError``; anything else (network, credentials, a bad option) is
-``hlodump.stores.StoreError`` (an ``OSError`` and a ``HlodumpError``) whose message starts with
+``hlodump.io.stores.StoreError`` (an ``OSError`` and a ``HlodumpError``) whose message starts with
 the URL. An object of a listing that cannot be fetched is a ``files`` row with ``error``, like an
 unreadable file of a local directory.
 """
@@ -50,14 +50,15 @@ from concurrent.futures import ThreadPoolExecutor
 import dataclasses
 from typing import Any, Callable, Optional
 
-from .exceptions import HlodumpError
-from .paths import MAX_FILES, WalkLimitError, _expand_one, _input, _MODULE_ENTRY, _walk_dumps
-from .plan import Origin, Plan, Remote, compression_of, decompressed  # noqa: F401 (re-exported)
+from ..exceptions import HlodumpError
+from .paths import MAX_FILES, WalkLimitError, expand_one, walk_entry, MODULE_ENTRY, walk_dumps
+from .archives import compression_of, decompressed  # noqa: F401 (re-exported)
+from .inputs import Origin, Plan, Remote
 
 __all__ = ["StoreError", "is_url", "needs_stores", "Plan", "plan", "put_bytes", "OBSTORE_SCHEMES"]
 
-#: (path to open, path to show, named explicitly, error): a walked entry (``hlodump.paths.Input``),
-#: made a ``hlodump.plan.Input`` record by ``Plan.add``.
+#: (path to open, path to show, named explicitly, error): a walked entry (``hlodump.io.paths.Input``),
+#: made a ``hlodump.io.plan.Input`` record by ``Plan.add``.
 Input = tuple[str, str, bool, Optional[str]]
 
 #: Schemes read with obstore; every other ``scheme://`` goes to fsspec (``file://`` is local).
@@ -126,7 +127,7 @@ def _items(path: Any) -> tuple[list[Any], bool]:
 
 
 def needs_stores(path: Any) -> bool:
-    """Whether ``path`` holds a URL or a buffer (else ``hlodump.paths`` expands it alone)."""
+    """Whether ``path`` holds a URL or a buffer (else ``hlodump.io.paths`` expands it alone)."""
     items, _ = _items(path)
     for it in items:
         if isinstance(it, tuple) and not _is_pair(it) and len(it) == 2 and isinstance(it[0], str):
@@ -188,7 +189,7 @@ def _reraise_interrupts(e: BaseException) -> None:
         raise e
 
 
-def _error(e: BaseException, url: str, action: str) -> BaseException:
+def store_error(e: BaseException, url: str, action: str) -> BaseException:
     """``e`` (from obstore or fsspec) as the exception hlodump raises for ``url``."""
     url = redact(url)
     if isinstance(e, (KeyboardInterrupt, MemoryError, StoreError)):
@@ -209,7 +210,7 @@ def _error(e: BaseException, url: str, action: str) -> BaseException:
     return StoreError(f"{url}: cannot {action}: {redact(short)}")
 
 
-def _row_error(e: BaseException) -> str:
+def row_error(e: BaseException) -> str:
     """A fetch failure as ``files.error`` text (``FileNotFoundError: …``, as for local files)."""
     if isinstance(e, FileNotFoundError):
         return "FileNotFoundError: No such object (deleted since it was listed?)"
@@ -352,7 +353,7 @@ class ObstoreBackend(Backend):
                                                      client_options=client or None, retry_config=retry)
                 except BaseException as e:  # PanicException is a BaseException
                     _reraise_interrupts(e)
-                    raise _error(e, self.root, "configure the store") from None
+                    raise store_error(e, self.root, "configure the store") from None
             return self._store
 
     def url(self, key: str) -> str:
@@ -367,7 +368,7 @@ class ObstoreBackend(Backend):
                 out.extend((m["path"], int(m["size"])) for m in batch)
         except BaseException as e:
             _reraise_interrupts(e)
-            raise _error(e, self.url(prefix), "list") from None
+            raise store_error(e, self.url(prefix), "list") from None
         return out
 
     def size(self, key: str) -> Optional[int]:
@@ -379,7 +380,7 @@ class ObstoreBackend(Backend):
             return int(obstore.head(self.store, key)["size"])
         except BaseException as e:
             _reraise_interrupts(e)
-            err = _error(e, self.url(key), "read")
+            err = store_error(e, self.url(key), "read")
             if isinstance(err, FileNotFoundError) and "bucket" not in str(err):
                 return None
             raise err from None
@@ -404,14 +405,14 @@ class ObstoreBackend(Backend):
             obstore.put(self.store, key, memoryview(data).cast("B"))  # no copy (pyarrow Buffers included)
         except BaseException as e:
             _reraise_interrupts(e)
-            raise _error(e, self.url(key), "write") from None
+            raise store_error(e, self.url(key), "write") from None
 
 
 class FsspecBackend(Backend):
     def __init__(self, url: str, storage_options: Optional[Mapping[str, Any]]) -> None:
         fsspec_core = _need("fsspec.core", url)
         self.storage_options = dict(storage_options or {})
-        from .exceptions import UnsupportedURLError
+        from ..exceptions import UnsupportedURLError
 
         try:
             self.fs, _ = fsspec_core.url_to_fs(url, **self.storage_options)
@@ -433,7 +434,7 @@ class FsspecBackend(Backend):
         except FileNotFoundError:
             return []
         except Exception as e:
-            raise _error(e, self.url(prefix), "list") from None
+            raise store_error(e, self.url(prefix), "list") from None
         return [(k, int(v.get("size") or 0)) for k, v in found.items() if v.get("type", "file") != "directory"]
 
     def size(self, key: str) -> Optional[int]:
@@ -442,7 +443,7 @@ class FsspecBackend(Backend):
         except FileNotFoundError:
             return None
         except Exception as e:
-            raise _error(e, self.url(key), "read") from None
+            raise store_error(e, self.url(key), "read") from None
         if info.get("type") == "directory":
             return None
         return int(info.get("size") or 0)
@@ -457,7 +458,7 @@ class FsspecBackend(Backend):
                 self.fs.makedirs(parent, exist_ok=True)
             self.fs.pipe_file(key, data if isinstance(data, bytes) else memoryview(data).cast("B").tobytes())
         except Exception as e:
-            raise _error(e, self.url(key), "write") from None
+            raise store_error(e, self.url(key), "write") from None
 
 
 #: fsspec protocols that wrap another filesystem or a description of data rather than store
@@ -468,7 +469,7 @@ _WRAPPERS = frozenset({"reference", "tar", "zip", "libarchive", "dir", "simpleca
 
 def _check_url(url: str) -> None:
     """``UnsupportedURLError`` for the URLs hlodump does not read (see the module docstring)."""
-    from .exceptions import UnsupportedURLError
+    from ..exceptions import UnsupportedURLError
 
     shown = redact(url)
     if _CHAINED.match(url) or "::" in url:
@@ -513,23 +514,7 @@ def backend_for(url: str, storage_options: Optional[Mapping[str, Any]] = None) -
 # ------------------------------------------------------------------------------ the plan
 
 
-def _as_uint8(obj: Any, name: str) -> Any:
-    """A buffer-protocol object as a ``uint8`` pyarrow array over the same memory (no copy)."""
-    import pyarrow as pa
-
-    if isinstance(obj, pa.Array):
-        if obj.type != pa.uint8() or obj.null_count:
-            raise TypeError(f"{name}: an in-memory input array must be uint8 without nulls (got {obj.type})")
-        return obj
-    try:
-        buf = obj if isinstance(obj, pa.Buffer) else pa.py_buffer(obj)
-    except (TypeError, ValueError, BufferError) as e:
-        raise TypeError(f"{name}: an in-memory input needs a contiguous bytes-like buffer "
-                        f"(bytes, memoryview, bytearray, numpy array …): {e}") from None
-    return pa.Array.from_buffers(pa.uint8(), buf.size, [None, buf])
-
-
-def _fetch(plan: Plan, jobs: list[int], progress: Optional[bool]) -> dict[int, Any]:
+def fetch_all(plan: Plan, jobs: list[int], progress: Optional[bool]) -> dict[int, Any]:
     """Fetch ``jobs`` (indices of remote inputs): result bytes or the exception, by index."""
     out: dict[int, Any] = {}
     if not jobs:
@@ -571,7 +556,7 @@ def _fetch(plan: Plan, jobs: list[int], progress: Optional[bool]) -> dict[int, A
 def plan(path: Any, follow_links: bool = False, max_files: int = MAX_FILES,
          storage_options: Optional[Mapping[str, Any]] = None) -> Plan:
     """What ``read_arrow(path)`` reads when ``path`` holds URLs or buffers (local items are
-    expanded by ``hlodump.paths``, with the same rules)."""
+    expanded by ``hlodump.io.paths``, with the same rules)."""
     if isinstance(max_files, bool) or not isinstance(max_files, int) or max_files < 1:
         raise ValueError(f"max_files must be a positive integer (got {max_files!r})")
     from .paths import check_input
@@ -587,7 +572,7 @@ def plan(path: Any, follow_links: bool = False, max_files: int = MAX_FILES,
             if not name:
                 raise ValueError("an in-memory input needs a non-empty name")
             shown = name.replace(os.sep, "/")
-            out.add(_input("", shown, True), shown, buf)
+            out.add(walk_entry("", shown, True), shown, buf)
             named.append((start, ("mem", posixpath.dirname(shown))))
         elif is_url(it) and not os.path.lexists(it):
             try:
@@ -601,7 +586,7 @@ def plan(path: Any, follow_links: bool = False, max_files: int = MAX_FILES,
             if len(out.inputs) == start + 1 and out.inputs[start].explicit:
                 named.append((start, ("url", posixpath.dirname(out.inputs[start].shown))))
         else:
-            got, ds = _expand_one(it, prefix_dirs, follow_links, max_files)
+            got, ds = expand_one(it, prefix_dirs, follow_links, max_files)
             for g, d in zip(got, ds):
                 out.add(g, d, None)
             if len(got) == 1 and got[0][2]:
@@ -609,7 +594,7 @@ def plan(path: Any, follow_links: bool = False, max_files: int = MAX_FILES,
     # several named module files of one directory (prefix): one dump, that directory
     by_dir: dict[Any, list[int]] = {}
     for i, key in named:
-        if _MODULE_ENTRY.match(posixpath.basename(out.inputs[i].shown)):
+        if MODULE_ENTRY.match(posixpath.basename(out.inputs[i].shown)):
             by_dir.setdefault(key, []).append(i)
     for idxs in by_dir.values():
         if len(idxs) > 1:
@@ -646,7 +631,7 @@ def _expand_url(url: str, prefix_dirs: bool, max_files: int, storage_options: Op
 
 def _add_walk(backend: Backend, found: list[tuple[str, str, int]], shown_root: str, prefix_dirs: bool,
               max_files: int, url: str, out: Plan) -> None:
-    """A listed prefix, as ``hlodump.paths`` walks a directory: (relative key, key, size), sorted."""
+    """A listed prefix, as ``hlodump.io.paths`` walks a directory: (relative key, key, size), sorted."""
     if len(found) > max_files:
         raise WalkLimitError(f"{url}: more than {max_files:,} objects; listing stopped "
                              "(read_arrow(..., max_files=N) raises the limit)")
@@ -657,13 +642,13 @@ def _add_walk(backend: Backend, found: list[tuple[str, str, int]], shown_root: s
         if rel.endswith("/"):  # a "folder" marker: a directory, not a file (unless it holds bytes)
             if size == 0:
                 continue
-            entries.append(_input(backend.url(k), prefix + rel, False,
+            entries.append(walk_entry(backend.url(k), prefix + rel, False,
                                   "OSError: object name ends with '/' (a folder marker with content); not read"))
             origins.append(None)
             continue
-        entries.append(_input(backend.url(k), prefix + rel, False))
+        entries.append(walk_entry(backend.url(k), prefix + rel, False))
         origins.append(Remote(backend, k, size))
-    dumps = _walk_dumps(entries, shown_root, len(prefix))
+    dumps = walk_dumps(entries, shown_root, len(prefix))
     for e, d, o in zip(entries, dumps, origins):
         out.add(e, d, o)
 
@@ -678,7 +663,7 @@ def _expand_file_url(url: str, prefix_dirs: bool, max_files: int, out: Plan) -> 
     local = unquote(u.path)
     if not os.path.lexists(local) and not _GLOB.search(local):
         raise FileNotFoundError(2, "No such file or directory", url)
-    got, ds = _expand_one(local, prefix_dirs, False, max_files)
+    got, ds = expand_one(local, prefix_dirs, False, max_files)
     lroot = local.rstrip("/") or "/"
     uroot = url.rstrip("/")
 
@@ -761,8 +746,8 @@ def _expand_glob(backend: Backend, url: str, key: str, max_files: int, out: Plan
         if m in files:
             k, size = files[m]
             shown = to_url(k)
-            d = (posixpath.dirname(shown) or ".") if _MODULE_ENTRY.match(posixpath.basename(shown)) else shown
-            out.add(_input(shown, shown, False), d, Remote(backend, k, size))
+            d = (posixpath.dirname(shown) or ".") if MODULE_ENTRY.match(posixpath.basename(shown)) else shown
+            out.add(walk_entry(shown, shown, False), d, Remote(backend, k, size))
         else:
             _add_walk(backend, sorted(matches[m]), to_url(m), True, max_files, url, out)
 

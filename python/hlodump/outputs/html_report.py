@@ -46,13 +46,13 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from . import analysis as A
-from .units import XLA_PEAK_ABOVE_ALLOCATED
-from .analysis import devices as V
-from .analysis.engine import Engine, engine
+from .. import analysis as A
+from ..units import XLA_PEAK_ABOVE_ALLOCATED
+from ..analysis import devices as V
+from ..analysis.engine import Engine, engine
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .dump import Dump
+    from ..dump import Dump
 
 __all__ = ["report", "report_data", "render", "timeline_series", "COLORS"]
 
@@ -144,7 +144,7 @@ def _device(d: "Dump", keys: Optional[Sequence[str]], device: Any) -> tuple[Opti
 
 def render(data: dict[str, Any]) -> str:
     """The HTML page of ``report_data``'s result (plotly.js inlined)."""
-    from ._report_page import PAGE
+    from .report_page import PAGE
 
     idx = data["index"]
     if isinstance(idx.get("open"), str) and not any(r["id"] == idx["open"] for r in idx["modules"]):
@@ -169,7 +169,7 @@ def timeline_series(dump: "Dump", modules: Optional[Sequence[str]] = None,
 # ------------------------------------------------------------------------------ collecting
 
 def _version() -> str:
-    from . import __version__
+    from .. import __version__
 
     return __version__
 
@@ -183,7 +183,7 @@ def _collect(d: "Dump", keys: Optional[Sequence[str]], top: int, max_points: int
         wanted = set(keys)
         mods = [m for m in mods if m["module"] in wanted]
     if not mods:
-        from .cli.common import nothing_why
+        from ..cli.common import nothing_why
 
         raise ValueError("nothing to report: no module with HLO text, buffer assignment, live ranges or a "
                          "memory-usage report" + nothing_why(d))

@@ -13,12 +13,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from . import analysis as A
-from . import units as U
+from .. import analysis as A
+from .. import units as U
 from .html_report import COLORS, MAX_POINTS, report, timeline_series
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .dump import Dump
+    from ..dump import Dump
 
 __all__ = ["figure_data", "figure", "plot_png", "plot_html", "COLORS"]
 

@@ -1,0 +1,294 @@
+"""Compressed files and tar archives of a read: a ``.gz``/``.bz2``/``.xz``/``.zst`` file is
+decompressed within the read's ``Bound`` (a decompression bomb stops there), a tar of a dump
+directory becomes one input per member (``open_archives``), as a walked directory would."""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Optional
+
+from .inputs import Bound, Plan
+from .paths import MAX_FILES, walk_dumps, walk_entry
+
+__all__ = ["archive_members", "archive_of", "compression_of", "decompressed", "open_archives", "row_text",
+           "without_compression"]
+
+
+# ------------------------------------------------------------------------------ compressed files
+
+#: Compression suffixes read transparently, and the module that reads each (zstd needs the
+#: ``zstandard`` package: without it a ``.zst`` file is an error saying so).
+_COMPRESSION = {".gz": "gzip", ".bz2": "bz2", ".xz": "lzma", ".zst": "zstandard"}
+
+
+class _Bounded:
+    """A binary stream that raises ``DecompressionLimitError`` once more than ``limit`` bytes
+    came out of it, or the read's ``bound`` is used up (what ``tarfile`` reads a compressed
+    archive through); what comes out counts in ``bound.used`` as it comes."""
+
+    def __init__(self, stream: Any, bound: "Bound", size: int, shown: str) -> None:
+        self.stream, self.bound, self.size, self.shown = stream, bound, size, shown
+        self.limit, self.n = bound.limit(size), 0
+
+    def read(self, n: int = -1) -> bytes:
+        if n is None or n < 0:  # everything left, in pieces, within the bound
+            out = bytearray()
+            while True:
+                piece = self.read(1 << 20)
+                if not piece:
+                    return bytes(out)
+                out += piece
+        piece = self.stream.read(min(n, self.limit + 1 - self.n) if self.n <= self.limit else 1)
+        self.n += len(piece)
+        self.bound.used += len(piece)
+        if self.n > self.limit or self.bound.used > self.bound.total:
+            self.bound.used -= self.n
+            raise self.bound.error(self.shown, self.size)
+        return piece
+
+
+# the compressed protos we read (docs/protos.md)
+_READ_PROTOS = (".hlo.pb", "-memory-usage-report.pb")
+
+
+def compression_of(name: str) -> Optional[str]:
+    """The module that decompresses the file ``name``, or None: not compressed, or XLA's own
+    compressed protobuf (``….pb.gz``, none of ours but the HLO protos and the memory-usage
+    report's: ``.hlo.pb.gz``, ``-memory-usage-report.pb.gz``)."""
+    low = name.lower()
+    for suffix, module in _COMPRESSION.items():
+        inner = low[:-len(suffix)]
+        if low.endswith(suffix) and (not inner.endswith(".pb") or inner.endswith(_READ_PROTOS)):
+            return module
+    return None
+
+
+def without_compression(name: str) -> str:
+    """``name`` without its compression suffix (``X.txt.gz`` → ``X.txt``), as it is classified."""
+    if compression_of(name) is None:
+        return name
+    return name[: name.rfind(".")]
+
+
+def _compression_module(module: str, shown: str) -> Any:
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        from ..exceptions import InputFileError
+
+        raise InputFileError(shown, f"reading {module} files needs the {module} package: pip install {module}"
+                             if module == "zstandard" else f"this Python has no {module} module") from None
+
+
+def decompressed(path: str, shown: str, bound: Optional[Bound] = None) -> Any:
+    """The decompressed bytes of a compressed file (streamed in 1 MiB pieces into one buffer:
+    the file's text must be contiguous for the parser; costs the decompression time and the
+    decompressed size in memory, no map). A corrupt file is an ``InputFileError`` naming it (an
+    ``OSError``); one that expands beyond ``bound`` a ``DecompressionLimitError`` (reading stops
+    at the bound: never more in memory)."""
+    from ..exceptions import InputFileError
+
+    try:
+        with open(path, "rb") as raw:
+            size = os.fstat(raw.fileno()).st_size
+            return _decompress(raw, shown, size, bound)
+    except InputFileError:
+        raise
+    except OSError as e:
+        if e.filename == shown:
+            raise
+        raise InputFileError(shown, f"cannot read {compression_of(shown)} data ({e.strerror or e})") from None
+
+
+def _decompress(raw: Any, shown: str, size: int, bound: Optional[Bound] = None) -> Any:
+    """``decompressed`` of an open binary file object of ``size`` bytes (a file, or a tar
+    member's bytes): a ``bytearray``."""
+    from ..exceptions import InputFileError
+
+    bound = bound or Bound()
+    module = compression_of(shown)
+    assert module is not None
+    mod = _compression_module(module, shown)
+    limit = bound.limit(size)
+    out = bytearray()
+    try:
+        if module == "zstandard":
+            stream: Any = mod.ZstdDecompressor().stream_reader(raw, read_across_frames=True)
+        else:
+            stream = mod.open(raw)
+        with stream:
+            while True:
+                piece = stream.read(min(1 << 20, limit + 1 - len(out)))
+                if not piece:
+                    break
+                out += piece
+                if len(out) > limit:
+                    raise bound.error(shown, size)
+    except InputFileError:
+        raise
+    except MemoryError:
+        raise
+    except OSError as e:
+        raise InputFileError(shown, f"cannot read {module} data ({e.strerror or e})") from None
+    except Exception as e:  # zlib.error, lzma.LZMAError, EOFError, zstd errors
+        raise InputFileError(shown, f"cannot read {module} data ({type(e).__name__}: {e})") from None
+    bound.used += len(out)
+    return out
+
+
+def row_text(e: OSError) -> str:
+    """A whole-file failure as ``files.error`` text."""
+    from ..exceptions import DecompressionLimitError
+
+    kind = "DecompressionLimitError" if isinstance(e, DecompressionLimitError) else "OSError"
+    return f"{kind}: {e.strerror or e}"
+
+
+# ------------------------------------------------------------------------------ tar archives
+
+#: Archive suffixes of a packed dump directory → the compression of the tar stream ("" none).
+_ARCHIVES = {".tar": "", ".tar.gz": "gz", ".tgz": "gz", ".tar.bz2": "bz2", ".tbz2": "bz2",
+             ".tar.xz": "xz", ".txz": "xz", ".tar.zst": "zst", ".tzst": "zst"}
+_TAR_MODULES = {"gz": "gzip", "bz2": "bz2", "xz": "lzma", "zst": "zstandard"}
+
+#: How deep archives inside archives are opened (a tar of tars of a dump: 2); deeper ones are
+#: rows with an error.
+MAX_ARCHIVE_DEPTH = 3
+
+
+def archive_of(name: str) -> Optional[str]:
+    """The compression of the tar archive ``name`` ("" for a plain ``.tar``), or None: not an
+    archive."""
+    low = name.lower()
+    for suffix, comp in sorted(_ARCHIVES.items(), key=lambda kv: -len(kv[0])):
+        if low.endswith(suffix):
+            return comp
+    return None
+
+
+#: A member of an archive as the readers take it: (shown path, bytes or None, error or None).
+Member = tuple[str, Optional[bytes], Optional[str]]
+
+
+def archive_members(path: str, shown: str, max_files: int = MAX_FILES, bound: Optional[Bound] = None) -> list[Member]:
+    """Every member of the tar archive at ``path`` (shown as ``shown``), sorted by name as a
+    walk of the directory is (a name repeated in the archive stays repeated), read
+    in one streaming pass (each regular member's bytes into a buffer of its own; a member that
+    is itself compressed, ``….txt.gz``, is decompressed too; a member that is itself a tar
+    archive is opened the same way, ``MAX_ARCHIVE_DEPTH`` deep). Members are shown as
+    ``shown/<member name>`` and classified by that name; nothing is written to disk, so a name
+    with ``..`` or a leading ``/`` is only a label. Directory entries are structure (no row, as
+    when a directory is walked); any other member that is not a regular file (symlink, hard
+    link, device, FIFO) is a row with an error saying what it is, never skipped silently. A
+    corrupt or cut-off archive is an ``InputFileError`` naming it; one whose stream expands
+    beyond ``bound`` a ``DecompressionLimitError``; more than ``max_files`` members, a
+    ``WalkLimitError`` (as a directory walk: the members are read into memory)."""
+    with open(path, "rb") as raw:
+        size = os.fstat(raw.fileno()).st_size
+        out = _archive_members(raw, size, shown, max_files, bound or Bound(), [0], 1)
+    return out
+
+
+def _archive_members(raw: Any, size: int, shown: str, max_files: int, bound: Bound, count: list[int],
+                     depth: int) -> list[Member]:
+    import tarfile
+
+    from ..exceptions import DecompressionLimitError, InputFileError
+    from .paths import WalkLimitError
+
+    comp = archive_of(shown)
+    out: list[Member] = []
+    try:
+        src: Any = raw
+        if comp:
+            mod = _compression_module(_TAR_MODULES[comp], shown)
+            stream = (mod.ZstdDecompressor().stream_reader(raw, read_across_frames=True) if comp == "zst"
+                      else mod.open(raw))
+            src = _Bounded(stream, bound, size, shown)
+        with tarfile.open(fileobj=src, mode="r|") as tar:  # streamed, one pass
+            for m in tar:
+                count[0] += 1
+                if count[0] > max_files:
+                    raise WalkLimitError(f"{shown}: more than {max_files:,} archive members; reading stopped "
+                                         "(read_arrow(..., max_files=N) raises the limit)")
+                out.extend(_member(tar, m, shown, max_files, bound, count, depth))
+    except (WalkLimitError, DecompressionLimitError):
+        raise
+    except InputFileError as e:
+        if e.filename == shown:
+            raise
+        raise InputFileError(shown, f"cannot read tar archive ({e})") from None
+    except MemoryError:
+        raise
+    except (tarfile.TarError, EOFError, ValueError) as e:
+        raise InputFileError(shown, f"cannot read tar archive ({type(e).__name__}: {e})") from None
+    except OSError as e:
+        raise InputFileError(shown, f"cannot read tar archive ({e.strerror or e})") from None
+    except Exception as e:  # zlib.error, lzma.LZMAError, zstd errors
+        raise InputFileError(shown, f"cannot read tar archive ({type(e).__name__}: {e})") from None
+    out.sort(key=lambda m: m[0])  # the order of a walk of the directory (stable: repeats kept)
+    return out
+
+
+def _member(tar: Any, m: Any, archive: str, max_files: int, bound: Bound, count: list[int],
+            depth: int) -> list[Member]:
+    """The rows of one tar member (none for a directory entry; those of its members for an
+    archive inside the archive)."""
+    import io
+
+    from ..exceptions import DecompressionLimitError, InputFileError
+    from .paths import WalkLimitError
+
+    # tarfile decodes names as UTF-8 with surrogate escapes: show stray bytes as \xNN
+    name = m.name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    shown = archive + "/" + name
+    if m.isdir():
+        return []
+    if not m.isreg():
+        what = ("symlink to " + m.linkname if m.issym() else "hard link to " + m.linkname if m.islnk()
+                else "FIFO" if m.isfifo() else "device" if m.isdev() else f"type {m.type!r}")
+        return [(shown, None, f"OSError: not a regular file (tar member: {what}); not read")]
+    f = tar.extractfile(m)
+    data = f.read() if f is not None else b""
+    if archive_of(name) is not None:
+        if depth >= MAX_ARCHIVE_DEPTH:
+            return [(shown, None, f"OSError: a tar archive inside {MAX_ARCHIVE_DEPTH} archives; not read "
+                                  "(extract the outer ones)")]
+        try:
+            return _archive_members(io.BytesIO(data), len(data), shown, max_files, bound, count, depth + 1)
+        except WalkLimitError:
+            raise
+        except (InputFileError, DecompressionLimitError) as e:
+            return [(shown, None, row_text(e))]
+    if compression_of(name) is not None:
+        try:
+            data = bytes(_decompress(io.BytesIO(data), shown, len(data), bound))
+        except OSError as e:
+            return [(shown, None, row_text(e))]
+    return [(shown, data, None)]
+
+
+def open_archives(plan: Plan) -> None:
+    """Replace every local tar archive of ``plan`` with its members (``archive_members``): one
+    input per member, its bytes as the origin, its dump found as in a walked directory. An
+    archive that cannot be read raises when named explicitly, else it stays one input with
+    that error."""
+    if not any(i.origin is None and i.error is None and archive_of(i.shown) is not None for i in plan.inputs):
+        return
+    inputs, plan.inputs = plan.inputs, []
+    for i in inputs:
+        if i.origin is not None or i.error is not None or archive_of(i.shown) is None:
+            plan.inputs.append(i)
+            continue
+        try:
+            members = archive_members(i.path, i.shown, plan.max_files, plan.bound)
+        except OSError as e:
+            if i.explicit:
+                raise
+            plan.inputs.append(i.failed(row_text(e)))
+            continue
+        entries = [walk_entry("", m_shown, False, m_err) for m_shown, _, m_err in members]
+        for entry, d, (_, data, _) in zip(entries, walk_dumps(entries, i.shown, len(i.shown) + 1), members):
+            plan.add(entry, d, data)
