@@ -80,7 +80,7 @@ def test_copies_made_on_access_are_shown() -> None:
     d.instructions
     line = next(ln for ln in repr(d).splitlines() if ln.startswith("  instructions"))
     assert "copy" in line
-    assert re.search(r"<td>instructions</td>(<td>[^<]*</td>){3}<td>[\d.]+ [kMG]?B</td>", d._repr_html_())
+    assert re.search(r"<td>instructions</td>(<td>[^<]*</td>){3}<td>[\d.]+(?:B|[KMG]iB)</td>", d._repr_html_())  # IEC units (hlodump.units)
 
 
 def test_everything_from_the_dump_is_escaped(tmp_path: Path) -> None:

@@ -119,7 +119,8 @@ def test_one_abi3_wheel_for_linux(wheel: tuple[Path, float]) -> None:
         exts = [n for n in names if n.endswith(".so")]
         assert exts == ["hlodump/_core.abi3.so"], exts  # one extension, the stable-ABI one
         for n in ("hlodump/__init__.py", "hlodump/py.typed", "hlodump/_core.pyi", "hlodump/cli/__init__.py",
-                  "hlodump/reference/reader.py", "hlodump/_repr.py", "hlodump/plan.py", "hlodump/schemas.json"):
+                  "hlodump/reference/reader.py", "hlodump/_repr.py", "hlodump/io/plan.py", "hlodump/outputs/html_report.py",
+                  "hlodump/schemas.json"):
             assert n in names, n
         dist = next(n.split("/")[0] for n in names if n.endswith(".dist-info/WHEEL"))
         assert "Tag: cp39-abi3-" in z.read(f"{dist}/WHEEL").decode()

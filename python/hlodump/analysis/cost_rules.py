@@ -455,7 +455,9 @@ def _vector_props(R: _Run, vec: np.ndarray, S: Any, opname: np.ndarray) -> tuple
     def codes(names: Any) -> list[int]:
         return [code_of[x] for x in names if x in code_of]
     leaves = np.array([R.leaves_of(int(f)) for f in fr.files.tolist()], bool)
-    file_leaves = np.ones(int(fr.file.max()) + 1 if t else 1, bool)
+    # indexed by file id: a chosen file may have no instruction (t == 0) yet be in fr.files
+    top = max(int(fr.file.max()) if t else 0, int(fr.files.max()) if len(fr.files) else 0)
+    file_leaves = np.ones(top + 1, bool)
     if len(fr.files):
         file_leaves[fr.files] = leaves
     own_bytes = S.bytes[sh]

@@ -672,6 +672,8 @@ def _arrow(rel: Any) -> pa.Table:
 def _np(col: Any, dtype: Any, fill: Any = None) -> np.ndarray:
     if isinstance(col, pa.ChunkedArray):
         col = col.combine_chunks()
+    if pa.types.is_null(col.type):  # a column the read did not make (``NULL AS c``): all fill
+        return np.full(len(col), 0 if fill is None else fill, dtype=dtype)
     if fill is not None:
         col = col.fill_null(fill)
     return np.asarray(col.to_numpy(zero_copy_only=False), dtype=dtype)
@@ -681,6 +683,8 @@ def _codes(col: Any) -> tuple[np.ndarray, list[str]]:
     """Dictionary codes and distinct values of a string column (nulls as ``""``)."""
     if isinstance(col, pa.ChunkedArray):
         col = col.combine_chunks() if col.num_chunks != 1 else col.chunk(0)
+    if pa.types.is_null(col.type):  # a column of nulls only (no value to encode): all ""
+        return np.zeros(len(col), np.int32), [""]
     if not pa.types.is_dictionary(col.type):
         if col.type == pa.string_view():
             col = col.cast(pa.large_string())
