@@ -41,6 +41,7 @@ import shutil
 import subprocess
 import sys
 import time
+from typing import Callable
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -56,20 +57,31 @@ ANALYSES = {
 }
 
 
-def make_generated(n: int) -> Path:
-    out = HERE / "out" / "analysis" / f"gen{n}"
+def _built(name: str, fill: Callable[[Path], None]) -> Path:
+    """``out/analysis/<name>``, made once: ``fill`` writes it into a temporary folder, renamed
+    into place when complete (an interrupted run leaves no half-made input behind)."""
+    out = HERE / "out" / "analysis" / name
     if out.is_dir():
         return out
-    srcs = sorted((CORPUS / "jax-0.12.0.1").glob("*/*.cpu_after_optimizations.txt"), key=lambda p: p.stat().st_size)[:12]
-    texts = [(p.name.split(".")[1], p.read_bytes()) for p in srcs]
     tmp = out.with_suffix(".tmp")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
-    for i in range(n):
-        name, text = texts[i % len(texts)]
-        (tmp / f"module_{i:06d}.{name}.cpu_after_optimizations.txt").write_bytes(text)
+    fill(tmp)
     tmp.rename(out)
     return out
+
+
+def make_generated(n: int) -> Path:
+    """``n`` modules cycling through the 12 smallest jax 0.12.0.1 after-optimizations texts."""
+    srcs = sorted((CORPUS / "jax-0.12.0.1").glob("*/*.cpu_after_optimizations.txt"), key=lambda p: p.stat().st_size)[:12]
+    texts = [(p.name.split(".")[1], p.read_bytes()) for p in srcs]
+
+    def fill(tmp: Path) -> None:
+        for i in range(n):
+            name, text = texts[i % len(texts)]
+            (tmp / f"module_{i:06d}.{name}.cpu_after_optimizations.txt").write_bytes(text)
+
+    return _built(f"gen{n}", fill)
 
 
 def generated_child(path: str) -> None:
@@ -93,15 +105,12 @@ def generated_child(path: str) -> None:
 
 
 def make(k: int) -> Path:
-    out = HERE / "out" / "analysis" / f"x{k}"
-    if out.is_dir():
-        return out
-    tmp = out.with_suffix(".tmp")
-    shutil.rmtree(tmp, ignore_errors=True)
-    for i in range(k):
-        shutil.copytree(CORPUS, tmp / f"copy_{i}", ignore=shutil.ignore_patterns("README.md"))
-    tmp.rename(out)
-    return out
+    """``k`` copies of the whole corpus."""
+    def fill(tmp: Path) -> None:
+        for i in range(k):
+            shutil.copytree(CORPUS, tmp / f"copy_{i}", ignore=shutil.ignore_patterns("README.md"))
+
+    return _built(f"x{k}", fill)
 
 
 TINY = CORPUS / "jax-0.10.2" / "misc"
@@ -113,18 +122,14 @@ TINY_SUFFIXES = (".cpu_after_optimizations.txt", ".cpu_after_optimizations-buffe
 
 def make_tiny(n: int) -> Path:
     """``n`` copies of one tiny module, numbered module_0000 … (see the module docstring)."""
-    out = HERE / "out" / "analysis" / f"tiny{n}"
-    if out.is_dir():
-        return out
-    tmp = out.with_suffix(".tmp")
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
     texts = {sfx: (TINY / (TINY_MODULE + sfx)).read_bytes() for sfx in TINY_SUFFIXES}
-    for i in range(n):
-        for sfx, text in texts.items():
-            (tmp / f"module_{i:04d}.jit__lambda{sfx}").write_bytes(text)
-    tmp.rename(out)
-    return out
+
+    def fill(tmp: Path) -> None:
+        for i in range(n):
+            for sfx, text in texts.items():
+                (tmp / f"module_{i:04d}.jit__lambda{sfx}").write_bytes(text)
+
+    return _built(f"tiny{n}", fill)
 
 
 def child(path: str, expr: str, legacy: bool) -> None:

@@ -48,14 +48,23 @@ def _not_finite(v: Any) -> bool:
     return isinstance(v, float) and not math.isfinite(v)
 
 
+def _special(v: Any, missing: str) -> Optional[str]:
+    """What every formatter shows for no figure (``missing``) and for an infinite one
+    (``unknown``); None for a number to format."""
+    if _is_missing(v):
+        return missing
+    if _not_finite(v):
+        return "unknown"
+    return None
+
+
 def format_bytes(n: Optional[float], missing: str = "-") -> str:
     """Bytes in IEC units as XLA prints them: ``12B``, ``51.1KiB``, ``220.17MiB``; ``missing``
     (``-``) for None."""
-    if _is_missing(n):
-        return missing
+    special = _special(n, missing)
+    if special is not None:
+        return special
     assert n is not None
-    if _not_finite(n):
-        return "unknown"
     sign = "-" if n < 0 else ""
     v = float(abs(n))
     if v < 1024:
@@ -84,11 +93,10 @@ def format_bytes_tick(n: float) -> str:
 def format_si(v: Optional[float], unit: str = "", missing: str = "-") -> str:
     """A count in SI units: ``1.23 G`` + ``unit`` (``format_si(2.5e9, "FLOP")`` → ``2.50 GFLOP``);
     below 1000 the number as it is (``12 FLOP``, ``0.5 FLOP``)."""
-    if _is_missing(v):
-        return missing
+    special = _special(v, missing)
+    if special is not None:
+        return special
     assert v is not None
-    if _not_finite(v):
-        return "unknown"
     a = abs(v)
     for prefix, scale in _SI:
         if a >= scale:
@@ -111,11 +119,10 @@ def format_rate(v: Optional[float], unit: str = "FLOP", missing: str = "-") -> s
 
 def format_seconds(v: Optional[float], missing: str = "-") -> str:
     """A time with its unit: ``1.50 s``, ``12.30 ms``, ``4.56 µs``, ``102.6 ns``, ``0 s``."""
-    if _is_missing(v):
-        return missing
+    special = _special(v, missing)
+    if special is not None:
+        return special
     assert v is not None
-    if _not_finite(v):
-        return "unknown"
     a = abs(v)
     if a == 0:
         return "0 s"
