@@ -538,6 +538,18 @@ fn decode_body<'py>(py: Python<'py>, backend_config: Option<&str>) -> Option<Bou
     Some(pyo3::types::PyBytes::new(py, &decoded))
 }
 
+/// The value of attribute `key` in an instruction's `attributes` text (one pair of enclosing
+/// braces taken off), split as the HLO parser splits it; None when the key is absent;
+/// `ValueError` for text of a form only the general grammar reads.
+#[pyfunction]
+#[pyo3(signature = (attributes, key))]
+fn attribute_value(attributes: &str, key: &str) -> PyResult<Option<String>> {
+    match crate::hlo::attributes::attribute_value(attributes.as_bytes(), key.as_bytes()) {
+        Ok(v) => Ok(v.map(|v| String::from_utf8_lossy(v).into_owned())),
+        Err(e) => Err(pyo3::exceptions::PyValueError::new_err(format!("attributes not split: {e:?}"))),
+    }
+}
+
 /// Pages of mapped files that shrank while in use and now read as zeros (see `sigbus.rs`).
 #[pyfunction]
 fn mapped_pages_lost() -> usize {
@@ -569,6 +581,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(sniff, m)?)?;
     m.add_function(wrap_pyfunction!(mapped_pages_lost, m)?)?;
     m.add_function(wrap_pyfunction!(decode_body, m)?)?;
+    m.add_function(wrap_pyfunction!(attribute_value, m)?)?;
     m.add_function(wrap_pyfunction!(compact, m)?)?;
     m.add_function(wrap_pyfunction!(rearm_sigbus, m)?)?;
     m.add_function(wrap_pyfunction!(table_schemas, m)?)?;

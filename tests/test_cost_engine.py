@@ -140,3 +140,20 @@ def test_columns_equal_the_handlers(path: Path) -> None:
     (ref_ca, ref_t), (ca, t) = _both(path)
     assert ca == ref_ca
     assert t == ref_t
+
+
+def test_attribute_values_come_from_the_core_splitter() -> None:
+    """The cost rules' attribute values are the core parser's split (issue 37: no third attribute
+    parser): a ``", "`` inside a string or braces never ends a value; the plain scan only for the
+    forms the core leaves to the general grammar."""
+    from hlodump import _core
+    from hlodump.analysis.hlo_frame import attr
+
+    text = 'custom_call_target="a, b=c", window={size=3x3 pad=0_1x0_1}, calls=%f, index=2'
+    assert attr(text, "window") == "size=3x3 pad=0_1x0_1"
+    assert attr(text, "custom_call_target") == '"a, b=c"'
+    assert attr(text, "index") == "2" and attr(text, "b") is None
+    assert _core.attribute_value(text, "calls") == "%f"
+    with pytest.raises(ValueError):
+        _core.attribute_value("index=1 , dimensions={0}", "dimensions")
+    assert attr("index=1 , dimensions={0}", "dimensions") == "0"

@@ -6,7 +6,7 @@ from typing import Any, Literal, Mapping, Optional, Protocol, Union, final
 
 import pyarrow as pa
 
-__all__ = ["read", "scan", "BatchStream", "classify_name", "sniff", "mapped_pages_lost", "decode_body", "compact",
+__all__ = ["read", "scan", "BatchStream", "classify_name", "sniff", "mapped_pages_lost", "decode_body", "attribute_value", "compact",
            "rearm_sigbus", "table_schemas", "_set_max_line_len", "_set_max_lines", "_formats", "MAX_THREADS", "__version__"]
 
 __version__: str
@@ -64,6 +64,11 @@ def sniff(data: bytes) -> str:
 
 def decode_body(backend_config: Optional[str]) -> Optional[bytes]:
     """The decoded custom-call body of a ``backend_config`` (None when it is not base64)."""
+
+def attribute_value(attributes: str, key: str) -> Optional[str]:
+    """The value of ``key=`` in an instruction's attribute text (one pair of enclosing braces
+    taken off), split as the core's HLO parser splits it; None when absent; ``ValueError`` for a
+    text only the general grammar reads."""
 
 def table_schemas() -> list[tuple[str, pa.Schema, str]]:
     """Every table as ``(name, schema, doc line)``, in canonical order: the core's definition

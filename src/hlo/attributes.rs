@@ -76,6 +76,22 @@ pub fn split_attributes_in(text: &[u8], from: usize, out: &mut Vec<Attr>) -> Sca
     split_attributes(&plain(text), from, out)
 }
 
+/// The value of attribute `key` in an instruction's attribute text (`index=2, window={size=3}` →
+/// `2`, `size=3`: one pair of enclosing braces taken off), by the splitter the parser uses (so a
+/// `", "` inside a string, a comment or brackets never ends a value). `Ok(None)`: no such key;
+/// `Err`: text only the general grammar reads (the caller falls back).
+pub fn attribute_value<'a>(text: &'a [u8], key: &[u8]) -> ScanResult<Option<&'a [u8]>> {
+    let mut items = Vec::new();
+    split_attributes_in(text, 0, &mut items)?;
+    Ok(items.iter().find(|a| &text[a.key.0..a.key.1] == key).map(|a| {
+        let v = &text[a.value.0..a.value.1];
+        match (v.first(), v.last()) {
+            (Some(b'{'), Some(b'}')) if v.len() >= 2 => &v[1..v.len() - 1],
+            _ => v,
+        }
+    }))
+}
+
 /// A depth-0 ',' at `i` that is not the printer's ", KEY=" but that the general grammar takes
 /// as an attribute separator: blanks before it, or other blanks than one space before `KEY=`.
 #[cold]
@@ -333,5 +349,21 @@ mod tests {
         assert!(parse_metadata(b"{op_name=\"x}").is_err());
         assert!(parse_metadata(b"{op_name=\"x\" !}").is_err());
         assert!(parse_metadata(b"{ }").unwrap().op_name.is_none());
+    }
+}
+
+#[cfg(test)]
+mod attribute_value_tests {
+    use super::attribute_value;
+
+    #[test]
+    fn values_by_key() {
+        let t = b"index=2, window={size=3x3 stride=2x2}, calls=%a, %b, custom_call_target=\"a, b=c\"";
+        assert_eq!(attribute_value(t, b"index").unwrap(), Some(&b"2"[..]));
+        assert_eq!(attribute_value(t, b"window").unwrap(), Some(&b"size=3x3 stride=2x2"[..]));
+        assert_eq!(attribute_value(t, b"calls").unwrap(), Some(&b"%a, %b"[..]));
+        assert_eq!(attribute_value(t, b"custom_call_target").unwrap(), Some(&b"\"a, b=c\""[..]));
+        assert_eq!(attribute_value(t, b"size").unwrap(), None);
+        assert_eq!(attribute_value(b"", b"index").unwrap(), None);
     }
 }

@@ -46,8 +46,21 @@ BUILDS = [0]
 
 
 def attr(attrs: str, name: str) -> Optional[str]:
-    """The raw value of ``name=`` in an instruction's attribute text (braces balanced), or None.
+    """The raw value of ``name=`` in an instruction's attribute text (one pair of enclosing braces
+    taken off), or None: split by the core's HLO attribute splitter (``_core.attribute_value``,
+    the one the parser uses: a ``", "`` inside a string, comment or brackets never ends a value).
     Called only for the instructions whose rule needs an attribute (not per row)."""
+    from .. import _core
+
+    try:
+        return _core.attribute_value(attrs, name)
+    except ValueError:  # a text only the general grammar reads: the plain scan below
+        return _attr_scan(attrs, name)
+
+
+def _attr_scan(attrs: str, name: str) -> Optional[str]:
+    """``attr`` for attribute text the core's splitter leaves to the general grammar (blanks
+    before a comma, comments): the first ``name=`` and its value up to a depth-0 ``,`` or blank."""
     m = _attr_re(name).search(attrs)
     if m is None:
         return None
