@@ -132,7 +132,7 @@ def test_tables_files_only_parses_nothing(read, monkeypatch: pytest.MonkeyPatch)
 
 
 @pytest.mark.parametrize("read", [hlodump.read_arrow, hlodump.reference.read_arrow], ids=["rust", "reference"])
-def test_tables_files_only_parses_nothing(read, tmp_path: Path) -> None:
+def test_tables_files_only_never_raises_on_a_broken_file(read, tmp_path: Path) -> None:
     """Structural, not timed (speed is measured in benches/): a file that is not parsed cannot
     raise, so a broken dump read for `files` alone succeeds while a full read raises."""
     bad = tmp_path / "module_0001.jit_f.before_optimizations.txt"

@@ -97,7 +97,7 @@ __all__ = [
 def load(path, reader=None):  # type: ignore[no-untyped-def]
     """Read ``path`` for memory analysis with ``reader`` (default ``hlodump.read_arrow``)."""
     if reader is None:
-        from .. import read_arrow as reader
+        from ..reader import read_arrow as reader
     return reader(path)
 
 # cost and communication (issue 24): their own modules

@@ -35,7 +35,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["costs", "cost_analysis", "format_cost", "COST_COLUMNS"]
 
-from .cost_rules import BYTES, FLOPS, OUT, SECONDS, TRANS, UTIL, _NOTES, CostResult, run
+from .cost_rules import BYTES, FLOPS, SECONDS, TRANS, UTIL, _NOTES, CostResult, run
 from .engine import views
 from .hlo_frame import Frame, frame
 from .modules import ModuleSel

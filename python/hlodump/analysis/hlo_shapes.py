@@ -20,8 +20,42 @@ from typing import Iterator, Optional
 
 __all__ = ["Shape", "parse_shape"]
 
-# element sizes and the tuple splitter: one definition, in shapes.py
-from .shapes import _ELEMENT_BITS, _split_tuple  # noqa: E402,F401
+#: Bits of one element of each XLA element type (``primitive_util::BitWidth``).
+ELEMENT_BITS: dict[str, int] = {
+    "pred": 8, "s1": 1, "u1": 1, "s2": 2, "u2": 2, "s4": 4, "u4": 4, "s8": 8, "u8": 8,
+    "s16": 16, "u16": 16, "s32": 32, "u32": 32, "s64": 64, "u64": 64,
+    "f16": 16, "bf16": 16, "f32": 32, "f64": 64, "c64": 64, "c128": 128,
+    "f4e2m1fn": 4, "f8e8m0fnu": 8, "f8e3m4": 8, "f8e4m3": 8, "f8e4m3fn": 8, "f8e4m3fnuz": 8,
+    "f8e4m3b11fnuz": 8, "f8e5m2": 8, "f8e5m2fnuz": 8, "tf32": 32,
+    "token": 0, "opaque": 0,
+}
+
+def split_tuple(inner: str) -> list[str]:
+    """The element texts of a tuple shape's inside (depth-0 commas; ``/*index=5*/`` comments
+    skipped)."""
+    out, depth, start = [], 0, 0
+    i = 0
+    while i < len(inner):
+        ch = inner[i]
+        if ch == "/" and inner.startswith("/*", i):  # /*index=5*/ comments
+            j = inner.find("*/", i)
+            i = len(inner) if j < 0 else j + 2
+            continue
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            out.append(inner[start:i])
+            start = i + 1
+        i += 1
+    tail = inner[start:]
+    if tail.strip() or out:
+        out.append(tail)
+    return [s for s in out if s.strip()]
+
+
+
 
 _ARRAY = re.compile(r"\s*([a-z][a-z0-9]*)\[([^\]]*)\]")
 _M2M = re.compile(r"\{([0-9,]*)")
@@ -77,7 +111,7 @@ class Shape:
             return 8
         if self.etype == "token" or not self.ok:
             return 0
-        bits = _ELEMENT_BITS.get(self.etype)
+        bits = ELEMENT_BITS.get(self.etype)
         if bits is None:
             m = re.search(r"(\d+)", self.etype)
             bits = int(m.group(1)) if m else 8
@@ -107,7 +141,7 @@ class Shape:
     @property
     def element_bytes(self) -> int:
         """``ShapeUtil::ByteSizeOfPrimitiveType`` of the element type."""
-        bits = _ELEMENT_BITS.get(self.etype, 8)
+        bits = ELEMENT_BITS.get(self.etype, 8)
         return max(1, bits // 8) if bits else 0
 
     def subshapes(self, index: tuple[int, ...] = ()) -> Iterator[tuple[tuple[int, ...], "Shape"]]:
@@ -164,7 +198,7 @@ def parse_shape(text: Optional[str]) -> Shape:
         if s.startswith("((") and _tuple_depth(s) > MAX_TUPLE_DEPTH:
             return Shape(text, ok=False, problem=f"tuple shape nested more than {MAX_TUPLE_DEPTH} deep: not read")
         end = s.rfind(")")
-        return Shape(text, parts=tuple(parse_shape(p.strip()) for p in _split_tuple(s[1:end])))
+        return Shape(text, parts=tuple(parse_shape(p.strip()) for p in split_tuple(s[1:end])))
     m = _ARRAY.match(s)
     if m is None:
         return Shape(text, ok=False)

@@ -17,7 +17,7 @@ Instructions XLA counts as unknown (custom calls: −1) get no figures; ``note``
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Optional, Union
+from typing import TYPE_CHECKING, Optional, Union
 
 import pyarrow as pa
 import pyarrow.compute as pc

@@ -9,43 +9,14 @@ from typing import Any, Optional
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .hlo_shapes import parse_shape, split_tuple
+
 __all__ = ["logical_bytes", "format_bytes", "strip_layout", "shape_bytes"]
 
 # --------------------------------------------------------------------------------- shape sizes
 
-_ELEMENT_BITS: dict[str, int] = {
-    "pred": 8, "s1": 1, "u1": 1, "s2": 2, "u2": 2, "s4": 4, "u4": 4, "s8": 8, "u8": 8,
-    "s16": 16, "u16": 16, "s32": 32, "u32": 32, "s64": 64, "u64": 64,
-    "f16": 16, "bf16": 16, "f32": 32, "f64": 64, "c64": 64, "c128": 128,
-    "f4e2m1fn": 4, "f8e8m0fnu": 8, "f8e3m4": 8, "f8e4m3": 8, "f8e4m3fn": 8, "f8e4m3fnuz": 8,
-    "f8e4m3b11fnuz": 8, "f8e5m2": 8, "f8e5m2fnuz": 8, "tf32": 32,
-    "token": 0, "opaque": 0,
-}
 _ARRAY_RE = re.compile(r"\s*([a-z][a-z0-9]*)\[([^\]]*)\]")
 _E_RE = re.compile(r"E\((\d+)\)")
-
-
-def _split_tuple(inner: str) -> list[str]:
-    out, depth, start = [], 0, 0
-    i = 0
-    while i < len(inner):
-        ch = inner[i]
-        if ch == "/" and inner.startswith("/*", i):  # /*index=5*/ comments
-            j = inner.find("*/", i)
-            i = len(inner) if j < 0 else j + 2
-            continue
-        if ch in "([{":
-            depth += 1
-        elif ch in ")]}":
-            depth -= 1
-        elif ch == "," and depth == 0:
-            out.append(inner[start:i])
-            start = i + 1
-        i += 1
-    tail = inner[start:]
-    if tail.strip() or out:
-        out.append(tail)
-    return [s for s in out if s.strip()]
 
 
 def logical_bytes(shape: Optional[str]) -> Optional[int]:
@@ -65,15 +36,13 @@ def logical_bytes(shape: Optional[str]) -> Optional[int]:
     """
     if shape is None:
         return None
-    from .hlo_shapes import parse_shape
-
     s = parse_shape(shape)
     if s.is_tuple:
         return s.bytes
     if s.problem is not None:  # a tuple nested too deep to read: its index table all the same
         t = shape.strip()
         t = t[2:-1] if t.startswith("b(") and t.endswith(")") else t
-        return 8 * len(_split_tuple(t[1:t.rfind(")")])) if t.startswith("(") else None
+        return 8 * len(split_tuple(t[1:t.rfind(")")])) if t.startswith("(") else None
     if not s.ok:
         return None
     n, size = s.elements, s.bytes

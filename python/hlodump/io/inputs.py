@@ -15,7 +15,6 @@ from .paths import MAX_FILES
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..exceptions import DecompressionLimitError
-    from .stores import Backend
 
 __all__ = ["Bound", "Input", "Origin", "Plan", "Remote", "as_uint8", "MAX_DECOMPRESSED_BYTES",
            "MAX_DECOMPRESSED_RATIO", "RATIO_FLOOR"]
@@ -25,7 +24,7 @@ __all__ = ["Bound", "Input", "Origin", "Plan", "Remote", "as_uint8", "MAX_DECOMP
 class Remote:
     """An object to fetch before reading: its store, key and listed size."""
 
-    backend: "Backend"
+    backend: Any  # a stores.Backend (not imported: stores is above inputs)
     key: str
     size: int
 

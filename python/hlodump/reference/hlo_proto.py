@@ -19,7 +19,7 @@ import math
 import struct
 from typing import Any
 
-from .protowire import ProtoError, decode, decode_listing, unknown_note
+from .protowire import ProtoError, decode_listing, unknown_note
 
 __all__ = ["decode_hlo", "render_module", "is_hlo_proto", "parse", "heap_trace_rows", "heap_peaks",
            "allocation_rows", "assignment_rows", "memory_analysis", "ProtoError"]
