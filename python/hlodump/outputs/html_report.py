@@ -271,8 +271,12 @@ def _top_per_module(eng: Engine, t: Optional[pa.Table], n: int, order: str, cols
                                       + ([order] if order not in keep else []))))
     out: dict[str, list[list[Any]]] = {}
     pad = [None] * (len(cols) - len(keep))
-    for r in zip(*(c.to_pylist() for c in res.columns)):
-        out.setdefault(r[0], []).append([_num(v) for v in r[1:]] + pad)
+    # JSON-ready columns in Arrow (an infinite or NaN float is null), then rows by zipping lists:
+    # no per-value Python call over the page's rows
+    values = [(pc.if_else(pc.is_finite(c), c, pa.scalar(None, c.type)) if pa.types.is_floating(c.type) else c).to_pylist()
+              for c in res.columns[1:]]
+    for m, row in zip(res.column(0).to_pylist(), zip(*values)):
+        out.setdefault(m, []).append([*row, *pad])
     return out
 
 
