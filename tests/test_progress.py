@@ -15,7 +15,7 @@ from conftest import DATA, ROOT
 
 CORPUS = os.path.join(DATA, "corpus")
 BAR = re.compile(
-    r"hlodump [█·]{30} (\d+)/(\d+) files ([\d,.]+)/([\d,.]+) MB ([\d,]+) MB/s ETA ([\d,]+)s")
+    r"hlodump [█·]{30} (\d+)/(\d+) files ([\d,.]+)/([\d,.]+) MiB ([\d,]+) MiB/s ETA ([\d,]+)s")
 
 CHILD = """
 import sys, hlodump
@@ -70,7 +70,7 @@ def test_bar_shown_on_a_terminal() -> None:
     done, total, mb_done, mb_total, rate, eta = bars[-1]
     assert (int(done), int(total)) == (n, n)  # the last drawing: everything done
     size = sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(path) for f in fs)
-    assert mb_done == mb_total == f"{size / 1e6:,.1f}"
+    assert mb_done == mb_total == f"{size / 2**20:,.1f}"  # IEC, as every figure
     assert int(eta) == 0 and int(rate.replace(",", "")) >= 0
     # redrawn in place and ended by a newline; a shorter last drawing (the rate fell from two
     # digits to one) is padded with spaces to cover the longer one before it
@@ -105,13 +105,13 @@ def test_progress_bar_unit() -> None:
     from hlodump.io.progress import ProgressBar
 
     s = io.StringIO()
-    bar = ProgressBar(4, 4_000_000, force=True, stream=s)
+    bar = ProgressBar(4, 4 << 20, force=True, stream=s)  # 4 MiB
     assert bar.enabled
-    bar.update(2, 1_000_000)  # first update draws
+    bar.update(2, 1 << 20)  # first update draws
     m = BAR.search(s.getvalue())
     assert m and m.groups()[:4] == ("2", "4", "1.0", "4.0")
     assert int(m[6].replace(",", "")) >= 0
-    bar.update(2, 3_000_000)  # the last file always draws
+    bar.update(2, 3 << 20)  # the last file always draws
     assert BAR.findall(s.getvalue())[-1][:4] == ("4", "4", "4.0", "4.0")
     bar.close()
     assert s.getvalue().endswith("\n")

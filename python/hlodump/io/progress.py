@@ -17,10 +17,11 @@ from typing import Any, Optional, TextIO
 
 __all__ = ["ProgressBar"]
 
-# One line, the same text as before tqdm (scripts and tests read it):
-#   hlodump [label ]██████········ 12/40 files 3.1/9.9 MB 120 MB/s ETA 0s
-_FORMAT = ("hlodump {desc}{bar:30} {files_done}/{files} files {mb_done:,.1f}/{mb_total:,.1f} MB "
-           "{mb_per_s:,.0f} MB/s ETA {eta:,.0f}s")
+# One line (bytes in IEC units, as every figure of hlodump: hlodump.units):
+#   hlodump [label ]██████········ 12/40 files 3.1/9.9 MiB 120 MiB/s ETA 0s
+_FORMAT = ("hlodump {desc}{bar:30} {files_done}/{files} files {mib_done:,.1f}/{mib_total:,.1f} MiB "
+           "{mib_per_s:,.0f} MiB/s ETA {eta:,.0f}s")
+_MIB = float(1 << 20)
 
 
 def _tqdm_class() -> Any:
@@ -39,8 +40,8 @@ def _tqdm_class() -> Any:
             d = super().format_dict
             rate = d["rate"] if d["rate"] else (d["n"] / d["elapsed"] if d["elapsed"] else 0.0)
             left = max(d["total"] - d["n"], 0)
-            d.update(files_done=self.files_done, files=self.files_total, mb_done=d["n"] / 1e6,
-                     mb_total=d["total"] / 1e6, mb_per_s=rate / 1e6,
+            d.update(files_done=self.files_done, files=self.files_total, mib_done=d["n"] / _MIB,
+                     mib_total=d["total"] / _MIB, mib_per_s=rate / _MIB,
                      eta=(left / rate) if rate else 0.0)
             return d
 
