@@ -746,11 +746,11 @@ def _printed_by_xla_2026(rows: pa.Table, fid: np.ndarray, path_files: set[int],
     return {int(f) for f in np.unique(fid).tolist() if f in seen or dump_of.get(f) in dumps}
 
 
-def hlo_files(d: Any, mods: list[Any]) -> dict[str, int]:
-    """module key -> the HLO file its cost and collectives are read from (modules without one
-    are left out): the after-optimizations text, else an HLO module file named alone."""
-    from .engine import engine
+def with_hlo_text(d: Any) -> set[str]:
+    """Keys of the modules with HLO to analyse (cost, collectives), by the frame's own choice of
+    file (``_chosen``): their after-optimizations text, else an HLO module file named alone.
+    One query over every module."""
+    from .modules import scope_of
 
-    sc = engine(d).scope(mods)
-    t = _chosen(sc)
-    return {k: f for k, f in zip(t.column("module").to_pylist(), t.column("file_id").to_pylist()) if f is not None}
+    t = _chosen(scope_of(d, None))
+    return {k for k, f in zip(t.column("module").to_pylist(), t.column("file_id").to_pylist()) if f is not None}

@@ -27,7 +27,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..dump import Dump
 
 __all__ = ["Module", "NoSuchModule", "ModuleSel", "ModuleIndex", "module_list", "match_modules", "select", "scope_of",
-           "with_hlo_text",
            "modules"]
 
 ModuleSel = Union[None, str, int, Sequence[Union[str, int]]]
@@ -272,11 +271,3 @@ def short_module_key(key: str, width: int = 60) -> str:
         short = short[:keep - keep // 3] + "…" + short[len(short) - keep // 3:]
     return short
 
-
-def with_hlo_text(d: "Dump") -> set[str]:
-    """Keys of the modules with HLO to analyse (cost, collectives): their after-optimizations
-    text (or proto), else an HLO module file named alone (no stage in its name: a copied file).
-    One query over every module."""
-    return {k for (k,) in scope_of(d, None).rows("""
-        select distinct m.module from @modmap m join files f using (file_id)
-        where m.is_hlo or (f.kind = 'hlo_module' and f.stage is null)""")}

@@ -32,7 +32,7 @@ from ..analysis import cost as C
 from ..analysis import devices as V
 from ..analysis import roofline_model as R
 from ..analysis.engine import engine
-from ..analysis.modules import with_hlo_text
+from ..analysis.hlo_frame import with_hlo_text
 from .common import UsageError, add_common, nothing_why, read, select_module
 
 __all__ = ["register"]
