@@ -55,13 +55,17 @@ pub struct FileCtx<'a> {
     pub presized: bool,
     /// `strict=True`: a `notes` row (something a newer XLA prints) is an error instead.
     pub strict: bool,
+    /// The file's name gives its module number (`files.module_id`: `module_NNNN.…`, or a
+    /// module's folder): XLA wrote it, so what XLA always prints must be there (an HLO module's
+    /// `ENTRY` computation: `hlo/module/checks.rs`). Hand-written files need not have it.
+    pub xla_named: bool,
 }
 
 #[cfg(test)]
 impl FileCtx<'static> {
     /// The context of unit tests: file 0 named "t", from no source, collecting or strict.
     pub fn for_test(collect: bool) -> FileCtx<'static> {
-        FileCtx { file_id: 0, path: "t", collect, src: SourceRef::none(), proj: None, presized: false, strict: false }
+        FileCtx { file_id: 0, path: "t", collect, src: SourceRef::none(), proj: None, presized: false, strict: false, xla_named: false }
     }
 }
 

@@ -414,6 +414,7 @@ fn file(t: &mut Tables, file_id: usize, input: &Input, bytes: std::io::Result<(&
     let name = classify_path(&input.shown);
     let side_output = is_side_output(&input.shown, &name);
     let name_kind = name.kind;
+    let xla_named = name.module_id.is_some();
     let (bytes, size, source) = match bytes {
         Ok(b) => b,
         Err(e) => {
@@ -430,11 +431,18 @@ fn file(t: &mut Tables, file_id: usize, input: &Input, bytes: std::io::Result<(&
     debug_assert!(parser.is_none() || size == bytes.len() as u64, "a parsed file is read whole");
     files::row(&mut t.files, file_id as i32, &input.shown, &input.dump, name, Outcome::Read { content, size, parsed: parser.is_some() });
     let presized = parser.is_some_and(|f| presized.contains(f));
-    let ctx = FileCtx { file_id: file_id as i32, path: &input.shown, collect: opts.collect, src, proj: opts.projection.as_deref(), presized, strict: opts.strict };
+    let ctx = FileCtx { file_id: file_id as i32, path: &input.shown, collect: opts.collect, src, proj: opts.projection.as_deref(), presized, strict: opts.strict, xla_named };
     if content == ContentKind::Unknown && (input.explicit || name_kind != FileKind::Other) && !side_output {
         // Never zero rows in silence: a file the user named, or whose name says it is a dump,
         // that is none of our formats.
         not_a_dump(bytes, input, name_kind, ctx, &mut t.errors)?;
+        return Ok(Vec::new());
+    }
+    if size == 0 && name_kind != FileKind::Other {
+        // XLA writes no empty dump file: one whose name says it is a dump was cut short (or is
+        // still being written)
+        let msg = format!("empty file (0 bytes), though its name says {}: XLA writes no empty dump files (cut short, or still being written?)", name_kind.as_str());
+        ctx.error_at(&mut t.errors, 1, 1, msg, b"")?;
         return Ok(Vec::new());
     }
     let Some(format) = parser else {

@@ -126,7 +126,7 @@ mod tests {
         let data = source.bytes();
         let mut t = Tables::default();
         let src = t.add_source(&source);
-        let ctx = FileCtx { file_id: 3, path: "x", collect: true, src, proj: None, presized: false, strict: false };
+        let ctx = FileCtx { file_id: 3, path: "x", collect: true, src, proj: None, presized: false, strict: false, xla_named: false };
         if hlo {
             crate::hlo::parse(data, ctx, &mut t).unwrap();
         } else {

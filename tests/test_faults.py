@@ -491,3 +491,64 @@ def test_scan_checks_the_whole_buffer_assignment_too(tmp_path: Path) -> None:
     got = s.errors.select(["line", "message"]).to_pylist()
     want = hlodump.read_arrow(str(p), on_error="collect").errors.select(["line", "message"]).to_pylist()
     assert got == want and got and "again (first at line 2)" in got[0]["message"]
+
+
+def _varint(n: int) -> bytes:
+    out = bytearray()
+    while True:
+        b, n = n & 0x7F, n >> 7
+        out.append(b | (0x80 if n else 0))
+        if not n:
+            return bytes(out)
+
+
+def _fields(data: bytes) -> list[tuple[int, bytes, bytes]]:
+    """The fields of one protobuf message: (number, key and length bytes, value bytes)."""
+    def varint(i: int) -> tuple[int, int]:
+        n, shift = 0, 0
+        while True:
+            n |= (data[i] & 0x7F) << shift
+            shift += 7
+            i += 1
+            if not data[i - 1] & 0x80:
+                return n, i
+    out, i = [], 0
+    while i < len(data):
+        start = i
+        key, i = varint(i)
+        wire = key & 7
+        if wire == 2:
+            n, i = varint(i)
+            out.append((key >> 3, data[start:i], data[i:i + n]))
+            i += n
+            continue
+        end = varint(i)[1] if wire == 0 else i + {1: 8, 5: 4}[wire]
+        out.append((key >> 3, data[start:i], data[i:end]))
+        i = end
+    return out
+
+
+def test_hlo_proto_allocation_listed_twice(reader, tmp_path: Path) -> None:
+    """An HloProto whose buffer assignment lists an allocation twice (two concatenated): the
+    buffer assignment's whole-file check, as for its text, by both readers (line 0: a proto has
+    no lines)."""
+    src = DATA / "proto" / "jax-0.10.2" / "control_flow" / "module_0000.jit_rnn.cpu_after_optimizations.hlo.pb"
+    out = b""
+    for number, head, value in _fields(src.read_bytes()):
+        if number == 3:  # HloProto.buffer_assignment: its first allocation listed again
+            first = next(h + v for f, h, v in _fields(value) if f == 3)  # .buffer_allocations
+            value += first
+            head = head[:1] + _varint(len(value))
+        out += head + value
+    p = tmp_path / src.name
+    p.write_bytes(out)
+    d = reader(str(p), on_error="collect")
+    assert [(e["line"], e["message"]) for e in d["errors"].to_pylist()] == [
+        (0, "allocation 0 again (first at line 0): two buffer assignments in one file?")]
+    assert d["allocations"].num_rows == reader(str(src))["allocations"].num_rows + 1
+    from hlodump import ParseError
+
+    with pytest.raises(ParseError, match="again"):
+        reader(str(p))
+    # the file as XLA wrote it: clean
+    assert reader(str(src), on_error="collect")["errors"].num_rows == 0

@@ -302,6 +302,29 @@ def test_06_files_cut_short_are_errors_with_a_position(reader: Any, tmp_path: Pa
         assert reader(str(ok), on_error="collect")["errors"].num_rows == 0
 
 
+def test_06_scan_gets_the_whole_file_checks(tmp_path: Path) -> None:
+    """The whole-file checks are the parsers' own (not a pass over a read's tables): a stream
+    of one table (``hlodump.scan``) reports the same problems at the same lines."""
+    import warnings
+
+    import hlodump
+
+    cut = _cut_files(tmp_path)
+    for name, (data, _, _) in cut.items():
+        (tmp_path / name).write_bytes(data)
+    table = {"live-range": "live_ranges", "optimizations.txt": "instructions", "buffer-assignment": "allocations"}
+    for name, (_, line, words) in cut.items():
+        t = next(v for k, v in table.items() if k in name)
+        with pytest.raises(hlodump.ParseError) as e:
+            hlodump.scan(str(tmp_path / name), t).to_table()
+        assert e.value.line == line and words in e.value.message, (name, e.value)
+        s = hlodump.scan(str(tmp_path / name), t, on_error="collect")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            s.to_table()
+        assert [(r["line"], words in r["message"]) for r in s.errors.to_pylist()] == [(line, True)], name
+
+
 # --------------------------------------------------------------- 7. the same dump twice
 
 

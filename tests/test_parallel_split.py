@@ -171,3 +171,34 @@ def test_every_test_file_same_with_tiny_chunks(monkeypatch):
                 assert got[0][1] == got[1][1], p
             else:
                 _same(got[0][1], got[1][1])
+
+
+def test_hlo_checks_across_chunks(grown, tmp_path, monkeypatch):
+    """An HLO file XLA named, cut right before its ENTRY computation (every line valid), read in
+    chunks: the chunks count the module's computations, the split joins them and reports the
+    missing ENTRY once, at the module's header, as the serial parse and the reference do. The
+    same text under a hand-written name is no error (XLA's parser takes a module without ENTRY)."""
+    monkeypatch.setenv("HLODUMP_MIN_SPLIT_BYTES", SPLIT)
+    data = grown["hlo"].read_bytes()
+    cut = data[:data.rindex(b"\nENTRY ") + 1]
+    assert cut.count(b"\n") > 1000
+    p = tmp_path / "module_0007.jit_grown.before_optimizations.txt"
+    p.write_bytes(cut)
+    one = hlodump.read_arrow(p, threads=1, on_error="collect")
+    two = hlodump.read_arrow(p, threads=2, on_error="collect")
+    assert _chunks(two) > 2, "the file was not parsed in chunks"
+    _same(one, two)
+    name = two["modules"].column("name")[0].as_py()
+    assert [(e["line"], e["message"]) for e in two["errors"].to_pylist()] == [
+        (two["modules"].column("line")[0].as_py(),
+         f"module {name} has no ENTRY computation (XLA prints it last: the file is cut short?)")]
+    ref = hlodump.reference.read_arrow(p, on_error="collect", string_view=False)
+    assert_same_tables(hlodump.read_arrow(p, threads=2, on_error="collect", string_view=False), ref, "checks")
+    with pytest.raises(hlodump.ParseError, match="no ENTRY computation"):
+        hlodump.read_arrow(p, threads=2)
+    # (scan gets it too: the checks are the parser's)
+    with pytest.raises(hlodump.ParseError, match="no ENTRY computation"):
+        hlodump.scan(p, "instructions").to_table()
+    hand = tmp_path / "hand_written.hlo.txt"
+    hand.write_bytes(cut)
+    assert hlodump.read_arrow(hand, threads=2, on_error="collect")["errors"].num_rows == 0

@@ -176,11 +176,8 @@ def read_plan(plan: Plan, tables: Optional[list[str]], *, on_error: OnError = "r
     finally:
         if bar is not None:
             bar.close()
-    from . import completeness
-
     raw = dict(raw)
     raw["notes"] = first_notes(raw["notes"])
-    completeness.apply(raw, on_error, tables)  # files cut short (FORMATS.md §2.10): errors too
     out = {}
     for name, t in raw.items():
         if string_view is False:

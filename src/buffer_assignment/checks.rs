@@ -4,7 +4,8 @@
 //! assignments concatenated into one file: every figure would count twice), a value past the
 //! end of its allocation (offset + size > the largest size the file gives it), and an
 //! `HloLiveRange (max N)` header with N > 0 in a file with no `InstructionSequence` line at all
-//! (cut right after its header). A file read in chunks gathers them per chunk and joins them
+//! (cut right after its header), and a file opened by `BufferAssignment:` without a single
+//! allocation line (cut right after it). A file read in chunks gathers them per chunk and joins them
 //! (`Checks::append`). The reference is `reference/buffer_assignment.py` `whole_file_problems`.
 
 use std::collections::HashMap;
@@ -27,6 +28,8 @@ pub struct Checks {
     scheduled: bool,
     /// The allocation listed last and its largest size (its values follow it: no lookup).
     current: Option<(i64, i64)>,
+    /// Whether the first section header was `BufferAssignment:` (None: no header yet).
+    opened_by_allocations: Option<bool>,
 }
 
 impl Checks {
@@ -67,6 +70,11 @@ impl Checks {
         self.scheduled = true;
     }
 
+    /// A section header; `allocations`: it is `BufferAssignment:`.
+    pub fn section(&mut self, allocations: bool) {
+        self.opened_by_allocations.get_or_insert(allocations);
+    }
+
     /// Join the checks of the chunk after this one (its lines counted from `base`).
     pub fn append(&mut self, next: Checks, base: u64) {
         let first_before: HashMap<i64, u64> = next.allocations.keys().filter_map(|a| self.allocations.get(a).map(|s| (*a, s.0))).collect();
@@ -82,6 +90,8 @@ impl Checks {
         self.past.extend(next.past.into_iter().map(|(l, v, a, o, s)| (l + base, v, a, o, s)));
         self.live_max.extend(next.live_max.into_iter().map(|(l, n)| (l + base, n)));
         self.scheduled |= next.scheduled;
+        // (the first chunk starts the file: its first header is the file's)
+        self.opened_by_allocations = self.opened_by_allocations.or(next.opened_by_allocations);
     }
 
     /// The problems, as (line, message), in the order they are reported.
@@ -98,6 +108,9 @@ impl Checks {
             for &(line, n) in &self.live_max {
                 out.push((line, format!("HloLiveRange (max {n}) but no InstructionSequence follows: the file is cut short after its header")));
             }
+        }
+        if self.opened_by_allocations == Some(true) && self.allocations.is_empty() {
+            out.push((1, "BufferAssignment without a single allocation (the file is cut short?)".to_string()));
         }
         out
     }

@@ -352,6 +352,14 @@ impl<'t, 'c> Parser<'t, 'c> {
     }
 
     fn section_header(&mut self, no: u64, text: &'c [u8]) -> R<bool> {
+        let r = self.section_header_line(no, text);
+        if matches!(r, Ok(true)) {
+            self.checks.section(text == b"BufferAssignment:");
+        }
+        r
+    }
+
+    fn section_header_line(&mut self, no: u64, text: &'c [u8]) -> R<bool> {
         if text == b"BufferAssignment:" {
             self.enter(State::Allocations { current: None, broken: false }, no, text)?;
         } else if text.starts_with(b"Total bytes used: ") {

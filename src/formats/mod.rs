@@ -293,7 +293,7 @@ mod level_tests {
     /// field tape and the searches behind them: issue 26's "every SIMD level == portable").
     #[test]
     fn every_level_parses_like_the_portable_one() {
-        let ctx = || FileCtx { file_id: 0, path: "t", collect: true, src: crate::source::SourceRef::none(), proj: None, presized: false, strict: false };
+        let ctx = || FileCtx { file_id: 0, path: "t", collect: true, src: crate::source::SourceRef::none(), proj: None, presized: false, strict: false, xla_named: false };
         let parse = |f: Format, data: &[u8], level: Level| {
             with_level(level, || {
                 let mut t = Tables::default();

@@ -34,6 +34,14 @@ pub fn parse(data: &[u8], source: &Source, ctx: FileCtx<'_>, n: usize, min_chunk
         base.lines += k.lines;
         base.computations += k.computations;
         base.instructions += k.instructions;
+        base.entries += k.entries;
+    }
+    // the whole file's checks (no chunk reported an error), in the prefix's rows (its lines
+    // are the file's)
+    if let Some((line, name)) = &prefix.module {
+        if let Some(message) = module::judge(name, base.computations, base.entries, ctx.xla_named) {
+            ctx.error_at(&mut head.errors, *line, 1, message, b"")?;
+        }
     }
     let mut out = vec![head.finish()];
     out.par_extend(shifted.into_par_iter().map(|(mut t, b)| {

@@ -79,7 +79,7 @@ pub fn parse<'c>(data: &'c [u8], ctx: FileCtx<'c>, t: &mut Tables) -> Result<()>
     };
     let source = Source::from_vec(render(&m).into_bytes());
     let src = t.add_source(&source);
-    let text_ctx = FileCtx { file_id: ctx.file_id, path: ctx.path, collect: ctx.collect, src, proj: ctx.proj, presized: false, strict: ctx.strict };
+    let text_ctx = FileCtx { file_id: ctx.file_id, path: ctx.path, collect: ctx.collect, src, proj: ctx.proj, presized: false, strict: ctx.strict, xla_named: false };
     crate::memory_report::parse(source.bytes(), text_ctx, t)?;
     super::unknown_note(&unknown, ctx.file_id, t);
     Ok(())

@@ -14,6 +14,7 @@ pub mod wire;
 
 use std::collections::HashMap;
 
+use crate::buffer_assignment::checks::Checks;
 use crate::error::{FileCtx, Result};
 use crate::source::Source;
 use crate::tables::Tables;
@@ -99,6 +100,7 @@ pub fn decode_hlo(data: &[u8]) -> std::result::Result<(Msg, Option<Msg>, wire::U
 /// Parse one `.hlo.pb` file (`FormatSpec::parse`). A damaged proto is one error at line 1,
 /// its column the byte offset + 1 where decoding stopped.
 pub fn parse<'c>(data: &'c [u8], ctx: FileCtx<'c>, t: &mut Tables) -> Result<()> {
+    let errors_before = t.errors.len();
     let (m, ba, unknown) = match decode_hlo(data) {
         Ok(x) => x,
         Err(e) => return ctx.error_at(&mut t.errors, 1, e.offset as u64 + 1, format!("not a valid HLO proto: {e}"), b""),
@@ -113,10 +115,15 @@ pub fn parse<'c>(data: &'c [u8], ctx: FileCtx<'c>, t: &mut Tables) -> Result<()>
     let source = Source::from_vec(text);
     let src = t.add_source(&source);
     let bytes: &[u8] = source.bytes();
-    let text_ctx = FileCtx { file_id: ctx.file_id, path: ctx.path, collect: ctx.collect, src, proj: ctx.proj, presized: false, strict: ctx.strict };
-    crate::hlo::parse(bytes, text_ctx, t)?;
+    let text_ctx = FileCtx { file_id: ctx.file_id, path: ctx.path, collect: ctx.collect, src, proj: ctx.proj, presized: false, strict: ctx.strict, xla_named: false };
+    crate::hlo::module::parse_text(bytes, text_ctx, t, false)?;
     if let Some(ba) = ba {
-        buffer_rows(&m, &ba, ctx.file_id, t);
+        let checks = buffer_rows(&m, &ba, ctx.file_id, t);
+        // the buffer assignment's whole-file checks (an allocation listed twice, a value past
+        // its allocation), as for the text; lines are 0: a proto has none
+        if t.errors.len() == errors_before {
+            checks.report(&ctx, &mut t.errors)?;
+        }
     }
     unknown_note(&unknown, ctx.file_id, t);
     Ok(())
@@ -162,13 +169,17 @@ fn clamp_i32(v: i64) -> i32 {
 
 const HEAP_KINDS: [&str; 3] = ["alloc", "free", "share_with"];
 
-fn buffer_rows(m: &Msg, ba: &Msg, file_id: i32, t: &mut Tables) {
+/// The buffer assignment's rows (`allocations`, `assignments`, `heap_trace`), and its
+/// whole-file checks (`buffer_assignment::checks`) to report.
+fn buffer_rows(m: &Msg, ba: &Msg, file_id: i32, t: &mut Tables) -> Checks {
+    let mut checks = Checks::default();
     let names = instructions(m);
     let params: Vec<&Msg> = m.msg("host_program_shape").map(|h| h.msgs("parameters").collect()).unwrap_or_default();
     let buffers: HashMap<i64, &Msg> = ba.msgs("logical_buffers").map(|b| (b.int("id"), b)).collect();
     let a = &mut t.allocations;
     for al in ba.msgs("buffer_allocations") {
         let param = al.flag("is_entry_computation_parameter");
+        checks.allocation(0, al.int("index"), al.int("size"));
         a.file_id.push(file_id);
         a.allocation.push(al.int("index"));
         a.size.push(al.int("size"));
@@ -204,6 +215,7 @@ fn buffer_rows(m: &Msg, ba: &Msg, file_id: i32, t: &mut Tables) {
             let at = b.and_then(|b| b.msg("defined_at"));
             let index = at.map(|a| a.ints("shape_index")).unwrap_or_default();
             let (name, shape) = at.and_then(|a| names.get(&a.int("instruction_id")).copied()).unwrap_or((at.map_or("", |a| a.str("instruction_name")), None));
+            checks.value(0, x.int("logical_buffer_id"), al.int("index"), x.int("offset"), x.int("size"));
             s.file_id.push(file_id);
             s.allocation.push(al.int("index"));
             s.value_id.push(x.int("logical_buffer_id"));
@@ -241,6 +253,7 @@ fn buffer_rows(m: &Msg, ba: &Msg, file_id: i32, t: &mut Tables) {
             step += 1;
         }
     }
+    checks
 }
 
 #[cfg(test)]
@@ -276,7 +289,7 @@ mod tests {
     /// Collect and strict mode on `data`: strict fails exactly at collect's first error (the
     /// fuzz target's check, without libFuzzer).
     fn check(data: &[u8]) -> usize {
-        let ctx = |collect| FileCtx { file_id: 0, path: "t", collect, src: SourceRef::none(), proj: None, presized: false, strict: false };
+        let ctx = |collect| FileCtx { file_id: 0, path: "t", collect, src: SourceRef::none(), proj: None, presized: false, strict: false, xla_named: false };
         let mut collected = Tables::default();
         parse(data, ctx(true), &mut collected).expect("collect mode never fails");
         let first = collected.errors.line.0.first().copied().zip(collected.errors.column.0.first().copied());
@@ -342,7 +355,7 @@ mod tests {
         push_len(&mut module, comp.len());
         module.extend_from_slice(&comp);
         let mut t = Tables::default();
-        let ctx = FileCtx { file_id: 0, path: "t", collect: true, src: SourceRef::none(), proj: None, presized: false, strict: false };
+        let ctx = FileCtx { file_id: 0, path: "t", collect: true, src: SourceRef::none(), proj: None, presized: false, strict: false, xla_named: false };
         parse(&module, ctx, &mut t).unwrap();
         assert_eq!(t.errors.len(), 1);
         assert!(t.errors.message.0[0].as_deref().unwrap_or("").contains("would print as more than"), "{:?}", t.errors.message.0);

@@ -19,6 +19,7 @@
 //! Hackers: a new layout is a new `Layout` variant, its header in `section_header`, its line
 //! handler in `line`, and the same in the reference; add a sample under `tests/data`.
 
+mod checks;
 mod proto;
 
 use crate::allocation_line::{allocation_line, AllocationLine, SizeForm};
@@ -76,15 +77,18 @@ struct Parser<'t, 'c> {
     last: (u64, &'c [u8]),
     /// A line was reported: the file's end is not judged again.
     had_error: bool,
+    /// The whole-file checks (`checks.rs`): tables cut between their rows.
+    ends: checks::TableEnds,
 }
 
 /// Parse one memory-usage report (`data` is the whole file).
 pub fn parse<'c>(data: &'c [u8], ctx: FileCtx<'c>, t: &mut Tables) -> Result<()> {
+    let errors_before = t.errors.len();
     let lines = checked_lines(data, &ctx, &mut t.errors)?;
     let mut p = Parser { ctx, t, layout: Layout::Idle, rows_in_table: 0, saw_list: false, saw_with_values: false,
-                         last: (0, &data[..0]), had_error: false };
+                         last: (0, &data[..0]), had_error: false, ends: Default::default() };
     let _ = feed(&mut p, lines)?;
-    p.finish()
+    p.finish(errors_before)
 }
 
 impl<'c> LineGrammar<'c> for Parser<'_, 'c> {
@@ -122,7 +126,7 @@ impl<'c> LineGrammar<'c> for Parser<'_, 'c> {
 }
 
 impl<'t, 'c> Parser<'t, 'c> {
-    fn finish(mut self) -> Result<()> {
+    fn finish(mut self, errors_before: usize) -> Result<()> {
         if let Layout::Proto { tokens, depth, .. } = &self.layout {
             if *depth > 0 {
                 let tok = &tokens[0];
@@ -133,6 +137,13 @@ impl<'t, 'c> Parser<'t, 'c> {
         if let Some(what) = self.cut_short().filter(|_| !self.had_error) {
             let (line, text) = self.last;
             self.report(line, text.len() as u64 + 1, format!("the file ends {what} (cut short)"), text)?;
+        }
+        self.ends.end();
+        // a file with errors is known to be incomplete: no second report of the same cut
+        if self.t.errors.len() == errors_before {
+            for (line, message) in self.ends.problems() {
+                self.ctx.error_at(&mut self.t.errors, *line, 1, message.clone(), b"")?;
+            }
         }
         Ok(())
     }
@@ -165,6 +176,7 @@ impl<'t, 'c> Parser<'t, 'c> {
 
     /// An empty line ends a table (table forms) or the allocation list.
     fn blank(&mut self) {
+        self.ends.end();
         match &mut self.layout {
             Layout::Space { sub, .. } | Layout::WithValues { sub, .. } => *sub = TableSub::Outside,
             Layout::List { sub: ListSub::Header, .. } => {}
@@ -174,6 +186,14 @@ impl<'t, 'c> Parser<'t, 'c> {
     }
 
     fn section_header(&mut self, no: u64, text: &'c [u8]) -> R<bool> {
+        let header = self.section_header_line(no, text);
+        if matches!(header, Ok(true)) {
+            self.ends.end(); // a new section: the table before it is over
+        }
+        header
+    }
+
+    fn section_header_line(&mut self, no: u64, text: &'c [u8]) -> R<bool> {
         if text.starts_with(b"Total bytes used: ") {
             self.layout = Layout::Idle;
             let total = Cur::new(text, b"Total bytes used: ".len()).bytes_and_human("the total line")?;
@@ -240,6 +260,7 @@ impl<'t, 'c> Parser<'t, 'c> {
     fn table_line(&mut self, no: u64, text: &'c [u8], tables: i32, sub: TableSub, row: GroupRow<'c>, other: &str) -> R<(i32, TableSub)> {
         let body = skip_ws(text);
         if is_table_header(&text[body..]) {
+            self.ends.end();
             self.rows_in_table = 0;
             return Ok((tables.wrapping_add(1), TableSub::Rule));
         }
@@ -255,6 +276,7 @@ impl<'t, 'c> Parser<'t, 'c> {
             }
             let color = row.color;
             let (rest, percent) = rest_line(text, body, "values")?;
+            self.ends.rest();
             self.total("rest_values", color, rest, no);
             self.total("rest_percent", color, percent, no);
             return Ok((tables, TableSub::Cut));
@@ -297,6 +319,7 @@ impl<'t, 'c> Parser<'t, 'c> {
         t.remaining_bytes.push(None);
         t.flags.push_null();
         t.line.push(no as i32);
+        self.ends.table_row(no, percent);
         Ok(())
     }
 
@@ -320,6 +343,7 @@ impl<'t, 'c> Parser<'t, 'c> {
             ListSub::Rows if text.starts_with(b"The rest ") => {
                 // `The rest N allocations are less than P% of the total size and not shown.`
                 let (rest, percent) = rest_line(text, 0, "allocations")?;
+                self.ends.rest();
                 self.total("rest_allocations", None, rest, no);
                 self.total("rest_percent", None, percent, no);
                 self.layout = Layout::Idle;
@@ -340,6 +364,7 @@ impl<'t, 'c> Parser<'t, 'c> {
         let line = allocation_line(text, cur.pos, SizeForm::Human)?;
         let rounded = human_is_rounded(text, cur.pos + memchr::memmem::find(&text[cur.pos..], b": size ").expect("an allocation line") + 7);
         self.allocation_row(no, rank, &line, Some(cumulative), percent, Some(remaining), rounded);
+        self.ends.list_row(no, Some(remaining));
         self.unknown_flags(no, text, &line)
     }
 
@@ -378,6 +403,7 @@ impl<'t, 'c> Parser<'t, 'c> {
     fn with_values_line(&mut self, no: u64, text: &'c [u8]) -> R<()> {
         let Layout::WithValues { allocation, tables, sub } = self.layout else { unreachable!() };
         if text.starts_with(b"allocation ") {
+            self.ends.end(); // the next allocation's table follows
             // Unreadable: later table rows belong to no known allocation (and say so).
             self.layout = Layout::WithValues { allocation: None, tables, sub: TableSub::Outside };
             let a = allocation_line(text, 0, SizeForm::Human)?;
@@ -568,7 +594,7 @@ mod tests {
 
     #[test]
     fn allocation_list_layout() {
-        let data = b"Total bytes used: 1004 (1004B)\n\nAllocations sorted by size:\n\ncumulative_size; total_size - cumulative_size; allocation\n------------------------------------------------------------------------------\n      388B( 39%);       616B; allocation 4: size 388B, preallocated-temp:\n     1004B(100%);         0B; allocation 3: size 16B, output shape is |(f32[6], c64[6,6])|, maybe-live-out:\n\n\nAllocations sorted by size with their values:\nallocation 4: size 388B, preallocated-temp:\n\n\tcumulative_size;       size;       offset; used_by_n_values; shapes_list\n\t------------------------------------------------------------\n\t     288B( 91%);       288B;           64;                2; 2\xc3\x97c64[6,6]\n\nallocation 3: size 16B, maybe-live-out:\n";
+        let data = b"Total bytes used: 1004 (1004B)\n\nAllocations sorted by size:\n\ncumulative_size; total_size - cumulative_size; allocation\n------------------------------------------------------------------------------\n      388B( 39%);       616B; allocation 4: size 388B, preallocated-temp:\n     1004B(100%);         0B; allocation 3: size 16B, output shape is |(f32[6], c64[6,6])|, maybe-live-out:\n\n\nAllocations sorted by size with their values:\nallocation 4: size 388B, preallocated-temp:\n\n\tcumulative_size;       size;       offset; used_by_n_values; shapes_list\n\t------------------------------------------------------------\n\t     288B(100%);       288B;           64;                2; 2\xc3\x97c64[6,6]\n\nallocation 3: size 16B, maybe-live-out:\n";
         let (t, r) = run(data);
         r.unwrap();
         assert_eq!(t.errors.file_id.0.len(), 0);

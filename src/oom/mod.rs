@@ -835,7 +835,7 @@ mod tests {
     }
 
     fn run_in(data: &[u8], collect: bool, strict: bool) -> (Tables, Result<()>) {
-        let ctx = FileCtx { file_id: 0, path: "t", collect, src: crate::source::SourceRef::none(), proj: None, presized: false, strict };
+        let ctx = FileCtx { file_id: 0, path: "t", collect, src: crate::source::SourceRef::none(), proj: None, presized: false, strict, xla_named: false };
         let mut t = Tables::default();
         let r = parse(data, ctx, &mut t);
         (t, r)

@@ -124,6 +124,8 @@ class _Parser:
         self.past: list[tuple[int, int, int, int, int]] = []
         self.live_max: list[tuple[int, int]] = []
         self.scheduled = False
+        # whether the file's first section header is `BufferAssignment:` (None: none yet)
+        self.opened_by_allocations: bool | None = None
         # defining instructions repeat (once per tuple leaf): parse each text once
         self.instruction_cache: dict[str, dict[str, Any]] = {}
         self.parse_instruction = _instruction_parser()
@@ -146,8 +148,8 @@ class _Parser:
                 self.ctx.error(lineno, _column(text, bad.pos), bad.message, text)
         self.finish(last)
         if not self.ctx.has_errors():  # a file with errors is known to be incomplete: no second report
-            for line, col, message in whole_file_problems(self.allocations, self.again, self.past,
-                                                          self.live_max, self.scheduled):
+            for line, col, message in whole_file_problems(self.allocations, self.again, self.past, self.live_max,
+                                                          self.scheduled, self.opened_by_allocations is True):
                 self.ctx.error(line, col, message)
 
     def line(self, lineno: int, text: str) -> None:
@@ -196,6 +198,8 @@ class _Parser:
             self.live_range_header(lineno, text)
         else:
             return False
+        if self.opened_by_allocations is None:
+            self.opened_by_allocations = text == "BufferAssignment:"
         return True
 
     def enter(self, section: str | None, lineno: int, text: str) -> None:
@@ -606,12 +610,13 @@ def _instruction_parser() -> Any:
 
 def whole_file_problems(allocations: dict[int, list[int]], again: list[tuple[int, int, int]],
                         past: list[tuple[int, int, int, int, int]], live_max: list[tuple[int, int]],
-                        scheduled: bool) -> list[tuple[int, int, str]]:
+                        scheduled: bool, opened_by_allocations: bool = False) -> list[tuple[int, int, str]]:
     """What no single line shows (FORMATS.md §2.10), as (line, column, message) in the order
     they are reported: allocations listed twice (two buffer assignments concatenated into one
     file: every figure would count twice), values past the end of their allocation (offset +
     size > the largest size the file gives it), and `HloLiveRange (max N)` headers with N > 0
-    in a file with no `InstructionSequence` line at all (cut right after its header). Rust:
+    in a file with no `InstructionSequence` line at all (cut right after its header), and a file
+    opened by `BufferAssignment:` without a single allocation (cut right after it). Rust:
     `buffer_assignment::checks`, also across the chunks of a file read in parts."""
     out = [(line, 1, f"allocation {a} again (first at line {first}): two buffer assignments in one file?")
            for line, a, first in again]
@@ -623,6 +628,8 @@ def whole_file_problems(allocations: dict[int, list[int]], again: list[tuple[int
     if not scheduled:
         out += [(line, 1, f"HloLiveRange (max {n}) but no InstructionSequence follows: the file is cut "
                           "short after its header") for line, n in live_max]
+    if opened_by_allocations and not allocations:
+        out.append((1, 1, "BufferAssignment without a single allocation (the file is cut short?)"))
     return out
 
 

@@ -932,10 +932,33 @@ def parse(data: bytes, ctx: Any) -> None:
 
     raw = text.encode("utf-8", "surrogatepass")
     # the printed text is read as a text file is (its lines checked as the core's driver does)
-    parse_module(split_lines(raw, ctx), ctx, raw)
+    parse_module(split_lines(raw, ctx), ctx, raw, judged=False)
     if ba is not None:
-        for table, rows in (("allocations", allocation_rows(ba, m)), ("assignments", assignment_rows(ba, m)),
+        allocations, assignments = allocation_rows(ba, m), assignment_rows(ba, m)
+        for table, rows in (("allocations", allocations), ("assignments", assignments),
                             ("heap_trace", heap_trace_rows(ba))):
             for r in rows:
                 ctx.add(table, r)
+        if not ctx.has_errors():  # a file with errors is known to be incomplete
+            for line, col, message in _allocation_problems(allocations, assignments):
+                ctx.error(line, col, message)
     unknown_note(listing, ctx)
+
+
+def _allocation_problems(allocations: list[dict], assignments: list[dict]) -> list[tuple[int, int, str]]:
+    """The buffer assignment's whole-file checks, as for its text (an allocation listed twice,
+    a value past the end of its allocation): ``buffer_assignment.whole_file_problems``."""
+    from .buffer_assignment import whole_file_problems
+
+    seen: dict[int, list[int]] = {}  # allocation -> [line first listed, largest size]
+    again = []
+    for r in allocations:
+        first = seen.get(r["allocation"])
+        if first is None:
+            seen[r["allocation"]] = [r["line"], r["size"]]
+        else:
+            again.append((r["line"], r["allocation"], first[0]))
+            first[1] = max(first[1], r["size"])
+    past = [(r["line"], r["value_id"], r["allocation"], r["offset"], r["size"]) for r in assignments
+            if r["allocation"] in seen and r["offset"] + r["size"] > seen[r["allocation"]][1]]
+    return whole_file_problems(seen, again, past, [], True)

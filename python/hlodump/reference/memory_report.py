@@ -98,6 +98,23 @@ class _Parser:
         self.saw_list = self.saw_with_values = False
         self.last: tuple[int, str] = (0, "")
         self.had_error = False  # a line was reported: the file's end is not judged again
+        # Tables cut between their rows (XLA prints rows until they add up, or says what it
+        # left out in a `The rest …` line right after the last): the last row (line, percent)
+        # of the offset table and (line, bytes remaining) of the allocation list being read;
+        # (line, message) of the tables that ended short. Rust: memory_report/checks.rs.
+        self.table_last: tuple[int, int | None] | None = None
+        self.list_last: tuple[int, int | None] | None = None
+        self.short_tables: list[tuple[int, str]] = []
+
+    def table_over(self) -> None:
+        """The offset table (or allocation list) being read is over: its last row must close it."""
+        if self.table_last is not None and self.table_last[1] is not None and self.table_last[1] < 100:
+            self.short_tables.append((self.table_last[0], f"this table's rows stop at {self.table_last[1]}% of its "
+                                      "total, with no 'The rest N values …' line: the file is cut short"))
+        if self.list_last is not None and self.list_last[1] is not None and self.list_last[1] > 0:
+            self.short_tables.append((self.list_last[0], f"the allocation list stops with {self.list_last[1]:,} bytes "
+                                      "not listed and no 'The rest N allocations …' line: the file is cut short"))
+        self.table_last = self.list_last = None
 
     def run(self, lines: list[str | None]) -> None:
         for lineno, text in enumerate(lines, start=1):
@@ -117,6 +134,10 @@ class _Parser:
         if what is not None:
             line, text = self.last
             self.ctx.error(line, len(text.encode()) + 1, f"the file ends {what} (cut short)", text)
+        self.table_over()
+        if not self.ctx.has_errors():  # a file with errors is known to be incomplete
+            for line, message in self.short_tables:
+                self.ctx.error(line, 1, message)
 
     def cut_short(self) -> str | None:
         """What a file that ends here lacks, when every complete report has it."""
@@ -140,6 +161,7 @@ class _Parser:
             self.proto_line(lineno, text)  # inside a message every line belongs to it
             return
         if text == "":
+            self.table_over()
             if self.layout in ("space", "values"):
                 self.sub = "outside"
             elif self.layout == "list" and self.list_sub != "header":
@@ -147,6 +169,7 @@ class _Parser:
             return
         self.last = (lineno, text)
         if self.section_header(lineno, text):
+            self.table_over()
             return
         if self.layout == "space":
             self.space_line(lineno, text)
@@ -212,6 +235,7 @@ class _Parser:
         """A line of an offset-group table: header, dashed rule, row or cut-off line."""
         body = _ws(text)
         if _TABLE_HEADER_RE.fullmatch(text):
+            self.table_over()
             self.tables += 1
             self.sub = "rule"
             self.rows_in_table = 0
@@ -225,6 +249,7 @@ class _Parser:
             if self.sub != "rows":
                 raise _Bad(0, "'The rest N values …' outside an allocation table")
             rest, percent = _rest_line(text, body, "values")
+            self.table_last = None  # cut on purpose
             self.total("rest_values", color, rest, lineno)
             self.total("rest_percent", color, percent, lineno)
             self.sub = "cut"
@@ -257,6 +282,7 @@ class _Parser:
             "shapes": cur.rest(),
             "row_kind": "offsets", "remaining_bytes": None, "flags": None, "line": lineno,
         })
+        self.table_last = (lineno, percent)
 
     # ------------------------------------------------------------------ allocation list (§2.8.2)
     def list_line(self, lineno: int, text: str) -> None:
@@ -270,6 +296,7 @@ class _Parser:
             self.list_sub = "rows"
         elif text.startswith("The rest "):
             rest, percent = _rest_line(text, 0, "allocations")
+            self.list_last = None  # cut on purpose
             self.total("rest_allocations", None, rest, lineno)
             self.total("rest_percent", None, percent, lineno)
             self.layout = "idle"
@@ -285,6 +312,7 @@ class _Parser:
         a = allocation_line(text, cur.pos, human_size=True)
         rounded = human_is_rounded(text, text.index(": size ", cur.pos) + 7)
         self.add_allocation(lineno, self.rank, a, cumulative, percent, remaining, rounded)
+        self.list_last = (lineno, remaining)
         self.unknown_flags(lineno, text, a)
 
     def unknown_flags(self, lineno: int, text: str, a: dict[str, Any]) -> None:
@@ -306,6 +334,7 @@ class _Parser:
     # ------------------------------------------------------------------ with their values
     def values_line(self, lineno: int, text: str) -> None:
         if text.startswith("allocation "):
+            self.table_over()  # the next allocation's table follows
             self.allocation, self.sub = None, "outside"
             a = allocation_line(text, 0, human_size=True)
             self.allocation = (a["allocation"], a["color"])

@@ -63,6 +63,9 @@ class FileContext:
     file_id: int
     path: str
     sink: Sink
+    #: The file's name gives its module number (``files.module_id``): XLA wrote it, so what XLA
+    #: always prints must be there (an HLO module's ENTRY computation). Rust: ``FileCtx::xla_named``.
+    xla_named: bool = False
 
     def add(self, table: str, row: dict[str, Any]) -> None:
         row["file_id"] = self.file_id
@@ -236,16 +239,13 @@ def read_arrow(
         if tables is not None and name not in tables and name not in ("files", "errors", "notes"):
             continue
         out[name] = pa.Table.from_pylist(sink.rows[name], schema=schema(name, string_view is not False))
-    from ..completeness import apply
-
-    apply(out, on_error, list(tables) if tables is not None else None)  # as the Rust reader does
     return Dump._complete(out, list(tables) if tables is not None else None, string_view)
 
 
 def _read_one(file_id: int, full: str, shown: str, explicit: bool, sink: Sink, parse: set[str],
               preset: str | None = None, member: bytes | None = None) -> None:
-    ctx = FileContext(file_id, shown, sink)
     row = file_names.classify_path(shown)
+    ctx = FileContext(file_id, shown, sink, xla_named=row["module_id"] is not None)
     row.update(file_id=file_id, path=shown, size_bytes=0, parsed=False, error=None, content_kind=None)
     if preset is not None:  # the walk decided: not read (see paths.expand)
         row["error"] = preset
@@ -277,6 +277,11 @@ def _read_one(file_id: int, full: str, shown: str, explicit: bool, sink: Sink, p
         row["kind"] = content
     sink.add("files", row)
     named = file_names.classify_path(shown)
+    if len(data) == 0 and named["kind"] != "other":
+        # XLA writes no empty dump file: one whose name says it is a dump was cut short
+        ctx.error(1, 1, f"empty file (0 bytes), though its name says {named['kind']}: XLA writes no empty dump "
+                        "files (cut short, or still being written?)")
+        return
     if fmt is None and content == "unknown" and (explicit or named["kind"] != "other") \
             and not file_names.is_side_output(shown, named):
         _not_a_dump(data, explicit, file_names.classify_path(shown)["kind"], ctx)

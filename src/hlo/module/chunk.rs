@@ -20,6 +20,9 @@ pub struct Prefix<'c> {
     table: Option<Table>,
     /// Lines in the prefix.
     pub lines: u64,
+    /// The module the prefix opened (its line and name): judged once every chunk has counted
+    /// its computations (`hlo/split.rs`, `checks::judge`).
+    pub module: Option<(u64, Vec<u8>)>,
 }
 
 /// Counts of one parsed chunk: its ids and line numbers start at 0 and are shifted by the
@@ -29,6 +32,8 @@ pub struct ChunkCounts {
     pub lines: u64,
     pub computations: i32,
     pub instructions: i32,
+    /// `ENTRY` computations.
+    pub entries: i32,
 }
 
 /// True when the line starting at `pos` is one the serial parse takes as a computation header
@@ -78,6 +83,7 @@ fn chunk_parser<'t, 'c>(ctx: FileCtx<'c>, t: &'t mut Tables, data: &'c [u8], lin
         starts: Vec::new(),
         tape: Tape::default(),
         want,
+        checks: Default::default(),
     }
 }
 
@@ -95,10 +101,13 @@ pub fn parse_prefix<'c>(data: &'c [u8], end: usize, ctx: FileCtx<'c>, t: &mut Ta
     if !p.t.errors.is_empty() {
         return Ok(None);
     }
-    if p.headerless.is_some() {
-        return Ok(None); // (cannot happen: the prefix ends before the first computation)
+    if p.headerless.is_some() || !p.checks.problems().is_empty() {
+        // (a header-less module cannot start before the first computation; a module that
+        // ended in the prefix had none: the serial parse reports it)
+        return Ok(None);
     }
-    Ok(Some(Prefix { frames: p.frames, have_header: p.have_header, module_index: p.module_index, table: p.table, lines: p.last_no }))
+    let module = p.checks.open_module().map(|(line, name)| (line, name.to_vec()));
+    Ok(Some(Prefix { frames: p.frames, have_header: p.have_header, module_index: p.module_index, table: p.table, lines: p.last_no, module }))
 }
 
 /// Parse `data[start..end]`, which starts with a computation header (`is_computation_start`)
@@ -118,5 +127,5 @@ pub fn parse_chunk<'c>(data: &'c [u8], start: usize, end: usize, prefix: &Prefix
     if p.mode == Mode::Bailed || !p.t.errors.is_empty() {
         return Ok(None);
     }
-    Ok(Some(ChunkCounts { lines: p.last_no, computations: p.computation_id + 1, instructions: p.instruction_id }))
+    Ok(Some(ChunkCounts { lines: p.last_no, computations: p.computation_id + 1, instructions: p.instruction_id, entries: p.checks.entries }))
 }

@@ -40,6 +40,15 @@ struct Headerless<'c> {
     last: Option<&'c [u8]>,
 }
 
+impl Headerless<'_> {
+    /// Its name, as XLA names it: `module_` + its entry computation (the `ENTRY` one, else the last).
+    fn name(&self) -> Vec<u8> {
+        let mut name = b"module_".to_vec();
+        name.extend_from_slice(self.entry.or(self.last).unwrap_or(b""));
+        name
+    }
+}
+
 /// What one parse covers, and whether it may go on (the HLO side of chunking a big file).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Mode {
@@ -129,9 +138,18 @@ struct Parser<'t, 'c> {
     tape: Tape,
     /// The decoders stage 2 runs: those of the columns this read builds.
     want: Want,
+    /// The whole-file checks (`checks.rs`): counts of the open module, problems of the ended.
+    checks: ModuleChecks,
 }
 
 pub fn parse<'c>(data: &'c [u8], ctx: FileCtx<'c>, t: &mut Tables) -> Result<()> {
+    parse_text(data, ctx, t, true)
+}
+
+/// Parse HLO text; `judged`: run the whole-file checks (`checks.rs`) — false for the text an
+/// HLO proto prints (`hlo_proto::parse`): not a file anybody could have cut short.
+pub fn parse_text<'c>(data: &'c [u8], ctx: FileCtx<'c>, t: &mut Tables, judged: bool) -> Result<()> {
+    let errors_before = t.errors.len();
     // The reference decodes (and reports) every line before it parses any: report invalid
     // UTF-8 first, so that errors come in the same order and strict mode fails at the same line.
     let mut lines = crate::driver::checked_lines(data, &ctx, &mut t.errors)?;
@@ -162,9 +180,18 @@ pub fn parse<'c>(data: &'c [u8], ctx: FileCtx<'c>, t: &mut Tables) -> Result<()>
         starts: Vec::new(),
         tape: Tape::default(),
         want: Want::ALL,
+        checks: ModuleChecks::default(),
     };
     p.want = wanted(p.t);
-    p.run()
+    p.run()?;
+    p.end_module();
+    // a file with errors is known to be incomplete: no second report of the same cut
+    if judged && p.t.errors.len() == errors_before {
+        for (line, message) in p.checks.problems() {
+            p.ctx.error_at(&mut p.t.errors, *line, 1, message.clone(), b"")?;
+        }
+    }
+    Ok(())
 }
 
 /// The stage-2 decoders a read needs: those of the instruction columns it builds (and what
@@ -231,7 +258,6 @@ impl<'t, 'c> Parser<'t, 'c> {
             self.ctx.error_at(&mut self.t.errors, n, 1, "file ends inside a computation".into(), b"")?;
             self.finish_computation(None);
         }
-        self.write_headerless_row();
         Ok(())
     }
 
@@ -433,6 +459,7 @@ impl<'t, 'c> Parser<'t, 'c> {
 
     /// Start a module at a computation header with no `HloModule` header before it.
     fn begin_headerless(&mut self, line: u64) {
+        self.checks.begin(line, b"");
         self.module_index += 1;
         self.have_header = true;
         self.headerless = Some(Headerless { line, ..Default::default() });
@@ -441,6 +468,8 @@ impl<'t, 'c> Parser<'t, 'c> {
     /// The module ends (a `// -----` line, the next `HloModule` header): the next line that is
     /// not a comment starts a new one.
     fn end_module(&mut self) {
+        let name = self.headerless.as_ref().map(Headerless::name);
+        self.checks.end(name.as_deref(), self.ctx.xla_named);
         self.write_headerless_row();
         self.have_header = false;
         self.table = None;
@@ -450,8 +479,7 @@ impl<'t, 'c> Parser<'t, 'c> {
     /// The `modules` row of a header-less module, named as XLA names it.
     fn write_headerless_row(&mut self) {
         let Some(h) = self.headerless.take() else { return };
-        let mut name = b"module_".to_vec();
-        name.extend_from_slice(h.entry.or(h.last).unwrap_or(b""));
+        let name = h.name();
         let m = &mut self.t.modules;
         m.file_id.push(self.ctx.file_id);
         m.name.push_owned(&name);
@@ -530,6 +558,7 @@ impl<'t, 'c> Parser<'t, 'c> {
         });
         self.have_header = true;
         self.module_index += 1;
+        self.checks.begin(line.no, name);
         let (src, m) = (self.ctx.src, &mut self.t.modules);
         m.file_id.push(self.ctx.file_id);
         m.name.push(&src, name);
@@ -561,6 +590,7 @@ impl<'t, 'c> Parser<'t, 'c> {
 
     fn finish_computation(&mut self, thread: Option<&'c [u8]>) {
         let c = self.comp.take().expect("a computation is open");
+        self.checks.computation(c.is_entry);
         if let Some(h) = &mut self.headerless {
             h.last = Some(c.name);
             if c.is_entry {
@@ -580,8 +610,12 @@ impl<'t, 'c> Parser<'t, 'c> {
     }
 }
 
+mod checks;
 mod chunk;
 mod emit;
+
+use checks::ModuleChecks;
+pub use checks::judge;
 
 pub use chunk::{first_computation, is_computation_start, parse_chunk, parse_prefix, ChunkCounts, Prefix};
 

@@ -148,9 +148,17 @@ def _line_offsets(lines: list[str | None], data: bytes | None) -> list[int]:
     return offs
 
 
-def parse_module(lines: list[str | None], ctx: Any, data: bytes | None = None) -> None:
-    """Parse the lines of one HLO module file into table rows (see module docstring)."""
-    _ModuleParser(lines, ctx, data).run()
+def parse_module(lines: list[str | None], ctx: Any, data: bytes | None = None, judged: bool = True) -> None:
+    """Parse the lines of one HLO module file into table rows (see module docstring).
+
+    ``judged``: check the whole file too (``_ModuleParser.module_problem``) — not for the text
+    an HLO proto prints, which nobody could have cut short."""
+    p = _ModuleParser(lines, ctx, data)
+    p.run()
+    # a file with errors is known to be incomplete: no second report of the same cut
+    if judged and not ctx.has_errors():
+        for line, message in p.problems:
+            ctx.error(line, 1, message)
 
 
 class _ModuleParser(StackFrameTables):
@@ -177,6 +185,12 @@ class _ModuleParser(StackFrameTables):
         self.fstarts: list[int] = []
         self.pending: _Line | None = None
         self.i = 0
+        # The whole-file checks (FORMATS.md §2.10): the open module's (line, name) and its
+        # computations (all, ENTRY); (line, message) of the modules that ended with a problem.
+        self.module_open: tuple[int, str] | None = None
+        self.module_computations = 0
+        self.module_entries = 0
+        self.problems: list[tuple[int, str]] = []
 
     def error(self, lineno: int, column: int, message: str, text: str) -> None:
         self.ctx.error(lineno, column, message, text)
@@ -259,7 +273,7 @@ class _ModuleParser(StackFrameTables):
         if self.comp_row is not None:
             self.error(n, 1, "file ends inside a computation", "")
             self.finish_computation(closed=False)
-        self.write_headerless_row()
+        self.end_module()
 
     def general_header(self, ln: _Line) -> bool:
         """A computation header the one-line form does not take: True when one starts at ``ln``
@@ -274,16 +288,40 @@ class _ModuleParser(StackFrameTables):
         return True
 
     def begin_headerless(self, lineno: int) -> None:
+        self.begin_module_checks(lineno, "")
         self.module_index += 1
         self.have_header = True
         self.headerless = {"line": lineno, "entry": None, "last": None}
 
     def end_module(self) -> None:
-        """A `// -----` line or the next `HloModule` header ends the module."""
+        """A `// -----` line or the next `HloModule` header (or the end of the file) ends the
+        module."""
+        if self.module_open is not None:
+            line, name = self.module_open
+            if self.headerless is not None:
+                name = "module_" + (self.headerless["entry"] or self.headerless["last"] or "")
+            problem = self.module_problem(name)
+            if problem is not None:
+                self.problems.append((line, problem))
+            self.module_open = None
         self.write_headerless_row()
         self.have_header = False
         self.table = None
         self.file_names, self.function_names, self.file_locations, self.frames = {}, {}, {}, {}
+
+    def begin_module_checks(self, lineno: int, name: str) -> None:
+        self.module_open = (lineno, name)
+        self.module_computations = self.module_entries = 0
+
+    def module_problem(self, name: str) -> str | None:
+        """What a module cut short lacks: any computation; in a file XLA named, its ENTRY
+        computation (XLA prints it last; its parser takes a module without one, its last
+        computation being the entry, as hand-written inputs have it). Rust: ``module/checks.rs``."""
+        if self.module_computations == 0:
+            return f"module {name} has no computation (the file is cut short?)"
+        if self.module_entries == 0 and self.ctx.xla_named:
+            return f"module {name} has no ENTRY computation (XLA prints it last: the file is cut short?)"
+        return None
 
     def write_headerless_row(self) -> None:
         """XLA names a module without header `module_` + its ENTRY computation (else the last)."""
@@ -468,6 +506,7 @@ class _ModuleParser(StackFrameTables):
             layout = layout[1:-1]
         self.have_header = True
         self.module_index += 1
+        self.begin_module_checks(lineno, name)
         self.ctx.add("modules", {
             "name": name,
             "is_scheduled": attrs.get("is_scheduled") == "true",
@@ -533,6 +572,8 @@ class _ModuleParser(StackFrameTables):
 
     def finish_computation(self, closed: bool) -> None:
         assert self.comp_row is not None
+        self.module_computations += 1
+        self.module_entries += bool(self.comp_row["is_entry"])
         if self.headerless is not None:
             self.headerless["last"] = self.comp_row["name"]
             if self.comp_row["is_entry"]:
