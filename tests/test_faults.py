@@ -552,3 +552,19 @@ def test_hlo_proto_allocation_listed_twice(reader, tmp_path: Path) -> None:
         reader(str(p))
     # the file as XLA wrote it: clean
     assert reader(str(src), on_error="collect")["errors"].num_rows == 0
+
+
+def test_memory_report_every_table_is_judged(reader, tmp_path: Path) -> None:
+    """A table cut between its rows is found whatever follows it: here the first table of one
+    memory space, followed by a second memory space whose first table is whole (a check on the
+    finished rows, grouped by table number, saw only the later table 0)."""
+    head = "  cumulative_size;       size;       offset; used_by_n_values; shapes_list\n  " + "-" * 60 + "\n"
+    text = ("Memory Space: default (color=0)\nTotal bytes: 400 (400B)\n" + head
+            + "       300B( 75%);       300B;            0;                1; f32[75]\n\n"
+            + "Memory Space: host (color=5)\nTotal bytes: 64 (64B)\n" + head
+            + "        64B(100%);        64B;            0;                1; f32[16]\n")
+    errs = _cut_errors(tmp_path, "module_0001.jit_f.cpu_after_optimizations-memory-usage-report.txt", text, reader)
+    assert [(e["line"], e["message"]) for e in errs] == [
+        (5, "this table's rows stop at 75% of its total, with no 'The rest N values …' line: the file is cut short")]
+    whole = text.replace("300B( 75%)", "400B(100%)")
+    assert _cut_errors(tmp_path, "module_0002.jit_f.cpu_after_optimizations-memory-usage-report.txt", whole, reader) == []
