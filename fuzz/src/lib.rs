@@ -10,7 +10,7 @@ pub type Parser = for<'c> fn(&'c [u8], FileCtx<'c>, &mut Tables) -> hlodump::err
 /// Run `parse` on `data` both ways; panic if the modes disagree: strict mode must fail exactly
 /// when collect mode records an error, at the first recorded error's line and column.
 pub fn check(parse: Parser, data: &[u8]) {
-    let ctx = |collect| FileCtx { file_id: 0, path: "fuzz", collect, src: SourceRef::none(), proj: None, presized: false, strict: false };
+    let ctx = |collect| FileCtx { file_id: 0, path: "fuzz", collect, src: SourceRef::none(), proj: None, presized: false, strict: false, xla_named: true };
     let mut collected = Tables::default();
     parse(data, ctx(true), &mut collected).expect("collect mode never fails");
     let first = collected.errors.line.0.first().copied().zip(collected.errors.column.0.first().copied());
@@ -95,7 +95,7 @@ pub fn check_tape(data: &[u8]) {
     for line in data.split(|&b| b == b'\n').filter(|l| l.len() <= 4096) {
         assert_tape_agrees(line, &mut tp, &mut commas, &mut sc, &mut sc2);
     }
-    let ctx = || FileCtx { file_id: 0, path: "fuzz", collect: true, src: SourceRef::none(), proj: None, presized: false, strict: false };
+    let ctx = || FileCtx { file_id: 0, path: "fuzz", collect: true, src: SourceRef::none(), proj: None, presized: false, strict: false, xla_named: true };
     let read = |masks: Option<&[Option<u64>]>| {
         let mut t = Tables::default();
         if let Some(m) = masks {
