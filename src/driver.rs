@@ -30,6 +30,20 @@ impl<'a> FileCtx<'a> {
         errors.text.push(text);
         Ok(())
     }
+
+    /// Report what only the whole file shows (each format's `checks.rs`: a module without
+    /// `ENTRY`, a table cut between its rows …), as (line, message) at column 1 — unless the
+    /// file has an error since `errors_before` (the `errors` rows before it was parsed): a file
+    /// with errors is known to be incomplete, and the same cut is not reported twice.
+    pub fn report_whole_file(&self, errors: &mut Errors, errors_before: usize, problems: &[(u64, String)]) -> Result<()> {
+        if errors.len() != errors_before {
+            return Ok(());
+        }
+        for (line, message) in problems {
+            self.error_at(errors, *line, 1, message.clone(), b"")?;
+        }
+        Ok(())
+    }
 }
 
 /// What a `notes` row says (`FileCtx::note`).

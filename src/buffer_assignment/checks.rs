@@ -10,8 +10,6 @@
 
 use std::collections::HashMap;
 
-use crate::error::{FileCtx, Result};
-use crate::tables::Errors;
 
 #[derive(Default)]
 pub struct Checks {
@@ -113,14 +111,6 @@ impl Checks {
             out.push((1, "BufferAssignment without a single allocation (the file is cut short?)".to_string()));
         }
         out
-    }
-
-    /// Report the problems: `errors` rows, or the first as an error in strict mode.
-    pub fn report(&self, ctx: &FileCtx<'_>, errors: &mut Errors) -> Result<()> {
-        for (line, message) in self.problems() {
-            ctx.error_at(errors, line, 1, message, b"")?;
-        }
-        Ok(())
     }
 }
 

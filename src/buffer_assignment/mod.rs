@@ -188,11 +188,7 @@ pub fn parse<'c>(data: &'c [u8], ctx: FileCtx<'c>, t: &mut Tables) -> Result<()>
     let mut p = Parser::new(ctx, t);
     let last = feed(&mut p, lines)?;
     let checks = p.finish(last)?;
-    // a file with errors is known to be incomplete: no second report of the same cut
-    if t.errors.len() == errors_before {
-        checks.report(&ctx, &mut t.errors)?;
-    }
-    Ok(())
+    ctx.report_whole_file(&mut t.errors, errors_before, &checks.problems())
 }
 
 // --------------------------------------------------------------------------- chunks of a big file

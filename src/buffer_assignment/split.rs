@@ -47,7 +47,9 @@ pub fn parse(data: &[u8], source: &Source, ctx: FileCtx<'_>, n: usize, min_chunk
     }
     // the whole file's checks (no chunk reported an error), in the first chunk's rows: its
     // lines are the file's (it is not shifted)
-    checks.report(&ctx, &mut shifted[0].0.errors)?;
+    let errors = &mut shifted[0].0.errors;
+    let before = errors.len();
+    ctx.report_whole_file(errors, before, &checks.problems())?;
     Ok(Some(
         shifted
             .into_par_iter()

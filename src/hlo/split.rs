@@ -39,9 +39,9 @@ pub fn parse(data: &[u8], source: &Source, ctx: FileCtx<'_>, n: usize, min_chunk
     // the whole file's checks (no chunk reported an error), in the prefix's rows (its lines
     // are the file's)
     if let Some((line, name)) = &prefix.module {
-        if let Some(message) = module::judge(name, base.computations, base.entries, ctx.xla_named) {
-            ctx.error_at(&mut head.errors, *line, 1, message, b"")?;
-        }
+        let problems: Vec<(u64, String)> = module::judge(name, base.computations, base.entries, ctx.xla_named).map(|m| (*line, m)).into_iter().collect();
+        let before = head.errors.len(); // (no chunk reported an error: the split was kept)
+        ctx.report_whole_file(&mut head.errors, before, &problems)?;
     }
     let mut out = vec![head.finish()];
     out.par_extend(shifted.into_par_iter().map(|(mut t, b)| {

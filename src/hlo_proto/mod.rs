@@ -121,9 +121,7 @@ pub fn parse<'c>(data: &'c [u8], ctx: FileCtx<'c>, t: &mut Tables) -> Result<()>
         let checks = buffer_rows(&m, &ba, ctx.file_id, t);
         // the buffer assignment's whole-file checks (an allocation listed twice, a value past
         // its allocation), as for the text; lines are 0: a proto has none
-        if t.errors.len() == errors_before {
-            checks.report(&ctx, &mut t.errors)?;
-        }
+        ctx.report_whole_file(&mut t.errors, errors_before, &checks.problems())?;
     }
     unknown_note(&unknown, ctx.file_id, t);
     Ok(())

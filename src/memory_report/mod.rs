@@ -139,13 +139,7 @@ impl<'t, 'c> Parser<'t, 'c> {
             self.report(line, text.len() as u64 + 1, format!("the file ends {what} (cut short)"), text)?;
         }
         self.ends.end();
-        // a file with errors is known to be incomplete: no second report of the same cut
-        if self.t.errors.len() == errors_before {
-            for (line, message) in self.ends.problems() {
-                self.ctx.error_at(&mut self.t.errors, *line, 1, message.clone(), b"")?;
-            }
-        }
-        Ok(())
+        self.ctx.report_whole_file(&mut self.t.errors, errors_before, self.ends.problems())
     }
 
     /// What a file that ends here lacks, when every complete report has it (FORMATS.md §2.8):

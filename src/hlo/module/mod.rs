@@ -185,11 +185,8 @@ pub fn parse_text<'c>(data: &'c [u8], ctx: FileCtx<'c>, t: &mut Tables, judged: 
     p.want = wanted(p.t);
     p.run()?;
     p.end_module();
-    // a file with errors is known to be incomplete: no second report of the same cut
-    if judged && p.t.errors.len() == errors_before {
-        for (line, message) in p.checks.problems() {
-            p.ctx.error_at(&mut p.t.errors, *line, 1, message.clone(), b"")?;
-        }
+    if judged {
+        p.ctx.report_whole_file(&mut p.t.errors, errors_before, p.checks.problems())?;
     }
     Ok(())
 }
