@@ -457,7 +457,7 @@ fn file(t: &mut Tables, file_id: usize, input: &Input, bytes: std::io::Result<(&
         return Err(Error::Parse(ParseError { path: input.shown.clone(), line, column: 1, message, text: String::new() }));
     }
     if opts.split {
-        if let Some(chunks) = crate::split::parse(format, bytes, source, ctx)? {
+        if let Some(chunks) = crate::split::parse(format.spec().split, bytes, source, ctx)? {
             return Ok(chunks);
         }
     }

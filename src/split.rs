@@ -17,13 +17,17 @@
 use arrow_array::RecordBatch;
 use rayon::prelude::*;
 
-use crate::formats::Format;
 use crate::error::{FileCtx, Result};
 use crate::source::Source;
 use crate::tables::Tables;
 
 /// One finished table set (every table, canonical order).
 pub type Finished = Vec<(&'static str, RecordBatch)>;
+
+/// How a format cuts one big file and parses the chunks (`FormatSpec::split`, each format's
+/// `split.rs`): (data, source, context, chunks wanted, smallest chunk) → the table sets in
+/// order, or None (parse serially).
+pub type SplitFn = fn(&[u8], &Source, FileCtx<'_>, usize, usize) -> Result<Option<Vec<Finished>>>;
 
 /// Files smaller than this are parsed by one thread.
 pub const MIN_SPLIT_BYTES: usize = 32 << 20;
@@ -41,12 +45,12 @@ pub fn limits() -> (usize, usize) {
     }
 }
 
-/// Parse one file of `format` in chunks when it is big enough, more than one thread is there
-/// and the format can be cut (`FormatSpec::split`). None: not split (too small, one thread, no
-/// boundaries) or the chunked result was discarded — the caller parses serially. Otherwise the
-/// table sets, in order, to follow the one holding the file's `files` row.
-pub fn parse(format: Format, data: &[u8], source: &Source, ctx: FileCtx<'_>) -> Result<Option<Vec<Finished>>> {
-    let Some(split) = format.spec().split else { return Ok(None) };
+/// Parse one file in chunks when it is big enough, more than one thread is there and its
+/// format can be cut (`split`: its `FormatSpec::split`). None: not split (too small, one
+/// thread, no boundaries) or the chunked result was discarded — the caller parses serially.
+/// Otherwise the table sets, in order, to follow the one holding the file's `files` row.
+pub fn parse(split: Option<SplitFn>, data: &[u8], source: &Source, ctx: FileCtx<'_>) -> Result<Option<Vec<Finished>>> {
+    let Some(split) = split else { return Ok(None) };
     let threads = rayon::current_num_threads();
     if threads < 2 {
         return Ok(None);

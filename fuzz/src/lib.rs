@@ -51,6 +51,7 @@ pub fn check_mutations(parse: Parser, data: &[u8]) {
 /// and through the index built at every level (every line of `data`, from the places the
 /// parser starts them).
 pub fn check_walks(data: &[u8]) {
+    use hlodump::hlo::attributes::assert_walks_agree;
     use hlodump::hlo::scan::*;
     use hlodump::lex::classify::{count_indented_lines, Level};
     let levels: Vec<Level> = Level::ALL.into_iter().filter(|l| l.supported()).collect();
@@ -78,7 +79,7 @@ pub fn check_walks(data: &[u8]) {
                 // shapes and attribute lists start after a space or ", "
                 let shapes = (i == 0 || line[i - 1] == b' ') && starts < 64;
                 starts += shapes as usize;
-                assert_scans_agree(&p, &t, i, shapes);
+                assert_walks_agree(&p, &t, i, shapes);
             }
         }
     }

@@ -20,8 +20,6 @@ pub mod sniff;
 pub use sniff::{sniff, sniff_is_final, text_start, ContentKind, Sniff, BOM};
 
 use crate::error::{FileCtx, Result};
-use crate::source::Source;
-use crate::split::Finished;
 use crate::tables::Tables;
 
 /// A parsed file format.
@@ -48,9 +46,9 @@ pub enum Format {
 /// Parse a whole file into the table set.
 pub type ParseFn = for<'c> fn(&'c [u8], FileCtx<'c>, &mut Tables) -> Result<()>;
 
-/// Parse a big file in chunks on the thread pool: `(data, source, ctx, chunks, min_chunk)` →
-/// the finished table sets in order, or None to have the caller parse serially.
-pub type SplitFn = fn(&[u8], &Source, FileCtx<'_>, usize, usize) -> Result<Option<Vec<Finished>>>;
+/// Parse a big file in chunks on the thread pool (defined with the format-independent part of
+/// chunking, which calls it).
+pub use crate::split::SplitFn;
 
 /// Size a group's tables once for all of this format's files in it (their bytes; the reader
 /// sniffs them only as the hook draws on the iterator): called for a group of small files

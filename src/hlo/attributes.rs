@@ -306,9 +306,41 @@ pub fn known_attribute(key: &[u8]) -> bool {
     )
 }
 
+/// Test support (the unit tests here and `fuzz/`): every scan started at `i`, and the
+/// attribute list when `shapes` (the parser starts those after a blank only), gives the same
+/// result, errors included, walked through `a` and through `b` (a byte loop and an index).
+#[doc(hidden)]
+pub fn assert_walks_agree<A: Walk, B: Walk>(a: &A, b: &B, i: usize, shapes: bool) {
+    assert_scans_agree(a, b, i, shapes);
+    if shapes {
+        let (mut a1, mut a2) = (vec![], vec![]);
+        let r1 = split_attributes(a, i, &mut a1);
+        let r2 = split_attributes(b, i, &mut a2);
+        assert_eq!((r1, &a1), (r2, &a2), "split_attributes at {i}");
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Attribute lists split alike walked a byte at a time and through the index built at
+    /// every classifier level: random instruction-like texts, every start.
+    #[test]
+    fn walks_agree() {
+        use crate::lex::classify::Level;
+        let (texts, _) = super::super::scan::tests::random_texts();
+        for text in texts {
+            let p = plain(&text);
+            for level in Level::ALL.into_iter().filter(|l| l.supported()) {
+                let mut ix = HloIndex::new(level);
+                let t = ix.build(&HLO, &text);
+                for i in 0..text.len() {
+                    assert_walks_agree(&p, &t, i, true);
+                }
+            }
+        }
+    }
 
     fn split(s: &str) -> Vec<(String, String)> {
         let mut out = vec![];

@@ -7,6 +7,7 @@
 //! buffer assignment: its `allocations`, `assignments` and the heap simulator's trace
 //! (`heap_trace`). The reference is `python/hlodump/reference/hlo_proto.py`.
 
+pub mod fields;
 pub mod memory_report;
 pub mod render;
 pub mod schema;

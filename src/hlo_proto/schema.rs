@@ -2,7 +2,7 @@
 //! the fields we read of XLA's `xla/service/hlo.proto` and `xla/xla_data.proto`, by number.
 //! Do not edit: change the reference's schema and run the script.
 
-use super::wire::{Field, Kind};
+use super::fields::{Field, Kind};
 
 pub const MESSAGE_NAMES: &[&str] = &["HloProto", "HloModuleProto", "HloComputationProto", "HloScheduleProto", "ScheduleEntry", "InstructionSequence", "HloInputOutputAliasProto", "AliasEntryProto", "StackFrameIndexProto", "FileLocation", "StackFrame", "FrontendAttributes", "StringEntry", "HloInstructionProto", "SliceDimensions", "OutputOperandAliasing", "ResultAccuracy", "ShapeProto", "LayoutProto", "TileProto", "SplitConfigProto", "ProgramShapeProto", "OpMetadata", "LiteralProto", "Window", "WindowDimension", "PaddingConfig", "PaddingConfigDimension", "DotDimensionNumbers", "ConvolutionDimensionNumbers", "GatherDimensionNumbers", "ScatterDimensionNumbers", "PrecisionConfig", "ReplicaGroup", "OpSharding", "BufferAssignmentProto", "BufferAlias", "LogicalBufferProto", "Location", "BufferAllocationProto", "Assigned", "HeapSimulatorTrace", "MemoryUsageReport", "MemorySpaceAllocationEntries", "AllocationEntry", "HeapEvent"];
 

@@ -9,6 +9,7 @@
 //! pushed as they are read (a list grows with the input, never by a stated count), and nesting
 //! is bounded (`MAX_DEPTH`): a length bomb or a nesting bomb is an error, not an allocation.
 
+pub use super::fields::{Field, Kind};
 use super::schema::{MESSAGES, MESSAGE_NAMES};
 
 /// Deeper nesting than any HLO proto has (tuple shapes nest a few levels).
@@ -18,27 +19,6 @@ const VARINT: u8 = 0;
 const I64: u8 = 1;
 const LEN: u8 = 2;
 const I32: u8 = 5;
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kind {
-    U64,
-    I64,
-    I32,
-    Bool,
-    Str,
-    Bytes,
-    F32,
-    F64,
-    /// A message, by its index in `MESSAGES`.
-    Msg(usize),
-}
-
-pub struct Field {
-    pub number: u32,
-    pub name: &'static str,
-    pub kind: Kind,
-    pub repeated: bool,
-}
 
 /// A decoded value.
 #[derive(Clone, Debug, PartialEq)]
