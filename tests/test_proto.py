@@ -75,12 +75,16 @@ class _Ctx:
         self.rows: dict[str, list[dict]] = collections.defaultdict(list)
         self.errors: list[tuple] = []
         self.file_id = 0
+        self.xla_named = True  # (the twins are XLA's files: module_NNNN.…)
 
     def add(self, table, row):
         self.rows[table].append(row)
 
     def error(self, *args):
         self.errors.append(args)
+
+    def has_errors(self):
+        return bool(self.errors)
 
 
 def _lines(text: str) -> list[str]:
