@@ -82,3 +82,119 @@ def test_old_paths_in_a_fresh_interpreter() -> None:
             "print('ok')\n")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr
+
+
+# ------------------------------------------------------------------------------ no circles
+#
+# Every import of the package, at module level, inside functions and under ``if TYPE_CHECKING:``
+# alike (a reader follows each), resolved to the file it names: ``from . import x`` / ``from .x
+# import y`` to ``x.py`` or ``x/__init__.py``; ``from . import y`` where ``y`` is no file of the
+# package to the package's ``__init__.py`` (its face). The compiled core (``_core``, no source
+# here) is no file: ``from ._core import f`` names no file of ours.
+
+
+def _module_file(parts: list[str]) -> "str | None":
+    """The file of module ``parts`` (``["hlodump", "io", "plan"]``) under the package, or None."""
+    base = os.path.join(os.path.dirname(PKG), *parts)
+    if os.path.isdir(base) and os.path.exists(os.path.join(base, "__init__.py")):
+        return os.path.join(base, "__init__.py")
+    return base + ".py" if os.path.exists(base + ".py") else None
+
+
+def _all_imports(path: str) -> list[tuple[int, str, str]]:
+    """(line, what the import says, the file it names) of every import in ``path`` of a file of
+    the package."""
+    rel = os.path.relpath(path, os.path.dirname(PKG)).replace(os.sep, "/")
+    here = rel[:-len(".py")].split("/")
+    pkg = here[:-1]  # the package the file is in (an __init__.py: its own)
+    out = []
+    for node in ast.walk(ast.parse(open(path, encoding="utf-8").read())):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                target = pkg[:len(pkg) - (node.level - 1)] + (node.module.split(".") if node.module else [])
+            elif node.module and node.module.split(".")[0] == "hlodump":
+                target = node.module.split(".")
+            else:
+                continue
+            said = f"from {'.' * node.level}{node.module or ''} import "
+            for a in node.names:
+                sub = _module_file(target + [a.name])
+                f = sub if sub is not None else _module_file(target)
+                if f is not None:
+                    out.append((node.lineno, said + a.name, f))
+        elif isinstance(node, ast.Import):
+            for a in node.names:
+                if a.name.split(".")[0] == "hlodump":
+                    f = _module_file(a.name.split("."))
+                    if f is not None:
+                        out.append((node.lineno, f"import {a.name}", f))
+    return out
+
+
+def _package_files() -> list[str]:
+    return sorted(os.path.join(d, f) for d, _, fs in os.walk(PKG) for f in fs if f.endswith(".py"))
+
+
+def _rel(path: str) -> str:
+    return os.path.relpath(path, os.path.dirname(PKG)).replace(os.sep, "/")
+
+
+def test_no_module_imports_the_face_of_a_package_it_is_in() -> None:
+    """``hlodump/__init__.py`` (and ``analysis/__init__.py`` …) hand on names of the files below
+    them; a file below that took a name from its face (``from .. import read_arrow``, ``from . import
+    _core``) would import the file that imports it: a circle. Each takes a name from the file that
+    defines it (``from ..reader import read_arrow``, ``from ._core import read``)."""
+    bad = []
+    for path in _package_files():
+        if os.path.basename(path) == "__main__.py":  # run by ``python -m``: no package imports it
+            continue
+        own = os.path.dirname(path)
+        for line, said, f in _all_imports(path):
+            if os.path.basename(f) == "__init__.py" and f != path \
+                    and (own + os.sep).startswith(os.path.dirname(f) + os.sep) \
+                    and not said.startswith("import "):
+                name = said.rsplit(" ", 1)[1]
+                if _module_file(_rel(os.path.dirname(f)).split("/") + [name]) is None:
+                    bad.append(f"{_rel(path)}:{line}: {said} (a name of {_rel(f)})")
+    assert not bad, "files that import the face of their own package:\n" + "\n".join(bad)
+
+
+def test_the_python_side_has_no_import_circle() -> None:
+    """No files of ``hlodump`` import each other in a loop, lazy imports and type-only imports
+    included (the reference's format modules take ``split_lines`` from ``reference/lines.py``, not
+    from the reader that dispatches to them)."""
+    graph = {_rel(p): sorted({_rel(f) for _, _, f in _all_imports(p)} - {_rel(p)}) for p in _package_files()}
+    # Tarjan's strongly connected components
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    circles: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in graph.get(v, []):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                circles.append(sorted(comp))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    said = [f"circle of {len(c)} files:\n" + "\n".join(f"  {a} -> {b}" for a in c for b in graph[a] if b in c)
+            for c in circles]
+    assert not circles, "\n".join(said)

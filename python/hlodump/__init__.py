@@ -14,14 +14,13 @@ from .bodies import decode_body
 from .capture import CaptureError, capture  # imports jax only when called
 from .dump import Dump, compact
 from .exceptions import HlodumpError, ParseError
-from .reader import read_arrow
+from .reader import MAX_THREADS, read_arrow
 from .scan import Scan, ScanWarning, scan
 from .schema import SCHEMAS, TABLE_NAMES
 from . import _moved
+from ._version import __version__
 
 _moved.install()  # hlodump.plan, hlodump.stores, hlodump.html_report … importable at their old paths
-
-__version__ = "0.1.0"
 
 
 def mapped_pages_lost() -> int:
@@ -30,17 +29,6 @@ def mapped_pages_lost() -> int:
     from ._core import mapped_pages_lost as n
 
     return n()
-
-def _max_threads() -> int:
-    try:
-        from ._core import MAX_THREADS as n
-    except ImportError:  # pragma: no cover - the reference alone
-        return 1024
-    return int(n)
-
-
-#: Most worker threads ``read_arrow(threads=...)`` accepts.
-MAX_THREADS = _max_threads()
 
 
 def __getattr__(name: str) -> object:

@@ -11,15 +11,12 @@ from __future__ import annotations
 import html
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Optional
+from typing import Any, Optional, Protocol
 
 import pyarrow as pa
 
 from .cli_safety import escape_controls
 from .schema import SCHEMAS
-
-if TYPE_CHECKING:  # pragma: no cover
-    from .dump import Dump
 
 __all__ = ["summarize", "text_repr", "html_repr", "arrow_bytes"]
 
@@ -133,7 +130,19 @@ class Summary:
     string_view: Optional[bool] = None
 
 
-def summarize(d: "Dump") -> Summary:
+class Shown(Protocol):
+    """What the summary reads of a dump (``hlodump.Dump`` is one; this file is imported by
+    ``dump.py``, so it names no ``Dump``): its tables as read, the ``large_string`` copies made
+    on access so far, and how its text is held."""
+
+    _tables: dict[str, pa.Table]
+    _cast: dict[str, pa.Table]
+
+    @property
+    def string_view(self) -> Optional[bool]: ...
+
+
+def summarize(d: Shown) -> Summary:
     s = Summary(string_view=getattr(d, "string_view", True))
     tables: dict[str, pa.Table] = d._tables
     files = tables.get("files")
@@ -195,7 +204,7 @@ def _mode(s: Summary) -> str:
 # ------------------------------------------------------------------------------ text
 
 
-def text_repr(d: "Dump") -> str:
+def text_repr(d: Shown) -> str:
     s = summarize(d)
     lines = [f"<hlodump.Dump: {_headline(s)}>"]
     if s.kinds:
@@ -251,7 +260,7 @@ _STYLE = (
 )
 
 
-def html_repr(d: "Dump") -> str:
+def html_repr(d: Shown) -> str:
     s = summarize(d)
     out = [_STYLE, '<div class="hlodump-dump">', f"<p><b>hlodump.Dump</b>: {_h(_headline(s))}</p>"]
     if s.kinds:

@@ -51,10 +51,10 @@ def compact(table: TableOrColumn) -> TableOrColumn:
     if not any(_has_view(f.type) for f in table.schema):
         return table
     try:
-        from . import _core
+        from ._core import compact as compact_views
     except ImportError:  # the reference alone: its tables own exactly their strings already
         return table
-    return _core.compact(table)
+    return compact_views(table)
 
 
 def _has_view(t: pa.DataType) -> bool:

@@ -157,13 +157,13 @@ def read_plan(plan: Plan, tables: Optional[list[str]], *, on_error: OnError = "r
               strict: bool = False) -> Dump:
     """Read what ``plan`` lists: fetch its remote objects, then parse (``read_arrow`` after
     planning its source; ``hlodump.ray`` per task)."""
-    from . import _core
+    from ._core import read as read_files
 
     buffers = load(plan, progress=progress if len(plan.inputs) > 1 or progress else False, on_error=on_error)
     inputs = plan.inputs
     bar = _progress_bar(inputs, progress, plan.sizes() if buffers is not None else None)
     try:
-        raw = _core.read(
+        raw = read_files(
             inputs, tables=tables, on_error=on_error, threads=threads, mmap=mmap,
             progress=bar.update if bar is not None else None, columns=projection, buffers=buffers,
             strict=bool(strict),
@@ -206,10 +206,20 @@ def check_columns(columns: Optional[Mapping[str, Sequence[str]]]) -> Optional[di
     return out
 
 
+def _max_threads() -> int:
+    try:
+        from ._core import MAX_THREADS as n
+    except ImportError:  # pragma: no cover - the reference alone
+        return 1024
+    return int(n)
+
+
+#: Most worker threads ``read_arrow(threads=...)`` accepts (``hlodump.MAX_THREADS``).
+MAX_THREADS = _max_threads()
+
+
 def check_threads(threads: Any) -> int:
     """``threads=`` as the core takes it (0: all cores), or ``ValueError`` / ``TypeError``."""
-    from ._core import MAX_THREADS
-
     if threads is None:
         return 0
     if isinstance(threads, bool) or not isinstance(threads, int):

@@ -175,11 +175,11 @@ class Scan:
 
     def batches(self, columns: Optional[Sequence[str]] = None) -> Iterator[pa.RecordBatch]:
         """A fresh read: the batches, in file order (``columns`` narrows the projection)."""
-        from . import _core
+        from ._core import scan as scan_files
 
         cols = self.columns if columns is None else [c for c in self.schema.names if c in set(columns)]
         inputs, buffers = self._inputs()
-        stream = _core.scan(inputs, self.table, columns=cols, batch_size=self.batch_size, on_error=self.on_error,
+        stream = scan_files(inputs, self.table, columns=cols, batch_size=self.batch_size, on_error=self.on_error,
                             threads=self._threads, mmap=self._mmap, buffers=buffers, strict=self._strict)
         target = None if self.string_view else to_large_string_schema(stream.schema)
         try:

@@ -75,10 +75,10 @@ DATA_FILE = os.path.join(os.path.dirname(__file__), "schemas.json")
 
 def _core_tables() -> list[tuple[str, pa.Schema, str]]:
     try:
-        from . import _core
+        from ._core import table_schemas
     except ImportError:  # the reference alone (no native module built)
         return _data_file_tables()
-    return list(_core.table_schemas())
+    return list(table_schemas())
 
 
 def _data_file_tables() -> list[tuple[str, pa.Schema, str]]:
@@ -90,10 +90,10 @@ def _data_file_tables() -> list[tuple[str, pa.Schema, str]]:
 
 def write_data_file(path: str = DATA_FILE) -> None:
     """Write the core's schemas to ``path`` (``schemas.json``: name, doc line, Arrow IPC schema)."""
-    from . import _core
+    from ._core import table_schemas
 
     tables = [{"name": n, "doc": d, "schema": base64.b64encode(s.serialize().to_pybytes()).decode()}
-              for n, s, d in _core.table_schemas()]
+              for n, s, d in table_schemas()]
     with open(path, "w", encoding="utf-8") as f:
         json.dump({"generated_by": "hlodump.schema.write_data_file()", "tables": tables}, f, indent=1)
         f.write("\n")

@@ -671,7 +671,6 @@ def _exact_groups(v: np.ndarray, g: np.ndarray, n: int) -> np.ndarray:
 def _sum_level(R: _Run, node: np.ndarray, key: np.ndarray, val: np.ndarray, comps: np.ndarray) -> None:
     LEVELS[0] += 1
     fr = R.fr
-    names = R.keys.names
     if not len(node):
         R.sums.add(comps, np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0))
         return
@@ -802,7 +801,6 @@ def _vector_fusions(R: _Run, nodes: np.ndarray, S: Any) -> tuple[np.ndarray, np.
     # bytes accessed: output, large constants, parameters in number order (float32, in order)
     crow = np.nonzero((fr.op[:n] == code.get("constant", -9)) & is_cand[fr.comp[:n]])[0]
     crow = crow[S.elements[fr.shape[crow]] > 1]
-    fpos = {int(c): j for j, c in enumerate(CV.tolist())}  # a computation -> one of its fusions
     vals_owner: list[np.ndarray] = []
     vals: list[np.ndarray] = []
     # each fusion reads its computation's constants and parameters: expand per fusion

@@ -26,6 +26,7 @@ import contextlib
 import itertools
 import re
 import threading
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
 import pyarrow as pa
@@ -36,9 +37,8 @@ if TYPE_CHECKING:  # pragma: no cover
     import duckdb
 
     from ..dump import Dump
-    from .modules import Module
 
-__all__ = ["Engine", "Scope", "engine", "views", "derived", "arrow", "SizeOverflow"]
+__all__ = ["Engine", "Module", "Scope", "engine", "views", "derived", "arrow", "SizeOverflow"]
 
 
 class SizeOverflow(HlodumpError, OverflowError):
@@ -84,6 +84,26 @@ def engine(d: "Dump") -> "Engine":
         eng = Engine(v)
         v.__dict__["_analysis_engine"] = eng
     return eng
+
+
+@dataclass
+class Module:
+    """One module of a dump (the grouping is ``modules.py``'s). ``key``: ``module_NNNN.name`` (or the file stem), qualified as
+    ``<dump>:…`` when the ``Dump`` holds several dumps; ``base``: the key within its dump."""
+
+    key: str
+    name: str
+    module_id: Optional[int]
+    dump: str = ""
+    base: str = ""
+    file_ids: list[int] = field(default_factory=list)
+    hlo_file_ids: list[int] = field(default_factory=list)  # after-optimizations HLO text
+    kinds: set[str] = field(default_factory=set)
+    backends: set[str] = field(default_factory=set)
+
+    @property
+    def is_cpu(self) -> bool:
+        return bool(self.backends) and all(b == "cpu" for b in self.backends)
 
 
 class Engine:

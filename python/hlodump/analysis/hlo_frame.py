@@ -50,10 +50,10 @@ def attr(attrs: str, name: str) -> Optional[str]:
     taken off), or None: split by the core's HLO attribute splitter (``_core.attribute_value``,
     the one the parser uses: a ``", "`` inside a string, comment or brackets never ends a value).
     Called only for the instructions whose rule needs an attribute (not per row)."""
-    from .. import _core
+    from .._core import attribute_value
 
     try:
-        return _core.attribute_value(attrs, name)
+        return attribute_value(attrs, name)
     except ValueError:  # a text only the general grammar reads: the plain scan below
         return _attr_scan(attrs, name)
 

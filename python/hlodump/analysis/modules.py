@@ -16,12 +16,11 @@ from __future__ import annotations
 import re
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Optional, Union
 
 import pyarrow as pa
 
-from .engine import Engine, Scope, engine
+from .engine import Engine, Module, Scope, engine
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..dump import Dump
@@ -33,26 +32,6 @@ ModuleSel = Union[None, str, int, Sequence[Union[str, int]]]
 
 # tables whose rows make a module worth analysing
 ANALYSABLE = ("allocations", "values", "live_ranges", "peak", "instructions", "totals", "memory_report")
-
-
-@dataclass
-class Module:
-    """One module of a dump. ``key``: ``module_NNNN.name`` (or the file stem), qualified as
-    ``<dump>:…`` when the ``Dump`` holds several dumps; ``base``: the key within its dump."""
-
-    key: str
-    name: str
-    module_id: Optional[int]
-    dump: str = ""
-    base: str = ""
-    file_ids: list[int] = field(default_factory=list)
-    hlo_file_ids: list[int] = field(default_factory=list)  # after-optimizations HLO text
-    kinds: set[str] = field(default_factory=set)
-    backends: set[str] = field(default_factory=set)
-
-    @property
-    def is_cpu(self) -> bool:
-        return bool(self.backends) and all(b == "cpu" for b in self.backends)
 
 
 class NoSuchModule(KeyError):

@@ -32,7 +32,8 @@ import argparse
 import sys
 from typing import Optional, Sequence
 
-from .. import __version__, cli_safety
+from .. import cli_safety
+from .._version import __version__
 from .common import (EXIT_ENVIRONMENT, EXIT_INPUT, EXIT_OK, EXIT_SIGNAL_BASE, EXIT_STATUSES, EXIT_USAGE,
                      FilesFailedError, UsageError, finish)
 

@@ -180,7 +180,7 @@ def read(paths: Any, args: argparse.Namespace, tables: Optional[Sequence[str]] =
     exit status 1) like a malformed line: never dropped in silence."""
     threads = getattr(args, "threads", None)
     if threads is not None:
-        from .. import MAX_THREADS
+        from ..reader import MAX_THREADS
 
         if not 1 <= threads <= MAX_THREADS:
             raise UsageError(f"--threads must be between 1 and {MAX_THREADS}, not {threads}")
@@ -229,7 +229,7 @@ def read(paths: Any, args: argparse.Namespace, tables: Optional[Sequence[str]] =
 
 def _read_arrow(p: Any, args: argparse.Namespace, tables: Optional[Sequence[str]], threads: Optional[int],
                 keep_going: bool, bounds: dict[str, Any]) -> "Dump":
-    from .. import read_arrow
+    from ..reader import read_arrow
 
     while True:
         try:

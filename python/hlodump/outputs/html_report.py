@@ -169,7 +169,7 @@ def timeline_series(dump: "Dump", modules: Optional[Sequence[str]] = None,
 # ------------------------------------------------------------------------------ collecting
 
 def _version() -> str:
-    from .. import __version__
+    from .._version import __version__
 
     return __version__
 

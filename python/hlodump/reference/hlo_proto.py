@@ -19,7 +19,7 @@ import math
 import struct
 from typing import Any
 
-from .protowire import ProtoError, decode_listing, unknown_note
+from .protowire import ProtoError, decode_listing, unknown_note, varint_at
 
 __all__ = ["decode_hlo", "render_module", "is_hlo_proto", "parse", "heap_trace_rows", "heap_peaks",
            "allocation_rows", "assignment_rows", "memory_analysis", "ProtoError"]
@@ -43,18 +43,6 @@ def is_hlo_proto(data: bytes) -> bool:
     return _module_at(data, 0) is not None
 
 
-def _varint_at(b: bytes, i: int) -> tuple[int, int] | None:
-    v = 0
-    for k in range(10):
-        if i + k >= len(b):
-            return None
-        c = b[i + k]
-        v |= (c & 0x7F) << (7 * k)
-        if c < 0x80:
-            return v, i + k + 1
-    return None
-
-
 _NAME_CHARS = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
 
 
@@ -62,7 +50,7 @@ def _name_field(b: bytes, i: int) -> int | None:
     """``0a <len> name`` at i (a module name XLA would print): the end of it, or None."""
     if i >= len(b) or b[i] != 0x0A:
         return None
-    r = _varint_at(b, i + 1)
+    r = varint_at(b, i + 1)
     if r is None:
         return None
     n, j = r
@@ -81,7 +69,7 @@ def _module_at(b: bytes, i: int) -> str | None:
     if end is not None and end < len(b) and b[end] in (0x12, 0x1A):
         return "module"
     if i < len(b) and b[i] == 0x0A:
-        r = _varint_at(b, i + 1)
+        r = varint_at(b, i + 1)
         if r is not None:
             n, j = r
             # the module's length may run past the end of a file cut short: still a proto (read,
@@ -928,7 +916,7 @@ def parse(data: bytes, ctx: Any) -> None:
     except TooLong as e:
         ctx.error(1, 1, f"not read: its module would print as more than {e.budget} bytes of text ({len(data)} bytes of proto)", "")
         return
-    from .reader import split_lines
+    from .lines import split_lines
 
     raw = text.encode("utf-8", "surrogatepass")
     # the printed text is read as a text file is (its lines checked as the core's driver does)

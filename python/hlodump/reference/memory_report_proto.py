@@ -10,9 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .protowire import ProtoError, decode_listing, unknown_note
-
-from .hlo_proto import _varint_at  # the one varint reader of the content rules
+from .lines import split_lines
+from .protowire import ProtoError, decode_listing, unknown_note, varint_at
 
 __all__ = ["is_memory_report_proto", "render", "parse", "human_bytes"]
 
@@ -22,10 +21,10 @@ def is_memory_report_proto(data: bytes) -> bool:
     color or its first entry) and, within the first 64 KiB, an entry's printed table header."""
     if not data.startswith(b"\x0a"):
         return False
-    r = _varint_at(data, 1)
+    r = varint_at(data, 1)
     if r is None or r[0] == 0 or r[1] >= len(data) or data[r[1]] != 0x08:
         return False
-    t = _varint_at(data, r[1] + 1)
+    t = varint_at(data, r[1] + 1)
     if t is None or t[1] >= len(data) or data[t[1]] not in (0x10, 0x1A):
         return False
     return b"cumulative_size;" in data[:1 << 16]
@@ -63,7 +62,6 @@ def render(m: dict) -> str:
 
 def parse(data: bytes, ctx: Any) -> None:
     from . import memory_report
-    from .reader import split_lines
 
     try:
         m, listing = decode_listing(data, "MemoryUsageReport")

@@ -14,7 +14,7 @@ from __future__ import annotations
 import struct
 from typing import Any
 
-__all__ = ["ProtoError", "decode", "SCHEMAS", "MAX_DEPTH"]
+__all__ = ["ProtoError", "decode", "SCHEMAS", "MAX_DEPTH", "varint_at"]
 
 # Deeper nesting than any HLO proto has (tuple shapes nest a few levels): beyond it, an error
 # (a bomb of nested lengths would otherwise recurse once a byte).
@@ -205,6 +205,21 @@ def _varint(buf: bytes, pos: int, end: int) -> tuple[int, int]:
         shift += 7
         if shift > 63:
             raise ProtoError(start, "varint longer than 10 bytes")
+
+
+def varint_at(b: bytes, i: int) -> tuple[int, int] | None:
+    """The varint at ``b[i]`` and the offset after it, or None (cut short, or more than 10 bytes):
+    the one varint reader of the content rules (``hlo_proto``, ``memory_report_proto``), which
+    look at a file's first bytes and never fail."""
+    v = 0
+    for k in range(10):
+        if i + k >= len(b):
+            return None
+        c = b[i + k]
+        v |= (c & 0x7F) << (7 * k)
+        if c < 0x80:
+            return v, i + k + 1
+    return None
 
 
 def _signed(v: int) -> int:

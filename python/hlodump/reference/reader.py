@@ -22,6 +22,7 @@ from .._typing import OnError, Source, renamed_parameter
 from ..io.paths import MAX_FILES, expand_with_dumps
 from . import files as file_names
 from .formats import FORMATS, format_by_name, format_of, formats_for_tables
+from .lines import check_line_count, split_lines
 
 __all__ = ["read_arrow", "FileContext", "Sink", "split_lines", "HLO_TABLES",
            "BUFFER_ASSIGNMENT_TABLES", "parsed_kinds"]
@@ -110,33 +111,6 @@ class FileContext:
 
 
 I32_MAX = 2**31 - 1
-#: The most lines a file may have (Rust: lines.rs `MAX_LINES`): every ``line`` column (and
-#: ``errors.line``) is int32 (issue 26: output size). A file with more is refused before it is
-#: parsed, in both error modes.
-MAX_LINES = I32_MAX
-
-
-def too_many_lines(limit: int) -> str:
-    """The error message for a file of more than ``limit`` lines (Rust: `too_many_lines`)."""
-    return f"more than {limit} lines: line numbers are int32 columns, which number at most {limit}"
-
-
-def check_line_count(data: bytes, path: str) -> None:
-    """Raise ParseError (at the first line past the limit) when ``data`` has more than
-    ``MAX_LINES`` lines, as ``split_lines`` counts them: LF-separated, a final piece without LF
-    is a line."""
-    if len(data) <= MAX_LINES:  # each line but a last one holds its LF: no more lines than bytes
-        return
-    lines = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
-    if lines > MAX_LINES:
-        raise ParseError(path, MAX_LINES + 1, 1, too_many_lines(MAX_LINES), "")
-
-
-LONE_CR = "lone CR (a carriage return not followed by a line feed)"
-#: A line longer than this is an error (Rust: lines.rs `MAX_LINE_LEN`, `TOO_LONG`): no Arrow
-#: text value holds more than 2**31 - 1 bytes, and every value we keep is a piece of a line.
-MAX_LINE_LEN = 2**31 - 1
-TOO_LONG = "line longer than 2147483647 bytes, the most one Arrow text value can hold"
 #: The most bytes of a line (or message) an error keeps (Rust: error.rs `MAX_ERROR_TEXT`).
 MAX_ERROR_TEXT = 1 << 16
 
@@ -154,45 +128,6 @@ def error_text(text: "str | bytes") -> str:
     if len(b) <= MAX_ERROR_TEXT:
         return text
     return b[:MAX_ERROR_TEXT].decode("utf-8", "replace") + f"… ({len(b)} bytes)"
-
-
-def split_lines(data: bytes, ctx: FileContext, lone_cr: bool = False) -> list[str | None]:
-    """Split ``data`` into lines: LF separated, one CR before the LF removed, decoded as UTF-8.
-
-    A line that is not valid UTF-8 or holds a lone CR (a CR not followed by LF; also a CR that
-    ends a file without a final LF) is reported at its first such byte and becomes ``None``
-    (parsers skip ``None`` lines). A final line without a newline counts; an empty last piece
-    after the final newline does not. ``lone_cr``: the format reads logs (``Format.log``), where
-    a lone CR is a terminal's redraw: it stays in the line's text, unreported, and the parser
-    splits the line there (only invalid UTF-8 is reported).
-    """
-    parts = data.split(b"\n")
-    if parts and parts[-1] == b"":
-        parts.pop()
-    last_open = not data.endswith(b"\n")
-    out: list[str | None] = []
-    for i, raw in enumerate(parts, start=1):
-        if raw.endswith(b"\r") and not (last_open and i == len(parts)):
-            raw = raw[:-1]
-        if len(raw) > MAX_LINE_LEN:
-            ctx.error(i, 1, TOO_LONG, raw)  # type: ignore[arg-type]  # bytes: cut as Rust cuts
-            out.append(None)
-            continue
-        cr = -1 if lone_cr else raw.find(b"\r")
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError as e:
-            if cr < 0 or e.start < cr:
-                ctx.error(i, e.start + 1, "invalid UTF-8", raw)  # type: ignore[arg-type]
-                out.append(None)
-                continue
-            text = raw.decode("utf-8", "replace")
-        if cr >= 0:
-            ctx.error(i, cr + 1, LONE_CR, raw)  # type: ignore[arg-type]
-            out.append(None)
-            continue
-        out.append(text)
-    return out
 
 
 @renamed_parameter("path", "source")
