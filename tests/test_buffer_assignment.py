@@ -9,7 +9,6 @@ implementation of ``read_arrow``.
 
 from __future__ import annotations
 
-import os
 import re
 import time
 from collections import Counter, defaultdict

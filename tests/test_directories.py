@@ -19,7 +19,6 @@ import time
 from collections import Counter
 from typing import Any
 
-import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest

@@ -22,7 +22,6 @@ comments, stack-frame tables, …), so there is no skip list: ``XLA_CANNOT_PARSE
 from __future__ import annotations
 
 import functools
-import os
 import re
 
 import pytest

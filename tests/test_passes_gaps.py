@@ -6,7 +6,6 @@ passes 5–13 deleted; the oracle is the file names themselves."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys

@@ -84,8 +84,8 @@ def test_read_dumps_cuts_big_dumps_between_modules_and_projects(cluster):
 
 
 def test_tables_of_different_reads_join_on_file_id(cluster):
-    files = collect(hray.read_dumps(CORPUS, "files", columns=["file_id", "dump", "module_name", "stage"]))
-    inst = collect(hray.read_dumps(CORPUS, "instructions", columns=["dump", "file_id", "opcode"]))
+    files = collect(hray.read_dumps(CORPUS, "files", columns=["file_id", "dump", "module_name", "stage"]))  # noqa: F841 - read by DuckDB by name
+    inst = collect(hray.read_dumps(CORPUS, "instructions", columns=["dump", "file_id", "opcode"]))  # noqa: F841
     import duckdb
 
     n = duckdb.sql("""select count(*) from inst i join files f using (file_id)

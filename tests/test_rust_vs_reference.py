@@ -6,7 +6,6 @@ as a whole) in collect mode; the tables are compared after casting text to large
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 

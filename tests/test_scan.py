@@ -168,7 +168,7 @@ def test_polars_on_a_scan_equals_polars_on_the_table() -> None:
 def test_duckdb_reads_a_scan() -> None:
     duckdb = pytest.importorskip("duckdb")
     src = os.path.join(DATA, "corpus")
-    s = hlodump.scan(src, "allocations", columns=["file_id", "size", "is_constant"])
+    s = hlodump.scan(src, "allocations", columns=["file_id", "size", "is_constant"])  # noqa: F841 - read by DuckDB by name
     t = hlodump.read_arrow(src).allocations  # noqa: F841 - read by DuckDB by name
     sql = "select file_id, sum(size) as b, count(*) as n from {} where not is_constant group by 1 order by 1"
     got = duckdb.sql(sql.format("s")).fetchall()
