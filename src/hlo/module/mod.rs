@@ -462,8 +462,8 @@ impl<'t, 'c> Parser<'t, 'c> {
         self.headerless = Some(Headerless { line, ..Default::default() });
     }
 
-    /// The module ends (a `// -----` line, the next `HloModule` header): the next line that is
-    /// not a comment starts a new one.
+    /// The module ends (a `// -----` line, the next `HloModule` header, the end of the file):
+    /// it is judged (`checks.rs`), and the next line that is not a comment starts a new one.
     fn end_module(&mut self) {
         let name = self.headerless.as_ref().map(Headerless::name);
         self.checks.end(name.as_deref(), self.ctx.xla_named);
