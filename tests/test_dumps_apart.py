@@ -168,15 +168,17 @@ def test_rnn_loss_most_live_within_allocated() -> None:
 
 
 def test_diff_matches_renumbered_and_renamed_modules() -> None:
+    from hlodump.analysis.diff import norm_op_name, pair_modules
+
     a, b = _read(CF04), _read(CF10)
-    pairs = A._pair_modules(a, b)
+    pairs = pair_modules(a, b)
     assert all(x is not None and y is not None for x, y in pairs) and len(pairs) == 12
     names = {(x.name, y.name) for x, y in pairs}
     assert ("jit__lambda_", "jit__lambda") in names and ("jit_rnn_loss", "jit_rnn_loss") in names
     rows = A.diff(a, b, "rnn_loss").to_pylist()
     assert rows[0]["what"] == "peak"
     # op_name prefixes drift between releases (jit(main)/…): buffers still match
-    assert A._norm_op_name("jit(main)/jit(rnn_loss)/while/body/tanh") == "while/body/tanh"
+    assert norm_op_name("jit(main)/jit(rnn_loss)/while/body/tanh") == "while/body/tanh"
     buf = [r for r in rows if r["what"] == "buffer"]
     assert len(buf) < 40
     deltas = [abs(r["delta"] or 0) for r in rows if r["what"] not in ("module", "peak", "total", "category",

@@ -48,7 +48,7 @@ def core() -> Any:
 @pytest.fixture
 def line_limit(core: Any) -> Iterator[Callable[[int], None]]:
     """Lower the longest line a read accepts (2^31-1 bytes) for one test, in both readers."""
-    from hlodump.reference import reader as ref
+    from hlodump.reference import lines as ref  # (the line limits live with split_lines)
 
     old_rust, old_ref = None, ref.MAX_LINE_LEN
 
@@ -105,7 +105,7 @@ def test_01_a_line_longer_than_arrows_largest_string_is_an_error_not_a_corrupt_a
 
 
 def test_01_the_limit_is_arrows_and_views_stay_valid(core: Any) -> None:
-    from hlodump.reference import reader as ref
+    from hlodump.reference import lines as ref  # (the line limits live with split_lines)
 
     assert ref.MAX_LINE_LEN == 2**31 - 1
     prev = core._set_max_line_len(2**40)  # clamped: never above Arrow's limit

@@ -156,7 +156,7 @@ def test_defining_source_line_past_int32_is_null(reader: Callable, tmp_path: Pat
 def line_count_limit() -> Iterator[Callable[[int], None]]:
     """Lower the most lines a file may have (2**31 - 1) for one test, in both readers."""
     core = pytest.importorskip("hlodump._core")
-    from hlodump.reference import reader as ref
+    from hlodump.reference import lines as ref  # (the line limits live with split_lines)
 
     old_rust, old_ref = None, ref.MAX_LINES
 
@@ -174,7 +174,7 @@ def line_count_limit() -> Iterator[Callable[[int], None]]:
 
 def test_the_limit_is_int32() -> None:
     core = pytest.importorskip("hlodump._core")
-    from hlodump.reference import reader as ref
+    from hlodump.reference import lines as ref  # (the line limits live with split_lines)
 
     assert ref.MAX_LINES == I32_MAX
     prev = core._set_max_lines(2**40)  # clamped: never above what int32 numbers
