@@ -10,51 +10,50 @@
 
 use std::collections::HashMap;
 
-
+/// What the checks gather of one file (or of one chunk, its lines counted from the chunk's start).
+///
+/// Why a list and not a map: XLA lists each allocation once, in increasing index order, and a
+/// value right under its allocation. So the common case is checked without hashing: the
+/// allocations are a strictly increasing run (then none is listed twice, and each has one
+/// size), and a value is compared with the allocation just listed. A map is built only when
+/// the run is broken (an allocation listed twice, or out of order) or a value names another
+/// allocation — rare, and exact either way. Joining chunks is appending their lists.
 #[derive(Default)]
 pub struct Checks {
-    /// allocation → (the line it is first listed at, the largest size listed for it)
-    allocations: HashMap<i64, (u64, i64)>,
-    /// (line, allocation, first line) of an allocation listed again
-    again: Vec<(u64, i64, u64)>,
-    /// (line, value, allocation, offset, size) of a value past its allocation's largest size
-    /// so far (checked again against the largest at the end)
-    past: Vec<(u64, i64, i64, i64, i64)>,
+    /// (line, allocation, size) of every allocation line, in file order.
+    allocations: Vec<(u64, i64, i64)>,
+    /// The allocation indices so far strictly increase (no allocation listed twice).
+    increasing: bool,
+    /// (line, value, allocation, offset, size) of the values that may lie past their allocation:
+    /// past the allocation listed just before them, or of another allocation (judged at the end
+    /// against the largest size the file gives it).
+    candidates: Vec<(u64, i64, i64, i64, i64)>,
     /// (line, N) of `HloLiveRange (max N)` headers with N > 0
     live_max: Vec<(u64, i64)>,
     /// A schedule (`InstructionSequence`) line was read.
     scheduled: bool,
-    /// The allocation listed last and its largest size (its values follow it: no lookup).
-    current: Option<(i64, i64)>,
     /// Whether the first section header was `BufferAssignment:` (None: no header yet).
     opened_by_allocations: Option<bool>,
 }
 
 impl Checks {
     pub fn allocation(&mut self, line: u64, allocation: i64, size: i64) {
-        let largest = match self.allocations.get_mut(&allocation) {
-            None => {
-                self.allocations.insert(allocation, (line, size));
-                size
-            }
-            Some(seen) => {
-                self.again.push((line, allocation, seen.0));
-                seen.1 = seen.1.max(size);
-                seen.1
-            }
+        self.increasing = match self.allocations.last() {
+            None => true,
+            Some(&(_, last, _)) => self.increasing && allocation > last,
         };
-        self.current = Some((allocation, largest));
+        self.allocations.push((line, allocation, size));
     }
 
-    /// A value row of `allocation` (listed just before it, so known here).
+    /// A value row of `allocation` (in the text, the allocation listed just before it).
     #[inline]
     pub fn value(&mut self, line: u64, value: i64, allocation: i64, offset: i64, size: i64) {
-        let largest = match self.current {
-            Some((a, largest)) if a == allocation => largest,
-            _ => self.allocations.get(&allocation).map_or(i64::MAX, |a| a.1),
+        let fits = match self.allocations.last() {
+            Some(&(_, a, largest)) if a == allocation && self.increasing => offset as i128 + size as i128 <= largest as i128,
+            _ => false,
         };
-        if offset as i128 + size as i128 > largest as i128 {
-            self.past.push((line, value, allocation, offset, size));
+        if !fits {
+            self.candidates.push((line, value, allocation, offset, size));
         }
     }
 
@@ -75,29 +74,44 @@ impl Checks {
 
     /// Join the checks of the chunk after this one (its lines counted from `base`).
     pub fn append(&mut self, next: Checks, base: u64) {
-        let first_before: HashMap<i64, u64> = next.allocations.keys().filter_map(|a| self.allocations.get(a).map(|s| (*a, s.0))).collect();
-        for (line, a, first) in next.again {
-            self.again.push((line + base, a, first_before.get(&a).copied().unwrap_or(first + base)));
+        if let Some(&(_, first, _)) = next.allocations.first() {
+            self.increasing = match self.allocations.last() {
+                None => next.increasing,
+                Some(&(_, last, _)) => self.increasing && next.increasing && first > last,
+            };
         }
-        let mut firsts: Vec<(u64, i64, i64)> = next.allocations.into_iter().map(|(a, (l, s))| (l, a, s)).collect();
-        firsts.sort_unstable();
-        for (line, a, size) in firsts {
-            self.allocation(line + base, a, size);
-        }
-        self.again.sort_unstable();
-        self.past.extend(next.past.into_iter().map(|(l, v, a, o, s)| (l + base, v, a, o, s)));
+        self.allocations.extend(next.allocations.into_iter().map(|(l, a, s)| (l + base, a, s)));
+        self.candidates.extend(next.candidates.into_iter().map(|(l, v, a, o, s)| (l + base, v, a, o, s)));
         self.live_max.extend(next.live_max.into_iter().map(|(l, n)| (l + base, n)));
         self.scheduled |= next.scheduled;
         // (the first chunk starts the file: its first header is the file's)
         self.opened_by_allocations = self.opened_by_allocations.or(next.opened_by_allocations);
     }
 
-    /// The problems, as (line, message), in the order they are reported.
+    /// The problems, as (line, message), in the order they are reported: allocations listed
+    /// again, values past their allocation's largest size, live ranges cut after their header,
+    /// a buffer assignment without allocations.
     pub fn problems(&self) -> Vec<(u64, String)> {
-        let mut out: Vec<(u64, String)> =
-            self.again.iter().map(|&(line, a, first)| (line, format!("allocation {a} again (first at line {first}): two buffer assignments in one file?"))).collect();
-        for &(line, value, a, offset, size) in &self.past {
-            let largest = self.allocations[&a].1;
+        let mut out = Vec::new();
+        // allocation -> (the line it is first listed at, the largest size listed for it), only
+        // when something needs looking up
+        let mut listed: HashMap<i64, (u64, i64)> = HashMap::new();
+        if !self.increasing || !self.candidates.is_empty() {
+            for &(line, a, size) in &self.allocations {
+                match listed.get_mut(&a) {
+                    None => {
+                        listed.insert(a, (line, size));
+                    }
+                    Some(seen) => {
+                        out.push((line, format!("allocation {a} again (first at line {}): two buffer assignments in one file?", seen.0)));
+                        seen.1 = seen.1.max(size);
+                    }
+                }
+            }
+        }
+        for &(line, value, a, offset, size) in &self.candidates {
+            // a value of an allocation the file does not list: nothing to hold it against
+            let Some(&(_, largest)) = listed.get(&a) else { continue };
             if offset as i128 + size as i128 > largest as i128 {
                 out.push((line, format!("value {value} lies past the end of allocation {a} (offset {offset} + size {size} > {largest} bytes)")));
             }
