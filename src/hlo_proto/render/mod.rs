@@ -1,5 +1,5 @@
 //! An `HloModuleProto` printed the way XLA's text dump prints the module (`HloModule::ToString`
-//! with the dump's options): the reference is `python/hlodump/reference/hlo_proto.py`
+//! with the dump's options): the reference is `python/hlodump/reference/hlo_proto_render.py`
 //! (`render_module`), line for line. docs/protos.md says what the proto cannot print.
 
 use std::collections::{HashMap, HashSet};

@@ -1,5 +1,6 @@
 //! The values inside an `HloModuleProto`'s text (part of `render`): primitive types, shapes
-//! with their layouts, literals (printf `%g` and XLA's float forms), C-escaped strings.
+//! with their layouts, literals (printf `%g` and XLA's float forms), C-escaped strings. The
+//! reference is `python/hlodump/reference/hlo_proto_values.py`.
 
 use std::fmt::Write;
 
