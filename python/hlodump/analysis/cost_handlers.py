@@ -234,19 +234,21 @@ def _parameter(a: _Ctx, ins: Node, p: dict[str, float]) -> Any:
     return False
 
 
-def _gte(a: _Ctx, ins: Node, p: dict[str, float]) -> Any:
+def _aliases_operand(p: dict[str, float]) -> None:
+    """The result is (a piece of) operand 0, not a copy: no bytes moved, no time."""
     p[BYTES] = 0.0
     p[OUT] = 0.0
     p[operand_bytes_key(0)] = 0.0
     p[SECONDS] = 0.0
+
+
+def _gte(a: _Ctx, ins: Node, p: dict[str, float]) -> Any:
+    _aliases_operand(p)
     return False
 
 
 def _bitcast(a: _Ctx, ins: Node, p: dict[str, float]) -> Any:
-    p[BYTES] = 0.0
-    p[OUT] = 0.0
-    p[operand_bytes_key(0)] = 0.0
-    p[SECONDS] = 0.0
+    _aliases_operand(p)
 
 
 def _tuple(a: _Ctx, ins: Node, p: dict[str, float]) -> Any:

@@ -16,25 +16,15 @@ def _ints(v: list[int]) -> str:
     return "{" + ",".join(map(str, v)) + "}"
 
 
+#: OpMetadata's fields in the order XLA prints them, and whether each is a (quoted) string.
+_METADATA_FIELDS = (("op_type", True), ("op_name", True), ("source_file", True), ("source_line", False),
+                    ("source_end_line", False), ("source_column", False), ("source_end_column", False),
+                    ("deduplicated_name", True), ("scheduling_name", True), ("stack_frame_id", False))
+
+
 def metadata_str(m: dict) -> str:
-    """``OpMetadataToString``."""
-    parts = []
-    if m.get("op_type"):
-        parts.append(f'op_type="{_cescape(m["op_type"])}"')
-    if m.get("op_name"):
-        parts.append(f'op_name="{_cescape(m["op_name"])}"')
-    if m.get("source_file"):
-        parts.append(f'source_file="{_cescape(m["source_file"])}"')
-    for k in ("source_line", "source_end_line", "source_column", "source_end_column"):
-        if m.get(k):
-            parts.append(f"{k}={m[k]}")
-    if m.get("deduplicated_name"):
-        parts.append(f'deduplicated_name="{_cescape(m["deduplicated_name"])}"')
-    if m.get("scheduling_name"):
-        parts.append(f'scheduling_name="{_cescape(m["scheduling_name"])}"')
-    if m.get("stack_frame_id"):
-        parts.append(f"stack_frame_id={m['stack_frame_id']}")
-    return " ".join(parts)
+    """``OpMetadataToString``: every field that is set, in XLA's order (strings C-escaped)."""
+    return " ".join(f'{k}="{_cescape(m[k])}"' if text else f"{k}={m[k]}" for k, text in _METADATA_FIELDS if m.get(k))
 
 
 def _window(w: dict) -> str:
@@ -104,6 +94,20 @@ def _default_comparison(et: int) -> str:
     return "UNSIGNED"
 
 
+def _dimension_numbers(out: list[str], d: dict, always: tuple[str, ...], if_set: tuple[str, ...]) -> None:
+    """Gather's or scatter's dimension numbers as XLA prints them: ``always`` (even empty),
+    then ``if_set`` (the batching dims, printed only when there are some), then
+    ``index_vector_dim``."""
+    out.extend(f"{k}=" + _ints(d.get(k, [])) for k in always)
+    out.extend(f"{k}=" + _ints(d[k]) for k in if_set if d.get(k))
+    out.append(f"index_vector_dim={d.get('index_vector_dim', 0)}")
+
+
+def _index_flags(out: list[str], ins: dict) -> None:
+    """Gather's and scatter's flags, printed only when true."""
+    out.extend(f"{k}=true" for k in ("indices_are_sorted", "unique_indices") if ins.get(k))
+
+
 def _extra_attributes(ins: dict, comps: dict[int, dict], operands: list[dict]) -> list[str]:
     """The opcode's own attributes (``PrintExtraAttributesImpl``), then the called computations."""
     op = ins.get("opcode", "")
@@ -165,34 +169,16 @@ def _extra_attributes(ins: dict, comps: dict[int, dict], operands: list[dict]) -
     if op in ("reduce-window", "select-and-scatter"):
         out.append("window={" + _window(ins.get("window", {})) + "}")
     if op == "gather":
-        g = ins.get("gather_dimension_numbers", {})
-        out.append("offset_dims=" + _ints(g.get("offset_dims", [])))
-        out.append("collapsed_slice_dims=" + _ints(g.get("collapsed_slice_dims", [])))
-        out.append("start_index_map=" + _ints(g.get("start_index_map", [])))
-        if g.get("operand_batching_dims"):
-            out.append("operand_batching_dims=" + _ints(g["operand_batching_dims"]))
-        if g.get("start_indices_batching_dims"):
-            out.append("start_indices_batching_dims=" + _ints(g["start_indices_batching_dims"]))
-        out.append(f"index_vector_dim={g.get('index_vector_dim', 0)}")
+        _dimension_numbers(out, ins.get("gather_dimension_numbers", {}),
+                           ("offset_dims", "collapsed_slice_dims", "start_index_map"),
+                           ("operand_batching_dims", "start_indices_batching_dims"))
         out.append("slice_sizes=" + _ints(ins.get("gather_slice_sizes", [])))
-        if ins.get("indices_are_sorted"):
-            out.append("indices_are_sorted=true")
-        if ins.get("unique_indices"):
-            out.append("unique_indices=true")
+        _index_flags(out, ins)
     if op == "scatter":
-        s = ins.get("scatter_dimension_numbers", {})
-        out.append("update_window_dims=" + _ints(s.get("update_window_dims", [])))
-        out.append("inserted_window_dims=" + _ints(s.get("inserted_window_dims", [])))
-        out.append("scatter_dims_to_operand_dims=" + _ints(s.get("scatter_dims_to_operand_dims", [])))
-        if s.get("input_batching_dims"):
-            out.append("input_batching_dims=" + _ints(s["input_batching_dims"]))
-        if s.get("scatter_indices_batching_dims"):
-            out.append("scatter_indices_batching_dims=" + _ints(s["scatter_indices_batching_dims"]))
-        out.append(f"index_vector_dim={s.get('index_vector_dim', 0)}")
-        if ins.get("indices_are_sorted"):
-            out.append("indices_are_sorted=true")
-        if ins.get("unique_indices"):
-            out.append("unique_indices=true")
+        _dimension_numbers(out, ins.get("scatter_dimension_numbers", {}),
+                           ("update_window_dims", "inserted_window_dims", "scatter_dims_to_operand_dims"),
+                           ("input_batching_dims", "scatter_indices_batching_dims"))
+        _index_flags(out, ins)
     if op == "topk":
         out.append(f"k={ins.get('k', 0)}")
         out.append("largest=" + ("true" if ins.get("largest") else "false"))

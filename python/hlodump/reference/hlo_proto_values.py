@@ -175,24 +175,16 @@ def literal_str(lit: dict, shape: dict) -> str:
 # ---- strings -------------------------------------------------------------------------------
 
 
+#: absl::CEscape's named escapes, by byte.
+_C_ESCAPES = {ord("\n"): "\\n", ord("\r"): "\\r", ord("\t"): "\\t", ord('"'): '\\"', ord("'"): "\\'",
+              ord("\\"): "\\\\"}
+
+
 def _cescape(s: str) -> str:
+    """absl::CEscape of the UTF-8 bytes of ``s``, as XLA prints strings: the named escapes,
+    other control bytes and every non-ASCII byte in octal."""
     out = []
     for ch in s.encode("utf-8"):
-        c = chr(ch)
-        if c == "\n":
-            out.append("\\n")
-        elif c == "\r":
-            out.append("\\r")
-        elif c == "\t":
-            out.append("\\t")
-        elif c == '"':
-            out.append('\\"')
-        elif c == "'":
-            out.append("\\'")
-        elif c == "\\":
-            out.append("\\\\")
-        elif ch < 0x20 or ch >= 0x7F:
-            out.append("\\%03o" % ch)
-        else:
-            out.append(c)
+        e = _C_ESCAPES.get(ch)
+        out.append(e if e is not None else "\\%03o" % ch if ch < 0x20 or ch >= 0x7F else chr(ch))
     return "".join(out)

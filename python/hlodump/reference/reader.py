@@ -278,22 +278,14 @@ def _rust_debug_str(s: str) -> str:
     """``format!("{:?}", s)`` of Rust, for the same message from both parsers."""
     out = ['"']
     for ch in s:
-        if ch == '"':
-            out.append('\\"')
-        elif ch == "\\":
-            out.append("\\\\")
-        elif ch == "\t":
-            out.append("\\t")
-        elif ch == "\n":
-            out.append("\\n")
-        elif ch == "\r":
-            out.append("\\r")
-        elif ord(ch) < 0x20 or ord(ch) == 0x7f:
-            out.append("\\u{%x}" % ord(ch))
-        else:
-            out.append(ch)
+        e = _RUST_ESCAPES.get(ch)
+        out.append(e if e is not None else "\\u{%x}" % ord(ch) if ord(ch) < 0x20 or ord(ch) == 0x7f else ch)
     out.append('"')
     return "".join(out)
+
+
+#: Rust's `Debug` escapes of a `str` (other control characters: `\u{…}`; non-ASCII is kept).
+_RUST_ESCAPES = {'"': '\\"', "\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"}
 
 
 def _error_class(e: OSError) -> str:
