@@ -16,7 +16,7 @@ import hlodump
 
 PKG = os.path.dirname(hlodump.__file__)
 #: the read path, bottom up: a file may import only files before it
-IO_ORDER = ["paths", "inputs", "archives", "progress", "stores", "plan"]
+IO_ORDER = ["paths", "inputs", "archives", "progress", "stores", "plan", "failures"]
 
 
 def _imports(path: str) -> list[tuple[str, list[str]]]:

@@ -9,6 +9,9 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any, Optional, Sequence
 
+from ..io.failures import failures, listed, notes, symlinks_hint
+from ..io.failures import nothing_why  # noqa: F401 (the commands take it from here)
+
 if TYPE_CHECKING:  # pragma: no cover
     from ..dump import Dump
 
@@ -113,61 +116,6 @@ def _bounds(args: argparse.Namespace) -> dict[str, Any]:
             "max_decompressed_bytes": MAX_DECOMPRESSED_BYTES if size is None else parse_size(size)}
 
 
-def failures(d: "Dump") -> list[tuple[str, str]]:
-    """(path, why) of every file of ``d`` that could not be read as a whole (notes left out:
-    a file read once though reached twice loses nothing)."""
-    from ..io.plan import is_note
-
-    f = d["files"]
-    return [(p, e) for p, e in zip(f.column("path").to_pylist(), f.column("error").to_pylist())
-            if e is not None and not is_note(e)]
-
-
-def notes(d: "Dump") -> list[tuple[str, str]]:
-    """(path, why) of every file of ``d`` not read because the same file is read elsewhere."""
-    from ..io.plan import is_note
-
-    f = d["files"]
-    return [(p, e) for p, e in zip(f.column("path").to_pylist(), f.column("error").to_pylist()) if is_note(e)]
-
-
-def _listed(rows: list[tuple[str, str]], most: int = 10) -> str:
-    from ..cli_safety import escape_controls
-
-    text = "\n".join(f"  {escape_controls(p, keep_newlines=False)}: {escape_controls(e, keep_newlines=False)}"
-                     for p, e in rows[:most])
-    return text + (f"\n  … {len(rows) - most:,} more" if len(rows) > most else "")
-
-
-def _links_hint(bad: list[tuple[str, str]]) -> str:
-    """A last line when some of ``bad`` are symlinks that leave the directory read."""
-    n = sum(1 for _, e in bad if "leaves the directory read" in e)
-    if not n:
-        return ""
-    return (f"\n  ({n:,} of them {'are symlinks' if n != 1 else 'is a symlink'} out of the directory read: "
-            "--follow-links reads them)")
-
-
-def failed_files_note(d: "Dump") -> str:
-    """For "nothing to analyse": the files that could not be read, and why ("" if none)."""
-    bad = failures(d)
-    if not bad:
-        return ""
-    return f"; {len(bad):,} file{'s' if len(bad) != 1 else ''} could not be read:\n" + _listed(bad) + _links_hint(bad)
-
-
-def nothing_why(d: "Dump") -> str:
-    """Why a read holds nothing to analyse, for the end of that message: the kinds of the files
-    that were read (those that failed left out) and every file that failed, with its reason."""
-    from ..io.plan import is_note
-
-    f = d["files"]
-    kinds = sorted({k for k, e in zip(f.column("kind").to_pylist(), f.column("error").to_pylist())
-                    if e is None or is_note(e)} - {None})
-    read_ = f"files read: {', '.join(kinds)}" if kinds else "no file read"
-    return f" ({read_})" + failed_files_note(d)
-
-
 def _arg_paths(paths: Any) -> Any:
     if isinstance(paths, (list, tuple)):
         return paths[0] if len(paths) == 1 else list(paths)
@@ -219,7 +167,7 @@ def read(paths: Any, args: argparse.Namespace, tables: Optional[Sequence[str]] =
         bad = failures(d)
         if bad:  # never silent: strict mode stops at the first problem, a whole file included
             raise FilesFailedError(f"{len(bad):,} file{'s' if len(bad) != 1 else ''} could not be read:\n"
-                                   + _listed(bad) + _links_hint(bad))
+                                   + listed(bad) + symlinks_hint(bad))
     seen = getattr(args, "_dumps_read", None)
     if seen is None:
         seen = args._dumps_read = []

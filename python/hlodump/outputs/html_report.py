@@ -183,7 +183,7 @@ def _collect(d: "Dump", keys: Optional[Sequence[str]], top: int, max_points: int
         wanted = set(keys)
         mods = [m for m in mods if m["module"] in wanted]
     if not mods:
-        from ..cli.common import nothing_why
+        from ..io.failures import nothing_why
 
         raise ValueError("nothing to report: no module with HLO text, buffer assignment, live ranges or a "
                          "memory-usage report" + nothing_why(d))
