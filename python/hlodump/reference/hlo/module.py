@@ -148,6 +148,12 @@ def _line_offsets(lines: list[str | None], data: bytes | None) -> list[int]:
     return offs
 
 
+def _headerless_name(h: dict[str, Any]) -> str:
+    """A module without header, named as XLA names it: ``module_`` + its ENTRY computation (else
+    its last)."""
+    return "module_" + (h["entry"] or h["last"] or "")
+
+
 def parse_module(lines: list[str | None], ctx: Any, data: bytes | None = None, judged: bool = True) -> None:
     """Parse the lines of one HLO module file into table rows (see module docstring).
 
@@ -299,7 +305,7 @@ class _ModuleParser(StackFrameTables):
         if self.module_open is not None:
             line, name = self.module_open
             if self.headerless is not None:
-                name = "module_" + (self.headerless["entry"] or self.headerless["last"] or "")
+                name = _headerless_name(self.headerless)
             problem = self.module_problem(name)
             if problem is not None:
                 self.problems.append((line, problem))
@@ -330,7 +336,7 @@ class _ModuleParser(StackFrameTables):
             return
         self.headerless = None
         self.ctx.add("modules", {
-            "name": "module_" + (h["entry"] or h["last"] or ""),
+            "name": _headerless_name(h),
             "is_scheduled": False,
             "entry_computation_layout": None,
             "attributes": "",
