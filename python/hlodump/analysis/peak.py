@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 
 from .buffers import norm_index
+from .spaces import MAIN_COLOR
 from .engine import Scope, derived
 from .modules import ModuleSel, scope_of
 
@@ -27,10 +28,16 @@ __all__ = ["peak_buffers", "breakdown"]
 
 @derived("tl_max")
 def _tl_max(sc: Scope) -> pa.Table:
-    """Per module with a timeline: the first step with the most live bytes (all series)."""
-    return sc.arrow("""
+    """Per module with a timeline: the first step with the most live bytes in the device's main
+    memory (color 0: HBM on TPU and GPU, RAM on CPU) — the *peak in use*. Other memory spaces
+    (on-chip VMEM/SMEM, pinned host) are separate memories: adding them would give a figure
+    no memory holds. A module whose timeline has no color-0 buffer takes all its spaces."""
+    return sc.arrow(f"""
+        with main as (select distinct module from @tl_sparse where color = {MAIN_COLOR}),
+             t as (select module, step, sum(bytes::hugeint) as bytes from @tl_sparse
+                   where color = {MAIN_COLOR} or module not in (select module from main) group by all)
         select module, min(step) filter (where bytes = mb) as step, any_value(mb)::bigint as bytes
-        from (select module, step, bytes, max(bytes) over (partition by module) as mb from @tl_total)
+        from (select module, step, bytes, max(bytes) over (partition by module) as mb from t)
         group by module""")
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import TYPE_CHECKING, Any, Optional
 
-from .buffers import CATEGORIES, memory_analysis_by_module
+from .buffers import CATEGORIES, memory_analysis_by_module, memory_analysis_notes
 from .engine import Scope
 from .modules import Module, ModuleSel, scope_of
 from .peak_check import peak_checks
@@ -113,9 +113,13 @@ def _timelines(sc: Scope) -> dict[str, dict[str, Any]]:
     sched_sql = "sched as (select * from @sched)"
     heads = {r["module"]: r for r in sc.arrow(f"""
         with {sched_sql}
-        select x.module, n.n, x.step, x.bytes, t.logical_bytes::bigint as logical_bytes, sched.instruction
+        , main as (select module, step, sum(logical_bytes::hugeint) as logical_bytes from @tl_sparse
+                   where color = 0 group by all)
+        select x.module, n.n, x.step, x.bytes,
+               coalesce(mt.logical_bytes, t.logical_bytes)::bigint as logical_bytes, sched.instruction
         from @tl_max x join @tl_n n using (module)
         join @tl_total t on t.module = x.module and t.step = x.step
+        left join main mt on mt.module = x.module and mt.step = x.step
         left join sched on sched.module = x.module and sched.position = x.step""").to_pylist()}
     spaces = _by_module(sc.arrow(f"""
         with {sched_sql},
@@ -133,22 +137,27 @@ def _timelines(sc: Scope) -> dict[str, dict[str, Any]]:
         left join byc on byc.module = c.module and byc.color = c.color and byc.step = best.step
         left join sched on sched.module = c.module and sched.position = best.step
         order by c.module, c.color""").to_pylist())
+    names = {(r["module"], r["color"]): r["memory_space"] for r in sc.get("spaces").to_pylist()}
     out = {}
     for key, h in heads.items():
         rows = []
         for r in spaces.get(key, []):
+            r["memory_space"] = names.get((key, r["color"]), f"color {r['color']}")
             cap = int(r["cap"])
             if r["step"] is None:
-                rows.append({"color": r["color"], "allocated_bytes": cap, "max_live_bytes": 0, "step": None,
+                rows.append({"color": r["color"], "memory_space": r["memory_space"], "allocated_bytes": cap,
+                             "max_live_bytes": 0, "step": None,
                              "instruction": None, "free_bytes": cap, "fragmentation": 1.0 if cap else None,
                              "logical_bytes": 0, "padding_bytes": 0})
                 continue
             live, lg = int(r["live"]), int(r["logical"] or 0)
-            rows.append({"color": r["color"], "allocated_bytes": cap, "max_live_bytes": live, "step": int(r["step"]),
+            rows.append({"color": r["color"], "memory_space": r["memory_space"], "allocated_bytes": cap,
+                         "max_live_bytes": live, "step": int(r["step"]),
                          "instruction": r["instruction"], "free_bytes": cap - live if cap else None,
                          "fragmentation": round((cap - live) / cap, 6) if cap else None,
                          "logical_bytes": lg, "padding_bytes": live - lg})
         out[key] = {"steps": int(h["n"]) + 1, "max_allocated_bytes": int(h["bytes"]),
+                    "memory_space": names.get((key, 0), "main"),
                     "max_allocated_step": int(h["step"]), "max_allocated_instruction": h["instruction"],
                     "max_logical_bytes": int(h["logical_bytes"]), "memory_spaces": rows}
     return out
@@ -250,7 +259,12 @@ def _summary(sc: Scope, top: int) -> list[dict[str, Any]]:
                 mas.get(m.key),
                 pks.get(m.key), timelines.get(m.key), checks.get(m.key), pads.get(m.key), tops.get(m.key, []))
            for m in sc.mods]
+    plat = {r["module"]: r["platform"] for r in sc.get("platform").to_pylist()} if sc.eng.has("allocations") else {}
+    why = memory_analysis_notes(sc) if sc.eng.has("allocations") else {}
     for s in out:
+        s["platform"] = plat.get(s["module"], "unknown")
+        if s["memory_analysis"] is not None:
+            s["notes"].extend(f"jax's {w}" for w in why.get(s["module"], []))
         s["peaks"] = peaks(s)
     return out
 
@@ -365,7 +379,8 @@ def peak_story(s: dict[str, Any]) -> list[str]:
     tl, pk = s.get("timeline") or {}, s.get("peak") or {}
     out = []
     if p["peak_in_use"] is not None:
-        out.append(f"{PEAK_IN_USE}: {p['peak_in_use']:,} bytes ({fb(p['peak_in_use'])}) at step "
+        space = tl.get("memory_space") or "main"
+        out.append(f"{PEAK_IN_USE} ({space}): {p['peak_in_use']:,} bytes ({fb(p['peak_in_use'])}) at step "
                    f"{p['peak_in_use_step']} ({tl.get('max_allocated_instruction')}) — the most bytes live at "
                    f"once, each allocation slice counted once (what the buffers occupy)")
     if p["xla_listed_peak"] is not None:
@@ -377,7 +392,10 @@ def peak_story(s: dict[str, Any]) -> list[str]:
                    + (f". It is more than the {fb(p['total_bytes'])} the module allocates: {XLA_PEAK_ABOVE_ALLOCATED}"
                       if p["xla_listed_peak_above_allocated"] else ""))
     if p["jax_peak_memory_in_bytes"] is not None:
+        how = ("arguments + outputs − aliased + constants; temporaries not included on CPU"
+               if s.get("platform") not in ("tpu", "gpu") else
+               "the HBM held for the whole run (parameters, outputs, constants) plus the largest heap of "
+               "temporaries in any one memory space, as XLA's heap simulator counts it")
         out.append(f"{JAX_PEAK} (memory_analysis()): "
-                   f"{p['jax_peak_memory_in_bytes']:,} bytes ({fb(p['jax_peak_memory_in_bytes'])}) — arguments + "
-                   f"outputs − aliased + constants; temporaries not included on CPU")
+                   f"{p['jax_peak_memory_in_bytes']:,} bytes ({fb(p['jax_peak_memory_in_bytes'])}) — {how}")
     return out

@@ -284,7 +284,9 @@ def _render_summary(m: dict[str, Any], con: Any) -> None:
         lines.append(f"timeline: {tl['steps']} steps")
         for sp in tl["memory_spaces"]:
             if sp["allocated_bytes"]:
-                lines.append(f"  memory space {sp['color']}: {sp['max_live_bytes']:,} of {sp['allocated_bytes']:,} allocated "
+                name = sp.get("memory_space") or f"color {sp['color']}"
+                label = name if name == f"color {sp['color']}" else f"{name} (color {sp['color']})"
+                lines.append(f"  memory space {label}: {sp['max_live_bytes']:,} of {sp['allocated_bytes']:,} allocated "
                              f"bytes live at step {sp['step']}; free inside allocations {fb(sp['free_bytes'])} "
                              f"(fragmentation {100 * (sp['fragmentation'] or 0):.1f}%); padding {fb(sp['padding_bytes'])} "
                              f"({fb(sp['logical_bytes'])} logical)")
