@@ -83,3 +83,33 @@ def test_memory_space_names_from_the_report():
     s = next(x for x in summary(d, cost=False) if x["timeline"])
     names = {sp["color"]: sp["memory_space"] for sp in s["timeline"]["memory_spaces"]}
     assert names[0] == "device" and names[5] == "host (pinned)" and s["platform"] == "gpu"
+
+
+def test_peak_buffers_at_the_peak_in_use_and_any_step():
+    from hlodump.analysis import peak_buffers
+
+    ex = pathlib.Path(__file__).parent.parent / "examples" / "reference_attention.tpu-buffer-assignment.txt"
+    d = hlodump.read_arrow(ex)
+    s = summary(d, cost=False)[0]
+    rows = peak_buffers(d).to_pylist()
+    assert {r["step"] for r in rows} == {s["peaks"]["peak_in_use_step"]}
+    assert {r["color"] for r in rows} == {0} and rows[0]["memory_space"] == "HBM"
+    # each slice once: the running sum ends at the peak in use
+    assert rows[-1]["cumulative_bytes"] == s["peaks"]["peak_in_use"]
+    vmem = peak_buffers(d, memory_space=1).to_pylist()
+    spaces = {sp["color"]: sp for sp in s["timeline"]["memory_spaces"]}
+    assert vmem[-1]["cumulative_bytes"] == spaces[1]["max_live_bytes"]
+    at3 = peak_buffers(d, step=3, memory_space="all").to_pylist()
+    assert {r["step"] for r in at3} == {3} and len({r["color"] for r in at3}) >= 1
+    with pytest.raises(ValueError, match="no such memory space"):
+        peak_buffers(d, memory_space="vmem")  # the seed has no memory-usage report: colors only
+
+
+def test_one_spelling_of_the_whole_value_index():
+    """The whole value is '{}' in every table an analysis joins (live ranges print '{}')."""
+    from hlodump.analysis import buffers, peak_buffers
+
+    ex = pathlib.Path(__file__).parent.parent / "examples" / "reference_attention.tpu-buffer-assignment.txt"
+    d = hlodump.read_arrow(ex)
+    assert "" not in set(buffers(d).column("shape_index").to_pylist())
+    assert "" not in set(peak_buffers(d).column("shape_index").to_pylist())

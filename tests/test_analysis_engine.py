@@ -63,7 +63,7 @@ def test_same_figures_as_the_first_layer(path: str) -> None:
     # Peak lists that name instructions only (XLA before 0.6): the first layer joined every row
     # to the instruction's whole value; the engine matches each row to one live value
     # (test_peak_by_name.py checks that against the live ranges). Compared elsewhere only.
-    by_name = {r["module"] for r in A.peak_buffers(d).to_pylist() if r["listed_by_name"]}
+    by_name = {r["module"] for r in A.listed_peak_buffers(d).to_pylist() if r["listed_by_name"]}
     for name in TABLES:
         old, new = getattr(L, name)(d), getattr(A, name)(d)
         if name == "peak_buffers":
@@ -108,7 +108,7 @@ def test_same_diff_as_the_first_layer(a: str, b: str) -> None:
     da, db = _read(os.path.join(DATA, a)), _read(os.path.join(DATA, b))
     # peak bytes by category of a peak list that names instructions only: the engine gives each
     # row its own value (test_peak_by_name.py); the first layer counted the whole tuple's size
-    by_name = any(r["listed_by_name"] for r in A.peak_buffers(da).to_pylist() + A.peak_buffers(db).to_pylist())
+    by_name = any(r["listed_by_name"] for r in A.listed_peak_buffers(da).to_pylist() + A.listed_peak_buffers(db).to_pylist())
 
     def kept(rows: list) -> list:
         return [r for r in rows if not (by_name and r["what"] == "category" and r["key"].startswith("peak:"))]
@@ -148,8 +148,8 @@ def test_module_selection_is_pushed_down() -> None:
     modmap = sc._tables["modmap"]
     assert set(modmap.column("file_id").to_pylist()) == set(one.file_ids)
     assert set(sc.get("buffers").column("module").to_pylist()) <= {one.key}
-    whole = [r for r in A.peak_buffers(d).to_pylist() if r["module"] == one.key]
-    assert A.peak_buffers(d, one.key).to_pylist() == whole
+    whole = [r for r in A.listed_peak_buffers(d).to_pylist() if r["module"] == one.key]
+    assert A.listed_peak_buffers(d, one.key).to_pylist() == whole
     (s1,) = A.summary(d, one.key)
     assert _j(s1) == _j(next(s for s in A.summary(d) if s["module"] == one.key))
 

@@ -61,7 +61,7 @@ DIRS = ["corpus/jax-0.4.26/control_flow", "corpus/jax-0.4.26/spmd"]
 @pytest.mark.parametrize("rel", DIRS)
 def test_each_row_listed_by_name_is_one_live_value(rel: str) -> None:
     d = hlodump.read_arrow(os.path.join(DATA, rel), progress=False)
-    rows = A.peak_buffers(d).to_pylist()
+    rows = A.listed_peak_buffers(d).to_pylist()
     assert rows and all(r["listed_by_name"] for r in rows)  # these releases print names only
     files = {f["file_id"]: f for f in d.files.to_pylist()}
     module_of = {f["file_id"]: (f["dump"], f["module_id"]) for f in files.values()}
@@ -106,7 +106,7 @@ def test_each_row_listed_by_name_is_one_live_value(rel: str) -> None:
 
 def test_summary_keeps_xla_listed_sum_and_counts_elements_by_category() -> None:
     d = hlodump.read_arrow(os.path.join(DATA, "corpus/jax-0.4.26/control_flow"), progress=False)
-    rows = A.peak_buffers(d).to_pylist()
+    rows = A.listed_peak_buffers(d).to_pylist()
     for s in A.summary(d, top=3, cost=False):
         mine = [r for r in rows if r["module"] == s["module"]]
         if not mine:

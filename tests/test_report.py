@@ -302,7 +302,7 @@ def test_hostile_names_are_escaped(tmp_path) -> None:
     for raw in (PAYLOAD_OP, PAYLOAD_SRC, PAYLOAD_DIR, "<script>window", "<img src=x", "<!--"):
         assert raw not in body
     d = hlodump.read_arrow(src, progress=False)
-    assert PAYLOAD_OP in {r["op_name"] for r in A.peak_buffers(d).to_pylist()}, "the payload is an op name at the peak"
+    assert PAYLOAD_OP in {r["op_name"] for r in A.listed_peak_buffers(d).to_pylist()}, "the payload is an op name at the peak"
     assert any(PAYLOAD_SRC in (r["source"] or "") for r in A.buffers(d).to_pylist()), "and a source file"
     cdp = _browser()
     with cdp.Browser.launch() as b:

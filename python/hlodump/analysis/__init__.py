@@ -30,7 +30,8 @@ Each allocation has exactly one category, so category sums equal the total.
 
 The peak
 --------
-``peak_buffers`` is the dump's own ``Live ranges at T (peak)`` list, joined to buffer assignment
+``listed_peak_buffers`` is the dump's own ``Live ranges at T (peak)`` list (``peak_buffers``: the buffers
+at the peak in use of a memory space, or at any step), joined to buffer assignment
 and to the source. XLA picks the moment T with whole-instruction shape sizes (a tuple-shaped
 fusion counts 8 bytes per element there, not the elements' sizes), so T need not be the moment
 with the most live bytes; ``memory_timeline`` shows every step and ``summary`` reports both.
@@ -56,7 +57,7 @@ from .modules import ModuleSel, NoSuchModule, match_modules, modules
 # not public; the command line, the report and tests take them as A._module_list, A._select
 from .modules import module_list as _module_list  # noqa: F401
 from .modules import select as _select  # noqa: F401
-from .peak import breakdown, peak_buffers
+from .peak import breakdown, listed_peak_buffers, peak_buffers
 from .shapes import format_bytes, logical_bytes
 from .summary import peak_bytes, peak_check, peak_story, peaks, summary
 from .timeline import memory_timeline
@@ -72,6 +73,7 @@ __all__ = [
     "allocations",
     "buffers",
     "peak_buffers",
+    "listed_peak_buffers",
     "memory_timeline",
     "breakdown",
     "padding",

@@ -11,7 +11,7 @@ sorted by bytes then name like XLA).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Optional, Union
 
 import pyarrow as pa
 
@@ -23,7 +23,7 @@ from .modules import ModuleSel, scope_of
 if TYPE_CHECKING:  # pragma: no cover
     from ..dump import Dump
 
-__all__ = ["peak_buffers", "breakdown"]
+__all__ = ["peak_buffers", "listed_peak_buffers", "breakdown"]
 
 
 @derived("tl_max")
@@ -110,7 +110,7 @@ def _peak_buffers(sc: Scope) -> pa.Table:
     """)
 
 
-def peak_buffers(dump: "Dump", module: ModuleSel = None) -> pa.Table:
+def listed_peak_buffers(dump: "Dump", module: ModuleSel = None) -> pa.Table:
     """The buffers live at XLA's listed peak, as the dump lists them (``Live ranges at T (peak)``), by
     bytes descending then printed order (= printed order in newer XLA), joined to buffer assignment and the source.
 
@@ -126,6 +126,79 @@ def peak_buffers(dump: "Dump", module: ModuleSel = None) -> pa.Table:
     its maximum (logical bytes, sorted by bytes then name like XLA). No live ranges: no rows.
     """
     return scope_of(dump, module).arrow("select * from @peak_buffers order by module, rank")
+
+
+def _space_filter(sc: Scope, memory_space: Union[None, int, str]) -> str:
+    """SQL condition on ``color`` for a ``memory_space`` argument (see ``peak_buffers``)."""
+    if memory_space is None:
+        return f"color = {MAIN_COLOR}"
+    if isinstance(memory_space, str) and memory_space.lower() == "all":
+        return "true"
+    if isinstance(memory_space, int) and not isinstance(memory_space, bool):
+        return f"color = {int(memory_space)}"
+    if isinstance(memory_space, str):
+        want = memory_space.lower()
+        rows = sc.get("spaces").to_pylist()
+        colors = sorted({r["color"] for r in rows if want in (str(r["memory_space"]).lower(),
+                                                               str(r["report_name"] or "").lower())})
+        if not colors:
+            names = sorted({str(r["memory_space"]) for r in rows})
+            raise ValueError(f"memory_space={memory_space!r}: no such memory space in this dump "
+                             f"(it has: {', '.join(names) or 'none'}; or a color number, or 'all')")
+        return f"color in ({', '.join(str(c) for c in colors)})"
+    raise TypeError(f"memory_space must be None, a color (int), a name (str) or 'all', not {memory_space!r}")
+
+
+def peak_buffers(dump: "Dump", module: ModuleSel = None, step: Optional[int] = None,
+                 memory_space: Union[None, int, str] = None) -> pa.Table:
+    """The buffers live at the *peak in use* of a memory space (or at ``step``), for every
+    module at once, largest first.
+
+    ``memory_space``: None (the device's main memory, color 0: HBM on TPU and GPU), a color
+    number, a name as the dump's memory-usage report or the summary calls it (``"vmem"``,
+    ``"HBM"``, ``"host (pinned)"``) or ``"all"``. ``step``: a schedule step (the same for every
+    module); None: each module's step with the most live bytes in that memory space (the first
+    such step), which is what ``summary`` reports as the peak in use.
+
+    One row per value live at the step (inclusive live ranges), in a slice of that space:
+    module, module_name, step, instruction_at_step, memory_space, color, rank (0 = largest),
+    buffer (``name{index}``), instruction, shape_index, bytes (the value's slice: what it
+    occupies), logical_bytes (its shape's size), shares_slice (another live value is in the same
+    slice: count the slice once), cumulative_bytes (running sum, each slice once), allocation,
+    offset, category, shape, opcode, op_name, source_file, source_line, source. XLA's own
+    ``Live ranges at T (peak)`` list: ``listed_peak_buffers``."""
+    sc = scope_of(dump, module)
+    where = _space_filter(sc, memory_space)
+    at = (f"select distinct module, {int(step)}::bigint as step from @buffers" if step is not None else f"""
+        select module, min(step) filter (where b = mb) as step
+        from (select module, step, b, max(b) over (partition by module) as mb
+              from (select module, step, sum(bytes::hugeint) as b from @tl_sparse where {where} group by all))
+        group by module""")
+    return sc.arrow(f"""
+        with at_step as ({at}),
+             sched as (select * from @sched),
+             names as (select module, color, memory_space from @spaces),
+             live as (select b.*, a.step from @buffers b join at_step a using (module)
+                      where {where.replace('color', 'b.color')} and b.start <= a.step and a.step <= b."end"),
+             ranked as (select *, count(*) over (partition by module, allocation, "offset", size) > 1 as shares_slice,
+                               row_number() over (partition by module, allocation, "offset", size
+                                                  order by value_id) = 1 as first_in_slice
+                        from live),
+             ordered as (select *, (row_number() over (partition by module order by size desc, instruction,
+                                                       shape_index) - 1)::int as rank
+                         from ranked)
+        select o.module, o.module_name, o.step::int as step, sched.instruction as instruction_at_step,
+               coalesce(n.memory_space, 'color ' || o.color::varchar) as memory_space, o.color, o.rank,
+               o.instruction || o.shape_index as buffer, o.instruction, o.shape_index,
+               o.size as bytes, o.logical_bytes, o.shares_slice,
+               sum(case when o.first_in_slice then o.size else 0 end)
+                   over (partition by o.module order by o.rank rows unbounded preceding)::bigint as cumulative_bytes,
+               o.allocation, o."offset", o.category, o.shape, o.opcode, o.op_name,
+               o.source_file, o.source_line, o.source
+        from ordered o
+        left join sched on sched.module = o.module and sched.position = o.step
+        left join names n on n.module = o.module and n.color = o.color
+        order by o.module, o.rank""")
 
 
 _BREAKDOWN_KEYS = {"op_name": "op_name", "source": "source", "opcode": "opcode", "category": "category",
