@@ -65,7 +65,8 @@ def test_same_figures_as_the_first_layer(path: str) -> None:
     # (test_peak_by_name.py checks that against the live ranges). Compared elsewhere only.
     by_name = {r["module"] for r in A.listed_peak_buffers(d).to_pylist() if r["listed_by_name"]}
     for name in TABLES:
-        old, new = getattr(L, name)(d), getattr(A, name)(d)
+        # XLA's listed list is `listed_peak_buffers` now (issue 47: `peak_buffers` is the peak in use)
+        old, new = getattr(L, name)(d), getattr(A, "listed_peak_buffers" if name == "peak_buffers" else name)(d)
         if name == "peak_buffers":
             new = new.drop_columns(["listed_bytes", "listed_by_name"])
             old, new = (t.filter(pc.invert(pc.is_in(t["module"], pa.array(sorted(by_name), pa.string()))))
@@ -93,10 +94,50 @@ def test_same_figures_as_the_first_layer(path: str) -> None:
             if k == "padding":  # the same sums per value, now labelled, and occupied_bytes added
                 assert {x: n[k][x] for x in o[k]} == o[k], o["module"]
                 continue
+            if k == "timeline" and o[k]:
+                _same_timeline(o[k], n[k], o["module"])
+                continue
+            if k == "memory_analysis" and o[k]:  # TPU/GPU modules: jax 0.12's four figures added
+                _same_jax_figures(o[k], n[k], n["platform"], o["module"])
+                continue
+            if k in ("notes", "peak_check") and len((o.get("timeline") or {}).get("memory_spaces") or []) > 1:
+                continue  # several memory spaces: the peak in use is now color 0's (issue 47)
             assert _j(n[k]) == _j(o[k]), (o["module"], k)
         assert set(o) <= set(n)
-    assert A.memory_analysis(d) == L.memory_analysis(d)
+    old_ma = {r["module"]: r for r in L.memory_analysis(d)}
+    for r in A.memory_analysis(d):
+        o = old_ma.pop(r["module"])
+        assert {k: v for k, v in r.items() if k != "memory_analysis"} == {k: v for k, v in o.items() if k != "memory_analysis"}
+        if o["memory_analysis"] is not None:
+            plat = next(s["platform"] for s in new_s if s["module"] == r["module"])
+            _same_jax_figures(o["memory_analysis"], r["memory_analysis"], plat, r["module"])
+    assert not old_ma
     assert _rows(A.modules(d)) == _rows(L.modules(d))
+
+
+def _same_timeline(old: dict, new: dict, module: str) -> None:
+    """The first layer's timeline summed every memory space into its maximum; the engine's is
+    the device's main memory (color 0) where a module has several spaces (issue 47). Per space
+    the figures are the same; the spaces are named now."""
+    several = len(old["memory_spaces"]) > 1
+    for k in old:
+        if k == "memory_spaces":
+            assert [{x: sp[x] for x in o} for sp, o in zip(new[k], old[k])] == old[k], module
+        elif not (several and k.startswith("max_")):
+            assert _j(new[k]) == _j(old[k]), (module, k)
+    if several:
+        main = next(sp for sp in new["memory_spaces"] if sp["color"] == 0)
+        assert new["max_allocated_bytes"] == main["max_live_bytes"], module
+
+
+def _same_jax_figures(old: dict, new: dict, platform: str, module: str) -> None:
+    """jax's figures as the first layer gave them, but on TPU/GPU: jax 0.12's four figures added,
+    and libtpu's temp_size_in_bytes left out (issue 47: it counts what the dump does not show)."""
+    for x, v in old.items():
+        if platform == "tpu" and x == "temp_size_in_bytes":
+            assert x not in new, module
+        else:
+            assert new[x] == v, (module, x)
 
 
 @pytest.mark.parametrize("a,b", [
