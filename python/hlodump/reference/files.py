@@ -62,7 +62,7 @@ __all__ = ["classify", "classify_path", "sniff", "KINDS", "CONTENT_KINDS"]
 
 KINDS = ("hlo_module", "buffer_assignment", "buffer_assignment_values", "live_range",
          "memory_usage_report", "debug_options", "other")
-CONTENT_KINDS = KINDS[:-1] + ("compile_options", "hlo_proto", "memory_usage_report_proto", "stdout_capture",
+CONTENT_KINDS = KINDS[:-1] + ("compile_options", "proto_text", "flagfile", "hlo_proto", "memory_usage_report_proto", "stdout_capture",
                                "unknown", "empty")
 
 _INT32_MAX = 2**31 - 1
@@ -81,6 +81,22 @@ _HEAD_SUFFIXES = (
     ("._fusion.pyz", "other"),
     (".mlir", "other"),
 )
+
+# HLO module text stages besides before/after optimizations (FORMATS.md §1.3; Rust:
+# NAMED_STAGES): libtpu's around buffer assignment and after code generation, the GPU
+# compiler's before config assignment and after SPMD partitioning, libtpu's module printed on
+# running out of memory. Only ``after_optimizations`` is what the analyses read.
+_NAMED_STAGES = ("after_optimizations_before_buffer_assignment", "after_optimizations_after_buffer_assignment",
+                 "after_codegen", "before_config_assignment", "after_spmd_partitioner", "oom_intermediate_module")
+
+
+def _side_file_suffix(name: str) -> str | None:
+    """The suffix of a compile's side file (protobuf text, flags: ``options.NAMED_FILES``):
+    module id and name, no stage (else its ``.txt`` would be taken for a stage)."""
+    from .options import NAMED_FILES
+
+    return next((s for s, _ in NAMED_FILES if s.startswith(".") and name.endswith(s)), None)
+
 
 _STAGE_SUFFIXES = (
     ("-buffer-assignment-values.txt", "buffer_assignment_values"),
@@ -212,6 +228,11 @@ def _parse_stage(core: str, out: dict) -> bool:
         out["stage"] = "before_optimizations"
         out["module_id"], out["module_name"] = _parse_head(core[:-len(".before_optimizations")])
         return True
+    for stage in _NAMED_STAGES:  # (b) the other named stages
+        if core.endswith("." + stage):
+            out["stage"] = stage
+            out["module_id"], out["module_name"] = _parse_head(core[:-len(stage) - 1])
+            return True
     if core.endswith("after_optimizations"):  # (c)
         pre = core[:-len("after_optimizations")]
         head = None
@@ -289,6 +310,12 @@ def classify(basename: str) -> dict:
             if suffix == ".mlir" and (module := _kernel_mlir_module(name[:-len(suffix)])):
                 out["module_name"] = module
             return out
+    # 2b. a compile's side files (protobuf text, flags): module id and name only
+    side = _side_file_suffix(name)
+    if side is not None:
+        out = _empty("other")
+        out["module_id"], out["module_name"] = _parse_head(name[:-len(side)])
+        return out
     # 3. suffixes with a stage in front
     for suffix, kind in _STAGE_SUFFIXES:
         if name.endswith(suffix):
@@ -321,7 +348,8 @@ def _folder_module(folder: str) -> tuple[int, str | None] | None:
 # What XLA writes beside its text dumps (object code, LLVM IR, MLIR, protobufs, PTX/cubin,
 # graphs …): none is a format of ours. Same list as src/files/name.rs SIDE_OUTPUT_SUFFIXES.
 SIDE_OUTPUT_SUFFIXES = (".o", ".ll", ".mlir", ".pb", ".pb.gz", ".ptx", ".cubin", ".hsaco", ".html", ".dot", ".url",
-                        ".pyz", ".riegeli", ".pbtxt", ".textproto", ".fdo_profile", ".json")
+                        ".pyz", ".riegeli", ".pbtxt", ".textproto", ".fdo_profile", ".json",
+                        ".ttir", ".ttgir", ".llir")
 
 
 COMPRESSION_SUFFIXES = (".gz", ".bz2", ".xz", ".zst")
