@@ -22,6 +22,8 @@
 //!      `._fusion.html`, `._fusion.pyz`, `.mlir` (Other). A per-kernel MLIR head
 //!      `module_ID.NAME.KERNEL-{pre-optimization,post-optimization,post-lowering}` has module
 //!      name NAME (KERNEL may contain dots; `kernel_mlir_module`).
+//!   2b. a compile's side files (`options::NAMED_FILES`: `.execution_options.txt`, `.flagfile`,
+//!      `.autotune_results.pbtxt`, …): Other, module id and name, no stage.
 //!   3. stage suffixes: `-buffer-assignment-values.txt`, `-buffer-assignment.txt`,
 //!      `-live-range.txt`, `-memory-usage-report.txt` (their kinds), `-memory-usage-report.pb.gz`,
 //!      `-memory-usage-report.pb`, `.hlo.pb.gz`, `.hlo.pb`, `.top_level.html`, `.html`, `.dot`,
@@ -33,7 +35,8 @@
 //!   - (a) per-pass form 1: a `.`-separated segment of 4+ digits (fitting i32) after the
 //!     module token, then `.PIPELINE.after_AFTER.before_BEFORE` (first workable `.after_`,
 //!     last workable `.before_`, all non-empty); step candidates tried from the right.
-//!   - (b) `.before_optimizations` at the end.
+//!   - (b) `.before_optimizations` at the end, or `.STAGE` of `NAMED_STAGES`
+//!     (`after_codegen`, `after_spmd_partitioner`, …): stage = STAGE.
 //!   - (c) `.after_optimizations` (backend None) or `<BACKEND>_after_optimizations` at the end;
 //!     BACKEND = last `.` segment, joined with the previous one if that is `sm_<digits>` and
 //!     BACKEND starts with a digit (`sm_8.0_gpu`); empty BACKEND is None.

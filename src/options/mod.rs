@@ -330,16 +330,22 @@ fn is_proto_text_line(line: &[u8]) -> bool {
     quoted || list || token
 }
 
+/// `NAME {` / `NAME <` alone on a line.
+fn is_opener_line(line: &[u8]) -> bool {
+    let t = trim(line.strip_suffix(b"\r").unwrap_or(line));
+    let n = field_name(t);
+    n > 0 && opener(&t[n..]).is_some()
+}
+
 /// The first two lines of protobuf text (a content rule, tried after every format's prefixes
 /// and lines): both protobuf-text lines (`is_proto_text_line`), or a one-line file.
 pub fn is_proto_text_start(first: &[u8], second: Option<&[u8]>) -> bool {
     match second {
-        Some(second) => is_proto_text_line(first) && is_proto_text_line(second),
+        // `module {` then `}` is an empty MLIR module as much as an empty message: a first
+        // message must hold a field
+        Some(second) => is_proto_text_line(first) && is_proto_text_line(second) && !(is_opener_line(first) && matches!(trim(second.strip_suffix(b"\r").unwrap_or(second)), b"}" | b">")),
         // a lone `NAME {` is no more protobuf than an HLO computation header cut short
-        None => {
-            let t = trim(first);
-            is_proto_text_line(t) && opener(&t[field_name(t)..]).is_none() && !matches!(t, b"}" | b">")
-        }
+        None => is_proto_text_line(first) && !is_opener_line(first) && !matches!(trim(first), b"}" | b">"),
     }
 }
 
@@ -379,5 +385,7 @@ mod tests {
         assert!(is_proto_text_start(b"platform_name: \"tpu\"", Some(b"}")));
         assert!(!is_proto_text_start(b"Note: the file is", None));
         assert!(!is_proto_text_start(b"a: 1", Some(b"- item")));
+        assert!(!is_proto_text_start(b"module {", Some(b"}"))); // an empty MLIR module
+        assert!(!is_proto_text_start(b"fusion {", None));
     }
 }

@@ -23,6 +23,8 @@ from the right: first the suffix is recognised, then the *stage* in front of it,
      ``.metadata.textproto``, ``.thunk_sequence_after_thunk_passes.txt``,
      ``.thunk_sequence.txt``, ``._fusion.html``, ``._fusion.pyz``, ``.mlir`` (kind other); a per-kernel
      MLIR head ``module_ID.NAME.KERNEL-STAGE`` has module name NAME (KERNEL may contain dots).
+  2b. a compile's side files (``options.NAMED_FILES``: ``.execution_options.txt``, ``.flagfile``,
+     ``.autotune_results.pbtxt``, …): kind other, module id and name, no stage.
   3. stage suffixes: ``-buffer-assignment-values.txt``, ``-buffer-assignment.txt``,
      ``-live-range.txt``, ``-memory-usage-report.txt`` (their kinds), ``-memory-usage-report.pb.gz``,
      ``-memory-usage-report.pb``, ``.hlo.pb.gz``, ``.hlo.pb``, ``.top_level.html``, ``.html``,
@@ -37,7 +39,9 @@ from the right: first the suffix is recognised, then the *stage* in front of it,
      (PIPELINE ends at the first ``.after_`` that allows a match, BEFORE starts after the last
      possible ``.before_``; all three non-empty). Candidates are tried from the right, so a module
      name with its own 4-digit segment (``foo.1234``) stays whole. stage "pass".
-  b. core ends with ``.before_optimizations``: stage before_optimizations.
+  b. core ends with ``.before_optimizations``: stage before_optimizations; or with ``.STAGE``
+     for a STAGE of ``_NAMED_STAGES`` (``after_codegen``, ``after_spmd_partitioner``, …): stage
+     STAGE.
   c. core ends with ``.after_optimizations`` (old XLA; backend null) or with
      ``<BACKEND>_after_optimizations``: BACKEND is the last ``.`` segment, joined with the one
      before it when that one is ``sm_<digits>`` and BACKEND starts with a digit (``sm_8.0_gpu``).

@@ -248,6 +248,16 @@ def is_proto_text_start(first: bytes, second: bytes | None) -> bool:
     HLO computation header cut short)."""
     f = first.decode("utf-8", "replace")
     if second is not None:
-        return _is_proto_text_line(f) and _is_proto_text_line(second.decode("utf-8", "replace"))
-    t = _trim(f)
-    return _is_proto_text_line(t) and _opener(t[_field_len(t):]) is None and t not in ("}", ">")
+        s = second.decode("utf-8", "replace")
+        # `module {` then `}` is an empty MLIR module as much as an empty message: a first
+        # message must hold a field
+        closer = _trim(s[:-1] if s.endswith("\r") else s) in ("}", ">")
+        return _is_proto_text_line(f) and _is_proto_text_line(s) and not (_is_opener_line(f) and closer)
+    return _is_proto_text_line(f) and not _is_opener_line(f) and _trim(f) not in ("}", ">")
+
+
+def _is_opener_line(line: str) -> bool:
+    """``NAME {`` / ``NAME <`` alone on a line."""
+    t = _trim(line[:-1] if line.endswith("\r") else line)
+    n = _field_len(t)
+    return n > 0 and _opener(t[n:]) is not None
