@@ -73,7 +73,7 @@ _KIND = {None: "hlo_module", "-buffer-assignment-values": "buffer_assignment_val
          "-buffer-assignment": "buffer_assignment", "-live-range": "live_range",
          "-memory-usage-report": "memory_usage_report"}
 PARSED = {"hlo_module", "buffer_assignment", "buffer_assignment_values", "live_range", "memory_usage_report",
-          "debug_options", "compile_options"}
+          "debug_options", "compile_options", "proto_text"}
 
 
 def expected(path: str) -> tuple[str, int | None, str | None]:
@@ -86,8 +86,9 @@ def expected(path: str) -> tuple[str, int | None, str | None]:
         return "debug_options", int(m[1]), m[2]
     if m := _KERNEL.match(path):
         return "other", int(m[1]), m[2]
-    # compile_options.textproto: its content says what it is (an `options` file)
-    kind = "compile_options" if path.endswith("/compile_options.textproto") else "other"
+    # compile_options.textproto, topology.textproto: their content says what they are (`options` files)
+    kind = ("compile_options" if path.endswith("/compile_options.textproto")
+            else "proto_text" if path.endswith("/topology.textproto") else "other")
     if m := _FOLDER_NEW.match(path):
         return kind, int(m[1]), m[2]
     if _FOLDER_OLD.match(path):  # the folder name has no module number: no module

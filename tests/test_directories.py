@@ -30,7 +30,7 @@ from conftest import DATA
 CORPUS = os.path.join(DATA, "corpus")
 DIRS = sorted(os.path.relpath(p, CORPUS) for p in glob.glob(os.path.join(CORPUS, "jax-*", "*")) if os.path.isdir(p))
 PARSED = {"hlo_module", "buffer_assignment", "buffer_assignment_values", "live_range", "memory_usage_report",
-          "debug_options", "compile_options"}
+          "debug_options", "compile_options", "proto_text"}
 CF10 = os.path.join(CORPUS, "jax-0.10.2", "control_flow")
 
 
@@ -143,7 +143,7 @@ EXACT = {
             ("hlo_module", 30, "jit__lambda", "before_optimizations", None, None, None, None, None, None,
              "hlo_module", True),
         "module_0032.jit__lambda/topology.textproto":
-            ("other", 32, "jit__lambda", None, None, None, None, None, None, None, "unknown", False),
+            ("proto_text", 32, "jit__lambda", None, None, None, None, None, None, None, "proto_text", True),
     },
     "jax-0.4.26/control_flow": {
         "module_0001.jit_rnn_loss.cpu_after_optimizations-buffer-assignment.txt":
@@ -180,6 +180,8 @@ def test_every_file_classified_by_its_name(impl: str, sub: str) -> None:
         got, want = {c: f[c] for c in NAME_COLS}, expected_from_name(f["path"])
         if f["path"].endswith("/compile_options.textproto"):  # its content says what it is
             want["kind"] = "compile_options"
+        if f["path"].endswith("/topology.textproto"):  # protobuf text, read into options
+            want["kind"] = "proto_text"
         if _KERNEL.match(f["path"]):  # its module_name is wrong: test_corpus_releases.py, xfail
             got.pop("module_name"), want.pop("module_name")
         assert got == want, f["path"]
@@ -494,7 +496,7 @@ def test_tables_subset_is_consistent() -> None:
     assert part.files.drop_columns(["parsed"]).equals(full.files.drop_columns(["parsed"]))
     assert part.files["parsed"].to_pylist() == [
         f["parsed"] and f["content_kind"] not in ("hlo_module", "memory_usage_report", "debug_options",
-                                                  "compile_options")
+                                                  "compile_options", "proto_text")
         for f in full.files.to_pylist()]
 
 

@@ -393,8 +393,9 @@ def test_sniff_agrees_with_kind_on_corpus():
         assert content in CONTENT_KINDS
         kind = classify(p.name)["kind"]
         if kind == O:
-            # module.mlir, topology.textproto; compile_options.textproto is read (options)
-            want = "compile_options" if p.name == "compile_options.textproto" else "unknown"
+            # module.mlir; compile_options.textproto and topology.textproto are read (options)
+            want = {"compile_options.textproto": "compile_options",
+                    "topology.textproto": "proto_text"}.get(p.name, "unknown")
             assert content == want, p
         else:
             assert content == kind, p
@@ -427,7 +428,12 @@ SNIFF_CASES = [
     (b"xla_gpu_foo: {\n  a: 1\n}\n", DO),
     (b'xla_dump_to:"x"\n', "unknown"),
     (b"xla-dump: 1\n", "unknown"),
-    (b"platform_id: 179101572333\n", "unknown"),
+    (b"platform_id: 179101572333\n", "proto_text"),
+    (b"num_replicas: 1\ndevice_assignment {\n", "proto_text"),
+    (b"555: 0\n556: 1\n", "proto_text"),  # fields printed by number
+    (b"Note: see below\n", "unknown"),  # prose is not a value
+    (b"fusion {\n", "unknown"),
+    (b"--xla_foo=1\n", "flagfile"),
     (b"executable_build_options {\n", "compile_options"),
     (b'#loc1 = loc("a")\n', "unknown"),
     (b" HloModule m\n", H),  # XLA's lexer skips the blanks (issue 31)

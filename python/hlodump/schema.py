@@ -117,8 +117,13 @@ D = pa.dictionary(pa.int32(), pa.large_string())  # text with few distinct value
 # One row per file seen (a single file: one row, file_id 0). path is as given, or relative to
 # the directory that was read (POSIX separators). kind: hlo_module, buffer_assignment,
 # buffer_assignment_values, live_range, memory_usage_report, debug_options, other. For the
-# name parts see FORMATS.md §1: module_id/module_name from ``module_NNNN.<name>``; stage is
-# before_optimizations | after_optimizations | pass (null for others); backend e.g. cpu,
+# name parts see FORMATS.md §1: module_id/module_name from ``module_NNNN.<name>`` (libtpu's
+# ``.cl_<build>`` infix dropped); stage is before_optimizations | after_optimizations | pass,
+# or a named stage as written (after_codegen, after_optimizations_before_buffer_assignment,
+# after_optimizations_after_buffer_assignment, oom_intermediate_module,
+# before_config_assignment, after_spmd_partitioner; the analyses read after_optimizations)
+# (null for others); a file read into ``options`` whose name says other has kind compile_options,
+# proto_text or flagfile (its content); backend e.g. cpu,
 # sm_8.0_gpu (null if not in the name); per-pass form 1 fills pass_index, pipeline,
 # after_pass, before_pass; form 2 (``NNNN.<pass>.<substep>.txt``) fills pass_index,
 # after_pass=<pass>, substep=<substep>. content_kind: what the first non-empty line says
@@ -381,7 +386,10 @@ D = pa.dictionary(pa.int32(), pa.large_string())  # text with few distinct value
 # ---- options
 # One row per field of a ``*.debug_options`` file (source "debug_options": the DebugOptions
 # fields that differ from their defaults) or a ``compile_options.textproto`` (source
-# "compile_options": the whole CompileOptionsProto, jax >= 0.10's per-module folder). key =
+# "compile_options": the whole CompileOptionsProto, jax >= 0.10's per-module folder), or any other
+# protobuf text or libtpu flagfile beside a module (source = the file's name: execution_options,
+# hlo_module_config, tpu_comp_env, topology, flagfile, autotune_results, … FORMATS.md §1.6.1; a
+# field printed by number has its number as key segment; ``[a, b]`` a row per element). key =
 # the field's name, nested messages joined by '.' (``executable_build_options.debug_options.
 # xla_backend_optimization_level``); a repeated field is a row per element; value = as
 # printed, a string without its quotes (XLA does not escape them in *.debug_options: nothing is

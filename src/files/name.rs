@@ -22,6 +22,8 @@
 //!      `._fusion.html`, `._fusion.pyz`, `.mlir` (Other). A per-kernel MLIR head
 //!      `module_ID.NAME.KERNEL-{pre-optimization,post-optimization,post-lowering}` has module
 //!      name NAME (KERNEL may contain dots; `kernel_mlir_module`).
+//!   2b. a compile's side files (`options::NAMED_FILES`: `.execution_options.txt`, `.flagfile`,
+//!      `.autotune_results.pbtxt`, …): Other, module id and name, no stage.
 //!   3. stage suffixes: `-buffer-assignment-values.txt`, `-buffer-assignment.txt`,
 //!      `-live-range.txt`, `-memory-usage-report.txt` (their kinds), `-memory-usage-report.pb.gz`,
 //!      `-memory-usage-report.pb`, `.hlo.pb.gz`, `.hlo.pb`, `.top_level.html`, `.html`, `.dot`,
@@ -33,7 +35,8 @@
 //!   - (a) per-pass form 1: a `.`-separated segment of 4+ digits (fitting i32) after the
 //!     module token, then `.PIPELINE.after_AFTER.before_BEFORE` (first workable `.after_`,
 //!     last workable `.before_`, all non-empty); step candidates tried from the right.
-//!   - (b) `.before_optimizations` at the end.
+//!   - (b) `.before_optimizations` at the end, or `.STAGE` of `NAMED_STAGES`
+//!     (`after_codegen`, `after_spmd_partitioner`, …): stage = STAGE.
 //!   - (c) `.after_optimizations` (backend None) or `<BACKEND>_after_optimizations` at the end;
 //!     BACKEND = last `.` segment, joined with the previous one if that is `sm_<digits>` and
 //!     BACKEND starts with a digit (`sm_8.0_gpu`); empty BACKEND is None.
@@ -122,6 +125,28 @@ const HEAD_SUFFIXES: [(&str, FileKind); 8] = [
     ("._fusion.html", FileKind::Other),
     ("._fusion.pyz", FileKind::Other),
     (".mlir", FileKind::Other),
+];
+
+/// The side files of a compile that are named like a module's but carry no stage (libtpu's and
+/// the GPU compiler's protobuf text, libtpu's flag file: `crate::options::NAMED_FILES`), and
+/// the ones read nowhere (kind other): without them their `.txt` would be taken for a stage,
+/// and the module name lost (a phantom `module_NNNN` beside `module_NNNN.NAME`).
+fn side_file_suffix(name: &str) -> Option<&'static str> {
+    crate::options::NAMED_FILES.iter().map(|f| f.0).find(|s| s.starts_with('.') && name.ends_with(s))
+}
+
+/// HLO module text stages besides before/after optimizations (FORMATS.md §1.3): libtpu's
+/// around buffer assignment and after code generation, the GPU compiler's before config
+/// assignment and after SPMD partitioning, libtpu's module printed on running out of memory.
+/// The `stage` column holds the name as written; only `after_optimizations` is the module's
+/// canonical compiled text (what the analyses read), so none of these doubles a figure.
+const NAMED_STAGES: [&str; 6] = [
+    "after_optimizations_before_buffer_assignment",
+    "after_optimizations_after_buffer_assignment",
+    "after_codegen",
+    "before_config_assignment",
+    "after_spmd_partitioner",
+    "oom_intermediate_module",
 ];
 
 const STAGE_SUFFIXES: [(&str, FileKind); 15] = [
@@ -295,11 +320,18 @@ fn parse_stage(core: &str, out: &mut FileName) -> bool {
             return true;
         }
     }
-    // (b) before optimizations
+    // (b) before optimizations, and the other named stages
     if let Some(head) = core.strip_suffix(".before_optimizations") {
         out.stage = Some("before_optimizations");
         out.set_head(head);
         return true;
+    }
+    for stage in NAMED_STAGES {
+        if let Some(head) = core.strip_suffix(stage).and_then(|h| h.strip_suffix('.')) {
+            out.stage = Some(stage);
+            out.set_head(head);
+            return true;
+        }
     }
     // (c) after optimizations, with or without a backend tag
     if let Some(pre) = core.strip_suffix("after_optimizations") {
@@ -418,6 +450,12 @@ pub fn classify(basename: &str) -> FileName {
             return out;
         }
     }
+    // 2b. a compile's side files (protobuf text, flags): module id and name only
+    if let Some(suffix) = side_file_suffix(name) {
+        let mut out = FileName::new(FileKind::Other);
+        out.set_head(&name[..name.len() - suffix.len()]);
+        return out;
+    }
     // 3. suffixes with a stage in front
     for (suffix, kind) in STAGE_SUFFIXES {
         if let Some(core) = name.strip_suffix(suffix) {
@@ -493,9 +531,9 @@ pub fn without_compression(name: &str) -> &str {
 
 /// Suffixes of what XLA writes beside its text dumps (object code, LLVM IR, MLIR, protobufs,
 /// PTX/cubin, HTML/dot graphs, …): none is a format of ours (`is_side_output`).
-pub const SIDE_OUTPUT_SUFFIXES: [&str; 17] = [
+pub const SIDE_OUTPUT_SUFFIXES: [&str; 20] = [
     ".o", ".ll", ".mlir", ".pb", ".pb.gz", ".ptx", ".cubin", ".hsaco", ".html", ".dot", ".url", ".pyz",
-    ".riegeli", ".pbtxt", ".textproto", ".fdo_profile", ".json",
+    ".riegeli", ".pbtxt", ".textproto", ".fdo_profile", ".json", ".ttir", ".ttgir", ".llir",
 ];
 
 /// A file XLA wrote beside its text dumps, by its name: a module token (`module_0003.…`, also

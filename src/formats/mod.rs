@@ -168,10 +168,18 @@ impl Format {
             },
             Format::Options => &FormatSpec {
                 name: "options",
-                contents: &[ContentKind::DebugOptions, ContentKind::CompileOptions],
+                contents: &[ContentKind::DebugOptions, ContentKind::CompileOptions, ContentKind::ProtoText, ContentKind::Flagfile],
                 sniff: Sniff {
-                    line: Some((crate::options::is_compile_options_line, ContentKind::CompileOptions)),
-                    fallback: Some((is_debug_options_first, ContentKind::DebugOptions)),
+                    prefixes: &[
+                        (crate::options::COMPILE_OPTIONS_STARTS[0], ContentKind::CompileOptions),
+                        (crate::options::COMPILE_OPTIONS_STARTS[1], ContentKind::CompileOptions),
+                        (crate::options::COMPILE_OPTIONS_STARTS[2], ContentKind::CompileOptions),
+                        (b"--xla_", ContentKind::Flagfile),
+                    ],
+                    line: Some((is_debug_options_line, ContentKind::DebugOptions)),
+                    // any other protobuf text, after every format's prefixes and lines (a
+                    // thunk line `001: kKernel …` is also a numbered field)
+                    fallback: Some((crate::options::is_proto_text_start, ContentKind::ProtoText)),
                     ..Sniff::NONE
                 },
                 tables: &["options"],
@@ -202,12 +210,6 @@ pub const UNPARSED: Sniff = Sniff {
     prefixes: &[(b"*** Begin ", ContentKind::StdoutCapture)],
     ..Sniff::NONE
 };
-
-/// The first line of a `*.debug_options` file (a fallback rule: tried after every format's
-/// prefixes and lines).
-fn is_debug_options_first(line: &[u8], _second: Option<&[u8]>) -> bool {
-    is_debug_options_line(line)
-}
 
 /// `xla_<letters, digits, _>: …`, a line of a `*.debug_options` file.
 fn is_debug_options_line(line: &[u8]) -> bool {

@@ -19,6 +19,10 @@ pub enum ContentKind {
     MemoryUsageReportProto,
     DebugOptions,
     CompileOptions,
+    /// Other protobuf text (a compiler's side files: `options::NAMED_FILES`).
+    ProtoText,
+    /// libtpu's `flagfile`: `--name=value` lines.
+    Flagfile,
     StdoutCapture,
     ThunkSequence,
     OomReport,
@@ -38,6 +42,8 @@ impl ContentKind {
             ContentKind::MemoryUsageReportProto => "memory_usage_report_proto",
             ContentKind::DebugOptions => "debug_options",
             ContentKind::CompileOptions => "compile_options",
+            ContentKind::ProtoText => "proto_text",
+            ContentKind::Flagfile => "flagfile",
             ContentKind::StdoutCapture => "stdout_capture",
             ContentKind::ThunkSequence => "thunk_sequence",
             ContentKind::OomReport => "oom_report",
@@ -259,7 +265,11 @@ mod tests {
         assert_eq!(s(b"xla_gpu_foo: {\n  a: 1\n}\n"), "debug_options");
         assert_eq!(s(b"xla_dump_to:\"x\"\n"), "unknown");
         assert_eq!(s(b"xla-dump: 1\n"), "unknown");
-        assert_eq!(s(b"platform_id: 179101572333\n"), "unknown");
+        assert_eq!(s(b"platform_id: 179101572333\n"), "proto_text"); // topology.textproto
+        assert_eq!(s(b"num_replicas: 1\ndevice_assignment {\n"), "proto_text");
+        assert_eq!(s(b"host_dma_sizes {\n  non_loop_buckets {\n"), "proto_text");
+        assert_eq!(s(b"Note: see below\n"), "unknown"); // prose is not a value
+        assert_eq!(s(b"--xla_foo=1\n--xla_bar='x'\n"), "flagfile");
         assert_eq!(s(b"executable_build_options {\n"), "compile_options");
         assert_eq!(s(b"argument_layouts {\n"), "compile_options");
         assert_eq!(s(b"#loc1 = loc(\"a\")\n"), "unknown");

@@ -250,6 +250,12 @@ def pair_keys(a: "Dump", b: "Dump", ma: Optional[list[Module]] = None,
     return [(r["module_a"], r["module_b"], r["matched_by"]) for r in rows]
 
 
+# `options.source` of the protobuf text a compile writes about what it did, not how it was
+# asked to compile (FORMATS.md §1.3): left out of the options that differ.
+_NOT_OPTIONS = ("basic_compiler_metadata", "transfer_stats", "sparse_core_specific_metadata", "host_transfers",
+                "thunk_metadata", "priority_fusion_dump", "autotune_results", "module_metadata", "proto_text")
+
+
 def _options_table(d: "Dump", mods: list[Module]) -> Optional[pa.Table]:
     """(module, kind, key, value) of the compile options of each module, from the dump's
     ``options`` table (``file_id``, ``module``, ``key``, ``value``, ``source``) when it has one;
@@ -267,14 +273,17 @@ def _options_table(d: "Dump", mods: list[Module]) -> Optional[pa.Table]:
     reg = f"options_tbl__x{next(_IDS)}"
     src = "coalesce(o.source::varchar, '')" if "source" in cols else "''"
     kind = f"case when {src} ilike '%debug%' then 'debug' else 'compile' end"
+    # what a compile reports (thunks, transfers, autotuning, …) is no option of it
+    inputs = f"{src} not in ({', '.join(repr(s) for s in _NOT_OPTIONS)})"
     by_file = (f"""select m.module, {kind} as kind, o.key::varchar as key, o.value::varchar as value
-                   from {reg} o join @modmap m using (file_id)""" if "file_id" in cols else None)
+                   from {reg} o join @modmap m using (file_id) where {inputs}""" if "file_id" in cols else None)
     keys = pa.table({"module": [m.key for m in mods] * 3,
                      "alias": [m.key for m in mods] + [m.base for m in mods] + [m.name for m in mods]})
     reg_keys = f"options_keys__x{next(_IDS)}"
     by_mod = (f"""select k.module, {kind} as kind, o.key::varchar as key, o.value::varchar as value
                   from {reg} o join (select distinct module, alias from {reg_keys}) k on o.module::varchar = k.alias
-                  {'where o.file_id is null or o.file_id not in (select file_id from @modmap)' if by_file else ''}"""
+                  where {inputs}
+                  {'and (o.file_id is null or o.file_id not in (select file_id from @modmap))' if by_file else ''}"""
               if "module" in cols else None)
     parts = [q for q in (by_file, by_mod) if q]
     if not parts:

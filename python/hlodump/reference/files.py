@@ -23,6 +23,8 @@ from the right: first the suffix is recognised, then the *stage* in front of it,
      ``.metadata.textproto``, ``.thunk_sequence_after_thunk_passes.txt``,
      ``.thunk_sequence.txt``, ``._fusion.html``, ``._fusion.pyz``, ``.mlir`` (kind other); a per-kernel
      MLIR head ``module_ID.NAME.KERNEL-STAGE`` has module name NAME (KERNEL may contain dots).
+  2b. a compile's side files (``options.NAMED_FILES``: ``.execution_options.txt``, ``.flagfile``,
+     ``.autotune_results.pbtxt``, …): kind other, module id and name, no stage.
   3. stage suffixes: ``-buffer-assignment-values.txt``, ``-buffer-assignment.txt``,
      ``-live-range.txt``, ``-memory-usage-report.txt`` (their kinds), ``-memory-usage-report.pb.gz``,
      ``-memory-usage-report.pb``, ``.hlo.pb.gz``, ``.hlo.pb``, ``.top_level.html``, ``.html``,
@@ -37,7 +39,9 @@ from the right: first the suffix is recognised, then the *stage* in front of it,
      (PIPELINE ends at the first ``.after_`` that allows a match, BEFORE starts after the last
      possible ``.before_``; all three non-empty). Candidates are tried from the right, so a module
      name with its own 4-digit segment (``foo.1234``) stays whole. stage "pass".
-  b. core ends with ``.before_optimizations``: stage before_optimizations.
+  b. core ends with ``.before_optimizations``: stage before_optimizations; or with ``.STAGE``
+     for a STAGE of ``_NAMED_STAGES`` (``after_codegen``, ``after_spmd_partitioner``, …): stage
+     STAGE.
   c. core ends with ``.after_optimizations`` (old XLA; backend null) or with
      ``<BACKEND>_after_optimizations``: BACKEND is the last ``.`` segment, joined with the one
      before it when that one is ``sm_<digits>`` and BACKEND starts with a digit (``sm_8.0_gpu``).
@@ -62,7 +66,7 @@ __all__ = ["classify", "classify_path", "sniff", "KINDS", "CONTENT_KINDS"]
 
 KINDS = ("hlo_module", "buffer_assignment", "buffer_assignment_values", "live_range",
          "memory_usage_report", "debug_options", "other")
-CONTENT_KINDS = KINDS[:-1] + ("compile_options", "hlo_proto", "memory_usage_report_proto", "stdout_capture",
+CONTENT_KINDS = KINDS[:-1] + ("compile_options", "proto_text", "flagfile", "hlo_proto", "memory_usage_report_proto", "stdout_capture",
                                "unknown", "empty")
 
 _INT32_MAX = 2**31 - 1
@@ -81,6 +85,22 @@ _HEAD_SUFFIXES = (
     ("._fusion.pyz", "other"),
     (".mlir", "other"),
 )
+
+# HLO module text stages besides before/after optimizations (FORMATS.md §1.3; Rust:
+# NAMED_STAGES): libtpu's around buffer assignment and after code generation, the GPU
+# compiler's before config assignment and after SPMD partitioning, libtpu's module printed on
+# running out of memory. Only ``after_optimizations`` is what the analyses read.
+_NAMED_STAGES = ("after_optimizations_before_buffer_assignment", "after_optimizations_after_buffer_assignment",
+                 "after_codegen", "before_config_assignment", "after_spmd_partitioner", "oom_intermediate_module")
+
+
+def _side_file_suffix(name: str) -> str | None:
+    """The suffix of a compile's side file (protobuf text, flags: ``options.NAMED_FILES``):
+    module id and name, no stage (else its ``.txt`` would be taken for a stage)."""
+    from .options import NAMED_FILES
+
+    return next((s for s, _ in NAMED_FILES if s.startswith(".") and name.endswith(s)), None)
+
 
 _STAGE_SUFFIXES = (
     ("-buffer-assignment-values.txt", "buffer_assignment_values"),
@@ -212,6 +232,11 @@ def _parse_stage(core: str, out: dict) -> bool:
         out["stage"] = "before_optimizations"
         out["module_id"], out["module_name"] = _parse_head(core[:-len(".before_optimizations")])
         return True
+    for stage in _NAMED_STAGES:  # (b) the other named stages
+        if core.endswith("." + stage):
+            out["stage"] = stage
+            out["module_id"], out["module_name"] = _parse_head(core[:-len(stage) - 1])
+            return True
     if core.endswith("after_optimizations"):  # (c)
         pre = core[:-len("after_optimizations")]
         head = None
@@ -289,6 +314,12 @@ def classify(basename: str) -> dict:
             if suffix == ".mlir" and (module := _kernel_mlir_module(name[:-len(suffix)])):
                 out["module_name"] = module
             return out
+    # 2b. a compile's side files (protobuf text, flags): module id and name only
+    side = _side_file_suffix(name)
+    if side is not None:
+        out = _empty("other")
+        out["module_id"], out["module_name"] = _parse_head(name[:-len(side)])
+        return out
     # 3. suffixes with a stage in front
     for suffix, kind in _STAGE_SUFFIXES:
         if name.endswith(suffix):
@@ -321,7 +352,8 @@ def _folder_module(folder: str) -> tuple[int, str | None] | None:
 # What XLA writes beside its text dumps (object code, LLVM IR, MLIR, protobufs, PTX/cubin,
 # graphs …): none is a format of ours. Same list as src/files/name.rs SIDE_OUTPUT_SUFFIXES.
 SIDE_OUTPUT_SUFFIXES = (".o", ".ll", ".mlir", ".pb", ".pb.gz", ".ptx", ".cubin", ".hsaco", ".html", ".dot", ".url",
-                        ".pyz", ".riegeli", ".pbtxt", ".textproto", ".fdo_profile", ".json")
+                        ".pyz", ".riegeli", ".pbtxt", ".textproto", ".fdo_profile", ".json",
+                        ".ttir", ".ttgir", ".llir")
 
 
 COMPRESSION_SUFFIXES = (".gz", ".bz2", ".xz", ".zst")

@@ -138,14 +138,14 @@ def _options(lines: list[str | None], ctx: Any, data: bytes) -> None:
     options.parse(lines, ctx)
 
 
-def _is_compile_options_line(line: bytes) -> bool:
-    from .options import is_compile_options_line
-
-    return is_compile_options_line(line)
+# the first lines of a ``compile_options.textproto`` (Rust: options::COMPILE_OPTIONS_STARTS)
+_COMPILE_OPTIONS_STARTS = ("executable_build_options {", "argument_layouts {", "parameter_is_tupled_arguments: ")
 
 
-def _is_debug_options_first(first: bytes, second: bytes | None) -> bool:
-    return _is_debug_options_line(first)
+def _is_proto_text_start(first: bytes, second: bytes | None) -> bool:
+    from .options import is_proto_text_start
+
+    return is_proto_text_start(first, second)
 
 
 def _oom(lines: list[str | None], ctx: Any, data: bytes) -> None:
@@ -194,9 +194,13 @@ FORMATS: tuple[Format, ...] = (
                                 # the TPU runtime's and compiler's one-line messages
                                 b"Attempting to allocate ", b"Attempting to reserve ",
                                 b"unlikely to have enough memory. Requires "))),
-    Format("options", ("debug_options", "compile_options"), ("options",), _options,
-           sniff=Sniff(line=(_is_compile_options_line, "compile_options"),
-                       fallback=(_is_debug_options_first, "debug_options"))),
+    # any other protobuf text after every format's prefixes and lines (a thunk line
+    # ``001: kKernel …`` is also a numbered field)
+    Format("options", ("debug_options", "compile_options", "proto_text", "flagfile"), ("options",), _options,
+           sniff=Sniff(prefixes=tuple((p.encode(), "compile_options") for p in _COMPILE_OPTIONS_STARTS)
+                       + ((b"--xla_", "flagfile"),),
+                       line=(_is_debug_options_line, "debug_options"),
+                       fallback=(_is_proto_text_start, "proto_text"))),
 )
 
 # Content kinds the files table names but no format parses (tried after every format's rules).
