@@ -208,6 +208,7 @@ def _cost_table(fr: Frame, res: CostResult) -> pa.Table:
     w = np.nonzero((trip >= 0) & (notes == _NOTES["while"]))[0]
     for i in w.tolist():
         notes[i] = notes[i] + f" (its known trip count is {int(trip[i])})"
+    _custom_call_notes(fr, res, notes)
     for i, why in res.problems.items():
         notes[i] = why
     dtype, matrix = _compute_types(fr)
@@ -236,6 +237,32 @@ def _cost_table(fr: Frame, res: CostResult) -> pa.Table:
         "custom_call_target": rows.column("custom_call_target").cast(pa.string()),
         "file_id": rows.column("file_id").cast(pa.int32()),
     })
+
+
+_CUSTOM_NOTES = {
+    "pallas": "custom call: the Pallas kernel's own cost estimate (backend_config), as the TPU compiler counts it",
+    "gemm": "custom call: a cuBLAS gemm, 2 x M x N x K as XLA's GPU cost analysis counts it",
+    "conv": "custom call: a cuDNN convolution, costed as XLA's GPU cost analysis does",
+    "free": "custom call: AllocateBuffer, which the TPU compiler counts as nothing",
+}
+
+
+def _custom_call_notes(fr: Frame, res: CostResult, notes: Any) -> None:
+    """The custom calls with a cost of their own (cost_custom) say which rule gave it, instead of
+    the note of the unknown ones."""
+    import numpy as np
+
+    from .cost_custom import rule_of
+
+    code = fr.opcode_code("custom-call")
+    if code < 0:
+        return
+    rows = np.nonzero((fr.op[:fr.n] == code) & (np.nan_to_num(res.flops[:fr.n], nan=-1.0) >= 0))[0]
+    if not len(rows):
+        return
+    targets = fr.rows.column("custom_call_target").take(pa.array(rows)).to_pylist()
+    for i, tg in zip(rows.tolist(), targets):
+        notes[i] = _CUSTOM_NOTES[rule_of(tg)]
 
 
 _MATRIX = frozenset({"dot", "convolution"})
