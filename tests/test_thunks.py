@@ -170,3 +170,19 @@ def test_a_while_loop_nested_in_a_sequence_owns_its_column_0_condition_label(tmp
         (4, 0, 1, "kCopy", N, 7),
         (5, N, 0, "kKernel", N, 9),
     ]
+
+
+def test_jax_0_12_kernel_text(reader) -> None:
+    """jax 0.12 prints `[source | next=…] NAME grid: [X, Y, Z] threads: [X, Y, Z]  shared_memory: N
+    bytes`: the kernel's name and launch dimensions; no profile annotation (instruction null)."""
+    import os
+
+    from conftest import DATA
+
+    d = reader(os.path.join(DATA, "accel", "gpu_h100", "mlp"), tables=["thunks"], on_error="collect")
+    rows = d.thunks.to_pylist()
+    first = rows[0]
+    assert (first["kind"], first["kernel_name"], first["instruction"]) == ("kCustomKernel", "gemm_fusion_dot_2", None)
+    assert (first["blocks_x"], first["blocks_y"], first["threads_x"], first["shared_memory_bytes"]) == (8192, 1, 64, 768)
+    last = rows[-1]
+    assert (last["kind"], last["kernel_name"], last["blocks_x"]) == ("kAllReduce", None, None)

@@ -159,12 +159,12 @@ fn number(s: &[u8]) -> Option<i64> {
     std::str::from_utf8(&s[..d]).ok()?.parse().ok()
 }
 
-/// `{X, Y, Z}` or a lone `X` (then Y and Z are not printed).
+/// `{X, Y, Z}` (`[X, Y, Z]` from jax 0.12) or a lone `X` (then Y and Z are not printed).
 fn dims(s: &[u8]) -> [Option<i64>; 3] {
-    let Some(inner) = s.strip_prefix(b"{") else {
+    let Some(inner) = s.strip_prefix(b"{").or_else(|| s.strip_prefix(b"[")) else {
         return [number(s), None, None];
     };
-    let end = inner.iter().position(|&b| b == b'}').unwrap_or(inner.len());
+    let end = inner.iter().position(|&b| b == b'}' || b == b']').unwrap_or(inner.len());
     let mut out = [None; 3];
     for (slot, part) in out.iter_mut().zip(inner[..end].split(|&b| b == b',')) {
         let part = part.trim_ascii();
@@ -173,9 +173,35 @@ fn dims(s: &[u8]) -> [Option<i64>; 3] {
     out
 }
 
+/// The text after the `[source | next=002 (1)]` links jax 0.12 prints before a thunk's own text.
+fn after_links(text: &[u8]) -> Option<&[u8]> {
+    let inner = text.strip_prefix(b"[")?;
+    let end = inner.iter().position(|&b| b == b']')?;
+    let links = &inner[..end];
+    let linked = [&b"prev="[..], b"next=", b"source", b"sink"].iter().any(|k| after(links, k).is_some());
+    linked.then(|| inner[end + 1..].trim_ascii())
+}
+
+/// jax 0.12's kernel text after the links: `NAME grid: [X, Y, Z] threads: [X, Y, Z]
+/// shared_memory: N bytes` (the kernel's name, not the HLO instruction's: no profile annotation
+/// is printed; other thunks echo their kind).
+fn launch_linked(text: &[u8]) -> Launch<'_> {
+    let mut l = Launch::default();
+    if let Some(i) = text.windows(7).position(|w| w == b" grid: ") {
+        l.kernel_name = is_name(&text[..i]).then(|| &text[..i]);
+    }
+    l.blocks = after(text, b"grid: ").map(dims).unwrap_or_default();
+    l.threads = after(text, b"threads: ").map(dims).unwrap_or_default();
+    l.shared_memory_bytes = after(text, b"shared_memory: ").and_then(number);
+    l
+}
+
 /// The launch facts of one thunk's annotation (text after the tab).
 pub fn launch(annotation: &[u8]) -> Launch<'_> {
     let text = annotation.trim_ascii();
+    if let Some(rest) = after_links(text) {
+        return launch_linked(rest);
+    }
     let mut l = Launch::default();
     // `NAME, kernel = …` (profile annotation, then the kernel thunk's own text) or `NAME`.
     let head = text.split(|&b| b == b',').next().unwrap_or(b"");
@@ -297,6 +323,14 @@ mod tests {
         // a lone count, an overflowing one, text that is not a name
         let l = launch(b"(no description) blocks: 12, threads/block: {99999999999999999999, x, 3}");
         assert_eq!((l.instruction, l.blocks, l.threads), (None, [Some(12), None, None], [None, None, Some(3)]));
+    }
+
+    #[test]
+    fn launch_of_a_kernel_thunk_as_jax_0_12_prints_it() {
+        let l = launch(b"[source       | next=002 (1)] gemm_fusion_dot_2 grid: [8192, 1, 1] threads: [64, 1, 1]  shared_memory: 768 bytes");
+        assert_eq!((l.instruction, l.kernel_name), (None, Some(&b"gemm_fusion_dot_2"[..])));
+        assert_eq!((l.blocks, l.threads, l.shared_memory_bytes), ([Some(8192), Some(1), Some(1)], [Some(64), Some(1), Some(1)], Some(768)));
+        assert_eq!(launch(b"[prev=004 (1) | sink        ] kAllReduce"), Launch::default());
     }
 
     #[test]

@@ -21,7 +21,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import sample  # noqa: E402
 
-ALL = ("mlp", "llama", "collectives", "pallas", "offload", "oom", "passes", "proto")
+ALL = ("mlp", "llama", "collectives", "pallas", "offload", "oom", "passes", "proto")  # cublas: GPU only
 SAMPLE = {
     "tpu_v5e_2x4": ALL,
     "tpu_v4_2x2x1": ("mlp", "collectives", "offload"),
@@ -29,7 +29,7 @@ SAMPLE = {
     "tpu_v6e_2x4": ("mlp", "collectives", "pallas"),
     "tpu_TPU7x_2x2x1": ("mlp", "collectives", "offload"),
     "tpu_v5e_2x2_x2": ("mlp", "collectives"),
-    "gpu_h100": ("mlp", "llama", "collectives", "pallas", "offload", "oom", "proto"),
+    "gpu_h100": ("mlp", "llama", "collectives", "pallas", "offload", "oom", "proto", "cublas"),
     "gpu_a100": ("mlp", "collectives"),
 }
 VENVS = [d.rstrip("/") + "/" for d in os.environ.get("SITE_PACKAGES", "/work/venvs/tpu/lib/python3.12/site-packages:"

@@ -17,10 +17,13 @@ base class with ``ShapeUtil::ByteSizeOf(shape, 8)`` as the shape size):
   ``conditional`` the maximum over its branches; ``call``/``async-start`` their computation;
   ``fusion`` its fused computation's FLOPs with bytes only at the boundary
   (``FusionParameterReadBytes``); ``custom-call`` is unknown: XLA sets flops, bytes and
-  optimal seconds to −1 and sums them (jax reports those −1s: the ``note`` column says so).
+  optimal seconds to −1 and sums them (jax reports those −1s: the ``note`` column says so),
+  except the targets whose cost is known (``cost_custom``: a Pallas kernel's estimate, cuBLAS
+  gemms, cuDNN convolutions, AllocateBuffer on TPU).
 
-TPU dumps: TPU compilers run their own cost analysis (tiled shape sizes), so the figures here
-are the CPU/GPU convention for them.
+TPU dumps: TPU compilers run their own cost analysis (tiled shape sizes): flops and
+transcendentals equal these rules on the programs measured, bytes accessed differ by tile padding
+(docs/FORMATS.md §7.2).
 """
 
 from __future__ import annotations
@@ -117,8 +120,8 @@ def cost_analysis(d: "Dump", module: ModuleSel = None, tuple_results: TupleResul
             row["note"] = (f"{n} instruction{'s' if n != 1 else ''} left out of these figures: size overflows int64 "
                            "or a shape not read (costs() notes which)")
         if any("tpu" in b for b in getattr(m, "backends", ())):
-            row["note"] = ("TPU compilers run their own cost analysis (tiled sizes): these are the CPU/GPU "
-                           "rules applied to this text, not what jax reports on TPU")
+            row["note"] = ("TPU compilers run their own cost analysis: flops and transcendentals match it, bytes "
+                           "accessed differ by its tile padding (measured 0.01-1.4%) and optimal_seconds is its own")
         out.append(row)
     return out
 
@@ -208,6 +211,7 @@ def _cost_table(fr: Frame, res: CostResult) -> pa.Table:
     w = np.nonzero((trip >= 0) & (notes == _NOTES["while"]))[0]
     for i in w.tolist():
         notes[i] = notes[i] + f" (its known trip count is {int(trip[i])})"
+    _custom_call_notes(fr, res, notes)
     for i, why in res.problems.items():
         notes[i] = why
     dtype, matrix = _compute_types(fr)
@@ -236,6 +240,32 @@ def _cost_table(fr: Frame, res: CostResult) -> pa.Table:
         "custom_call_target": rows.column("custom_call_target").cast(pa.string()),
         "file_id": rows.column("file_id").cast(pa.int32()),
     })
+
+
+_CUSTOM_NOTES = {
+    "pallas": "custom call: the Pallas kernel's own cost estimate (backend_config), as the TPU compiler counts it",
+    "gemm": "custom call: a cuBLAS gemm, 2 x M x N x K as XLA's GPU cost analysis counts it",
+    "conv": "custom call: a cuDNN convolution, costed as XLA's GPU cost analysis does",
+    "free": "custom call: AllocateBuffer, which the TPU compiler counts as nothing",
+}
+
+
+def _custom_call_notes(fr: Frame, res: CostResult, notes: Any) -> None:
+    """The custom calls with a cost of their own (cost_custom) say which rule gave it, instead of
+    the note of the unknown ones."""
+    import numpy as np
+
+    from .cost_custom import rule_of
+
+    code = fr.opcode_code("custom-call")
+    if code < 0:
+        return
+    rows = np.nonzero((fr.op[:fr.n] == code) & (np.nan_to_num(res.flops[:fr.n], nan=-1.0) >= 0))[0]
+    if not len(rows):
+        return
+    targets = fr.rows.column("custom_call_target").take(pa.array(rows)).to_pylist()
+    for i, tg in zip(rows.tolist(), targets):
+        notes[i] = _CUSTOM_NOTES[rule_of(tg)]
 
 
 _MATRIX = frozenset({"dot", "convolution"})

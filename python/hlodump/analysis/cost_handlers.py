@@ -16,6 +16,7 @@ import numpy as np
 
 from .cost_keys import (_ELEMENTWISE, _FREE, _TRANSCENDENTAL, BYTES, FLOPS, OUT, SECONDS, TRANS, UTIL,
                         operand_bytes_key, operand_util_key, output_bytes_key)
+from . import cost_custom as custom
 from .cost_state import _Ctx, _Run
 from .hlo_frame import Node, attr
 from .hlo_shapes import Shape
@@ -316,10 +317,11 @@ def _dot(a: _Ctx, ins: Node, p: dict[str, float]) -> Any:
     p[FLOPS] = f32(dot_flops(ins.operands[0].shape, ins.shape, _ints(_attr(ins, "lhs_contracting_dims"))))
 
 
-def conv_flops(ins: Node) -> int:
+def conv_flops(ins: Node, result: Optional[Shape] = None) -> int:
     """``GetConvolutionFlops``: valid (output, kernel) positions per spatial dimension × features
-    × batch, over feature/batch group counts, × 2."""
-    lhs, rhs, out = ins.operands[0].shape, ins.operands[1].shape, ins.shape
+    × batch, over feature/batch group counts, × 2. ``result``: the convolution's result when it is
+    not the instruction's shape (a cuDNN call's first tuple part)."""
+    lhs, rhs, out = ins.operands[0].shape, ins.operands[1].shape, result or ins.shape
     labels = _attr(ins, "dim_labels") or ""
     try:
         in_l, rest = labels.split("_", 1)
@@ -505,6 +507,10 @@ def _async_start(a: _Ctx, ins: Node, p: dict[str, float]) -> Any:
 
 
 def _custom_call(a: _Ctx, ins: Node, p: dict[str, float]) -> Any:
+    cfg = ins.backend_config
+    if custom.known(ins.custom_call_target, cfg, a.tpu):
+        return _KNOWN_CUSTOM[custom.rule_of(ins.custom_call_target)](ins, p, cfg)
+    # XLA's base rule: unknown, −1 in every figure it sets
     p[SECONDS] = -1.0
     p[BYTES] = -1.0
     p[OUT] = -1.0
@@ -512,6 +518,47 @@ def _custom_call(a: _Ctx, ins: Node, p: dict[str, float]) -> Any:
         p[operand_bytes_key(i)] = -1.0
     p[FLOPS] = -1.0
     return False
+
+
+def _pallas_kernel(ins: Node, p: dict[str, float], cfg: Optional[str]) -> Any:
+    # the kernel's CostEstimate replaces flops, transcendentals and bytes; operand and output
+    # bytes stay Preprocess's (the TPU compiler's per-operand figures are the operands' sizes)
+    est = custom.pallas_estimate(cfg) or {}
+    for k, v in custom.estimate_props(est).items():
+        p[k] = f32(v)
+    return False
+
+
+def _cublas_gemm(ins: Node, p: dict[str, float], cfg: Optional[str]) -> Any:
+    # cuBLASLt may return (result, workspace): GetDotFlops reads the result
+    out = ins.shape.at(0) if ins.shape.is_tuple else ins.shape
+    p[FLOPS] = f32(dot_flops(ins.operands[0].shape, out, custom.gemm_dims(cfg) or []))
+    return False
+
+
+def _cudnn_conv(ins: Node, p: dict[str, float], cfg: Optional[str]) -> Any:
+    # (result, scratch): flops of the result, and only its bytes as output (XLA does not
+    # reward a convolution for the scratch memory it asks for)
+    result = ins.shape.at(0) if ins.shape.is_tuple else ins.shape
+    p[FLOPS] = f32(conv_flops(ins, result))
+    if ins.shape.is_tuple:
+        size = f32(result.bytes)
+        p[BYTES] = _add(_add(p[BYTES], -p.get(OUT, 0.0)), size)
+        p[OUT] = size
+    return False
+
+
+def _free_call(ins: Node, p: dict[str, float], cfg: Optional[str]) -> Any:
+    # AllocateBuffer on TPU: the TPU compiler's analysis gives it no figure at all
+    p.clear()
+    p[BYTES] = 0.0
+    p[OUT] = 0.0
+    return False
+
+
+_KNOWN_CUSTOM: dict[str, Callable[[Node, dict[str, float], Optional[str]], Any]] = {
+    "pallas": _pallas_kernel, "gemm": _cublas_gemm, "conv": _cudnn_conv, "free": _free_call,
+}
 
 
 def _all_reduce(a: _Ctx, ins: Node, p: dict[str, float]) -> Any:

@@ -135,6 +135,7 @@ def run(fr: Frame, tuple_results: Optional[str] = None) -> CostResult:
     for o, k in _MIN_OPERANDS.items():
         if o in fr.opnames:
             is_py |= (fr.op == fr.opnames.index(o)) & (nops < k)
+    is_py |= _known_custom_calls(fr)  # the custom calls with a cost of their own (cost_custom)
     if not COLUMNS:
         is_py[:] = True
     is_py &= ~unusable
@@ -187,6 +188,27 @@ def run(fr: Frame, tuple_results: Optional[str] = None) -> CostResult:
     for f in fr.files.tolist():
         res.totals.setdefault(int(f), {})
     return res
+
+
+def _known_custom_calls(fr: Frame) -> np.ndarray:
+    """Per node: a custom call whose target and backend_config give its cost (a Pallas kernel's
+    estimate, a cuBLAS gemm, a cuDNN convolution, AllocateBuffer on TPU); the others keep the
+    vectorised rule of XLA's base class (unknown, −1)."""
+    from .cost_custom import known
+
+    out = np.zeros(fr.t, bool)
+    code = fr.opcode_code("custom-call")
+    rows = np.nonzero(fr.op[:fr.n] == code)[0] if code >= 0 else np.zeros(0, np.int64)
+    if not len(rows):
+        return out
+    import pyarrow as pa
+
+    take = pa.array(rows)
+    targets = fr.rows.column("custom_call_target").take(take).to_pylist()
+    cfgs = fr.rows.column("custom_backend_config").take(take).to_pylist()
+    for i, tg, cfg in zip(rows.tolist(), targets, cfgs):
+        out[i] = known(tg, cfg, int(fr.file[i]) in fr.tpu_files)
+    return out
 
 
 def _sum_level(R: _Run, node: np.ndarray, key: np.ndarray, val: np.ndarray, comps: np.ndarray) -> None:

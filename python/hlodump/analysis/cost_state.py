@@ -27,6 +27,7 @@ class _Ctx:
         self.fid = fid
         self.tuple_leaves = run.leaves_of(fid)
         self.tuple_pointer_bytes = 4 if fid in run.fr.xla_2026 else 8
+        self.tpu = fid in run.fr.tpu_files  # which compiler's custom-call rules apply
         self.current = -1
 
     @property

@@ -172,6 +172,7 @@ class Frame:
     entry_of_file: dict[int, int]
     tuple_leaves: dict[int, bool]
     xla_2026: set[int]
+    tpu_files: set[int]  # files printed by a TPU compiler (tiled layouts): its custom-call rules
     trip_count: np.ndarray  # per real row (-1: none)
     attrs_col: Any  # the attributes column (read per row on demand)
     _nodes: dict[int, "Node"] = field(default_factory=dict)
@@ -361,6 +362,11 @@ class Node:
         return self.f.rows.column("custom_call_target")[self.i].as_py() if self.i < self.f.n else None
 
     @property
+    def backend_config(self) -> Optional[str]:
+        """A custom call's backend_config (None for every other opcode: the frame keeps no other)."""
+        return self.f.rows.column("custom_backend_config")[self.i].as_py() if self.i < self.f.n else None
+
+    @property
     def comp(self) -> CompView:
         return self.f.comp_view(int(self.f.comp[self.i]))
 
@@ -420,13 +426,17 @@ def _build(sc: "Scope") -> Frame:
         eng.table("computations")
         eng.table("files")
         sel = ", ".join(f'"{c}"' if c in have else f'NULL AS "{c}"' for c in _ROW_COLUMNS)
+        # a custom call's backend_config may say what it costs (cost_custom); no other row's is read
+        cc_cfg = ("CASE WHEN opcode = 'custom-call' THEN backend_config END"
+                  if "backend_config" in have else "NULL::VARCHAR")
         trip = ("TRY_CAST(regexp_extract(backend_config, '\"known_trip_count\":\\{\"n\":\"(\\d+)\"', 1) AS BIGINT)"
                 if "backend_config" in have else "NULL")
         pnum = ("CASE WHEN opcode = 'parameter' AND regexp_full_match(trim(operand_text), '[0-9]+') "
                 "THEN TRY_CAST(trim(operand_text) AS INTEGER) END" if "operand_text" in have else "NULL")
         with eng.lock:
             rows = _arrow(eng.con.sql(
-                f"SELECT {sel}, CASE WHEN opcode = 'while' THEN {trip} END AS trip_count, {pnum} AS param_number "
+                f"SELECT {sel}, CASE WHEN opcode = 'while' THEN {trip} END AS trip_count, {pnum} AS param_number, "
+                f"{cc_cfg} AS custom_backend_config "
                 f"FROM instructions SEMI JOIN {wanted} USING (file_id) "
                 "ORDER BY file_id, computation_id, instruction_id"))
             comps = _arrow(eng.con.sql(
@@ -648,13 +658,14 @@ def _build(sc: "Scope") -> Frame:
     dump_of = dict(zip(dumps.column("file_id").to_pylist(), dumps.column("dump").to_pylist()))
     tuple_leaves = _conventions(rows, fid)
     xla_2026 = _printed_by_xla_2026(rows, fid, path_files, opnames, op_codes, dump_of)
+    tpu_files = _tpu_files(rows, fid, module_of_file)
     fr = Frame(n=n, rows=rows, file=file_all, comp=comp_all, op=op_all, opnames=opnames, shape=shape_all,
                shapes=shapes, param=param_all, op_ptr=op_ptr, op_src=op_src, us_ptr=us_ptr, us_dst=u_dst,
                cl_ptr=cl_ptr, cl_comp=cl_comp, cl_names=[None] * n, extra_name=ex_name, c_file=c_file,
                c_name=c_name, c_entry=c_entry, c_root=c_root, c_start=c_start, c_end=c_end,
                comp_index=comp_index, files=files, module_of_file=module_of_file,
                file_of_module=file_of_module, entry_of_file=entry_of_file, tuple_leaves=tuple_leaves,
-               xla_2026=xla_2026, trip_count=trip, attrs_col=_attrs_array(rows))
+               xla_2026=xla_2026, tpu_files=tpu_files, trip_count=trip, attrs_col=_attrs_array(rows))
     fr.extra_attrs = ex_attrs  # type: ignore[attr-defined]
     fr.v_src, fr.v_idx = vt, vi  # type: ignore[attr-defined]  # the columnar element nodes n..n+V-1
     fr.flat_names = flat_names  # type: ignore[attr-defined]
@@ -744,6 +755,26 @@ def _printed_by_xla_2026(rows: pa.Table, fid: np.ndarray, path_files: set[int],
             seen |= set(np.unique(fid[cmp_rows[has]]).tolist())
     dumps = {dump_of.get(f) for f in seen}
     return {int(f) for f in np.unique(fid).tolist() if f in seen or dump_of.get(f) in dumps}
+
+
+def _tpu_files(rows: pa.Table, fid: np.ndarray, module_of_file: dict[int, Any]) -> set[int]:
+    """Files of TPU modules: the module's backend says so, or a shape has a tiled layout
+    (``{1,0:T(8,128)}``), which only TPU compilers print (a TPU dump's file names carry no
+    backend)."""
+    out = {f for f, m in module_of_file.items() if any("tpu" in str(b).lower() for b in getattr(m, "backends", ()))}
+    if not len(fid):
+        return out
+    sh = rows.column("shape")
+    sh = sh.combine_chunks() if isinstance(sh, pa.ChunkedArray) else sh
+    if pa.types.is_dictionary(sh.type):
+        hit_code = np.asarray(pc.fill_null(pc.match_substring(sh.dictionary.cast(pa.large_string()), ":T("), False)
+                              .to_numpy(zero_copy_only=False), bool)
+        idx = _np(sh.indices, np.int64, fill=0)
+        hit = hit_code[idx] if len(hit_code) else np.zeros(len(idx), bool)
+    else:
+        hit = np.asarray(pc.fill_null(pc.match_substring(sh.cast(pa.large_string()), ":T("), False)
+                         .to_numpy(zero_copy_only=False), bool)
+    return out | {int(f) for f in np.unique(fid[hit]).tolist()}
 
 
 def with_hlo_text(d: Any) -> set[str]:

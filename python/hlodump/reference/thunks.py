@@ -54,9 +54,9 @@ def _dims(text: str | None) -> list[int | None]:
     """``{X, Y, Z}`` or a lone ``X`` (Y and Z then not printed)."""
     if text is None:
         return [None, None, None]
-    if not text.startswith("{"):
+    if not text.startswith(("{", "[")):
         return [_number(text), None, None]
-    inner = text[1:].split("}", 1)[0]
+    inner = re.split(r"[}\]]", text[1:], maxsplit=1)[0]
     out: list[int | None] = [None, None, None]
     for i, part in enumerate(inner.split(",")[:3]):
         part = part.strip(_WS)
@@ -73,8 +73,37 @@ def _after(text: str, *keys: str) -> str | None:
     return None
 
 
+def _after_links(text: str) -> str | None:
+    """The text after the ``[source | next=002 (1)]`` links jax 0.12 prints before a thunk's own text."""
+    if not text.startswith("[") or "]" not in text:
+        return None
+    links, rest = text[1:].split("]", 1)
+    if not any(k in links for k in ("prev=", "next=", "source", "sink")):
+        return None
+    return rest.strip(_WS)
+
+
+def _launch_linked(text: str) -> dict[str, Any]:
+    """jax 0.12's ``NAME grid: [X, Y, Z] threads: [X, Y, Z]  shared_memory: N bytes`` (the
+    kernel's name; no profile annotation is printed, other thunks echo their kind)."""
+    i = text.find(" grid: ")
+    kernel = text[:i] if i >= 0 and _NAME_RE.fullmatch(text[:i]) else None
+    blocks = _dims(_after(text, "grid: "))
+    threads = _dims(_after(text, "threads: "))
+    return {
+        "instruction": None,
+        "kernel_name": kernel,
+        "blocks_x": blocks[0], "blocks_y": blocks[1], "blocks_z": blocks[2],
+        "threads_x": threads[0], "threads_y": threads[1], "threads_z": threads[2],
+        "shared_memory_bytes": _number(_after(text, "shared_memory: ")),
+    }
+
+
 def _launch(annotation: str) -> dict[str, Any]:
     text = annotation.strip(_WS)
+    linked = _after_links(text)
+    if linked is not None:
+        return _launch_linked(linked)
     head = text.split(",", 1)[0]
     kernel = _after(text, "kernel = ", "kernel=")
     if kernel is not None:

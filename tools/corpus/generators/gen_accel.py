@@ -265,8 +265,26 @@ def p_proto(r: Recorder, devs, target):
               options={"xla_dump_hlo_as_proto": True, "xla_dump_hlo_as_text": True})
 
 
+def p_cublas(r: Recorder, devs, target):
+    """GPU: gemms and a convolution as library calls (cuBLAS / cuBLASLt / cuDNN custom calls), not
+    Triton fusions (jax 0.12 picks Triton for every gemm of the other programs)."""
+    dev = devs[:1]
+    mesh = mesh_of(dev)
+
+    def f(x, w, b, img, k):
+        y = jnp.einsum("bmk,bkn->bmn", x, w)  # batched gemm
+        z = jax.nn.relu(x[0] @ w[0] + b)      # gemm with a bias epilogue (cuBLASLt)
+        c = jax.lax.conv_general_dilated(img, k, (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC"))
+        return y, z, c
+    r.compile(f, sds((4, 256, 512), jnp.bfloat16, mesh, P()), sds((4, 512, 128), jnp.bfloat16, mesh, P()),
+              sds((128,), jnp.bfloat16, mesh, P()), sds((8, 32, 32, 64), jnp.float32, mesh, P()),
+              sds((3, 3, 64, 128), jnp.float32, mesh, P()),
+              options={"xla_gpu_enable_triton_gemm": False, "xla_gpu_enable_cublaslt": True})
+
+
 PROGRAMS = {"mlp": p_mlp, "llama": p_llama, "collectives": p_collectives, "pallas": p_pallas,
-            "offload": p_offload, "oom": p_oom, "passes": p_passes, "proto": p_proto}
+            "offload": p_offload, "oom": p_oom, "passes": p_passes, "proto": p_proto,
+            "cublas": p_cublas}
 
 
 def main(argv):
