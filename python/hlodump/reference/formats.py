@@ -193,7 +193,9 @@ FORMATS: tuple[Format, ...] = (
                                 b"XLA Label: ", b"Allocation type: ", b"Unpadded size: ",
                                 # the TPU runtime's and compiler's one-line messages
                                 b"Attempting to allocate ", b"Attempting to reserve ",
-                                b"unlikely to have enough memory. Requires "))),
+                                b"unlikely to have enough memory. Requires ",
+                                # the TPU compiler's one-line compile-time messages (E1000, E1001)
+                                b"Ran out of memory on ", b"Allocation (size="))),
     Format("options", ("debug_options", "compile_options"), ("options",), _options,
            sniff=Sniff(line=(_is_compile_options_line, "compile_options"),
                        fallback=(_is_debug_options_first, "debug_options"))),
