@@ -107,6 +107,7 @@ def _cmd_summary(args: argparse.Namespace) -> int:
         # every module: module=None (the scope of the whole dump), never a list of every key
         s = A.summary(d, None if len(mods) == len(A._module_list(d)) else [m.key for m in mods], top=args.buffers)
     s = _sorted(s, args.sort)
+    _attach_devices(d, s)
     several = len(s) > 1 and args.module is None
     n_detail = len(s) if (args.all or not several) else (args.top if args.top is not None else DETAIL_MODULES)
     detail = s[:n_detail]
@@ -125,6 +126,26 @@ def _cmd_summary(args: argparse.Namespace) -> int:
     for m in cli_safety.escape_data(detail):
         _render_summary(m, con)
     return 0
+
+
+def _attach_devices(d: Any, s: list[dict[str, Any]]) -> None:
+    """Each module's device and its capacity (``analysis.capacity.devices``), as ``device``
+    (None where the dump does not name it): added next to the summary's figures, not in them."""
+    from ..analysis.capacity import devices
+
+    by_module = {r["module"]: r for r in devices(d).to_pylist()}
+    for m in s:
+        m["device"] = by_module.get(m["module"])
+
+
+def _hbm_peak(m: dict[str, Any]) -> Optional[int]:
+    """The peak to hold against the device's memory: memory space 0's most live bytes (HBM on
+    TPU, device memory on GPU; the others are on-chip or host) where the timeline has it, else
+    the module's peak in use."""
+    for sp in (m.get("timeline") or {}).get("memory_spaces") or []:
+        if sp.get("color") == 0 and sp.get("max_live_bytes") is not None:
+            return int(sp["max_live_bytes"])
+    return A.peak_bytes(m)
 
 
 def _json_lines(rows: list[Any]) -> None:
@@ -265,6 +286,10 @@ def _render_summary(m: dict[str, Any], con: Any) -> None:
         head = f"{m['module']}: no allocation totals in this input"
     pk = m["peak"]
     lines = [head]
+    if m.get("device"):
+        from ..analysis.capacity import capacity_line
+
+        lines.append(capacity_line(_hbm_peak(m), m["device"], fb))
     if m.get("dump"):
         lines.append(f"dump: {m['dump']}")
     ma = m.get("memory_analysis")
