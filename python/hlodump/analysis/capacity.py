@@ -1,4 +1,4 @@
-"""What each module's device has (issue 47, item 7): the table ``devices`` — one row per module
+"""What each module's device has (issue 47, item 7): ``device_capacity(d)``, the table ``devices`` — one row per module
 whose dump names its device — with the memory a program may use there, so a peak can be read
 against it ("13.62GiB of 15.75GiB HBM, 86%").
 
@@ -29,7 +29,7 @@ from .modules import module_list
 if TYPE_CHECKING:  # pragma: no cover
     from ..dump import Dump
 
-__all__ = ["devices", "TPU_HBM", "capacity_line"]
+__all__ = ["device_capacity", "TPU_HBM", "capacity_line"]
 
 _LIBTPU = "libtpu 0.0.50.1 (jax 0.12.0.1)"
 _MEASURED = ("measured: the largest argument a one-instruction program compiles with on one device "
@@ -120,7 +120,7 @@ def _gpu_row(text: str) -> Optional[tuple[str, str, int, str]]:
             "gpu_target_config.pbtxt device_description.device_memory_size (the device memory XLA compiled for)")
 
 
-def devices(dump: "Dump") -> pa.Table:
+def device_capacity(dump: "Dump") -> pa.Table:
     """One row per module whose dump names its device: ``module`` (key), ``module_name``,
     ``platform`` (``tpu`` | ``gpu``), ``device_kind`` (jax's ``device_kind`` on TPU, the CUDA
     device name on GPU), ``memory_space`` (``hbm`` on TPU, ``device`` on GPU), ``capacity_bytes``
