@@ -39,7 +39,8 @@ _MEASURED = ("measured: the largest argument a one-instruction program compiles 
 #: HBM a TPU program may use per device kind (jax's ``device_kind``): (bytes, source). Each is the
 #: figure libtpu's compile-time OOM error calls "available HBM", made exact by compiling on
 #: either side of it (tools/corpus/generators/gen_accel.py's venv; tests/test_accel_oom.py
-#: checks each against the texts in tests/data/accel/<target>/oom.error.txt).
+#: checks each against the texts in tests/data/accel/<target>/oom.error.txt); the bisection is
+#: tools/corpus/generators/tpu_hbm_capacity.py.
 TPU_HBM: dict[str, tuple[int, str]] = {
     "TPU v4": (16_372_948_992, _MEASURED + "'available HBM (15.25G)' (tpu:v4:2x2x1)"),
     "TPU v5 lite": (16_909_291_520, _MEASURED + "'available HBM (15.75G)' (tpu:v5e:2x4)"),
