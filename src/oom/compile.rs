@@ -45,11 +45,18 @@ fn error_code(before: &[u8]) -> Option<(&[u8], &[u8])> {
         from = i + 1;
         let code = &before[i..(i + 5).min(before.len())];
         let word_start = i == 0 || before[i - 1] == b' ';
-        if !word_start || code.len() < 5 || !code[1..].iter().all(u8::is_ascii_digit) || !before[i + 5..].starts_with(b": ") {
+        if !word_start
+            || code.len() < 5
+            || !code[1..].iter().all(u8::is_ascii_digit)
+            || !before[i + 5..].starts_with(b": ")
+        {
             continue;
         }
         let rest = &before[i + 7..];
-        let n = rest.iter().take_while(|b| b.is_ascii_alphanumeric() || **b == b'_').count();
+        let n = rest
+            .iter()
+            .take_while(|b| b.is_ascii_alphanumeric() || **b == b'_')
+            .count();
         if n > 0 && rest[n..].starts_with(b":") {
             return Some((code, &rest[..n]));
         }
@@ -69,14 +76,29 @@ impl<'t, 'c> Parser<'t, 'c> {
     /// The message at `pos..stop` of `text` (from its marker on). A line that ends before the
     /// figures are complete is cut off (a `missing` row; a note, an error when strict); text
     /// that is not the grammar is an error.
-    pub(super) fn compile_message(&mut self, no: u64, text: &'c [u8], pos: usize, stop: usize) -> R<()> {
+    pub(super) fn compile_message(
+        &mut self,
+        no: u64,
+        text: &'c [u8],
+        pos: usize,
+        stop: usize,
+    ) -> R<()> {
         let mut cur = Cur { t: text, pos, stop };
         let hbm = cur.accept(std::str::from_utf8(HBM_MARKER).expect("ASCII"));
-        let done = if hbm { self.hbm_message(no, &mut cur)? } else { self.alloc_message(no, &mut cur)? };
+        let done = if hbm {
+            self.hbm_message(no, &mut cur)?
+        } else {
+            self.alloc_message(no, &mut cur)?
+        };
         if let Some(what) = done {
             let column = (self.off + stop) as u64 + 1;
             let full = self.full;
-            self.rep().cuts.push((no, column, format!("out-of-memory report cut off: expected {what}"), full));
+            self.rep().cuts.push((
+                no,
+                column,
+                format!("out-of-memory report cut off: expected {what}"),
+                full,
+            ));
         }
         Ok(())
     }
@@ -91,7 +113,9 @@ impl<'t, 'c> Parser<'t, 'c> {
         cur.pos += n;
         const REQUIRED: &str = ", the total memory required for ";
         if REQUIRED.as_bytes().starts_with(cur.view()) {
-            return Ok(Some("', the total memory required for WHAT (SIZE) exceeds available SPACE (SIZE)'"));
+            return Ok(Some(
+                "', the total memory required for WHAT (SIZE) exceeds available SPACE (SIZE)'",
+            ));
         }
         cur.expect(REQUIRED, "after the memory space")?;
         // WHAT is free text: the figure is the last ` (S)` before `) exceeds available `
@@ -99,7 +123,8 @@ impl<'t, 'c> Parser<'t, 'c> {
         let Some(close) = memchr::memmem::find(cur.view(), EXCEEDS).map(|i| cur.pos + i) else {
             return Ok(Some("' (SIZE) exceeds available SPACE (SIZE)'"));
         };
-        let Some(open) = memchr::memmem::rfind(&t[cur.pos..close], b" (").map(|i| cur.pos + i) else {
+        let Some(open) = memchr::memmem::rfind(&t[cur.pos..close], b" (").map(|i| cur.pos + i)
+        else {
             return bad(close, "expected 'WHAT (SIZE)' before ') exceeds available'");
         };
         self.figure("summary", "required for", None, &t[cur.pos..open], no);
@@ -130,7 +155,14 @@ impl<'t, 'c> Parser<'t, 'c> {
         cur.accept(".");
         cur.spaces();
         if !cur.at_end() {
-            self.module_sentence(no, Cur { t, pos: cur.pos, stop: cur.stop })?;
+            self.module_sentence(
+                no,
+                Cur {
+                    t,
+                    pos: cur.pos,
+                    stop: cur.stop,
+                },
+            )?;
         }
         Ok(None)
     }
@@ -151,7 +183,9 @@ impl<'t, 'c> Parser<'t, 'c> {
     /// Whether the open report is a compile-time message still without its module.
     pub(super) fn wants_module(&mut self) -> bool {
         let r = self.rep();
-        !r.detailed && r.figures.iter().any(|f| f.key == "available") && !r.figures.iter().any(|f| f.key == "module")
+        !r.detailed
+            && r.figures.iter().any(|f| f.key == "available")
+            && !r.figures.iter().any(|f| f.key == "module")
     }
 
     /// `N) would exceed memory (size=M)[ :: #allocationK [… space=SPACE, …] :: NAME]`:
@@ -179,7 +213,10 @@ impl<'t, 'c> Parser<'t, 'c> {
         }
         if let Some(p) = memchr::memmem::find(rest, b"space=") {
             let s = &rest[p + 6..];
-            let n = s.iter().take_while(|&&b| b != b',' && b != b']' && b != b' ').count();
+            let n = s
+                .iter()
+                .take_while(|&&b| b != b',' && b != b']' && b != b' ')
+                .count();
             if n > 0 {
                 self.rep().memory_space = Some(&s[..n]);
             }
@@ -196,5 +233,6 @@ impl<'t, 'c> Parser<'t, 'c> {
 
 /// Whether `v` is a TPU size cut short (digits, a point, no unit yet) or nothing.
 fn tpu_prefix(v: &[u8]) -> bool {
-    v.iter().all(|&b| b.is_ascii_digit() || b == b'.' || b == b'-')
+    v.iter()
+        .all(|&b| b.is_ascii_digit() || b == b'.' || b == b'-')
 }
