@@ -47,6 +47,7 @@
 //!
 //! Reference: `reference/oom.py` (same grammar, written with regular expressions).
 
+mod compile;
 mod op_metadata;
 mod prefix;
 mod tpu;
@@ -68,7 +69,7 @@ const TPU_MARKER: &[u8] = b"Ran out of memory in memory space ";
 /// Text that marks an out-of-memory report anywhere in a file (`FormatSpec::sniff`). The others
 /// than the first two find reports pasted without their first lines (`Largest program
 /// allocations in hbm:`, a tail that starts at the statistics or inside the buffer list).
-pub const MARKERS: [&[u8]; 12] = [
+pub const MARKERS: [&[u8]; 14] = [
     GPU_MARKER,
     TPU_MARKER,
     b"Largest program allocations in ",
@@ -81,6 +82,8 @@ pub const MARKERS: [&[u8]; 12] = [
     tpu::TPU_ONE_LINERS[0],
     tpu::TPU_ONE_LINERS[1],
     tpu::TPU_ONE_LINERS[2],
+    compile::HBM_MARKER,
+    compile::ALLOC_MARKER,
 ];
 const REQUEST: &[u8] = b"Out of memory while trying to allocate ";
 const REQUEST_PLATFORM: &[u8] = b"Failed to allocate request for ";
@@ -314,7 +317,11 @@ fn tail_opener(c: &[u8]) -> Option<(Backend, Part, &'static str)> {
 
 /// Whether a line read outside a report would open one.
 fn opens_report(c: &[u8]) -> bool {
-    c.ends_with(GPU_MARKER) || memchr::memmem::find(c, TPU_MARKER).is_some() || is_tpu_header(c) || tpu_one_liner_at(c).is_some()
+    c.ends_with(GPU_MARKER)
+        || memchr::memmem::find(c, TPU_MARKER).is_some()
+        || is_tpu_header(c)
+        || tpu_one_liner_at(c).is_some()
+        || compile::opener_at(c).is_some()
 }
 
 fn is_rule(c: &[u8]) -> bool {
@@ -425,7 +432,15 @@ impl<'t, 'c> Parser<'t, 'c> {
         if let Some(at) = memchr::memmem::find(c, TPU_MARKER) {
             self.request = None;
             self.open(Backend::Tpu, Part::Head, &c[at..], no, text);
+            self.error_code(no, &c[..at]);
             return self.tpu_summary(no, text, start + at + TPU_MARKER.len(), start + c.len());
+        }
+        if let Some(at) = compile::opener_at(c) {
+            // The TPU compiler's one-line compile-time message (E1000, E1001).
+            self.request = None;
+            self.open(Backend::Tpu, Part::Head, &c[at..], no, text);
+            self.error_code(no, &c[..at]);
+            return self.compile_message(no, text, start + at, start + c.len());
         }
         if is_tpu_header(c) {
             // A TPU report pasted without its first line.
@@ -440,6 +455,7 @@ impl<'t, 'c> Parser<'t, 'c> {
             // The TPU runtime's or compiler's one-line message: a report of its figures only.
             self.request = None;
             self.open(Backend::Tpu, Part::Head, &c[at..], no, text);
+            self.error_code(no, &c[..at]);
             self.tpu_one_liner(no, &c[at..]);
             return Ok(());
         }

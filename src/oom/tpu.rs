@@ -154,6 +154,11 @@ impl<'t, 'c> Parser<'t, 'c> {
             }
             return self.buffer_line(no, cur, c);
         }
+        if c.starts_with(b"HLO module: ") && part == Part::Head && self.wants_module() {
+            // the E1000 message's last sentence, wrapped onto a line of its own
+            self.module_sentence(no, cur)?;
+            return Ok(true);
+        }
         if c.starts_with(b"Exceeded ") && part == Part::Head && !self.rep().detailed {
             self.exceeded(no, &mut cur)?;
             return Ok(true);

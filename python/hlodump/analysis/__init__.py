@@ -108,9 +108,10 @@ __all__ += ["costs", "cost_analysis", "collectives", "roofline", "cost_breakdown
 
 # out-of-memory reports pasted from logs (issue 29)
 from .oom import oom_summary  # noqa: E402
+from .capacity import device_capacity  # noqa: E402
 from .explain import explain  # noqa: E402
 
-__all__ += ["oom_summary", "explain"]
+__all__ += ["oom_summary", "explain", "device_capacity"]
 
 # pass history of per-pass dumps (issue 25)
 from .passes import history, passes  # noqa: E402

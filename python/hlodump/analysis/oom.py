@@ -36,7 +36,8 @@ def oom_summary(dump: "Dump", top: int = 10) -> list[dict[str, Any]]:
     ``figures`` (every other stated figure by section and key), ``buffers`` (the first ``top``
     largest buffers: rank, size_bytes, shape, op_name, source, xla_label, allocation_type),
     ``n_buffers``, ``times_printed`` (a log that prints the same report again gives it once, with
-    the count), ``missing`` (what the paste lacks, in words: ``{"what": "cut off" | "start",
+    the count), ``error`` (what the TPU compiler's message names: ``code`` E1000, ``name``
+    CompileTimeHbmOom, ``module`` jit_step; E1001: ``allocation``, ``instruction``), ``missing`` (what the paste lacks, in words: ``{"what": "cut off" | "start",
     "text", "line"}``; empty for a whole report)."""
     eng = engine(dump)
     for t in ("files", "oom_reports", "oom_buffers"):
@@ -65,13 +66,15 @@ def oom_summary(dump: "Dump", top: int = 10) -> list[dict[str, Any]]:
         if r is None:
             r = by_report[(fid, rid)] = {"path": path, "report_id": rid, "backend": backend, "memory_space": space,
                                          "line": line, "failed": {}, "figures": defaultdict(dict), "buffers": [],
-                                         "n_buffers": 0, "times_printed": 1, "missing": []}
+                                         "n_buffers": 0, "times_printed": 1, "missing": [], "error": {}}
         if section == "repeat":  # the same report printed again later in the log
             r["times_printed"] += 1
         elif section == "missing":  # what the paste lacks (cut off, or only the report's tail)
             r["missing"].append({"what": key, "text": value, "line": line})
         elif section == "summary":
             r["failed"][key] = {"bytes": nbytes, "text": value}
+        elif section == "error":  # what the error message names: code, name, module (TPU compile)
+            r["error"][key] = value
         else:
             r["figures"][section][key] = {"bytes": nbytes, "text": value}
         r["memory_space"] = r["memory_space"] or space
@@ -81,7 +84,7 @@ def oom_summary(dump: "Dump", top: int = 10) -> list[dict[str, Any]]:
         if r is None:  # buffers of a report whose header lines were cut off
             r = by_report[(fid, rid)] = {"path": None, "report_id": rid, "backend": None, "memory_space": None,
                                          "line": line, "failed": {}, "figures": defaultdict(dict), "buffers": [],
-                                         "n_buffers": 0, "times_printed": 1, "missing": []}
+                                         "n_buffers": 0, "times_printed": 1, "missing": [], "error": {}}
         r["n_buffers"] = int(n)
         r["buffers"].append({"rank": rank, "size_bytes": size_bytes, "size": size, "shape": shape,
                              "kind": kind, "op_name": op_name, "source": source, "xla_label": label,

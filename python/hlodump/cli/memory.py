@@ -98,15 +98,60 @@ OVERVIEW_ROWS = 25
 DETAIL_MODULES = 3
 
 
+def _failed_compile_dirs(paths: list[Any]) -> list[str]:
+    """The dump folders of failed compiles next to their error texts: ``X.error.txt`` → ``X/``
+    (how gen_accel.py and a dump of a failed TPU compile lay them out)."""
+    out = []
+    for p in map(str, paths):
+        if p.endswith(".error.txt") and os.path.isdir(p[:-len(".error.txt")]):
+            out.append(p[:-len(".error.txt")])
+    return out
+
+
+def _named_modules(d: Any) -> set[str]:
+    """Module names the out-of-memory reports name (the TPU compiler's 'HLO module: NAME')."""
+    if "oom_reports" not in d or not d["oom_reports"].num_rows:
+        return set()
+    t = d["oom_reports"].to_pylist()
+    return {str(r["value"]) for r in t if r["section"] == "error" and r["key"] == "module"}
+
+
 def _cmd_summary(args: argparse.Namespace) -> int:
     d = read(args.paths, args)
     if _only_oom_reports(d):
-        return _oom_summary(d, args)
+        extra = [x for x in _failed_compile_dirs(args.paths) if x not in map(str, args.paths)]
+        if not extra or not _named_modules(d):
+            return _oom_summary(d, args)
+        # the failed compile wrote its dump next to the error text: its buffers, by source line
+        try:
+            d2 = read(list(args.paths) + extra, args)
+        except Exception as e:  # noqa: BLE001 — the paste alone is still answered
+            sys.stderr.write(f"hlodump: note: the failed compile's dump {' '.join(extra)} was not read ({e}); "
+                             "--keep-going reads what it can\n")
+            return _oom_summary(d, args)
+        args.paths, d = list(args.paths) + extra, d2
+        if not args.json:
+            _print(f"(also reading the failed compile's dump: {' '.join(extra)})")
+    named = _named_modules(d)
+    if named and not args.json:
+        _oom_summary(d, args)  # the error first, then the module it names
+    if named and args.module is None:
+        keys = [m.key for m in A._module_list(d) if m.name in named]
+        if keys:
+            args.module = keys[0] if len(keys) == 1 else None
     mods = _modules(d, args)
     with _analysing(len(mods)):
         # every module: module=None (the scope of the whole dump), never a list of every key
         s = A.summary(d, None if len(mods) == len(A._module_list(d)) else [m.key for m in mods], top=args.buffers)
     s = _sorted(s, args.sort)
+    _attach_devices(d, s)
+    if named and args.json:  # each module with the out-of-memory reports that name it
+        from ..analysis.oom import oom_summary
+
+        reps = oom_summary(d, top=args.buffers)
+        names = {m.key: m.name for m in A._module_list(d)}
+        for m in s:
+            m["oom_reports"] = [r for r in reps if r["error"].get("module") == names.get(m["module"])]
     several = len(s) > 1 and args.module is None
     n_detail = len(s) if (args.all or not several) else (args.top if args.top is not None else DETAIL_MODULES)
     detail = s[:n_detail]
@@ -125,6 +170,26 @@ def _cmd_summary(args: argparse.Namespace) -> int:
     for m in cli_safety.escape_data(detail):
         _render_summary(m, con)
     return 0
+
+
+def _attach_devices(d: Any, s: list[dict[str, Any]]) -> None:
+    """Each module's device and its capacity (``analysis.capacity.devices``), as ``device``
+    (None where the dump does not name it): added next to the summary's figures, not in them."""
+    from ..analysis.capacity import device_capacity
+
+    by_module = {r["module"]: r for r in device_capacity(d).to_pylist()}
+    for m in s:
+        m["device"] = by_module.get(m["module"])
+
+
+def _hbm_peak(m: dict[str, Any]) -> Optional[int]:
+    """The peak to hold against the device's memory: memory space 0's most live bytes (HBM on
+    TPU, device memory on GPU; the others are on-chip or host) where the timeline has it, else
+    the module's peak in use."""
+    for sp in (m.get("timeline") or {}).get("memory_spaces") or []:
+        if sp.get("color") == 0 and sp.get("max_live_bytes") is not None:
+            return int(sp["max_live_bytes"])
+    return A.peak_bytes(m)
 
 
 def _json_lines(rows: list[Any]) -> None:
@@ -162,7 +227,20 @@ def _oom_summary(d: Any, args: argparse.Namespace) -> int:
             used, cap = (f.get("used") or {}).get("bytes"), (f.get("capacity") or {}).get("bytes")
             exc = (f.get("exceeded") or {}).get("bytes")
             lines.append(f"failed: {fb(used)} used of {fb(cap)} capacity" + (f", exceeded by {fb(exc)}" if exc else ""))
-        other = {k: v for k, v in f.items() if k not in ("requested", "used", "capacity", "exceeded")}
+        if "required for" in f and "required" in f:  # the TPU compiler's compile-time message
+            need, have = f["required"]["bytes"], (f.get("available") or {}).get("bytes")
+            space = r["memory_space"] or "memory"
+            lines.append(f"failed: {f['required for']['text']} need {need:,} bytes ({fb(need)})"
+                         + (f"; {space} has {have:,} bytes ({fb(have)}) available, short by {fb(need - have)}"
+                            if have is not None else ""))
+        if "requested" in f and "capacity" in f and not ("used" in f):  # E1001: one scoped allocation
+            lines[-1] += f" in {r['memory_space'] or 'memory'} of {f['capacity']['bytes']:,} bytes ({fb(f['capacity']['bytes'])})"
+        err = r.get("error") or {}
+        if err:
+            lines.append("error: " + " ".join(err[k] for k in ("code", "name") if k in err)
+                         + "".join(f", {k} {v}" for k, v in err.items() if k not in ("code", "name")))
+        skip = ("requested", "used", "capacity", "exceeded", "required for")
+        other = {k: v for k, v in f.items() if k not in skip and not ("required for" in f and k in ("required", "available"))}
         if other:  # the TPU runtime's one-line messages: free / reserved / required / available
             text = ", ".join(f"{k} {fb(v['bytes']) if v['bytes'] is not None else v['text']}" for k, v in other.items())
             if "requested" in f:
@@ -265,6 +343,10 @@ def _render_summary(m: dict[str, Any], con: Any) -> None:
         head = f"{m['module']}: no allocation totals in this input"
     pk = m["peak"]
     lines = [head]
+    if m.get("device"):
+        from ..analysis.capacity import capacity_line
+
+        lines.append(capacity_line(_hbm_peak(m), m["device"], fb))
     if m.get("dump"):
         lines.append(f"dump: {m['dump']}")
     ma = m.get("memory_analysis")

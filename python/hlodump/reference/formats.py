@@ -193,7 +193,9 @@ FORMATS: tuple[Format, ...] = (
                                 b"XLA Label: ", b"Allocation type: ", b"Unpadded size: ",
                                 # the TPU runtime's and compiler's one-line messages
                                 b"Attempting to allocate ", b"Attempting to reserve ",
-                                b"unlikely to have enough memory. Requires "))),
+                                b"unlikely to have enough memory. Requires ",
+                                # the TPU compiler's one-line compile-time messages (E1000, E1001)
+                                b"Ran out of memory on ", b"Allocation (size="))),
     # any other protobuf text after every format's prefixes and lines (a thunk line
     # ``001: kKernel …`` is also a numbered field)
     Format("options", ("debug_options", "compile_options", "proto_text", "flagfile"), ("options",), _options,

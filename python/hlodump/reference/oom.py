@@ -232,6 +232,12 @@ _GPU_MARKER = "BufferAssignment OOM Debugging."
 # The TPU runtime's and compiler's one-line messages (Rust: tpu::TPU_ONE_LINERS)
 _TPU_ONE_LINERS = ("Attempting to allocate ", "Attempting to reserve ", "unlikely to have enough memory. Requires ")
 _TPU_MARKER = "Ran out of memory in memory space "
+# The TPU compiler's one-line compile-time messages (Rust: compile.rs; FORMATS.md §2.9.5)
+_HBM_MARKER = "Ran out of memory on "
+_ALLOC_MARKER = "Allocation (size="
+_ALLOC_MIDDLE = ") would exceed memory (size="
+_ERROR_CODE_RE = re.compile(r"(?:(?<= )|^)(E[0-9]{4}): ([A-Za-z0-9_]+):")
+_DIGITS_RE = re.compile(r"[0-9]+")
 _REQUEST = "Out of memory while trying to allocate "
 _REQUEST_RE = re.compile(r"([0-9]+) bytes")
 # The platform allocator's (ROCm, CUDA without BFC): "Failed to allocate request for 154.06GiB
@@ -291,6 +297,28 @@ def _request(c: str) -> tuple[str, int] | None:
     if len(d) > 19 or int(d) > I64_MAX:
         return None
     return m.group(1), int(d)
+
+
+def _compile_opener_at(c: str) -> int | None:
+    """Where a compile-time message starts in ``c`` (Rust: ``compile::opener_at``): ``Ran out
+    of memory on WORD`` with the word ending the line or followed by ``,``; ``Allocation
+    (size=N) would exceed memory``."""
+    at = c.find(_HBM_MARKER)
+    if at >= 0:
+        rest = c[at + len(_HBM_MARKER):]
+        m = re.match(r"[^ ,]+", rest)
+        if m is not None and (m.end() == len(rest) or rest[m.end()] == ","):
+            return at
+    at = c.find(_ALLOC_MARKER)
+    if at < 0:
+        return None
+    m = _DIGITS_RE.match(c, at + len(_ALLOC_MARKER))
+    return at if m is not None and c.startswith(_ALLOC_MIDDLE, m.end()) else None
+
+
+def _tpu_prefix(v: str) -> bool:
+    """A TPU size cut short (digits, point, sign; no unit yet) or nothing."""
+    return all(ch in "0123456789.-" for ch in v)
 
 
 def _tpu_one_liner_at(c: str) -> int | None:
@@ -424,7 +452,16 @@ class _Parser:
         if at >= 0:
             self.request = None
             self.report = _Report("tpu", "head", [c[at:]], self.here(no, text), first=no)
+            self.error_code(no, c[:at])
             self.tpu_summary(no, text, start + at + len(_TPU_MARKER), start + len(c))
+            return
+        at = _compile_opener_at(c)
+        if at is not None:
+            # The TPU compiler's one-line compile-time message (E1000, E1001).
+            self.request = None
+            self.report = _Report("tpu", "head", [c[at:]], self.here(no, text), first=no)
+            self.error_code(no, c[:at])
+            self.compile_message(no, text, start + at, start + len(c))
             return
         if _tpu_header_space(c) is not None:
             # A TPU report pasted without its first line.
@@ -439,6 +476,7 @@ class _Parser:
             # The TPU runtime's or compiler's one-line message: a report of its figures only.
             self.request = None
             self.report = _Report("tpu", "head", [c[at:]], self.here(no, text), first=no)
+            self.error_code(no, c[:at])
             self.tpu_one_liner(no, c[at:])
             return
         tail = _tail_opener(c)
@@ -475,7 +513,7 @@ class _Parser:
     def opens_report(c: str) -> bool:
         """Whether a line read outside a report would open one."""
         return (c.endswith(_GPU_MARKER) or _TPU_MARKER in c or _tpu_header_space(c) is not None
-                or _tpu_one_liner_at(c) is not None)
+                or _tpu_one_liner_at(c) is not None or _compile_opener_at(c) is not None)
 
     def tpu_one_liner(self, no: int, c: str) -> None:
         """The figures of a one-line TPU message (``c`` from its marker on): ``requested`` and
@@ -508,6 +546,130 @@ class _Parser:
         at = c.find("Requires ")
         if at >= 0:
             chain(at, [("Requires ", "required", ""), (", has ", "available", " available")])
+
+    def error_code(self, no: int, before: str) -> None:
+        """The error code and name stated before a TPU message (``error`` rows ``code``, ``name``)."""
+        m = _ERROR_CODE_RE.search(before)
+        if m is not None:
+            self.figure("error", "code", None, m.group(1), no)
+            self.figure("error", "name", None, m.group(2), no)
+
+    def compile_message(self, no: int, text: str, pos: int, stop: int) -> None:
+        """A compile-time message at ``pos:stop`` (Rust: ``compile_message``): a line that ends
+        before its figures are complete is cut off, other text is an error."""
+        assert self.report is not None
+        s = text[:stop]
+        hbm = s.startswith(_HBM_MARKER, pos)
+        what = self.hbm_message(no, s, pos + len(_HBM_MARKER)) if hbm else self.alloc_message(no, s, pos)
+        if what is not None:
+            column = self.off + len(s.encode("utf-8")) + 1
+            self.report.cuts.append((no, column, f"out-of-memory report cut off: expected {what}", self.full))
+
+    def hbm_message(self, no: int, s: str, pos: int) -> str | None:
+        r = self.report
+        assert r is not None
+        n = s.find(",", pos)
+        n = len(s) if n < 0 else n
+        r.memory_space = s[pos:n]
+        pos = n
+        required = ", the total memory required for "
+        if required.startswith(s[pos:]):
+            return "', the total memory required for WHAT (SIZE) exceeds available SPACE (SIZE)'"
+        if not s.startswith(required, pos):
+            raise _Bad(pos, f'expected "{required}" after the memory space')
+        pos += len(required)
+        close = s.find(") exceeds available ", pos)
+        if close < 0:
+            return "' (SIZE) exceeds available SPACE (SIZE)'"
+        open_ = s.rfind(" (", pos, close)
+        if open_ < 0:
+            raise _Bad(close, "expected 'WHAT (SIZE)' before ') exceeds available'")
+        self.figure("summary", "required for", None, s[pos:open_], no)
+        pos = open_ + 2
+        v, end = _size(s, pos, True, "the memory required")
+        self.figure("summary", "required", v, s[pos:end], no)
+        if end != close:
+            raise _Bad(end, "expected ') exceeds available' after the size")
+        pos = close + len(") exceeds available ")
+        m = re.compile(r"[^ ]*").match(s, pos)
+        pos = m.end()
+        if m.end() == m.start() or pos >= len(s) or " (".startswith(s[pos:]):
+            return "'SPACE (SIZE)' after 'exceeds available'"
+        if not s.startswith(" (", pos):
+            raise _Bad(pos, 'expected " (" after the memory space')
+        pos += 2
+        if _tpu_prefix(s[pos:]):
+            return "the available memory (SIZE) and ')'"
+        v, end = _size(s, pos, True, "the available memory")
+        self.figure("summary", "available", v, s[pos:end], no)
+        pos = end
+        if pos >= len(s):
+            return "')' after the available memory"
+        if not s.startswith(")", pos):
+            raise _Bad(pos, 'expected ")" after the available memory')
+        pos += 1
+        if s.startswith(".", pos):
+            pos += 1
+        while s.startswith(" ", pos):
+            pos += 1
+        if pos < len(s):
+            self.module_sentence(no, s, pos)
+        return None
+
+    def module_sentence(self, no: int, s: str, pos: int) -> None:
+        """``HLO module: NAME[.]`` (the end of the E1000 message, or a line of its own)."""
+        if not s.startswith("HLO module: ", pos):
+            raise _Bad(pos, 'expected "HLO module: "')
+        pos += len("HLO module: ")
+        word = s[pos:].split(" ", 1)[0]
+        name = word[:-1] if word.endswith(".") else word
+        if not name:
+            raise _Bad(pos, "expected the module name")
+        self.figure("error", "module", None, name, no)
+
+    def wants_module(self) -> bool:
+        r = self.report
+        assert r is not None
+        keys = {f["key"] for f in r.figures}
+        return not r.detailed and "available" in keys and "module" not in keys
+
+    def alloc_message(self, no: int, s: str, pos: int) -> str | None:
+        """``Allocation (size=N) would exceed memory (size=M)[ :: #allocationK [… space=SPACE, …]
+        :: NAME]`` (Rust: ``alloc_message``)."""
+        r = self.report
+        assert r is not None
+        pos += len(_ALLOC_MARKER)
+        m = _DIGITS_RE.match(s, pos)
+        if int(m.group(0)) > I64_MAX:
+            raise _Bad(pos, f"the allocation size is out of range (at most {I64_MAX})")
+        self.figure("summary", "requested", int(m.group(0)), m.group(0), no)
+        pos = m.end() + len(_ALLOC_MIDDLE)
+        if all(ch.isdigit() and ch.isascii() for ch in s[pos:]):
+            return "the memory size and ')'"
+        m = _DIGITS_RE.match(s, pos)
+        if m is None:
+            raise _Bad(pos, "expected the memory size (digits)")
+        if int(m.group(0)) > I64_MAX:
+            raise _Bad(pos, f"the memory size is out of range (at most {I64_MAX})")
+        self.figure("summary", "capacity", int(m.group(0)), m.group(0), no)
+        pos = m.end()
+        if not s.startswith(")", pos):
+            raise _Bad(pos, 'expected ")" after the memory size')
+        rest = s[pos + 1:]
+        p = rest.find(" :: #")
+        if p >= 0:
+            self.figure("error", "allocation", None, rest[p + 4:].split(" ", 1)[0], no)
+        p = rest.find("space=")
+        if p >= 0:
+            sp = re.compile(r"[^,\] ]*").match(rest, p + 6).group(0)
+            if sp:
+                r.memory_space = sp
+        p = rest.rfind("] :: ")
+        if p >= 0:
+            name = rest[p + 5:]
+            if name and " " not in name:
+                self.figure("error", "instruction", None, name, no)
+        return None
 
     def tpu_summary(self, no: int, text: str, pos: int, stop: int) -> None:
         assert self.report is not None
@@ -695,6 +857,10 @@ class _Parser:
         space = _tpu_header_space(c)
         if space is not None and r.memory_space is None:
             r.memory_space = space
+        if c.startswith("HLO module: ") and r.part == "head" and self.wants_module():
+            # the E1000 message's last sentence, wrapped onto a line of its own
+            self.module_sentence(no, s, start)
+            return True
         if c.startswith("Exceeded ") and r.part == "head" and not r.detailed:
             self.exceeded(no, s, start)
             return True
