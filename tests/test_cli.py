@@ -64,10 +64,11 @@ def test_query_table_format() -> None:
     want = expected_kinds()
     assert [tuple(line.split()) for line in lines[2:-1]] == [(k, str(n), str(b)) for k, n, b in want]
     assert lines[-1] == f"({len(want)} rows)"
-    # 24 HLO texts, and 24 other files (module.mlir, topology.textproto) beside the 12
-    # compile_options.textproto that are read (options)
+    # 24 HLO texts, 12 module.mlir (other) beside the 12 compile_options.textproto and the 12
+    # topology.textproto (protobuf text, issue 47) that are read (options)
     assert want[0] == ("hlo_module", 24, want[0][2])
-    assert dict((k, n) for k, n, _ in want)["compile_options"] == 12 and dict((k, n) for k, n, _ in want)["other"] == 24
+    kinds = {k: n for k, n, _ in want}
+    assert kinds["compile_options"] == 12 and kinds["proto_text"] == 12 and kinds["other"] == 12
 
 
 def test_query_csv_json_parquet(tmp_path: Any) -> None:

@@ -82,8 +82,17 @@ def test_every_module_with_hlo_and_buffer_assignment_is_joined(joined: list[dict
 
 @pytest.mark.parametrize("column", COLUMNS)
 def test_defining_columns_equal_the_instruction_row(joined: list[dict[str, Any]], column: str) -> None:
-    bad = [r for r in joined if r[f"v_{column}"] != r[f"i_{column}"]]
+    bad = [r for r in joined if r[f"v_{column}"] != r[f"i_{column}"] and not _async_sugar(r)]
     assert not bad, bad[:3]
+
+
+def _async_sugar(r: dict[str, Any]) -> bool:
+    """XLA prints one async op two ways: the buffer assignment's values file (printed before the
+    GPU and TPU compilers' last passes) names it by what it wraps (`fusion-start … kind=kLoop`,
+    `all-gather-start`, `slice-start`, `call-update`), the final module text as `async-start(…),
+    calls=…` (TPU and GPU dumps of jax 0.12, tests/data/accel). The same instruction."""
+    v, i = r["v_opcode"] or "", r["i_opcode"] or ""
+    return i in ("async-start", "async-update", "async-done") and v.endswith("-" + i.split("-")[1])
 
 
 @pytest.mark.parametrize("column", SOURCE)

@@ -379,8 +379,10 @@ def peak_story(s: dict[str, Any]) -> list[str]:
     tl, pk = s.get("timeline") or {}, s.get("peak") or {}
     out = []
     if p["peak_in_use"] is not None:
-        space = tl.get("memory_space") or "main"
-        out.append(f"{PEAK_IN_USE} ({space}): {p['peak_in_use']:,} bytes ({fb(p['peak_in_use'])}) at step "
+        # the space named where it is not the only memory (TPU, GPU, several spaces)
+        several = len(tl.get("memory_spaces") or []) > 1 or s.get("platform") in ("tpu", "gpu")
+        space = f" ({tl.get('memory_space') or 'main'})" if several else ""
+        out.append(f"{PEAK_IN_USE}{space}: {p['peak_in_use']:,} bytes ({fb(p['peak_in_use'])}) at step "
                    f"{p['peak_in_use_step']} ({tl.get('max_allocated_instruction')}) — the most bytes live at "
                    f"once, each allocation slice counted once (what the buffers occupy)")
     if p["xla_listed_peak"] is not None:

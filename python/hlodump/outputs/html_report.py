@@ -159,8 +159,8 @@ def render(data: dict[str, Any]) -> str:
 def timeline_series(dump: "Dump", modules: Optional[Sequence[str]] = None,
                     max_points: int = MAX_POINTS) -> dict[str, dict[str, Any]]:
     """Per module key, the timeline as the charts draw it: ``x`` (steps kept), ``ins`` (the
-    instruction scheduled at each), ``cats`` ([category, bytes per kept step], all memory
-    spaces summed, each allocation slice once as ``memory_timeline`` counts), ``steps`` (the
+    instruction scheduled at each), ``cats`` ([category, bytes per kept step] of the
+    device's main memory, color 0, each allocation slice once as ``memory_timeline`` counts), ``steps`` (the
     module's step count), ``downsampled``, ``max_step`` / ``max_bytes`` (the most live bytes)."""
     tl = A.memory_timeline(dump, list(modules) if modules is not None else None)
     return _timelines(tl, max_points)
@@ -290,11 +290,24 @@ def _num(v: Any) -> Any:
     return v
 
 
+def _main_memory(tl: pa.Table) -> pa.Table:
+    """The timeline rows of the device's main memory (color 0: HBM on TPU and GPU): the chart
+    shows the memory the peak in use is of. On-chip and host memory are other memories (the
+    page lists them per space); a module without color-0 rows keeps all of its rows."""
+    import pyarrow.compute as pc
+
+    main = pc.equal(tl.column("color"), 0)
+    with_main = pc.unique(tl.filter(main).column("module"))
+    return tl.filter(pc.or_(main, pc.invert(pc.is_in(tl.column("module"), with_main))))
+
+
 def _timelines(tl: pa.Table, max_points: int) -> dict[str, dict[str, Any]]:
-    """memory_timeline rows → per module a dense [category × step] matrix (colors summed),
+    """memory_timeline rows → per module a dense [category × step] matrix (the main memory, see
+    ``_main_memory``),
     downsampled. One sort of the whole table; the loop is over modules, never over rows."""
     if tl.num_rows == 0:
         return {}
+    tl = _main_memory(tl)
     mod = tl.column("module").cast(pa.large_string()).combine_chunks().dictionary_encode()
     cat = tl.column("category").cast(pa.large_string()).combine_chunks().dictionary_encode()
     m_codes = np.asarray(mod.indices.to_numpy(zero_copy_only=False), dtype=np.int64)
