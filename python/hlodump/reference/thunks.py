@@ -14,7 +14,9 @@ indentation, right after the parent's tab) is its own row one level deeper; the 
 annotation is what came before it (nothing). Per thunk row: ``instruction`` (the profile
 annotation where printed: the text before ``, kernel = …``, or the whole text when it is one
 name), ``kernel_name`` and the launch dimensions as printed (``blocks: {X, Y, Z},
-threads/block: {X, Y, Z}, shared memory [B]: N``, or ``[block: {…}, thread: {…}]``).
+threads/block: {X, Y, Z}, shared memory [B]: N``, or ``[block: {…}, thread: {…}]``), and
+``printed_id``, the ``NNN: `` id of the line (jax >= 0.8): the key of the module's
+``thunk_metadata`` (``analysis.thunk_instructions`` joins them).
 """
 
 from __future__ import annotations
