@@ -329,10 +329,15 @@ tables! {
     }
     /// One row per line of a GPU thunk sequence.
     thunks: Thunks {
-        file_id: I32, thunk_id: I32, parent_thunk_id: OptI32, depth: I32, kind: OptDict,
+        file_id: I32, thunk_id: I32, printed_id: OptI64, parent_thunk_id: OptI32, depth: I32, kind: OptDict,
         section: OptDict, annotation: Str, line: I32, instruction: OptStr, kernel_name: OptStr,
         blocks_x: OptI64, blocks_y: OptI64, blocks_z: OptI64, threads_x: OptI64,
         threads_y: OptI64, threads_z: OptI64, shared_memory_bytes: OptI64,
+    }
+    /// One row per `thunk_metadata { … }` message of a GPU `*.thunk_metadata.txt`: the HLO
+    /// instruction (profile annotation) and kind of the thunk XLA printed with that id.
+    thunk_metadata: ThunkMetadata {
+        file_id: I32, thunk_id: OptI64, instruction: OptStr, kind: OptDict, line: I32,
     }
     /// One row per figure an out-of-memory report states.
     oom_reports: OomReports {

@@ -183,6 +183,7 @@ def test_jax_0_12_kernel_text(reader) -> None:
     rows = d.thunks.to_pylist()
     first = rows[0]
     assert (first["kind"], first["kernel_name"], first["instruction"]) == ("kCustomKernel", "gemm_fusion_dot_2", None)
+    assert [r["printed_id"] for r in rows] == [1, 2, 3, 4, 5]  # the key of *.thunk_metadata.txt
     assert (first["blocks_x"], first["blocks_y"], first["threads_x"], first["shared_memory_bytes"]) == (8192, 1, 64, 768)
     last = rows[-1]
     assert (last["kind"], last["kernel_name"], last["blocks_x"]) == ("kAllReduce", None, None)

@@ -376,7 +376,17 @@ D = pa.dictionary(pa.int32(), pa.large_string())  # text with few distinct value
 # a label. kind = the thunk kind (kKernel …), null for text that is not a thunk line (kept
 # whole in annotation); annotation = the text after the tab; depth = indent / 2; section =
 # the label line (condition, body, branch 0 …) the thunk is under; parent_thunk_id = the
-# thunk whose nested sequence this line belongs to. thunk_id = order in the file.
+# thunk whose nested sequence this line belongs to. thunk_id = order in the file; printed_id =
+# the ``NNN: `` id XLA printed (jax >= 0.8, its ThunkInfo::thunk_id; null before): the key of
+# the module's thunk_metadata. instruction = the profile annotation where the line prints it
+# (older XLA); jax 0.12 prints none: analysis.thunk_instructions joins thunk_metadata instead.
+# ---- thunk_metadata
+# One row per top-level ``thunk_metadata { … }`` message of a GPU ``*.thunk_metadata.txt``
+# (§2.11; made by the options parser beside that file's options rows, which cannot say which
+# fields belong together). thunk_id = thunk_info.thunk_id (null where protobuf omitted it: id 0,
+# a thunk made by a thunk pass; or past int64); instruction = thunk_info.profile_annotation (the
+# HLO instruction's name; null when not printed); kind = thunk_kind; line = the message's first
+# line. A message cut short at the end of the file is an error and no row.
 # ---- oom_reports
 # XLA's out-of-memory reports (§2.9; reference/oom.py), one row per figure a report states;
 # a report printed again in the file is one row, section="repeat", under the report_id of

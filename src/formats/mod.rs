@@ -182,7 +182,7 @@ impl Format {
                     fallback: Some((crate::options::is_proto_text_start, ContentKind::ProtoText)),
                     ..Sniff::NONE
                 },
-                tables: &["options"],
+                tables: &["options", "thunk_metadata"],
                 parse: crate::options::parse,
                 presize: None,
                 split: None,

@@ -154,6 +154,42 @@ struct Parser<'t, 'c> {
     open: Vec<(&'c [u8], u8)>,
     /// Their key prefix, `a.b.` (rebuilt on open/close: messages are few).
     prefix: Vec<u8>,
+    /// The `thunk_metadata { … }` message open in a `*.thunk_metadata.txt`, if any.
+    thunk: Option<ThunkMeta<'c>>,
+}
+
+/// The fields of one `thunk_metadata { … }` message (a GPU `*.thunk_metadata.txt`), pushed as
+/// its `thunk_metadata` row when it closes: the options rows alone cannot say which fields
+/// belong together, because protobuf's printer omits a field at its default (no `thunk_id`
+/// for id 0, no `profile_annotation` when empty).
+#[derive(Default)]
+struct ThunkMeta<'c> {
+    line: u64,
+    thunk_id: Option<i64>,
+    instruction: Option<&'c [u8]>,
+    kind: Option<&'c [u8]>,
+}
+
+impl<'c> ThunkMeta<'c> {
+    /// Take a field of the message (`key` the dotted name below `thunk_metadata.`).
+    fn field(&mut self, key: &[u8], value: &'c [u8]) {
+        match key {
+            b"thunk_info.thunk_id" => self.thunk_id = std::str::from_utf8(value).ok().and_then(|v| v.parse().ok()),
+            b"thunk_info.profile_annotation" => self.instruction = Some(value),
+            b"thunk_kind" => self.kind = Some(value),
+            _ => {}
+        }
+    }
+
+    fn push(self, ctx: &FileCtx<'c>, t: &mut Tables) {
+        let src = ctx.src;
+        let m = &mut t.thunk_metadata;
+        m.file_id.push(ctx.file_id);
+        m.thunk_id.push(self.thunk_id);
+        m.instruction.push_opt(&src, self.instruction);
+        m.kind.push_opt(&src, self.kind);
+        m.line.push(self.line as i32);
+    }
 }
 
 /// What a file's first line says it is (as `formats::sniff` decided): its `source` when its
@@ -176,7 +212,7 @@ pub fn parse<'c>(data: &'c [u8], ctx: FileCtx<'c>, t: &mut Tables) -> Result<()>
     let first = lines.clone().map(|l| l.text).find(|l| !l.iter().all(u8::is_ascii_whitespace)).unwrap_or(b"");
     let (by_content, flags) = source_of_content(first);
     let source = source_of_name(ctx.path).unwrap_or(by_content);
-    let mut p = Parser { ctx, t, source, flags, open: Vec::new(), prefix: Vec::new() };
+    let mut p = Parser { ctx, t, source, flags, open: Vec::new(), prefix: Vec::new(), thunk: None };
     let last = feed(&mut p, lines)?;
     if !p.open.is_empty() {
         let msg = format!("the file ends inside message '{}' (a '{}' is missing: cut short?)", String::from_utf8_lossy(&p.prefix[..p.prefix.len() - 1]), p.open[p.open.len() - 1].1 as char);
@@ -204,6 +240,19 @@ impl<'t, 'c> Parser<'t, 'c> {
         o.key.push(String::from_utf8_lossy(&key).into_owned());
         o.value.push(&src, value);
         o.line.push(no as i32);
+        if let Some(m) = self.thunk.as_mut() {
+            m.field(&key[b"thunk_metadata.".len()..], value);
+        }
+    }
+
+    /// A message opens; a top-level `thunk_metadata {` of a `*.thunk_metadata.txt` starts a
+    /// `thunk_metadata` row.
+    fn open(&mut self, no: u64, name: &'c [u8], closer: u8) {
+        self.open.push((name, closer));
+        self.rebuild_prefix();
+        if self.source == "thunk_metadata" && self.open.len() == 1 && name == b"thunk_metadata" {
+            self.thunk = Some(ThunkMeta { line: no, ..ThunkMeta::default() });
+        }
     }
 
     /// `--name=value` (a flag without `=`: value empty, as printed).
@@ -225,6 +274,11 @@ impl<'t, 'c> Parser<'t, 'c> {
             Some(&(_, want)) if want == closer => {
                 self.open.pop();
                 self.rebuild_prefix();
+                if self.open.is_empty() {
+                    if let Some(m) = self.thunk.take() {
+                        m.push(&self.ctx, self.t);
+                    }
+                }
                 Ok(())
             }
             Some(&(_, want)) => bad(start, format!("'{}' where '{}' closes the open message", closer as char, want as char)),
@@ -271,8 +325,7 @@ impl<'t, 'c> LineGrammar<'c> for Parser<'t, 'c> {
         let rest = &body[n..];
         let rest = trim_end(&rest[..comment_start(rest)]);
         if let Some(closer) = opener(rest) {
-            self.open.push((name, closer));
-            self.rebuild_prefix();
+            self.open(no, name, closer);
             return Ok(());
         }
         let Some(value) = rest.strip_prefix(b": ").or_else(|| rest.strip_prefix(b":")) else {

@@ -27,7 +27,10 @@
 //! (the profile annotation = the HLO instruction name, where printed: the text before
 //! `, kernel = …` or the whole text when it is one name), `kernel_name`, the launch dimensions
 //! (`blocks: {X, Y, Z}, threads/block: {X, Y, Z}, shared memory [B]: N`; `LaunchDimensions`'
-//! `<<` prints `[block: {…}, thread: {…}]`) and null where not printed.
+//! `<<` prints `[block: {…}, thread: {…}]`) and null where not printed. `printed_id` is the
+//! `NNN: ` id a thunk line starts with (jax ≥ 0.8): jax 0.12 prints no profile annotation, and
+//! the `*.thunk_metadata.txt` beside the file names each id's HLO instruction (the
+//! `thunk_metadata` table, read by `options`); `analysis.thunk_instructions` joins the two.
 
 use crate::error::{FileCtx, Result};
 use crate::driver::{checked_lines, feed, LineGrammar};
@@ -262,6 +265,8 @@ impl<'c> Parser<'_, 'c> {
         let t = &mut self.t.thunks;
         t.file_id.push(self.ctx.file_id);
         t.thunk_id.push(id);
+        // The id XLA printed (`NNN: `, jax ≥ 0.8): the key of the thunk's `thunk_metadata` row.
+        t.printed_id.push(kind.and(printed_id(body)).map(|(n, _)| n));
         t.parent_thunk_id.push(parent);
         t.depth.push((indent / 2) as i32);
         t.kind.push_opt(&src, kind);

@@ -121,3 +121,8 @@ __all__ += ["passes", "history"]
 from .tuples import tuple_elements  # noqa: E402
 
 __all__ += ["tuple_elements"]
+
+# GPU thunks joined to their HLO instructions (issue 47)
+from .thunks import thunk_instructions  # noqa: E402
+
+__all__ += ["thunk_instructions"]

@@ -272,7 +272,7 @@ class _sizes_fit:
 # dump tables a query may name (registered on first mention)
 _DUMP_TABLES = ("files", "allocations", "assignments", "values", "schedule", "live_ranges", "peak",
                 "totals", "instructions", "memory_report", "errors", "computations", "oom_reports",
-                "oom_buffers", "peak_breakdown")
+                "oom_buffers", "peak_breakdown", "thunks", "thunk_metadata")
 
 
 def _modmap(mods: list["Module"]) -> pa.Table:

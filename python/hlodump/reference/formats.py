@@ -198,7 +198,7 @@ FORMATS: tuple[Format, ...] = (
                                 b"Ran out of memory on ", b"Allocation (size="))),
     # any other protobuf text after every format's prefixes and lines (a thunk line
     # ``001: kKernel …`` is also a numbered field)
-    Format("options", ("debug_options", "compile_options", "proto_text", "flagfile"), ("options",), _options,
+    Format("options", ("debug_options", "compile_options", "proto_text", "flagfile"), ("options", "thunk_metadata"), _options,
            sniff=Sniff(prefixes=tuple((p.encode(), "compile_options") for p in _COMPILE_OPTIONS_STARTS)
                        + ((b"--xla_", "flagfile"),),
                        line=(_is_debug_options_line, "debug_options"),

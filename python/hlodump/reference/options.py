@@ -134,13 +134,15 @@ def parse(lines: list[str | None], ctx: Any) -> None:
     by_content, flags = _source_of_content(first)
     source = source_of_name(ctx.path) or by_content
     open_: list[tuple[str, str]] = []
+    # the open top-level `thunk_metadata { … }` message of a *.thunk_metadata.txt (one holder)
+    thunk: list[dict[str, Any] | None] = [None]
     last = 0
     for lineno, text in enumerate(lines, start=1):
         if text is None:
             continue
         last = lineno
         try:
-            _line(lineno, text, source, flags, open_, ctx)
+            _line(lineno, text, source, flags, open_, ctx, thunk)
         except _Bad as bad:
             ctx.error(lineno, _column(text, bad.pos), bad.message, text)
     if open_:
@@ -149,9 +151,35 @@ def parse(lines: list[str | None], ctx: Any) -> None:
                                    f"(a '{open_[-1][1]}' is missing: cut short?)", "")
 
 
-def _add(ctx: Any, lineno: int, source: str, open_: list[tuple[str, str]], name: str, value: str) -> None:
-    ctx.add("options", {"source": source, "key": ".".join([n for n, _ in open_] + [name]), "value": value,
-                        "line": lineno})
+def _add(ctx: Any, lineno: int, source: str, open_: list[tuple[str, str]], name: str, value: str,
+         thunk: list[dict[str, Any] | None] | None = None) -> None:
+    key = ".".join([n for n, _ in open_] + [name])
+    ctx.add("options", {"source": source, "key": key, "value": value, "line": lineno})
+    if thunk and thunk[0] is not None:
+        _thunk_field(thunk[0], key[len("thunk_metadata."):], value)
+
+
+# A `thunk_metadata { … }` message's fields → its `thunk_metadata` row (the options rows alone
+# cannot group them: protobuf's printer omits a field at its default, e.g. thunk_id 0).
+_THUNK_FIELDS = {"thunk_info.thunk_id": "thunk_id", "thunk_info.profile_annotation": "instruction",
+                 "thunk_kind": "kind"}
+
+
+def _thunk_field(row: dict[str, Any], key: str, value: str) -> None:
+    col = _THUNK_FIELDS.get(key)
+    if col == "thunk_id":
+        # Rust's i64 parse: an optional sign, then digits only, within i64
+        ok = re.fullmatch(r"[+-]?[0-9]+", value) is not None and -2**63 <= int(value) < 2**63
+        row[col] = int(value) if ok else None
+    elif col is not None:
+        row[col] = value
+
+
+def _open(lineno: int, name: str, closer: str, source: str, open_: list[tuple[str, str]],
+          thunk: list[dict[str, Any] | None]) -> None:
+    open_.append((name, closer))
+    if source == "thunk_metadata" and len(open_) == 1 and name == "thunk_metadata":
+        thunk[0] = {"thunk_id": None, "instruction": None, "kind": None, "line": lineno}
 
 
 def _flag(lineno: int, start: int, body: str, source: str, ctx: Any) -> None:
@@ -165,26 +193,31 @@ def _flag(lineno: int, start: int, body: str, source: str, ctx: Any) -> None:
     _add(ctx, lineno, source, [], flag[:n], flag[n + 1:])
 
 
-def _close(start: int, closer: str, open_: list[tuple[str, str]]) -> None:
+def _close(start: int, closer: str, open_: list[tuple[str, str]], thunk: list[dict[str, Any] | None],
+           ctx: Any) -> None:
     if not open_:
         raise _Bad(start, f"'{closer}' closes no message")
     if open_[-1][1] != closer:
         raise _Bad(start, f"'{closer}' where '{open_[-1][1]}' closes the open message")
     open_.pop()
+    if not open_ and thunk[0] is not None:
+        ctx.add("thunk_metadata", thunk[0])
+        thunk[0] = None
 
 
 def _list(lineno: int, at: int, name: str, value: str, source: str, open_: list[tuple[str, str]],
-          ctx: Any) -> None:
+          ctx: Any, thunk: list[dict[str, Any] | None]) -> None:
     """``NAME: [a, b]``: a row per element (``[]`` none); a list of messages is not read."""
     if not value.endswith("]"):
         raise _Bad(at, "a list ('[…]') must close on its line")
     for item in _list_items(value[1:-1]):
         if not item or item[0] in "{<":
             raise _Bad(at, "expected a scalar in the list (messages in a list are not read)")
-        _add(ctx, lineno, source, open_, name, _unquoted(item))
+        _add(ctx, lineno, source, open_, name, _unquoted(item), thunk)
 
 
-def _line(lineno: int, text: str, source: str, flags: bool, open_: list[tuple[str, str]], ctx: Any) -> None:
+def _line(lineno: int, text: str, source: str, flags: bool, open_: list[tuple[str, str]], ctx: Any,
+          thunk: list[dict[str, Any] | None]) -> None:
     start = len(text) - len(text.lstrip(" \t"))
     body = text[start:]
     if body.endswith("\r"):
@@ -195,7 +228,7 @@ def _line(lineno: int, text: str, source: str, flags: bool, open_: list[tuple[st
         _flag(lineno, start, body.rstrip(" \t"), source, ctx)
         return
     if body.rstrip(" \t") in ("}", ">"):
-        _close(start, body.rstrip(" \t"), open_)
+        _close(start, body.rstrip(" \t"), open_, thunk, ctx)
         return
     n = _field_len(body)
     if n == 0:
@@ -204,7 +237,7 @@ def _line(lineno: int, text: str, source: str, flags: bool, open_: list[tuple[st
     rest = rest[:_comment_start(rest)].rstrip(" \t")
     closer = _opener(rest)
     if closer is not None:
-        open_.append((name, closer))
+        _open(lineno, name, closer, source, open_, thunk)
         return
     if rest.startswith(": "):
         value = rest[2:]
@@ -213,9 +246,9 @@ def _line(lineno: int, text: str, source: str, flags: bool, open_: list[tuple[st
     else:
         raise _Bad(start + n, "expected ': VALUE', ' {' or ' <' after the field name")
     if value.startswith("["):
-        _list(lineno, start + n, name, value, source, open_, ctx)
+        _list(lineno, start + n, name, value, source, open_, ctx, thunk)
         return
-    _add(ctx, lineno, source, open_, name, _unquoted(value))
+    _add(ctx, lineno, source, open_, name, _unquoted(value), thunk)
 
 
 # ------------------------------------------------------------------------------ content rule

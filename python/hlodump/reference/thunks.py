@@ -14,7 +14,9 @@ indentation, right after the parent's tab) is its own row one level deeper; the 
 annotation is what came before it (nothing). Per thunk row: ``instruction`` (the profile
 annotation where printed: the text before ``, kernel = …``, or the whole text when it is one
 name), ``kernel_name`` and the launch dimensions as printed (``blocks: {X, Y, Z},
-threads/block: {X, Y, Z}, shared memory [B]: N``, or ``[block: {…}, thread: {…}]``).
+threads/block: {X, Y, Z}, shared memory [B]: N``, or ``[block: {…}, thread: {…}]``), and
+``printed_id``, the ``NNN: `` id of the line (jax >= 0.8): the key of the module's
+``thunk_metadata`` (``analysis.thunk_instructions`` joins them).
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from typing import Any
 __all__ = ["parse"]
 
 # [NNN: ]KIND then a tab after optional padding, or spaces and text, or the end of the line.
-_THUNK_RE = re.compile(r"(?:[0-9]{1,18}: )?(k[A-Z][A-Za-z0-9]*)(?: *\t| +(?=[^ \t])|$)")
+_THUNK_RE = re.compile(r"(?:([0-9]{1,18}): )?(k[A-Z][A-Za-z0-9]*)(?: *\t| +(?=[^ \t])|$)")
 
 
 def _label(body: str) -> str | None:
@@ -162,15 +164,17 @@ def _one_thunk(text: str, lineno: int, stack: list[list[Any]], last_thunk_at: li
         stack.append([indent + 1, above, label, None])
         return None, next_id
     m = _THUNK_RE.match(body)
-    kind, annotation = (m.group(1), body[m.end():]) if m else (None, body)
+    kind, annotation = (m.group(2), body[m.end():]) if m else (None, body)
     child = None
     if kind is not None:
         spaces = len(annotation) - len(annotation.lstrip(" "))
         if spaces and _THUNK_RE.match(annotation[spaces:]):
             child, annotation = annotation, ""
     level = stack[-1]
+    # the id XLA printed (`NNN: `, jax >= 0.8): the key of the thunk's `thunk_metadata` row
+    printed = int(m.group(1)) if m and m.group(1) else None
     ctx.add("thunks", {
-        "thunk_id": next_id, "parent_thunk_id": level[1], "depth": indent // 2,
+        "thunk_id": next_id, "printed_id": printed, "parent_thunk_id": level[1], "depth": indent // 2,
         "kind": kind, "section": level[2], "annotation": annotation, "line": lineno,
         **(_launch(annotation) if kind is not None else _NO_LAUNCH),
     })
