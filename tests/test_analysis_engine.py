@@ -100,6 +100,12 @@ def test_same_figures_as_the_first_layer(path: str) -> None:
             if k == "memory_analysis" and o[k]:  # TPU/GPU modules: jax 0.12's four figures added
                 _same_jax_figures(o[k], n[k], n["platform"], o["module"])
                 continue
+            if k == "top_buffers" and n["timeline"]:
+                # at the peak in use now (issue 47), the first layer's at XLA's listed peak
+                pb = [r for r in A.peak_buffers(d, n["module"]).to_pylist()][:5]
+                assert [(b["rank"], b["buffer"], b["bytes"]) for b in n[k]] == \
+                    [(r["rank"], r["buffer"], r["bytes"]) for r in pb], o["module"]
+                continue
             if k in ("notes", "peak_check") and len((o.get("timeline") or {}).get("memory_spaces") or []) > 1:
                 continue  # several memory spaces: the peak in use is now color 0's (issue 47)
             assert _j(n[k]) == _j(o[k]), (o["module"], k)

@@ -27,7 +27,9 @@ def test_summary_text(capsys) -> None:
     out = _run(capsys, "summary", SEED0, "--buffers", "3")
     assert "230,870,056" in out and "184,680,476" in out and "step 12" in out
     assert "fusion.5{1}" in out and "134,217,728" in out
-    assert out.index("fusion.5{1}") < out.index("copy-start.1{0}")
+    # the buffers at the peak in use of HBM (step 7; issue 47), copy-start.1{0} is VMEM's
+    assert out.index("fusion.5{1}") < out.index("constant.4{}")
+    assert "buffers at peak in use (HBM, step 7)" in out and "copy-start.1{0}" not in out
 
 
 def test_summary_json(capsys) -> None:
@@ -35,7 +37,8 @@ def test_summary_json(capsys) -> None:
     (m,) = s
     assert m["total_bytes"] == 230870056
     assert m["peak"]["bytes"] == 184680476 and m["peak"]["step"] == 12
-    assert [b["buffer"] for b in m["top_buffers"]] == ["fusion.5{1}", "copy-start.1{0}"]
+    assert [b["buffer"] for b in m["top_buffers"]] == ["fusion.5{1}", "constant.4{}"]
+    assert {b["color"] for b in m["top_buffers"]} == {0} and m["timeline"]["memory_space"] == "HBM"
     assert sum(m["by_category"].values()) == m["total_bytes"]
 
 

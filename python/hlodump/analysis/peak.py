@@ -168,18 +168,36 @@ def peak_buffers(dump: "Dump", module: ModuleSel = None, step: Optional[int] = N
     offset, category, shape, opcode, op_name, source_file, source_line, source. XLA's own
     ``Live ranges at T (peak)`` list: ``listed_peak_buffers``."""
     sc = scope_of(dump, module)
+    if step is None and memory_space is None:
+        return sc.arrow("select * from @in_use_buffers order by module, rank")
     where = _space_filter(sc, memory_space)
     at = (f"select distinct module, {int(step)}::bigint as step from @buffers" if step is not None else f"""
         select module, min(step) filter (where b = mb) as step
         from (select module, step, b, max(b) over (partition by module) as mb
               from (select module, step, sum(bytes::hugeint) as b from @tl_sparse where {where} group by all))
         group by module""")
-    return sc.arrow(f"""
+    return sc.arrow(_live_sql(where, at))
+
+
+# A module's main memory: color 0, or all of its spaces when it has no color-0 buffer (as @tl_max).
+_MAIN = f"(color = {MAIN_COLOR} or module not in (select distinct module from @tl_sparse where color = {MAIN_COLOR}))"
+
+
+@derived("in_use_buffers")
+def _in_use_buffers(sc: Scope) -> pa.Table:
+    """``peak_buffers`` of every module's main memory at its peak in use (``@tl_max``)."""
+    return sc.arrow(_live_sql(_MAIN, "select module, step from @tl_max"))
+
+
+def _live_sql(where: str, at: str) -> str:
+    """The values live at each module's step of ``at`` (module, step) in the colors ``where``
+    selects, largest first, each slice once in the running sum (``peak_buffers``' columns)."""
+    return f"""
         with at_step as ({at}),
              sched as (select * from @sched),
              names as (select module, color, memory_space from @spaces),
              live as (select b.*, a.step from @buffers b join at_step a using (module)
-                      where {where.replace('color', 'b.color')} and b.start <= a.step and a.step <= b."end"),
+                      where {where} and b.start <= a.step and a.step <= b."end"),
              ranked as (select *, count(*) over (partition by module, allocation, "offset", size) > 1 as shares_slice,
                                row_number() over (partition by module, allocation, "offset", size
                                                   order by value_id) = 1 as first_in_slice
@@ -198,7 +216,7 @@ def peak_buffers(dump: "Dump", module: ModuleSel = None, step: Optional[int] = N
         from ordered o
         left join sched on sched.module = o.module and sched.position = o.step
         left join names n on n.module = o.module and n.color = o.color
-        order by o.module, o.rank""")
+        order by o.module, o.rank"""
 
 
 _BREAKDOWN_KEYS = {"op_name": "op_name", "source": "source", "opcode": "opcode", "category": "category",

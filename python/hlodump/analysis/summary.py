@@ -190,10 +190,18 @@ def _padding(sc: Scope) -> dict[str, dict[str, int]]:
 def _top(sc: Scope, top: int) -> dict[str, list[dict[str, Any]]]:
     if top <= 0:
         return {}
+    # at the peak in use of the main memory (what the headline says); a module without live
+    # ranges but with XLA's list (no timeline) keeps the listed buffers
     return _by_module(sc.arrow(f"""
+        with used as (select module, rank, buffer, bytes, bytes as allocated_bytes, shape, category, allocation,
+                             color, opcode, op_name, source, 'peak in use' as at
+                      from @in_use_buffers where rank < {int(top)})
+        select * from used
+        union all
         select module, rank, buffer, bytes, allocated_bytes, shape, category, allocation, color, opcode,
-               op_name, source
-        from @peak_buffers where rank < {int(top)} order by module, rank""").to_pylist())
+               op_name, source, 'listed peak' as at
+        from @peak_buffers where rank < {int(top)} and module not in (select module from @in_use_buffers)
+        order by module, rank""").to_pylist())
 
 
 def _what_it_has(has: dict[str, int]) -> list[str]:

@@ -408,7 +408,11 @@ def _render_summary(m: dict[str, Any], con: Any) -> None:
             t.add_row(*[fb(v) for v in pk["by_category"].values()])
             con.print(t)
         if m["top_buffers"]:
-            t = Table(title=f"top {len(m['top_buffers'])} buffers at {U.XLA_LISTED_PEAK} (step {pk['step'] if pk else '?'})",
+            tl = m.get("timeline") or {}
+            at_use = m["top_buffers"][0].get("at") == "peak in use"
+            where = (f"{U.PEAK_IN_USE} ({tl.get('memory_space') or 'main'}, step {tl.get('max_allocated_step')})"
+                     if at_use else f"{U.XLA_LISTED_PEAK} (step {pk['step'] if pk else '?'})")
+            t = Table(title=f"top {len(m['top_buffers'])} buffers at {where}",
                       title_justify="left")
             for col in ("#", "buffer", "bytes", "shape", "category", "alloc", "op_name", "source"):
                 t.add_column(col, justify="right" if col in ("#", "bytes", "alloc") else "left", overflow="fold")

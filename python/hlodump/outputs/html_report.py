@@ -236,6 +236,7 @@ def _collect(d: "Dump", keys: Optional[Sequence[str]], top: int, max_points: int
             "spaces": (s.get("timeline") or {}).get("memory_spaces") or [],
             "allocated_spaces": s.get("memory_spaces") or [], "padding": s.get("padding"),
             "top_buffers": s.get("top_buffers") or [], "notes": s.get("notes") or [],
+            "timeline_head": _timeline_head(s.get("timeline")),
             "live": live.get(key, []), "by_op_name": by_op.get(key, []), "by_source": by_src.get(key, []),
             "padded": padded.get(key, []),
             **{k: v.get(key) for k, v in opt["detail"].items()},
@@ -288,6 +289,13 @@ def _num(v: Any) -> Any:
     if isinstance(v, (np.floating,)):
         return float(v) if math.isfinite(v) else None
     return v
+
+
+def _timeline_head(tl: Optional[dict[str, Any]]) -> Optional[str]:
+    """"HBM, step 346" — where the peak in use is, for the page's buffer table title."""
+    if not tl:
+        return None
+    return f"{tl.get('memory_space') or 'main'}, step {tl.get('max_allocated_step')}"
 
 
 def _main_memory(tl: pa.Table) -> pa.Table:

@@ -378,7 +378,9 @@ function openModule(id) {
 
   const t1 = el("div", {class: "tables"});
   box.appendChild(t1);
-  table(t1, "buffers at XLA's listed peak" + (d.peak ? " (step " + d.peak.step + ", " + (d.peak.instruction || MISSING) + ")" : ""),
+  const atUse = d.top_buffers.length && d.top_buffers[0].at === "peak in use";
+  table(t1, atUse ? "buffers at the peak in use" + (d.timeline_head ? " (" + d.timeline_head + ")" : "")
+                  : "buffers at XLA's listed peak" + (d.peak ? " (step " + d.peak.step + ", " + (d.peak.instruction || MISSING) + ")" : ""),
         ["#", "buffer", "bytes", "shape", "category", "op_name", "source"],
         d.top_buffers.map(b => [b.rank, b.buffer, b.bytes, b.shape, b.category, b.op_name, b.source]),
         ["n", "", "b", "", "", "", ""]);
