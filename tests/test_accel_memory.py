@@ -113,3 +113,20 @@ def test_one_spelling_of_the_whole_value_index():
     d = hlodump.read_arrow(ex)
     assert "" not in set(buffers(d).column("shape_index").to_pylist())
     assert "" not in set(peak_buffers(d).column("shape_index").to_pylist())
+
+
+def test_cli_live_at_step_and_memory_space(capsys):
+    from hlodump.cli import main
+
+    ex = str(pathlib.Path(__file__).parent.parent / "examples" / "reference_attention.tpu-buffer-assignment.txt")
+    assert main(["summary", ex, "--step", "3", "--buffers", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "46,137,376 bytes (44.00MiB) live at step 3 (Arg_2.3) in HBM, each slice once; 5 values" in out
+    assert "constant.4{}" in out and "Arg_2.3{}" not in out  # the 2 largest only
+    assert main(["summary", ex, "--memory-space", "1", "--json"]) == 0
+    (m,) = json.loads(capsys.readouterr().out)
+    s = summary(hlodump.read_arrow(ex), cost=False)[0]
+    vmem = {sp["color"]: sp for sp in s["timeline"]["memory_spaces"]}[1]
+    assert m["step"] == vmem["step"] and m["live_bytes"] == vmem["max_live_bytes"]
+    assert main(["summary", ex, "--memory-space", "vmem"]) == 2  # no report: colors only, and it says so
+    assert "no such memory space" in capsys.readouterr().err

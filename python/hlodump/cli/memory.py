@@ -155,6 +155,8 @@ def _cmd_summary(args: argparse.Namespace) -> int:
     several = len(s) > 1 and args.module is None
     n_detail = len(s) if (args.all or not several) else (args.top if args.top is not None else DETAIL_MODULES)
     detail = s[:n_detail]
+    if args.step is not None or args.memory_space is not None:
+        return _live_at(d, detail, args)
     if args.json:
         _json_lines(s if args.top is None or args.all else detail)
         return 0
@@ -169,6 +171,51 @@ def _cmd_summary(args: argparse.Namespace) -> int:
     # (escaped as shown: the modules detailed, not every module of the dump)
     for m in cli_safety.escape_data(detail):
         _render_summary(m, con)
+    return 0
+
+
+def _live_at(d: Any, detail: list[dict[str, Any]], args: argparse.Namespace) -> int:
+    """``summary --step N`` / ``--memory-space NAME``: what is live at step N (default: the peak
+    in use) of a memory space (default: the main memory), per module detailed, largest first."""
+    space: Any = args.memory_space
+    if isinstance(space, str) and space.isdigit():
+        space = int(space)
+    keys = [m["module"] for m in detail]
+    try:
+        t = A.peak_buffers(d, keys, step=args.step, memory_space=space)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+    fb = A.format_bytes
+    rows = t.to_pylist()
+    by_mod: dict[str, list[dict[str, Any]]] = {}
+    for r in rows:
+        by_mod.setdefault(r["module"], []).append(r)
+    if args.json:
+        _json_lines([{"module": k, "step": v[0]["step"], "live_bytes": v[-1]["cumulative_bytes"],
+                      "buffers": v[: args.buffers]} for k, v in by_mod.items()])
+        return 0
+    from rich.table import Table
+
+    con = _console()
+    for key in keys:
+        live = by_mod.get(key)
+        if not live:
+            _print(f"{key}: nothing live" + (f" at step {args.step}" if args.step is not None else "")
+                   + " (no live ranges, or the step is past the module's end)")
+            continue
+        live = cli_safety.escape_data(live)
+        head = live[0]
+        spaces = sorted({r["memory_space"] for r in live})
+        _print(f"{key}: {live[-1]['cumulative_bytes']:,} bytes ({fb(live[-1]['cumulative_bytes'])}) live at step "
+               f"{head['step']} ({head['instruction_at_step']}) in {', '.join(spaces)}, each slice once; "
+               f"{len(live)} values")
+        t = Table(title=f"the {min(len(live), args.buffers)} largest", title_justify="left")
+        for col in ("#", "buffer", "bytes", "space", "shape", "category", "op_name", "source"):
+            t.add_column(col, justify="right" if col in ("#", "bytes") else "left", overflow="fold")
+        for r in live[: args.buffers]:
+            t.add_row(str(r["rank"]), r["buffer"] or "", f"{r['bytes']:,}", r["memory_space"], r["shape"] or "",
+                      r["category"] or "", _short(r["op_name"]), _short(r["source"], keep_tail=True))
+        con.print(t)
     return 0
 
 
@@ -609,6 +656,11 @@ def register(sub: Any) -> None:
     sp.add_argument("--sort", choices=sorted(_SORTS), default="peak",
                     help="order of the modules (default: peak, largest first)")
     sp.add_argument("--buffers", type=int, default=10, metavar="N", help="buffers at the peak to show (default 10)")
+    sp.add_argument("--step", type=int, default=None, metavar="N",
+                    help="what is live at schedule step N (of --memory-space), largest first, instead of the summary")
+    sp.add_argument("--memory-space", default=None, metavar="NAME",
+                    help="the memory space of --step or of the peak in use: a name the dump gives (HBM, vmem, "
+                         "host (pinned) …), a color number, or 'all' (default: the main memory, color 0)")
     sp.set_defaults(func=_cmd_summary)
 
     sp = sub.add_parser("plot", help="memory in use vs program order (PNG, or the interactive page of hlodump report)")
