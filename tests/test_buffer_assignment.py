@@ -333,9 +333,9 @@ def test_seed_000_known_values(reader: Any) -> None:
     v63 = next(v for v in _rows(dump, "values") if v["value_id"] == 63)
     assert v63["shape_index"] == "{0}" and v63["color"] == 1
     assert v63["positions"] == [{"instruction": "copy-start.2", "shape_index": "{0}"},
-                                {"instruction": "copy-done.2", "shape_index": ""}]
+                                {"instruction": "copy-done.2", "shape_index": "{}"}]
     assert v63["uses"] == [{"instruction": "copy-done.2", "operand": 0, "shape_index": "{0}"},
-                           {"instruction": "fusion", "operand": 0, "shape_index": ""}]
+                           {"instruction": "fusion", "operand": 0, "shape_index": "{}"}]
 
 
 def test_seed_003_long_lines(reader: Any) -> None:
@@ -394,7 +394,7 @@ def test_human_bytes_rejects(text: str) -> None:
 
 def test_parse_value_ref() -> None:
     assert parse_value_ref("<5 add.35 @0>") == {
-        "value_id": 5, "instruction": "add.35", "shape_index": "", "is_phi": False, "color": 0}
+        "value_id": 5, "instruction": "add.35", "shape_index": "{}", "is_phi": False, "color": 0}
     assert parse_value_ref("<63 copy-start.2{0} @1>") == {
         "value_id": 63, "instruction": "copy-start.2", "shape_index": "{0}", "is_phi": False,
         "color": 1}
@@ -495,7 +495,7 @@ def _check_combined(dump: Any) -> None:
     assert [(a["allocation"], a["value_id"], a["shape_index"], a["is_phi"], a["color"],
              a["offset"], a["size"]) for a in asg] == [
         (0, 3, "{0}", False, 1, 0, 8), (0, 9, "{0}", True, 1, 512, 8), (2, 10, "{}", False, 0, 0, 24),
-        (3, 11, "", False, 0, 0, 4), (4, 12, "", False, 0, 0, 4)]
+        (3, 11, "{}", False, 0, 0, 4), (4, 12, "{}", False, 0, 0, 4)]
     assert asg[2]["shape"] == "(f32[], f32[256,1024], /*index=5*/f32[256,256])"
     assert _total(dump, "buffer_assignment", "total_bytes_used") == [1200]
 
@@ -504,7 +504,7 @@ def _check_combined(dump: Any) -> None:
     v3 = values[3]
     assert v3["positions"] == [{"instruction": "p.1", "shape_index": "{0}"},
                                {"instruction": "w.2", "shape_index": "{0}"}]
-    assert v3["uses"] == [{"instruction": "add.1", "operand": 0, "shape_index": ""},
+    assert v3["uses"] == [{"instruction": "add.1", "operand": 0, "shape_index": "{}"},
                           {"instruction": "tuple.2", "operand": 1, "shape_index": "{0,1}"}]
     assert v3["defining_instruction"] == "%p.1 = (f32[2]{0}, s32[]) parameter(0)"
     assert values[9]["is_phi"] and values[9]["uses"] == [] and values[9]["uses_initialized"]

@@ -173,7 +173,9 @@ D = pa.dictionary(pa.int32(), pa.large_string())  # text with few distinct value
 #   still checked but gives no row (its allocation is unknown).
 # ---- values
 # One row per value block under ``Used values:``. positions / uses in printed order;
-# position/use shape_index "" when not printed. uses empty for " uses:" followed by nothing
+# shape_index (of the value, its positions and uses) "{}" when not printed: XLA prints the index
+# of tuple-shaped instructions only, and "{}" is how live_ranges and the peak list spell the whole
+# value, so the tables join on one spelling (issue 47). uses empty for " uses:" followed by nothing
 # or by "  (none)"; uses_initialized false only for " uses are not initialized yet.".
 # defining_instruction = the text after "from instruction:" (one optional space removed),
 # up to the end of the line (or, in old XLA where the next "<N …>" header is glued onto the

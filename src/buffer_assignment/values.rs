@@ -10,7 +10,9 @@ use crate::lex::{bad, grouped_end, grouped_value, is_name_start, Cur, I32_MAX, I
 pub struct ValueRef<'a> {
     pub id: i64,
     pub name: &'a [u8],
-    /// `{…}` as printed, or empty when not printed.
+    /// `{…}` as printed, or `{}` when not printed (XLA prints the index of tuple-shaped
+    /// instructions only: a value of an array-shaped one is its whole value `{}`, the spelling
+    /// `live_ranges` and the peak list use, so every table joins on one spelling).
     pub index: &'a [u8],
     pub phi: bool,
     pub color: i32,
@@ -21,7 +23,7 @@ pub(super) fn value_ref<'a>(cur: &mut Cur<'a>) -> R<ValueRef<'a>> {
     let id = cur.uint("a value id", I64_MAX)? as i64;
     cur.expect(" ", "after the value id")?;
     let name = cur.name("an instruction name")?;
-    let index = cur.index()?.unwrap_or(&[]);
+    let index = cur.index()?.unwrap_or(WHOLE);
     let phi = cur.accept(" (phi)");
     let color = if cur.accept(" @") {
         cur.uint("a color", I32_MAX)? as i32
@@ -207,10 +209,13 @@ impl<'a> Block<'a> {
     }
 }
 
-/// An optional ` {i,j}` shape index after a name (empty when absent).
+/// The shape index of a whole value, where XLA prints none.
+pub(super) const WHOLE: &[u8] = b"{}";
+
+/// An optional ` {i,j}` shape index after a name (`{}` when absent, as in `ValueRef`).
 fn space_index<'c>(cur: &mut Cur<'c>) -> R<&'c [u8]> {
     if !cur.accept(" ") {
-        return Ok(&[]);
+        return Ok(WHOLE);
     }
     let start = cur.pos;
     match cur.index()? {

@@ -51,7 +51,7 @@ _REUSED = " reused by buffers of a different color:"
 def parse_value_ref(text: str) -> dict[str, Any] | None:
     """Read a whole ``<ID NAME[IDX][ (phi)][ @C]>``; None if ``text`` is not exactly one.
 
-    Returns ``value_id``, ``instruction``, ``shape_index`` ("" if not printed), ``is_phi`` and
+    Returns ``value_id``, ``instruction``, ``shape_index`` ("{}" if not printed: the whole value), ``is_phi`` and
     ``color`` (0 if not printed).
     """
     cur = _Cursor(text)
@@ -76,7 +76,7 @@ def _value_ref(cur: _Cursor) -> dict[str, Any]:
     return {
         "value_id": value_id,
         "instruction": instruction,
-        "shape_index": shape_index or "",
+        "shape_index": shape_index or "{}",  # not printed for array-shaped instructions: the whole value
         "is_phi": is_phi,
         "color": color,
     }
@@ -536,7 +536,7 @@ def _position(text: str) -> dict[str, Any]:
         if index is None:
             raise _Bad(start, "expected a shape index after the space")
     cur.end("the position")
-    return {"instruction": name, "shape_index": index or ""}
+    return {"instruction": name, "shape_index": index or "{}"}
 
 
 def _use(text: str) -> dict[str, Any]:
@@ -553,7 +553,7 @@ def _use(text: str) -> dict[str, Any]:
         if index is None:
             raise _Bad(start, "expected a shape index after the space")
     cur.end("the use")
-    return {"instruction": name, "operand": operand, "shape_index": index or ""}
+    return {"instruction": name, "operand": operand, "shape_index": index or "{}"}
 
 
 _G = r"[0-9]{1,3}(?: [0-9]{3})+|[0-9]+"  # GROUPED_RE's pattern
