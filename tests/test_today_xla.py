@@ -407,7 +407,7 @@ def test_tuple_elements_resolve_the_schedule(release: str) -> None:
             here = {(p["instruction"], p["shape_index"]) for p in ps}
             for name, index in list(here):
                 hit = by.get((file_module.get(f), name))
-                if hit is None or index != "":
+                if hit is None or index != "{}":
                     continue
                 tup, path = hit
                 assert (tup, "{" + ",".join(map(str, path)) + "}") in here, (name, hit, sorted(here))

@@ -379,13 +379,24 @@ def _plain_table(cols: tuple[str, ...], rows: list[list[str]]) -> list[str]:
     return [line(cols)] + [line(r) for r in rows]
 
 
+def _per_space(m: dict[str, Any]) -> str:
+    """`` across memory spaces: HBM 192.22MiB, VMEM 112.00MiB, …`` where a module has several
+    (each space is its own memory: the total is no figure of one)."""
+    spaces = [sp for sp in (m.get("timeline") or {}).get("memory_spaces") or [] if sp.get("allocated_bytes")]
+    if len(spaces) < 2:
+        return ""
+    fb = A.format_bytes
+    return " across memory spaces: " + ", ".join(f"{sp.get('memory_space') or 'color ' + str(sp['color'])} "
+                                                 f"{fb(sp['allocated_bytes'])}" for sp in spaces)
+
+
 def _render_summary(m: dict[str, Any], con: Any) -> None:
     fb = A.format_bytes
     if m["total_bytes"] is not None and not m["allocations"]:
         head = f"{m['module']}: total {m['total_bytes']:,} bytes ({fb(m['total_bytes'])}) as the dump states it"
     elif m["total_bytes"] is not None:
         head = (f"{m['module']}: total allocated {m['total_bytes']:,} bytes ({fb(m['total_bytes'])}) in "
-                f"{m['allocations']} allocations")
+                f"{m['allocations']} allocations" + _per_space(m))
     else:
         head = f"{m['module']}: no allocation totals in this input"
     pk = m["peak"]

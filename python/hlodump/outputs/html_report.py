@@ -204,6 +204,7 @@ def _collect(d: "Dump", keys: Optional[Sequence[str]], top: int, max_points: int
                              ["instruction", "shape_index", "shape", "allocated_bytes", "logical_bytes", "padding_bytes",
                               "category", "op_name", "source"], where="padding_bytes > 0")
     errs = _errors_per_module(d, mods)
+    caps = {r["module"]: r for r in A.device_capacity(d).to_pylist()}
     say("costs, collectives, passes")
     opt = _optional_sections(d, eng, sel, dev)
     rows: list[dict[str, Any]] = []
@@ -237,6 +238,7 @@ def _collect(d: "Dump", keys: Optional[Sequence[str]], top: int, max_points: int
             "allocated_spaces": s.get("memory_spaces") or [], "padding": s.get("padding"),
             "top_buffers": s.get("top_buffers") or [], "notes": s.get("notes") or [],
             "timeline_head": _timeline_head(s.get("timeline")),
+            "device": _device_line(s, caps.get(key)),
             "live": live.get(key, []), "by_op_name": by_op.get(key, []), "by_source": by_src.get(key, []),
             "padded": padded.get(key, []),
             **{k: v.get(key) for k, v in opt["detail"].items()},
@@ -289,6 +291,16 @@ def _num(v: Any) -> Any:
     if isinstance(v, (np.floating,)):
         return float(v) if math.isfinite(v) else None
     return v
+
+
+def _device_line(s: dict[str, Any], dev: Optional[dict[str, Any]]) -> Optional[str]:
+    """"device: TPU v5 lite, 15.75GiB HBM …; peak in use … of …, 86%" where the dump names its
+    device (``analysis.capacity``), against the peak in use of the main memory."""
+    if not dev:
+        return None
+    from ..analysis.capacity import capacity_line
+
+    return capacity_line((s.get("peaks") or {}).get("peak_in_use"), dev, A.format_bytes)
 
 
 def _timeline_head(tl: Optional[dict[str, Any]]) -> Optional[str]:

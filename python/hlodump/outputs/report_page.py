@@ -326,6 +326,7 @@ function facts(d, r) {
     out.push("allocated " + fmtBytes(r.total));
   }
   if (!missing(pk.jax_peak_memory_in_bytes)) out.push("jax's peak_memory_in_bytes " + fmtBytes(pk.jax_peak_memory_in_bytes));
+  if (d.device) out.push(d.device);
   const ma = d.memory_analysis;
   if (ma) out.push("argument " + fmtBytes(ma.argument_size_in_bytes), "output " + fmtBytes(ma.output_size_in_bytes),
                    "alias " + fmtBytes(ma.alias_size_in_bytes), "temp " + fmtBytes(ma.temp_size_in_bytes));
