@@ -130,3 +130,17 @@ def test_cli_live_at_step_and_memory_space(capsys):
     assert m["step"] == vmem["step"] and m["live_bytes"] == vmem["max_live_bytes"]
     assert main(["summary", ex, "--memory-space", "vmem"]) == 2  # no report: colors only, and it says so
     assert "no such memory space" in capsys.readouterr().err
+
+
+def test_no_peak_without_live_ranges(tmp_path):
+    """Without live ranges there is no heap to replay: jax's peak is not given (never the
+    indefinite bytes alone shown as jax's peak); the totals still are."""
+    import shutil
+
+    src = ACCEL / "gpu_h100" / "mlp"
+    for f in src.iterdir():
+        if f.is_file() and "live-range" not in f.name and "-values" not in f.name:
+            shutil.copy(f, tmp_path / f.name)
+    (ma,) = [r["memory_analysis"] for r in memory_analysis(hlodump.read_arrow(tmp_path)) if r["memory_analysis"]]
+    assert "peak_memory_in_bytes" not in ma and "peak_unpadded_heap_bytes" not in ma
+    assert ma["total_allocation_bytes"] == 7340032 and ma["indefinite_allocations"] == 2621440

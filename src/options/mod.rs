@@ -78,8 +78,14 @@ fn comment_start(v: &[u8]) -> usize {
     if w.len() >= 2 && matches!(w[0], b'"' | b'\'') && w[w.len() - 1] == w[0] {
         return v.len();
     }
+    find_unquoted(v, 0, b'#').unwrap_or(v.len())
+}
+
+/// The first `want` at or after `from` that is outside quoted strings (`"…"`, `'…'`; a `\`
+/// inside one escapes the next byte), `from` itself being outside one.
+fn find_unquoted(v: &[u8], from: usize, want: u8) -> Option<usize> {
     let mut quote = 0u8;
-    let mut i = 0;
+    let mut i = from;
     while i < v.len() {
         let c = v[i];
         if quote != 0 {
@@ -90,12 +96,12 @@ fn comment_start(v: &[u8]) -> usize {
             }
         } else if c == b'"' || c == b'\'' {
             quote = c;
-        } else if c == b'#' {
-            return i;
+        } else if c == want {
+            return Some(i);
         }
         i += 1;
     }
-    v.len()
+    None
 }
 
 fn trim_end(v: &[u8]) -> &[u8] {
@@ -119,22 +125,10 @@ fn unquoted(v: &[u8]) -> &[u8] {
 /// The elements of a `[a, b, "c,d"]` list's inside: split at commas outside quotes.
 fn list_items(inner: &[u8]) -> Vec<&[u8]> {
     let mut out = Vec::new();
-    let (mut quote, mut from, mut i) = (0u8, 0, 0);
-    while i < inner.len() {
-        let c = inner[i];
-        if quote != 0 {
-            if c == b'\\' {
-                i += 1;
-            } else if c == quote {
-                quote = 0;
-            }
-        } else if c == b'"' || c == b'\'' {
-            quote = c;
-        } else if c == b',' {
-            out.push(trim(&inner[from..i]));
-            from = i + 1;
-        }
-        i += 1;
+    let mut from = 0;
+    while let Some(comma) = find_unquoted(inner, from, b',') {
+        out.push(trim(&inner[from..comma]));
+        from = comma + 1;
     }
     let last = trim(&inner[from.min(inner.len())..]);
     if !last.is_empty() || !out.is_empty() {

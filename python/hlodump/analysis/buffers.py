@@ -245,6 +245,7 @@ def _jax_totals(sc: Scope) -> pa.Table:
                sum(size::hugeint) filter (where color = {MAIN_COLOR} and not is_thread_local
                                           and ({indefinite}))::bigint as main_indefinite,
                (select max(heap_peak) from @heap_peaks h where h.module = a.module) as heap_peak,
+               a.module in (select module from @buffers where start is not null) as has_live_ranges,
                (select arg_max(heap_peak - heap_peak_logical, heap_peak) from @heap_peaks h
                 where h.module = a.module) as heap_padding,
                sum(pad.padding) filter (where color = {MAIN_COLOR} and not is_thread_local
@@ -261,6 +262,11 @@ def _jax_new_fields(r: dict[str, Any]) -> dict[str, Optional[int]]:
     plat = r["platform"]
     indefinite = int(r["main_indefinite"] or 0)
     peak = indefinite + int(r["heap_peak"] or 0)
+    if not r["has_live_ranges"]:
+        # no live ranges (a proto-only dump, a buffer assignment without its live-range file):
+        # no heap to replay, so no peak rather than the indefinite bytes alone
+        return {k: v for k, v in _jax_new_fields({**r, "has_live_ranges": True}).items()
+                if not k.startswith("peak_")}
     if plat == "tpu":
         # unpadded: the same buffers at their shapes' sizes (the tiling padding left out)
         padding = int(r["main_indefinite_padding"] or 0) + int(r["heap_padding"] or 0)
