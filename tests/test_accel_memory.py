@@ -144,3 +144,15 @@ def test_no_peak_without_live_ranges(tmp_path):
     (ma,) = [r["memory_analysis"] for r in memory_analysis(hlodump.read_arrow(tmp_path)) if r["memory_analysis"]]
     assert "peak_memory_in_bytes" not in ma and "peak_unpadded_heap_bytes" not in ma
     assert ma["total_allocation_bytes"] == 7340032 and ma["indefinite_allocations"] == 2621440
+
+
+def test_diff_shows_the_peak_against_each_device(capsys):
+    from hlodump.cli import main
+
+    a, b = str(ACCEL / "tpu_v5e_2x4" / "mlp"), str(ACCEL / "tpu_v6e_2x4" / "mlp")
+    assert main(["diff", a, b, "--no-changes"]) == 0
+    out = capsys.readouterr().out
+    assert "  a: device: TPU v5 lite, 15.75GiB HBM" in out and "  b: device: TPU v6 lite, 31.24GiB HBM" in out
+    assert main(["diff", a, b, "--json", "--no-changes"]) == 0
+    (p,) = json.loads(capsys.readouterr().out)["pairs"]
+    assert "of 15.75GiB HBM" in p["device_a"] and "of 31.24GiB HBM" in p["device_b"]

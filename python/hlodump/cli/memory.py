@@ -538,6 +538,7 @@ def _cmd_diff(args: argparse.Namespace) -> int:
                        cost_pairs=None if args.json else args.pairs)
         t = A.diff(a, b, args.module) if not args.no_changes else None
     rows = t.to_pylist() if t is not None else []
+    _attach_pair_devices(a, b, ex)
     if args.json:
         json.dump(dict(ex, changes=rows), sys.stdout, indent=1, default=str)
         sys.stdout.write("\n")
@@ -604,6 +605,18 @@ def _cmd_diff(args: argparse.Namespace) -> int:
     return 0
 
 
+def _attach_pair_devices(a: Any, b: Any, ex: dict[str, Any]) -> None:
+    """Each module pair's peaks against its device's memory, where the dumps name the device
+    (``device_a`` / ``device_b``: the capacity line, or None)."""
+    from ..analysis.capacity import capacity_line
+
+    caps = [{r["module"]: r for r in A.device_capacity(d).to_pylist()} for d in (a, b)]
+    for p in ex["pairs"]:
+        for side, cap in zip("ab", caps):
+            dev = cap.get(p[f"module_{side}"])
+            p[f"device_{side}"] = capacity_line(p[f"peak_{side}"], dev, A.format_bytes) if dev else None
+
+
 def _print_explain(ex: dict[str, Any], args: argparse.Namespace) -> None:
     """The explanation of ``analysis.explain`` as text: per module pair (largest peak change
     first) the peak delta and its causes; then the modules of one side only."""
@@ -621,6 +634,9 @@ def _print_explain(ex: dict[str, Any], args: argparse.Namespace) -> None:
             continue
         _print(f"{head} {fb(p['peak_a'])} -> {fb(p['peak_b'])} ({signed(p['peak_delta'])}; "
                f"{p['peak_delta']:+,} bytes)" + (f" [paired by {p['matched_by']}]" if p["matched_by"] in ("fingerprint", "similar name", "single module") else ""))
+        for side in "ab":
+            if p.get(f"device_{side}"):
+                _print(f"  {side}: {p[f'device_{side}']}")
         kinds = [f"{k} {signed(v)}" for k, v in sorted(p["by_kind"].items(), key=lambda kv: -abs(kv[1])) if v]
         if kinds:
             _print("  by cause: " + ", ".join(kinds))
