@@ -22,8 +22,9 @@ Derived tables (see ``engine``):
 The heap peak (``jax's peak_memory_in_bytes``): jax 0.12 asks XLA's ``ComputePeakMemorySizes``,
 which replays the buffer assignment's heap-simulator traces (one per temporary allocation or
 memory space) and adds the indefinite allocations of color 0 (parameters, live-out outputs and
-constants, thread-local ones not counted). Checked on the 30 TPU and 14 GPU compiles of
-tests/data/accel and their proto twins (``heap_simulator_traces``): the figure is the indefinite
+constants, thread-local ones not counted). Checked on the 42 TPU and 17 GPU compiles that
+tools/corpus/generators/gen_accel.py made and proto twins of some (their
+``heap_simulator_traces``): the figure is the indefinite
 bytes plus the **largest** of the traces' peaks. Text dumps hold no trace, so each trace's peak
 is reproduced from the live ranges: per temporary slice, the live ranges of its values merged
 (values that share a slice while live are one buffer, as a ``SHARE_WITH`` event makes them; on the other colors,
