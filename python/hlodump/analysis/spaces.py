@@ -61,14 +61,14 @@ def space_name(platform: str, color: int, report_name: Optional[str]) -> str:
     pinned host memory by XLA's constant, else the dump's own name."""
     if color == MAIN_COLOR:
         return {"tpu": "HBM", "gpu": "device", "cpu": "host RAM"}.get(platform, "main")
-    if color == HOST_MEMORY_SPACE and platform in ("gpu", "cpu"):
+    if color == HOST_MEMORY_SPACE:
+        # XLA's host memory space on every backend: jax counts it in host_* (libtpu's report
+        # calls it "cmem"; what a program offloads with memory_kind="pinned_host" lands there)
         return "host (pinned)"
     if report_name:
         if report_name.startswith("color_"):
             return f"color {color}"
         return _KNOWN.get(report_name, report_name)
-    if color == HOST_MEMORY_SPACE:
-        return "host (pinned)"
     return f"color {color}"
 
 

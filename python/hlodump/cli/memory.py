@@ -452,8 +452,11 @@ def _render_summary(m: dict[str, Any], con: Any) -> None:
             t.add_column(c, justify="right")
         if pk:
             t.add_column(f"at {U.XLA_LISTED_PEAK}", justify="right")
+        names = {sp["color"]: sp.get("memory_space") for sp in (m.get("timeline") or {}).get("memory_spaces") or []}
         for sp in m["memory_spaces"]:
-            row = [str(sp["color"]), fb(sp["allocated_bytes"])] + [fb(sp["by_category"][c]) for c in A.CATEGORIES]
+            name = names.get(sp["color"])
+            label = str(sp["color"]) if not name or name.startswith("color ") else f"{sp['color']} {name}"
+            row = [label, fb(sp["allocated_bytes"])] + [fb(sp["by_category"][c]) for c in A.CATEGORIES]
             if pk:
                 row.append(fb(pk["by_color"].get(str(sp["color"]), 0)))
             t.add_row(*row)
