@@ -19,10 +19,14 @@ echo "== built in $((SECONDS - build_start)) s"
 for target in buffer_assignment hlo files read hlo_proto; do
     corpus="$(mktemp -d)"
     echo "== $target (${SECONDS_PER_TARGET}s)"
+    # the fuzzer's exit status, not grep's nor that of a `|| true` (issue 50: `status` read after
+    # `|| true` was always 0 and hid a panic): errexit off for the pipeline, PIPESTATUS read first
+    set +e
     cargo $TOOLCHAIN fuzz run "$target" "$corpus" "seeds/$target" -- \
         -max_total_time="$SECONDS_PER_TARGET" -max_len=65536 -timeout=10 -rss_limit_mb=2048 \
-        -print_final_stats=1 2>&1 | grep -E "^stat::number_of_executed_units|Done|ERROR|panicked|SUMMARY" || true
+        -print_final_stats=1 2>&1 | grep -E "^stat::number_of_executed_units|Done|ERROR|panicked|SUMMARY"
     status=${PIPESTATUS[0]}
+    set -e
     rm -rf "$corpus"
     if [ "$status" -ne 0 ]; then
         echo "fuzz target $target failed (exit $status); see fuzz/artifacts/$target/" >&2
