@@ -150,6 +150,10 @@ struct Parser<'t, 'c> {
     prefix: Vec<u8>,
     /// The `thunk_metadata { … }` message open in a `*.thunk_metadata.txt`, if any.
     thunk: Option<ThunkMeta<'c>>,
+    /// Rows pushed so far: a message that closes with none since it opened is set and empty.
+    rows: usize,
+    /// Per open message: the row count and the line where it opened.
+    opened_at: Vec<(usize, u64)>,
 }
 
 /// The fields of one `thunk_metadata { … }` message (a GPU `*.thunk_metadata.txt`), pushed as
@@ -206,7 +210,7 @@ pub fn parse<'c>(data: &'c [u8], ctx: FileCtx<'c>, t: &mut Tables) -> Result<()>
     let first = lines.clone().map(|l| l.text).find(|l| !l.iter().all(u8::is_ascii_whitespace)).unwrap_or(b"");
     let (by_content, flags) = source_of_content(first);
     let source = source_of_name(ctx.path).unwrap_or(by_content);
-    let mut p = Parser { ctx, t, source, flags, open: Vec::new(), prefix: Vec::new(), thunk: None };
+    let mut p = Parser { ctx, t, source, flags, open: Vec::new(), prefix: Vec::new(), thunk: None, rows: 0, opened_at: Vec::new() };
     let last = feed(&mut p, lines)?;
     if !p.open.is_empty() {
         let msg = format!("the file ends inside message '{}' (a '{}' is missing: cut short?)", String::from_utf8_lossy(&p.prefix[..p.prefix.len() - 1]), p.open[p.open.len() - 1].1 as char);
@@ -234,14 +238,16 @@ impl<'t, 'c> Parser<'t, 'c> {
         o.key.push(String::from_utf8_lossy(&key).into_owned());
         o.value.push(&src, value);
         o.line.push(no as i32);
-        if let Some(m) = self.thunk.as_mut() {
-            m.field(&key[b"thunk_metadata.".len()..], value);
+        self.rows += 1;
+        if let (Some(m), Some(k)) = (self.thunk.as_mut(), key.strip_prefix(b"thunk_metadata.")) {
+            m.field(k, value);
         }
     }
 
     /// A message opens; a top-level `thunk_metadata {` of a `*.thunk_metadata.txt` starts a
     /// `thunk_metadata` row.
     fn open(&mut self, no: u64, name: &'c [u8], closer: u8) {
+        self.opened_at.push((self.rows, no));
         self.open.push((name, closer));
         self.rebuild_prefix();
         if self.source == "thunk_metadata" && self.open.len() == 1 && name == b"thunk_metadata" {
@@ -265,9 +271,15 @@ impl<'t, 'c> Parser<'t, 'c> {
     /// `}` or `>`: closes the innermost message, with the byte it opened with.
     fn close(&mut self, start: usize, closer: u8) -> R<()> {
         match self.open.last() {
-            Some(&(_, want)) if want == closer => {
+            Some(&(name, want)) if want == closer => {
                 self.open.pop();
                 self.rebuild_prefix();
+                // a message set and empty (`host_dma_sizes { }`) is a row with the value `{}`:
+                // a file of empty messages (libtpu's transfer_stats.txt) is not silent
+                let (rows_before, line) = self.opened_at.pop().unwrap_or((self.rows, 0));
+                if self.rows == rows_before {
+                    self.row(line, name, b"{}");
+                }
                 if self.open.is_empty() {
                     if let Some(m) = self.thunk.take() {
                         m.push(&self.ctx, self.t);

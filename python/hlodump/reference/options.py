@@ -133,7 +133,8 @@ def parse(lines: list[str | None], ctx: Any) -> None:
     first = next((t for t in lines if t is not None and t.strip(" \t\n\r\v\f") != ""), "")
     by_content, flags = _source_of_content(first)
     source = source_of_name(ctx.path) or by_content
-    open_: list[tuple[str, str]] = []
+    # per open message: [name, closer, line it opened on, whether a row came since]
+    open_: list[list[Any]] = []
     # the open top-level `thunk_metadata { … }` message of a *.thunk_metadata.txt (one holder)
     thunk: list[dict[str, Any] | None] = [None]
     last = 0
@@ -146,15 +147,17 @@ def parse(lines: list[str | None], ctx: Any) -> None:
         except _Bad as bad:
             ctx.error(lineno, _column(text, bad.pos), bad.message, text)
     if open_:
-        name = ".".join(n for n, _ in open_)
+        name = ".".join(o[0] for o in open_)
         ctx.error(max(last, 1), 1, f"the file ends inside message '{name}' "
                                    f"(a '{open_[-1][1]}' is missing: cut short?)", "")
 
 
-def _add(ctx: Any, lineno: int, source: str, open_: list[tuple[str, str]], name: str, value: str,
+def _add(ctx: Any, lineno: int, source: str, open_: list[list[Any]], name: str, value: str,
          thunk: list[dict[str, Any] | None] | None = None) -> None:
-    key = ".".join([n for n, _ in open_] + [name])
+    key = ".".join([o[0] for o in open_] + [name])
     ctx.add("options", {"source": source, "key": key, "value": value, "line": lineno})
+    for o in open_:
+        o[3] = True
     if thunk and thunk[0] is not None:
         _thunk_field(thunk[0], key[len("thunk_metadata."):], value)
 
@@ -175,9 +178,9 @@ def _thunk_field(row: dict[str, Any], key: str, value: str) -> None:
         row[col] = value
 
 
-def _open(lineno: int, name: str, closer: str, source: str, open_: list[tuple[str, str]],
+def _open(lineno: int, name: str, closer: str, source: str, open_: list[list[Any]],
           thunk: list[dict[str, Any] | None]) -> None:
-    open_.append((name, closer))
+    open_.append([name, closer, lineno, False])
     if source == "thunk_metadata" and len(open_) == 1 and name == "thunk_metadata":
         thunk[0] = {"thunk_id": None, "instruction": None, "kind": None, "line": lineno}
 
@@ -193,19 +196,23 @@ def _flag(lineno: int, start: int, body: str, source: str, ctx: Any) -> None:
     _add(ctx, lineno, source, [], flag[:n], flag[n + 1:])
 
 
-def _close(start: int, closer: str, open_: list[tuple[str, str]], thunk: list[dict[str, Any] | None],
+def _close(start: int, closer: str, source: str, open_: list[list[Any]], thunk: list[dict[str, Any] | None],
            ctx: Any) -> None:
     if not open_:
         raise _Bad(start, f"'{closer}' closes no message")
     if open_[-1][1] != closer:
         raise _Bad(start, f"'{closer}' where '{open_[-1][1]}' closes the open message")
-    open_.pop()
+    name, _, line, had_row = open_.pop()
+    if not had_row:
+        # a message set and empty (`host_dma_sizes { }`) is a row with the value `{}`: a file of
+        # empty messages (libtpu's transfer_stats.txt) is not silent (as src/options/mod.rs)
+        _add(ctx, line, source, open_, name, "{}", thunk)
     if not open_ and thunk[0] is not None:
         ctx.add("thunk_metadata", thunk[0])
         thunk[0] = None
 
 
-def _list(lineno: int, at: int, name: str, value: str, source: str, open_: list[tuple[str, str]],
+def _list(lineno: int, at: int, name: str, value: str, source: str, open_: list[list[Any]],
           ctx: Any, thunk: list[dict[str, Any] | None]) -> None:
     """``NAME: [a, b]``: a row per element (``[]`` none); a list of messages is not read."""
     if not value.endswith("]"):
@@ -216,7 +223,7 @@ def _list(lineno: int, at: int, name: str, value: str, source: str, open_: list[
         _add(ctx, lineno, source, open_, name, _unquoted(item), thunk)
 
 
-def _line(lineno: int, text: str, source: str, flags: bool, open_: list[tuple[str, str]], ctx: Any,
+def _line(lineno: int, text: str, source: str, flags: bool, open_: list[list[Any]], ctx: Any,
           thunk: list[dict[str, Any] | None]) -> None:
     start = len(text) - len(text.lstrip(" \t"))
     body = text[start:]
@@ -228,7 +235,7 @@ def _line(lineno: int, text: str, source: str, flags: bool, open_: list[tuple[st
         _flag(lineno, start, body.rstrip(" \t"), source, ctx)
         return
     if body.rstrip(" \t") in ("}", ">"):
-        _close(start, body.rstrip(" \t"), open_, thunk, ctx)
+        _close(start, body.rstrip(" \t"), source, open_, thunk, ctx)
         return
     n = _field_len(body)
     if n == 0:
