@@ -60,6 +60,7 @@ def split_tuple(inner: str) -> list[str]:
 _ARRAY = re.compile(r"\s*([a-z][a-z0-9]*)\[([^\]]*)\]")
 _M2M = re.compile(r"\{([0-9,]*)")
 _E = re.compile(r"E\((\d+)\)")
+_TILE = re.compile(r"T\(([0-9*,]+)\)")  # the first tile of a tiled layout: T(8,128)(2,1) -> 8,128
 _COMMENT = re.compile(r"/\*.*?\*/")  # /*index=5*/ in long tuples
 _INT64_MAX = (1 << 63) - 1
 
@@ -73,6 +74,7 @@ class Shape:
     dims: tuple[int, ...] = ()
     minor_to_major: Optional[tuple[int, ...]] = None
     element_bits: Optional[int] = None  # E(bits) of the layout
+    tile: Optional[tuple[int, ...]] = None  # the layout's first tile, T(8,128): TPU layouts
     parts: Optional[tuple["Shape", ...]] = None  # a tuple's elements
     ok: bool = True
     problem: Optional[str] = None  # why no figure of it is computable (then ``ok`` is false)
@@ -115,10 +117,26 @@ class Shape:
         if bits is None:
             m = re.search(r"(\d+)", self.etype)
             bits = int(m.group(1)) if m else 8
-        n = self.elements
+        n = self.elements if self.tile is None else self.tiled_elements
         if self.element_bits is not None:
             return (n * self.element_bits + 7) // 8
         return n * max(1, bits // 8)
+
+    @cached_property
+    def tiled_elements(self) -> int:
+        """``ShapeUtil::ArraySize``'s element count of a tiled layout: the most minor dimensions
+        rounded up to the first tile (``T(8,128)``; later tiles, ``(2,1)``, subdivide it and add no
+        padding), so ``f32[3,100]{1,0:T(8,128)}`` holds 8 x 128 elements and a scalar ``s32[]``
+        with ``T(128)`` 128. TPU compilers size every buffer so, their cost analysis too."""
+        tile = self.tile or ()
+        m2m = self.minor_to_major if self.minor_to_major is not None else tuple(range(len(self.dims) - 1, -1, -1))
+        n = 1
+        for k, t in enumerate(reversed(tile)):  # the tile's last entry pads the most minor dimension
+            size = self.dims[m2m[k]] if k < len(m2m) else 1
+            n *= -(-size // t) * t if t > 0 else size
+        for k in range(len(tile), len(m2m)):
+            n *= self.dims[m2m[k]]
+        return n
 
     @cached_property
     def overflows(self) -> bool:
@@ -215,6 +233,7 @@ def parse_shape(text: Optional[str]) -> Shape:
     rest = s[m.end():]
     m2m = None
     ebits = None
+    tile = None
     if rest.startswith("{"):
         mm = _M2M.match(rest)
         if mm is not None:
@@ -223,6 +242,9 @@ def parse_shape(text: Optional[str]) -> Shape:
         e = _E.search(layout)
         if e is not None:
             ebits = int(e.group(1))
+        t = _TILE.search(layout)
+        if t is not None:  # "*" (a combined dimension) pads nothing
+            tile = tuple(int(x) if x.isdigit() else 0 for x in t.group(1).split(","))
     elif dims == [] or len(dims) == 1:
         m2m = tuple(range(len(dims) - 1, -1, -1))
-    return Shape(text, etype=m.group(1), dims=tuple(dims), minor_to_major=m2m, element_bits=ebits)
+    return Shape(text, etype=m.group(1), dims=tuple(dims), minor_to_major=m2m, element_bits=ebits, tile=tile)
