@@ -2,8 +2,8 @@
 
 * TPU: every after-optimizations module of tests/data/accel against ``Compiled.cost_analysis()``
   of libtpu (``<program>.compiles.jsonl``): flops and transcendentals equal, bytes accessed within
-  1 % (the TPU compiler sizes shapes by their tiles: a ``u32[]`` DMA flag is a 4 KiB tile there,
-  4 bytes here), and the number of custom calls it counts as −1 the same. The Pallas kernel costs
+  1 % (shapes sized by their tiles, gathers and scatters moving whole tiles: the Llama step within
+  0.01 %), and the number of custom calls it counts as −1 the same. The Pallas kernel costs
   what its ``backend_config`` estimate says.
 * GPU: jax's GPU ``cost_analysis()`` of an ahead-of-time compile is None in the jsonl, so the
   cuBLAS gemms and the cuDNN convolution (the ``cublas`` program) are checked by their formulas,
@@ -30,7 +30,7 @@ TPU = sorted(p for p in glob.glob(os.path.join(ACCEL, "tpu_*", "*")) if os.path.
              and os.path.exists(p + ".compiles.jsonl"))
 #: measured gaps in bytes accessed past 1 % (the TPU compiler's own rules for plain ops, not
 #: custom calls: flops and transcendentals are equal): program -> (ours / theirs - 1) seen
-BYTES_GAP = {"tpu_v5e_2x4/llama": -0.01386}
+BYTES_GAP: dict[str, float] = {}
 
 
 def _jax(folder: str) -> dict:
@@ -67,8 +67,8 @@ def test_tpu_module_equals_the_tpu_compiler(folder: str) -> None:
     assert ours.get("transcendentals", 0.0) == theirs.get("transcendentals", 0.0)
     gap = ours["bytes accessed"] / theirs["bytes accessed"] - 1
     allowed = BYTES_GAP.get(_name(folder))
-    if allowed is None:
-        assert abs(gap) < 0.01, gap
+    if allowed is None:  # 0.2 %: every program measured (the 1 % of the issue, with a margin)
+        assert abs(gap) < 0.002, gap
     else:  # a known gap: it must not grow
         assert abs(gap) <= abs(allowed) * 1.01, gap
     # the same custom calls unknown: the TPU's optimal_seconds is −N plus its own (small) time
@@ -159,3 +159,17 @@ def test_allocate_buffer_is_free_on_tpu_only() -> None:
     gpu = _gpu_costs("offload")
     (g,) = [r for r in gpu if r["custom_call_target"] == "AllocateBuffer"]
     assert g["flops"] == -1  # XLA's GPU rules do not know it
+
+
+def test_tpu_shapes_are_sized_by_their_tiles() -> None:
+    """``ShapeUtil::ArraySize``: the most minor dimensions padded to the first tile; later tiles
+    (``(2,1)``) add nothing; the layout's dimension order decides which dimensions are minor."""
+    from hlodump.analysis.hlo_shapes import parse_shape
+
+    assert parse_shape("f32[3,100]{1,0:T(8,128)}").bytes == 8 * 128 * 4
+    assert parse_shape("f32[3,100]{1,0}").bytes == 3 * 100 * 4
+    assert parse_shape("s32[]{:T(128)}").bytes == 512
+    assert parse_shape("pred[]{:T(512)S(6)}").bytes == 512
+    assert parse_shape("bf16[16,256]{1,0:T(8,128)(2,1)}").bytes == 16 * 256 * 2
+    assert parse_shape("bf16[1,512,1,2,128]{4,2,3,1,0:T(2,128)(2,1)}").bytes == 512 * 2 * 2 * 128 * 2
+    assert parse_shape("u32[]{:S(2)}").bytes == 4
