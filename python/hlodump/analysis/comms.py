@@ -390,7 +390,7 @@ def _devices(header: str) -> Optional[int]:
 
 
 def _arrays_bytes(ins_list: list[_Ins]) -> int:
-    return sum(s.bytes for o in ins_list for _, s in o.shape.leaves() if s.is_array)
+    return sum(s.unpadded_bytes for o in ins_list for _, s in o.shape.leaves() if s.is_array)
 
 
 def _size(kind: str, coll: _Ins, n: Optional[int]) -> int:

@@ -106,7 +106,17 @@ class Shape:
 
     @cached_property
     def bytes(self) -> int:
-        """``ShapeUtil::ByteSizeOf(shape, 8)``: what XLA's CPU/GPU cost analysis uses."""
+        """What XLA's cost analysis sizes the shape as: ``ShapeUtil::ByteSizeOf(shape, 8)`` on
+        CPU/GPU; on a tiled (TPU) layout ``ShapeUtil::ArraySize``, the tiles' padding included."""
+        return self._size(tiled=True)
+
+    @cached_property
+    def unpadded_bytes(self) -> int:
+        """``ShapeUtil::ByteSizeOf(shape, 8)`` whatever the layout: the logical size (what a
+        buffer holds of data; jax's ``peak_unpadded_heap_bytes`` counts so)."""
+        return self._size(tiled=False)
+
+    def _size(self, tiled: bool) -> int:
         if self.parts is not None:
             return 8 * len(self.parts)
         if self.etype == "opaque":
@@ -117,7 +127,7 @@ class Shape:
         if bits is None:
             m = re.search(r"(\d+)", self.etype)
             bits = int(m.group(1)) if m else 8
-        n = self.elements if self.tile is None else self.tiled_elements
+        n = self.tiled_elements if tiled and self.tile is not None else self.elements
         if self.element_bits is not None:
             return (n * self.element_bits + 7) // 8
         return n * max(1, bits // 8)

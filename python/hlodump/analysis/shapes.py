@@ -22,8 +22,8 @@ _E_RE = re.compile(r"E\((\d+)\)")
 def logical_bytes(shape: Optional[str]) -> Optional[int]:
     """``ShapeUtil::ByteSizeOf(shape, pointer_size=8)`` from the shape text (None if unreadable,
     or if the size overflows int64: XLA refuses such a shape, and no int64 column holds it).
-    One definition: ``hlo_shapes.Shape.bytes`` (the cost rules use the same), parsed once per
-    distinct text.
+    One definition: ``hlo_shapes.Shape.unpadded_bytes`` (the cost rules use ``Shape.bytes``, the
+    same but for a tiled layout's padding), parsed once per distinct text.
 
     Arrays: element count × element size (dynamic dims ``<=N`` at their bound; sub-byte types
     one byte per element unless the layout has ``E(bits)``, then packed). Tuples: 8 bytes per
@@ -45,7 +45,7 @@ def logical_bytes(shape: Optional[str]) -> Optional[int]:
         return 8 * len(split_tuple(t[1:t.rfind(")")])) if t.startswith("(") else None
     if not s.ok:
         return None
-    n, size = s.elements, s.bytes
+    n, size = s.elements, s.unpadded_bytes
     return size if n <= INT64_MAX and size <= INT64_MAX else None
 
 

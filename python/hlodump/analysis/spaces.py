@@ -141,6 +141,7 @@ def _heap_peaks(sc: Scope) -> pa.Table:
              run as (select module, color, t, sum(d) over w as live, sum(dl) over w as live_logical
                      from g window w as (partition by module, color order by t rows unbounded preceding))
         select module, color, max(live)::bigint as heap_peak,
-               arg_max(live_logical, live)::bigint as heap_peak_logical,
+               -- the first step of the peak (XLA records a peak when the heap grows past it)
+               arg_max(live_logical, struct_pack(a := live, b := -t))::bigint as heap_peak_logical,
                arg_max(t, live)::bigint as heap_peak_step
         from run group by module, color""")
