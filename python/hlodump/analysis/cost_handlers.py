@@ -255,7 +255,9 @@ def _bitcast(a: _Ctx, ins: Node, p: dict[str, float]) -> Any:
 def _tuple(a: _Ctx, ins: Node, p: dict[str, float]) -> Any:
     # the tuple's index table: 8 bytes an element, 4 in XLA 2026 (jax >= 0.11; seen against
     # jax 0.11.2 / 0.12.0.1's cost_analysis())
-    size = a.tuple_pointer_bytes * len(ins.shape.parts) if ins.shape.parts is not None else ins.shape.bytes
+    # (TPU: 512 bytes, Shape.bytes)
+    parts = ins.shape.parts
+    size = a.tuple_pointer_bytes * len(parts) if parts is not None and not ins.shape.tpu_layout else ins.shape.bytes
     p[BYTES] = f32(size)
     p[OUT] = f32(size)
     for i in range(len(ins.operands)):
@@ -664,6 +666,30 @@ def _outfeed(a: _Ctx, ins: Node, p: dict[str, float]) -> Any:
     p[BYTES] = total
 
 
+#: The custom calls at the root of libtpu's async collective fusions (an all-gather or
+#: reduce-scatter overlapped with the matmul of the fusion between them).
+ASYNC_COLLECTIVE = ("AsyncCollectiveStart", "AsyncCollectiveDone")
+
+#: What libtpu's cost analysis charges a sync flag (a u32[] in SMEM) of an async collective.
+_SYNC_FLAG_BYTES = 4096
+
+
+def _async_collective(ins: Node, target: str, p: dict[str, float]) -> Any:
+    """A TPU async collective fusion as libtpu's cost analysis counts it (measured on libtpu
+    0.0.50 by compiling one program with and without ``xla_tpu_enable_async_collective_fusion``,
+    at three sizes): the start reads what it sends (its operands) and sets a sync flag; the done
+    sets a flag. The collective's buffers, passed through as the tuple between them, are charged
+    where the fusion that uses them reads them."""
+    p.clear()
+    total = 0.0
+    if target == "AsyncCollectiveStart":
+        for i, op in enumerate(ins.operands):
+            p[operand_bytes_key(i)] = f32(op.shape.bytes)
+            total = _add(total, p[operand_bytes_key(i)])
+    p[OUT] = f32(_SYNC_FLAG_BYTES)
+    p[BYTES] = _add(total, _SYNC_FLAG_BYTES)
+
+
 def _fusion(a: _Ctx, ins: Node, p: dict[str, float]) -> Any:
     comp = a.comps.get(ins.called[0]) if ins.called else None
     if comp is None or comp.root is None:
@@ -674,6 +700,8 @@ def _fusion(a: _Ctx, ins: Node, p: dict[str, float]) -> Any:
         if found:
             h = comp.f.node(found[0][0])
             return _gather(a, h, p) if found[0][1] == "gather" else _scatter(a, h, p)
+        if root.opcode == "custom-call" and root.custom_call_target in ASYNC_COLLECTIVE:
+            return _async_collective(ins, root.custom_call_target, p)
     p.clear()
     p.update(a.computation(comp.name))
     p[BYTES] = 0.0

@@ -90,7 +90,8 @@ def _vector_props(R: _Run, vec: np.ndarray, S: Any, opname: np.ndarray) -> tuple
     if tp.any():
         w = np.nonzero(tp)[0]
         ptr = np.where(np.isin(fr.file[nodes[w]], list(fr.xla_2026)), 4, 8)
-        sz = np.where(S.is_tuple[sh[w]], ptr * S.nparts[sh[w]], own_bytes[w])
+        # a TPU tuple's table is its Shape.bytes (512), a CPU/GPU one a pointer an element
+        sz = np.where(S.is_tuple[sh[w]] & ~S.tpu[sh[w]], ptr * S.nparts[sh[w]], own_bytes[w])
         byts[w] = out[w] = f32a(sz)
         opb[tp[s_owner]] = 0.0
     # slice, dynamic-slice, gather: read what they output
@@ -315,7 +316,8 @@ def _vector_fusions(R: _Run, nodes: np.ndarray, S: Any) -> tuple[np.ndarray, np.
     n_all = len(fr.c_name)
     gs = np.isin(fr.op[:fr.n], [code.get("gather", -9), code.get("scatter", -9)])
     has_gs = np.bincount(fr.comp[:fr.n][gs], minlength=n_all) > 0
-    custom_bad = kc[F] & has_gs[np.maximum(C, 0)]
+    # (and a TPU async collective fusion, whose root is a custom call: the Python rule too)
+    custom_bad = kc[F] & (has_gs[np.maximum(C, 0)] | ((rootop == code.get("custom-call", -9)) & (root >= 0)))
     ok = (C >= 0) & (root >= 0) & ~custom_bad & (arr_ok | tup_ok)
     # per candidate computation: its parameters
     cand = np.unique(C[ok])

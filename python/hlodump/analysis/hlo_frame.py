@@ -110,6 +110,7 @@ class Shapes:
     def _refresh(self) -> None:
         L = self.list
         self.bytes = np.array([s.bytes if not s.unusable else 0 for s in L], dtype=np.int64)
+        self.tpu = np.array([s.tpu_layout for s in L], dtype=bool)
         self.elements = np.array([s.elements if not s.unusable else 0 for s in L], dtype=np.int64)
         self.is_tuple = np.array([s.is_tuple for s in L], dtype=bool)
         self.is_array = np.array([s.is_array for s in L], dtype=bool)
