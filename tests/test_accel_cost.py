@@ -47,6 +47,15 @@ def _ours(folder: str, reader=None) -> dict:
     return mods[0]["cost_analysis"]
 
 
+def _kernels_without_estimate(folder: str) -> int:
+    n = 0
+    for f in glob.glob(os.path.join(folder, "*after_optimizations.txt")):
+        for line in open(f, encoding="utf-8"):
+            if 'custom_call_target="tpu_custom_call"' in line and '"cost_estimate"' not in line:
+                n += 1
+    return n
+
+
 def _name(folder: str) -> str:
     return os.path.relpath(folder, ACCEL)
 
@@ -54,7 +63,8 @@ def _name(folder: str) -> str:
 def test_every_tpu_program_is_here() -> None:
     programs = {_name(p) for p in TPU}
     assert {"tpu_v5e_2x4/pallas", "tpu_v6e_2x4/pallas", "tpu_v5e_2x4/llama", "tpu_v4_2x2x1/offload"} <= programs
-    assert len(programs) >= 15
+    assert len(programs) >= 45
+    assert {"tpu_v5e_2x4_probes/blk_mlp", "tpu_v5e_2x4_probes/gatherbf", "tpu_v5e_2x4_probes/scatteradd"} <= programs
 
 
 @pytest.mark.parametrize("folder", TPU, ids=_name)
@@ -67,12 +77,18 @@ def test_tpu_module_equals_the_tpu_compiler(folder: str) -> None:
     assert ours.get("transcendentals", 0.0) == theirs.get("transcendentals", 0.0)
     gap = ours["bytes accessed"] / theirs["bytes accessed"] - 1
     allowed = BYTES_GAP.get(_name(folder))
-    if allowed is None:  # 0.2 %: every program measured (the 1 % of the issue, with a margin)
-        assert abs(gap) < 0.002, gap
+    if _name(folder).startswith("tpu_v5e_2x4") and not _name(folder).endswith("offload"):
+        # one TPU generation, every rule known: equal to the byte (33 probe programs, each of
+        # one construct: tiles, gathers, scatters, loops, sync flags, async collective fusions)
+        assert ours["bytes accessed"] == theirs["bytes accessed"], gap
+    elif allowed is None:  # 0.1 %: every other program and generation (a tuple table is 32
+        assert abs(gap) < 0.001, gap  # bytes on v5p/v6e/TPU7x, not in the HLO text)
     else:  # a known gap: it must not grow
         assert abs(gap) <= abs(allowed) * 1.01, gap
     # the same custom calls unknown: the TPU's optimal_seconds is −N plus its own (small) time
-    unknown = -ours.get("optimal_seconds", 0.0)
+    # (a Mosaic kernel XLA generates itself, tpu_custom_call without a cost estimate, e.g. the
+    # online softmax: libtpu gives flops and bytes -1 as we do, but a time of its own)
+    unknown = -ours.get("optimal_seconds", 0.0) - _kernels_without_estimate(folder)
     if unknown:
         assert math.ceil(-theirs["optimal_seconds"]) == unknown
     else:
@@ -172,4 +188,7 @@ def test_tpu_shapes_are_sized_by_their_tiles() -> None:
     assert parse_shape("pred[]{:T(512)S(6)}").bytes == 512
     assert parse_shape("bf16[16,256]{1,0:T(8,128)(2,1)}").bytes == 16 * 256 * 2
     assert parse_shape("bf16[1,512,1,2,128]{4,2,3,1,0:T(2,128)(2,1)}").bytes == 512 * 2 * 2 * 128 * 2
-    assert parse_shape("u32[]{:S(2)}").bytes == 4
+    # libtpu's own sizes: an SMEM sync flag is a 4 KiB block, a tuple's table 512 bytes
+    assert parse_shape("u32[]{:S(2)}").bytes == 4096 and parse_shape("u32[]{:S(2)}").unpadded_bytes == 4
+    assert parse_shape("(f32[8]{0:T(128)}, u32[]{:S(2)})").bytes == 512
+    assert parse_shape("(f32[8]{0}, u32[])").bytes == 16
