@@ -38,7 +38,7 @@ def logical_bytes(shape: Optional[str]) -> Optional[int]:
         return None
     s = parse_shape(shape)
     if s.is_tuple:
-        return s.bytes
+        return s.unpadded_bytes
     if s.problem is not None:  # a tuple nested too deep to read: its index table all the same
         t = shape.strip()
         t = t[2:-1] if t.startswith("b(") and t.endswith(")") else t
