@@ -369,7 +369,7 @@ mod tests {
         let ctx = FileCtx { file_id: 0, path: "t", collect: true, src: SourceRef::none(), proj: None, presized: false, strict: false, xla_named: false };
         parse(&module, ctx, &mut t).unwrap();
         assert_eq!(t.errors.len(), 1);
-        assert!(t.errors.message.0[0].as_deref().unwrap_or("").contains("would print as more than"), "{:?}", t.errors.message.0);
+        assert!(t.errors.message.get(0).unwrap_or("").contains("would print as more than"), "{:?}", t.errors.message.get(0));
         assert_eq!(t.instructions.len(), 0);
     }
 

@@ -161,6 +161,76 @@ def _open_stream(mod: Any, module: str, raw: Any) -> Any:
     return mod.open(raw)
 
 
+#: How recent a file's last change may be for its times alone to show a write while it is read
+#: (the Rust core's ``source::RECENT``).
+_RECENT_NS = 10 * 10**9
+#: A file changed less than this before its read ended is checked again once it is this old
+#: (the Rust core's ``source::SETTLE``).
+_SETTLE_NS = 50 * 10**6
+
+
+class _Watched:
+    """A local file read whole through Python (a compressed file, a tar archive), checked like
+    the Rust core checks the files it reads (``source::Stamp``): its size and times (to the
+    nanosecond) after reading must be those from before, and when they changed a moment before
+    it was opened (a write in the same clock tick leaves them as they were), the bytes read are
+    hashed as they are read and compared with a second read. A file rewritten while it was
+    read is an ``InputFileError`` "the file changed while it was read …", never a mix of both
+    versions (issue 50)."""
+
+    def __init__(self, raw: Any) -> None:
+        import hashlib
+        import time
+
+        self.raw, self.before = raw, os.fstat(raw.fileno())
+        newest = max(self.before.st_mtime_ns, self.before.st_ctime_ns)
+        self.hash = hashlib.blake2b(digest_size=16) if time.time_ns() - newest < _RECENT_NS else None
+        self.n = 0
+
+    def read(self, n: int = -1) -> bytes:
+        data = self.raw.read(n)
+        if self.hash is not None:
+            self.hash.update(data)
+        self.n += len(data)
+        return data
+
+    def _changed(self) -> Optional[str]:
+        import hashlib
+
+        now, was = os.fstat(self.raw.fileno()), self.before
+        if now.st_size != was.st_size:
+            return f"its size went from {was.st_size} to {now.st_size} bytes"
+        if (now.st_mtime_ns, now.st_ctime_ns) != (was.st_mtime_ns, was.st_ctime_ns):
+            return "it was written to"
+        if self.hash is not None:
+            again, left, at = hashlib.blake2b(digest_size=16), self.n, 0
+            while left > 0:
+                piece = os.pread(self.raw.fileno(), min(left, 1 << 20), at)
+                if not piece:
+                    break
+                again.update(piece)
+                at, left = at + len(piece), left - len(piece)
+            if again.digest() != self.hash.digest():
+                return "its content differs from a second read"
+        return None
+
+    def check(self, shown: str) -> None:
+        import time
+
+        from ..exceptions import InputFileError
+
+        what = self._changed()
+        # changed moments ago: a writer paused in the middle of a rewrite for the whole read left
+        # stable bytes, half of each version; wait until the file is _SETTLE_NS old, check again
+        age = time.time_ns() - max(self.before.st_mtime_ns, self.before.st_ctime_ns)
+        if what is None and self.hash is not None and age < _SETTLE_NS:
+            time.sleep((_SETTLE_NS - age) / 1e9)
+            what = self._changed()
+        if what is not None:
+            raise InputFileError(shown, f"the file changed while it was read ({what}); read it again once the "
+                                        "program writing it is done")
+
+
 def decompressed(path: str, shown: str, bound: Optional[Bound] = None) -> Any:
     """The decompressed bytes of a compressed file (streamed in 1 MiB pieces into one buffer:
     the file's text must be contiguous for the parser; costs the decompression time and the
@@ -171,8 +241,10 @@ def decompressed(path: str, shown: str, bound: Optional[Bound] = None) -> Any:
 
     try:
         with open(path, "rb") as raw:
-            size = os.fstat(raw.fileno()).st_size
-            return _decompress(raw, shown, size, bound)
+            watched = _Watched(raw)
+            out = _decompress(watched, shown, watched.before.st_size, bound)
+            watched.check(shown)
+            return out
     except InputFileError:
         raise
     except OSError as e:
@@ -260,9 +332,15 @@ def archive_members(path: str, shown: str, max_files: int = MAX_FILES, bound: Op
     corrupt or cut-off archive is an ``InputFileError`` naming it; one whose stream expands
     beyond ``bound`` a ``DecompressionLimitError``; more than ``max_files`` members, a
     ``WalkLimitError`` (as a directory walk: the members are read into memory)."""
+    from ..exceptions import InputFileError
+
     with open(path, "rb") as raw:
-        size = os.fstat(raw.fileno()).st_size
-        out = _archive_members(raw, size, shown, max_files, bound or Bound(), [0], 1)
+        watched = _Watched(raw)
+        out = _archive_members(watched, watched.before.st_size, shown, max_files, bound or Bound(), [0], 1)
+        try:
+            watched.check(shown)
+        except InputFileError as e:
+            raise InputFileError(shown, f"cannot read tar archive ({e.strerror})") from None
     return out
 
 
