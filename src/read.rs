@@ -317,9 +317,12 @@ pub(crate) fn read_group(inputs: &[Input], sizes: &[Option<u64>], g: &Group, opt
         };
         match loaded {
             Ok((source, size)) => {
+                // a mapped file changed a moment before: its times cannot show a write during
+                // the parse, its content can (`Stamp`)
+                let hashed = stamped.as_ref().filter(|s| s.recent()).map(|_| crate::source::content_hash(source.bytes()));
                 let src = t.add_source(&source);
                 let parsed = file(&mut t, i, &inputs[i], Ok((source.bytes(), size, &source)), src, FormatSet::NONE, opts);
-                let changed = stamped.as_ref().and_then(|s| s.check().err());
+                let changed = stamped.as_ref().and_then(|s| s.verify_map(source.bytes(), hashed));
                 let (mut chunks, changed) = match (parsed, changed) {
                     // a strict parse that failed on a file written to meanwhile: that is the error
                     (Err(Error::Parse(_)), Some(changed)) => {
@@ -380,8 +383,10 @@ fn append_file(input: &Input, arena: &mut Vec<u8>, opts: &Options) -> std::io::R
                 if opts.parser_for(sniff(head)).is_some() {
                     let rest = meta.len().saturating_sub(head.len() as u64);
                     crate::source::read_rest(&mut f, arena, rest)?;
-                    // a write while we copied it could have torn it (half old, half new)
-                    crate::source::Stamp::new(f, &meta).check()?;
+                    // a write while we copied it could have torn it (half old, half new): its
+                    // times say so, or, when they cannot (it changed a moment before), a
+                    // second read (`Stamp`)
+                    crate::source::Stamp::new(f, &meta).verify_copy(&arena[start..])?;
                     return Ok((arena.len() - start) as u64);
                 }
                 return Ok(f.metadata()?.len().max(head.len() as u64));

@@ -115,6 +115,39 @@ pub fn reserve_exact<T>(v: &mut Vec<T>, additional: usize) {
     }
 }
 
+/// Plain numbers whose all-zero bytes are the value 0 (what `zeros` may make).
+pub trait Zeroable: Copy {}
+impl Zeroable for i8 {}
+impl Zeroable for i16 {}
+impl Zeroable for i32 {}
+impl Zeroable for i64 {}
+impl Zeroable for u8 {}
+impl Zeroable for u16 {}
+impl Zeroable for u32 {}
+impl Zeroable for u64 {}
+impl Zeroable for u128 {}
+impl Zeroable for f32 {}
+impl Zeroable for f64 {}
+
+/// `vec![0; n]` without the infallible (aborting) allocation: zeroed by the allocator (`calloc`:
+/// pages never touched stay unallocated), or stop the read (`out_of_memory`).
+pub fn zeros<T: Zeroable>(n: usize) -> Vec<T> {
+    if n == 0 || std::mem::size_of::<T>() == 0 {
+        return Vec::new();
+    }
+    let Ok(layout) = std::alloc::Layout::array::<T>(n) else { out_of_memory(usize::MAX) };
+    // SAFETY: the layout has a non-zero size; the pointer, if not null, is an allocation of the
+    // global allocator of exactly `layout` (n values of T, all zero bytes: the value 0 for a
+    // `Zeroable` T), which `Vec::from_raw_parts` takes over with length and capacity n.
+    unsafe {
+        let p = std::alloc::alloc_zeroed(layout) as *mut T;
+        if p.is_null() {
+            out_of_memory(layout.size());
+        }
+        Vec::from_raw_parts(p, n, n)
+    }
+}
+
 /// Push without the infallible (aborting) growth of `Vec::push`: grow by doubling, fallibly.
 #[inline(always)]
 pub fn push<T>(v: &mut Vec<T>, x: T) {
@@ -195,6 +228,13 @@ pub fn stop_of(payload: &(dyn std::any::Any + Send), abort: Option<&Abort>) -> O
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn zeros_are_zero() {
+        assert_eq!(zeros::<i64>(3), vec![0i64; 3]);
+        assert_eq!(zeros::<u128>(0), Vec::<u128>::new());
+        assert_eq!(zeros::<f64>(2), vec![0.0; 2]);
+    }
 
     #[test]
     fn threads_are_validated() {

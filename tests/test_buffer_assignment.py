@@ -874,3 +874,52 @@ def test_many_short_lines_in_seconds(reader: Any, tmp_path: Path) -> None:
     assert dump["values"].num_rows == n
     assert sum(len(v) for v in dump["values"].column("positions").to_pylist()) == 2 * n
     assert elapsed < 30, elapsed
+
+
+# ------------------------------------------------- every line of the section against its grammar
+
+REUSED_BLOCK = """\
+BufferAssignment:
+allocation 0: size 1024, color 1, preallocated-temp:
+ value: <3 a @1> (size=8,offset=0): f32[2]{0:S(1)}
+ reused by buffers of a different color:
+  value: <4 b @0> (color=0)
+  value: <5 c{1} @2> (color=2)
+allocation 1: size 8:
+ value: <6 d @0> (size=8,offset=0): f32[2]{0}
+"""
+
+
+def test_value_lines_outside_their_block_are_errors(reader: Any, tmp_path: Path) -> None:
+    """Issue 50: a ``  value: …`` line (two spaces) anywhere in the BufferAssignment section was
+    dropped without a word (102 values read of 103, exit 0, --strict too): the line was only
+    checked under its ``reused by buffers of a different color:`` header. Now the block's lines
+    are read only under it and against their grammar; anywhere else each is an error."""
+    dump = reader(_write(tmp_path, REUSED_BLOCK), on_error="collect")
+    assert _rows(dump, "errors") == []
+    assert [v["value_id"] for v in _rows(dump, "assignments")] == [3, 6]
+    assert [n["kind"] for n in _rows(dump, "notes")] == ["unknown_section"]
+    lines = REUSED_BLOCK.splitlines()
+    cases = [
+        # a value line indented one space too many, under an ordinary allocation: was dropped
+        (lines[:7] + ["  value: <7 e @0> (size=8,offset=0): f32[2]{0}"], 8, 1),
+        # the same line right after the section header
+        (lines[:1] + ["  value: <7 e @0> (color=0)"] + lines[1:], 2, 1),
+        # under the block, but not its grammar
+        (lines[:5] + ["  value: <7 e @0> (size=8,offset=0): f32[2]{0}"] + lines[5:], 6, 18),
+        (lines[:5] + ["  value: <7 e @0> (color=0) x"] + lines[5:], 6, 28),
+        (lines[:5] + ["  value: 7 e (color=0)"] + lines[5:], 6, 10),
+        # the header with more on its line, twice, before any allocation
+        (lines[:3] + [lines[3] + " x"] + lines[4:], 4, 41),
+        (lines[:6] + [lines[3]] + lines[6:], 7, 1),
+        (lines[:1] + [lines[3]] + lines[1:], 2, 1),
+        # an allocation's own value line after the block
+        (lines[:6] + [lines[2]] + lines[6:], 7, 1),
+    ]
+    for case, line, column in cases:
+        text = "\n".join(case) + "\n"
+        with pytest.raises(ParseError) as info:
+            reader(_write(tmp_path, text))
+        assert (info.value.line, info.value.column) == (line, column), (case, info.value.message)
+        collected = reader(_write(tmp_path, text), on_error="collect")
+        assert [(e["line"], e["column"]) for e in _rows(collected, "errors")] == [(line, column)], case

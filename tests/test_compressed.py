@@ -193,3 +193,81 @@ def test_an_archive_with_more_members_than_max_files_stops_clearly(reader, tmp_p
     assert reader(str(arc), max_files=n)["files"].num_rows > 0
     with pytest.raises(WalkLimitError, match="more than 5 archive members"):
         reader(str(arc), max_files=5)
+
+
+def _member_offsets(archive: Path) -> tuple[list[int], int]:
+    """Where each member's header starts, and how many members are regular files."""
+    with tarfile.open(archive) as t:
+        members = t.getmembers()
+        return [m.offset for m in members], sum(m.isreg() for m in members)
+
+
+@pytest.mark.parametrize("compress", ["", ".gz", ".bz2", ".xz"])
+def test_a_tar_cut_at_or_inside_a_member_header_is_an_error(reader, tmp_path: Path, compress: str) -> None:
+    """Issue 50: ``tarfile`` takes a header that is missing (the data ends where it should be),
+    cut short or damaged after the first member for the end of the archive, so a tar cut there
+    read as a shorter archive (60 of 120 files, no error; also gzip/bzip2/xz'd). Each is an error
+    now, as is data after the end-of-archive block; a whole archive still reads."""
+    whole = _tar(tmp_path / "cf.tar", "w", lambda t: t.add(CF, arcname="control_flow"))
+    data = whole.read_bytes()
+    offsets, files = _member_offsets(whole)
+    half = offsets[len(offsets) // 2]
+    end = max(offsets)  # the last member's header; its data and the end blocks follow
+    damaged = bytearray(data)
+    damaged[half + 10] ^= 0x55  # inside the member name: the header's checksum fails
+    variants = {
+        "cut at a header": data[:half],
+        "cut inside a header": data[:half + 100],
+        "cut after the last member's data": data[:end + 512 + ((len(data) - end - 512) // 512 - 20) * 512],
+        "a damaged header": bytes(damaged),
+        "another archive appended": data + data,
+    }
+    pack = {"": lambda b: b, **{k: v for k, v in COMPRESS.items()}}[compress]
+    assert reader(str(whole)).files.num_rows == files > 100
+    for what, body in variants.items():
+        path = tmp_path / f"x{compress}" / f"cf.tar{compress}"
+        path.parent.mkdir(exist_ok=True)
+        path.write_bytes(pack(body))
+        with pytest.raises(OSError, match="cannot read tar archive") as e:
+            reader(str(path))
+        assert str(path) in str(e.value), what
+        # found in a directory: its files row says so (the rest of the directory is read)
+        d = reader(str(path.parent), on_error="collect")
+        assert d.files.num_rows == 1 and d.files.to_pylist()[0]["error"].startswith("OSError: cannot read tar archive"), what
+    # padding of NUL bytes after the end-of-archive blocks is no error
+    padded = tmp_path / "padded.tar"
+    padded.write_bytes(data + bytes(8192))
+    assert reader(str(padded)).files.num_rows == files
+
+
+@pytest.mark.parametrize("suffix", [".xz", ".bz2", ".gz"])
+def test_every_stream_of_a_multi_stream_file_is_read_or_an_error(reader, tmp_path: Path, suffix: str) -> None:
+    """Issue 50: ``lzma.open``/``bz2.open`` drop what follows a stream when it does not decode
+    ("trailing garbage"), so an ``.xz``/``.bz2`` of two streams whose second stream's first byte
+    was damaged lost that stream (25 allocations read of 29, no error). Every stream is decoded,
+    or the file is an error; a whole multi-stream file reads as its text."""
+    name = "module_0002.jit_rnn_loss.cpu_after_optimizations-buffer-assignment.txt"
+    text = Path(CF, name).read_bytes()
+    starts = [i + 1 for i in range(len(text)) if text.startswith(b"\nallocation ", i)]
+    cut = starts[len(starts) // 2]  # the second stream starts with an allocation line
+    first, second = COMPRESS[suffix](text[:cut]), COMPRESS[suffix](text[cut:])
+    want = reader(os.path.join(CF, name))
+    path = tmp_path / (name + suffix)
+    path.write_bytes(first + second)
+    got = reader(str(path))
+    assert got.allocations.num_rows == want.allocations.num_rows > 10
+    damaged = bytearray(first + second)
+    damaged[len(first)] ^= 0xFF
+    for body in (bytes(damaged), first + b"x", first + second[: len(second) // 2]):
+        path.write_bytes(body)
+        with pytest.raises(OSError, match="cannot read") as e:
+            reader(str(path))
+        assert str(path) in str(e.value)
+        d = reader(str(tmp_path), on_error="collect")
+        assert d.files.to_pylist()[0]["error"].startswith("OSError: cannot read"), d.files.to_pylist()
+    if suffix == ".xz":  # xz's stream padding: NUL bytes, a multiple of 4, between and after streams
+        path.write_bytes(first + bytes(8) + second + bytes(4))
+        assert reader(str(path)).allocations.num_rows == want.allocations.num_rows
+        path.write_bytes(first + bytes(3) + second)
+        with pytest.raises(OSError, match="cannot read"):
+            reader(str(path))

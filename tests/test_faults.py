@@ -231,6 +231,39 @@ def test_allocation_failure_raises_memory_error(big_hlo: str, extra_mb: int, mma
     assert r.stdout.split() == ["MemoryError", "ok"]
 
 
+OOM_ERRORS = """
+import resource, sys, hlodump
+from hlodump.cli import main
+vm = next(int(l.split()[1]) * 1024 for l in open("/proc/self/status") if l.startswith("VmSize"))
+resource.setrlimit(resource.RLIMIT_AS, (vm + (int(sys.argv[2]) << 20), resource.RLIM_INFINITY))   # ulimit -v
+if sys.argv[3] == "api":
+    try:
+        d = hlodump.read_arrow(sys.argv[1], on_error="collect", threads=1, mmap=False)
+        print("read", d.errors.num_rows)
+    except MemoryError as e:
+        print("MemoryError")
+else:
+    sys.exit(main(["tables", "--keep-going", "--threads", "1", sys.argv[1]]))
+"""
+
+
+@pytest.mark.parametrize("how", ["api", "cli"])
+def test_error_rows_many_times_the_file_under_a_memory_limit_are_a_memory_error(tmp_path: Path, how: str) -> None:
+    """Issue 50: memory for the ``errors`` rows was reserved infallibly, so under a memory limit
+    a file of short bad lines (error rows ~50x the file) aborted the process ("memory allocation
+    of 230000000 bytes failed", SIGABRT) where ``MemoryError`` / "hlodump: out of memory" (exit
+    status 3) is promised."""
+    p = tmp_path / "module_0001.m.cpu_after_optimizations-buffer-assignment.txt"
+    p.write_bytes(b"BufferAssignment:\n" + b"x\n" * 4_000_000)  # 8 MB: ~450 MB of error text
+    r = _run(OOM_ERRORS, str(p), "250", how, timeout=300)
+    assert r.returncode >= 0, (r.returncode, r.stderr[-3000:])  # never SIGABRT
+    if how == "api":
+        assert r.returncode == 0 and r.stdout.split() == ["MemoryError"], (r.stdout, r.stderr[-3000:])
+    else:
+        assert r.returncode == 3 and "hlodump: out of memory" in r.stderr, (r.returncode, r.stderr[-3000:])
+        assert "Traceback" not in r.stderr
+
+
 # ----------------------------------------------------------------- 7. names that are not UTF-8
 
 

@@ -19,6 +19,7 @@ import random
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -386,3 +387,76 @@ def test_decompression_bound_is_exact(suffix: str, n: int, copies: int, ratio: f
             except DecompressionLimitError:
                 over = True
             assert over == (n * copies > Bound(ratio, total).limit(len(packed)))
+
+
+# ------------------------------------------------------------------ the CI fuzz step itself
+
+FUZZ = Path(__file__).resolve().parent.parent / "fuzz"
+
+# What a fake `cargo` prints and returns for `cargo fuzz run …` (`cargo fuzz build` succeeds):
+# (script body, whether fuzz/smoke.sh must pass).
+FAKE_RUNS = {
+    "clean": ("echo 'Done 1234 runs in 1 second(s)'; echo 'stat::number_of_executed_units: 1234'; exit 0", True),
+    "panic": ("echo \"thread '<unnamed>' panicked at src/hlo_proto/mod.rs:74:41:\"; echo 'attempt to add with overflow';"
+              "echo '==1== ERROR: libFuzzer: deadly signal'; echo 'SUMMARY: libFuzzer: deadly signal'; exit 77", False),
+    "crash reported, status 0": ("echo '==1== ERROR: libFuzzer: deadly signal'; "
+                                 "echo 'stat::number_of_executed_units: 5'; exit 0", False),
+    "timeout": ("echo '==1== ERROR: libFuzzer: timeout after 10 seconds'; echo 'SUMMARY: libFuzzer: timeout'; exit 70", False),
+    "oom": ("echo '==1== ERROR: libFuzzer: out-of-memory (used: 2100Mb; exceeds: 2048Mb)';"
+            "echo 'SUMMARY: libFuzzer: out-of-memory'; exit 71", False),
+    "oom reported, status 0": ("echo '==1== ERROR: libFuzzer: out-of-memory (malloc(4294967296))';"
+                               "echo 'stat::number_of_executed_units: 5'; exit 0", False),
+    "hang": ("exec sleep 120", False),
+    "ran nothing": ("exit 0", False),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(FAKE_RUNS))
+def test_the_fuzz_smoke_script_fails_on_any_crash_timeout_oom_or_hang(kind: str, tmp_path: Path) -> None:
+    """Issue 50: fuzz/smoke.sh read the fuzzer's status after ``|| true`` (always 0) and printed
+    "all targets ran 30s without a crash" over a panic. Run against a fake ``cargo`` that crashes,
+    times out, runs out of memory (also saying so with status 0), hangs or runs nothing, it must
+    fail, and pass only the clean run."""
+    body, ok = FAKE_RUNS[kind]
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    cargo = bin_dir / "cargo"
+    cargo.write_text(f'#!/usr/bin/env bash\ncase "$*" in\n  *"fuzz build"*) exit 0 ;;\n  *"fuzz run"*) {body} ;;\n'
+                     'esac\necho "unexpected: cargo $*" >&2; exit 99\n')
+    cargo.chmod(0o755)
+    env = dict(os.environ, PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}", FUZZ_TOOLCHAIN="",
+               FUZZ_SMOKE_GRACE="2")
+    started = time.monotonic()
+    try:
+        r = subprocess.run(["bash", str(FUZZ / "smoke.sh"), "1"], capture_output=True, text=True, env=env, timeout=90)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"{kind}: fuzz/smoke.sh still running after 90 s (a hung target is not bounded)")
+    out = r.stdout + r.stderr
+    if ok:
+        assert r.returncode == 0, out
+        assert "without a crash" in out
+    else:
+        assert r.returncode != 0, f"{kind}: fuzz/smoke.sh passed:\n{out}"
+        assert "without a crash" not in out and "failed" in out, out
+        assert time.monotonic() - started < 60
+
+
+def test_fuzz_targets_are_built_with_overflow_checks_and_keep_the_crash_seed() -> None:
+    """Issue 50: release builds wrap an overflowing sum silently (the `files` target's 29-byte
+    input overflowed `offset + n` in src/hlo_proto/mod.rs): the fuzz profile turns overflow checks
+    on, and the input that crashed is kept as a seed of the targets that read it; it reads as a
+    proto cut short (an error), never a panic."""
+    import tomllib
+
+    profile = tomllib.loads((FUZZ / "Cargo.toml").read_text())["profile"]["release"]
+    assert profile.get("overflow-checks") is True
+    seed = (FUZZ / "seeds" / "files" / "issue50-varint-length-overflow").read_bytes()
+    assert len(seed) == 29 and seed[1:11] == b"\xff" * 9 + b"\x01"
+    assert (FUZZ / "seeds" / "hlo_proto" / "issue50-varint-length-overflow").read_bytes() == seed
+    assert (FUZZ / "seeds" / "read" / "issue50-varint-length-overflow").read_bytes()[1:] == seed
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "module_0000.f.after_optimizations.hlo.pb")
+        with open(path, "wb") as f:
+            f.write(seed)
+        dump = hlodump.read_arrow(path, on_error="collect")
+        assert dump.errors.num_rows == 1 and "not a valid HLO proto" in dump.errors["message"][0].as_py()

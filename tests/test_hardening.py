@@ -254,6 +254,89 @@ def test_05_a_file_written_to_during_read_arrow_has_an_error_row_and_no_rows(cor
     assert hlodump.read_arrow(str(p), mmap=True).instructions.num_rows > 0
 
 
+@pytest.mark.parametrize("how", ["copied", "mapped", "gzip", "tar"])
+def test_05_a_file_rewritten_in_place_at_the_same_size_is_never_read_as_a_mix(core: Any, tmp_path: Path,
+                                                                              how: str) -> None:
+    """Issue 50: a file rewritten in place at the same size while it is read gave a mix of both
+    versions with no error (198 of 333 reads copied, 8 of 333 mapped): the kernel stamps writes
+    with a coarse clock, so its size and times stayed as they were. Now every read gives one
+    version whole, or the error "the file changed while it was read" — copied, mapped, and read
+    through Python (a compressed file, a tar archive)."""
+    import gzip
+    import io
+    import tarfile
+
+    import hlodump
+    from conftest import big_buffer_assignment
+
+    seed = (CF10 / "module_0000.jit_rnn.cpu_after_optimizations-buffer-assignment.txt").read_bytes()
+    a = big_buffer_assignment(seed, 600_000)
+    b = a.replace(b"f32[", b"s32[")  # the same size, other shapes
+    assert len(a) == len(b) and a != b
+    name = "module_0001.m.cpu_after_optimizations-buffer-assignment.txt"
+
+    def pack(text: bytes) -> bytes:
+        if how == "gzip":
+            return gzip.compress(text, compresslevel=0, mtime=0)  # stored: the same size
+        if how == "tar":
+            out = io.BytesIO()
+            with tarfile.open(fileobj=out, mode="w") as t:
+                info = tarfile.TarInfo("d/" + name)
+                info.size = len(text)
+                t.addfile(info, io.BytesIO(text))
+            return out.getvalue()
+        return text
+
+    versions = [pack(a), pack(b)]
+    assert len(versions[0]) == len(versions[1])
+    p = tmp_path / (name + (".gz" if how == "gzip" else ".tar" if how == "tar" else ""))
+    p.write_bytes(versions[0])
+    read = {"copied": dict(mmap=False), "mapped": dict(mmap=True)}.get(how, {})
+    want = [hlodump.read_arrow(str(p), threads=1, **read).assignments["shape"].to_pylist()]
+    p.write_bytes(versions[1])
+    want.append(hlodump.read_arrow(str(p), threads=1, **read).assignments["shape"].to_pylist())
+    assert want[0] != want[1]
+    stop = threading.Event()
+
+    def rewrite() -> None:  # in place, the same size, in pieces: a read can meet half of each
+        k = 0
+        with open(p, "r+b") as f:
+            while not stop.is_set():
+                k += 1
+                data = versions[k % 2]
+                for at in range(0, len(data), 1 << 16):
+                    f.seek(at)
+                    f.write(data[at:at + (1 << 16)])
+                    f.flush()
+                time.sleep(0.0005 * (k % 3))
+
+    w = threading.Thread(target=rewrite)
+    w.start()
+    results = {"whole": 0, "error": 0}
+    try:
+        deadline = time.monotonic() + 20
+        for _ in range(120):
+            if time.monotonic() > deadline:
+                break
+            try:
+                got = hlodump.read_arrow(str(p), threads=1, on_error="collect", **read)
+            except OSError as e:
+                assert "changed while it was read" in str(e) or "cannot read" in str(e), e
+                results["error"] += 1
+                continue
+            errors = [r["error"] for r in got.files.to_pylist() if r["error"]]
+            if errors or got.errors.num_rows:
+                results["error"] += 1
+                continue
+            shapes = got.assignments["shape"].to_pylist()
+            assert shapes in want, "a mix of two versions of the file, read without an error"
+            results["whole"] += 1
+    finally:
+        stop.set()
+        w.join()
+    assert sum(results.values()) > 10, results
+
+
 # ------------------------------------------------------------------ 6. truncated files
 
 LIVE = CF10 / "module_0000.jit_rnn.cpu_after_optimizations-live-range.txt"  # HloLiveRange (max 36)

@@ -19,19 +19,31 @@ impl<'t, 'c> Parser<'t, 'c> {
             self.allocation_line(no, text)
         } else if text.starts_with(b" value: ") {
             self.value_line(no, text)
-        } else if text.starts_with(REUSED_BY_OTHER_COLOR) || text.starts_with(b"  value: ") {
+        } else if text.starts_with(b"  value: ") {
+            self.reused_value_line(text)
+        } else if text.starts_with(REUSED_BY_OTHER_COLOR) {
             self.reused_by_other_color(no, text)
         } else {
             bad(0, "expected 'allocation N: size S…:' or ' value: <…> (size=…,offset=…): SHAPE' in the BufferAssignment section")
         }
     }
 
-    /// ` reused by buffers of a different color:` and its `  value: <…> (color=N)` lines (XLA
-    /// 2026: a preallocated temp buffer of a color other than 0 that also holds values of other
-    /// colors): not read into a table yet; one note per file says so.
+    /// ` reused by buffers of a different color:` (XLA 2026: a preallocated temp buffer of a
+    /// color other than 0 that also holds values of other colors), after an allocation's value
+    /// lines: its `  value: <…> (color=N)` lines are not read into a table yet; one note per
+    /// file says so.
     fn reused_by_other_color(&mut self, no: u64, text: &'c [u8]) -> R<()> {
-        if text.starts_with(b"  value: ") {
-            return Ok(()); // under the block's header, which gave the note
+        let State::Allocations { current, broken, reused } = self.state else { unreachable!("a BufferAssignment line outside it") };
+        if current.is_none() && !broken {
+            return bad(0, "' reused by buffers of a different color:' outside an allocation (expected 'allocation N: …' first)");
+        }
+        if reused {
+            return bad(0, "' reused by buffers of a different color:' twice in one allocation");
+        }
+        // the block is open even when its header is damaged: its lines are checked, not errors too
+        self.state = State::Allocations { current, broken, reused: true };
+        if text.len() > REUSED_BY_OTHER_COLOR.len() {
+            return bad(REUSED_BY_OTHER_COLOR.len(), "expected the end of the line after ' reused by buffers of a different color:'");
         }
         let note = crate::driver::Note {
             kind: "unknown_section",
@@ -43,9 +55,26 @@ impl<'t, 'c> Parser<'t, 'c> {
         Ok(())
     }
 
+    /// `  value: <…> (color=N)` (two spaces): a line of the block above, and only there (issue
+    /// 50: anywhere else it was dropped without a word); checked against its grammar.
+    fn reused_value_line(&mut self, text: &'c [u8]) -> R<()> {
+        let State::Allocations { reused, .. } = self.state else { unreachable!("a BufferAssignment line outside it") };
+        if !reused {
+            return bad(0, "'  value: …' (two spaces) outside a ' reused by buffers of a different color:' block (a value line has one space)");
+        }
+        let mut cur = Cur::new(text, 0);
+        cur.expect("  value: ", "")?;
+        value_ref(&mut cur)?;
+        cur.expect(" (color=", "")?;
+        cur.uint("the color", I32_MAX)?;
+        cur.expect(")", "")?;
+        cur.end("the value line")?;
+        Ok(())
+    }
+
     pub(super) fn allocation_line(&mut self, no: u64, text: &'c [u8]) -> R<()> {
         // Until the line has been read, the value lines after it belong to a broken allocation.
-        self.state = State::Allocations { current: None, broken: true };
+        self.state = State::Allocations { current: None, broken: true, reused: false };
         let AllocationLine { index, size, flags: f, flags_text } = allocation_line(text, 0, SizeForm::Bytes)?;
         let src = self.ctx.src;
         let a = &mut self.t.allocations;
@@ -67,7 +96,7 @@ impl<'t, 'c> Parser<'t, 'c> {
         a.flags.push(&src, flags_text);
         a.line.push(no as i32);
         self.checks.allocation(no, index, size);
-        self.state = State::Allocations { current: Some(index), broken: false };
+        self.state = State::Allocations { current: Some(index), broken: false, reused: false };
         for &(at, raw) in &f.unknown {
             let note = crate::allocation_line::unknown_flag_note(raw);
             self.ctx.note(self.t, no, text, at as u64 + 1, note)?;
@@ -76,12 +105,15 @@ impl<'t, 'c> Parser<'t, 'c> {
     }
 
     pub(super) fn value_line(&mut self, no: u64, text: &'c [u8]) -> R<()> {
-        let State::Allocations { current, broken } = self.state else { unreachable!("a value line outside BufferAssignment") };
+        let State::Allocations { current, broken, reused } = self.state else { unreachable!("a value line outside BufferAssignment") };
         if current.is_none() && !broken {
             return bad(
                 0,
                 "value line outside an allocation (expected 'allocation N: …' first)",
             );
+        }
+        if reused {
+            return bad(0, "value line after the allocation's ' reused by buffers of a different color:' block");
         }
         let mut cur = Cur::new(text, 0);
         cur.expect(" value: ", "")?;

@@ -62,7 +62,9 @@ enum State<'c> {
     /// `BufferAssignment:` (§2.2, §2.3): the allocation the next ` value:` lines belong to;
     /// `broken` when its line was unreadable (its values are still read, but give no rows).
     /// Neither: no allocation line yet, so a value line is an error.
-    Allocations { current: Option<i64>, broken: bool },
+    /// `reused`: after the allocation's ` reused by buffers of a different color:` line, whose
+    /// `  value:` lines (two spaces) may follow, and nothing but them.
+    Allocations { current: Option<i64>, broken: bool, reused: bool },
     /// `Used values:` (§2.5): the value block being read, until its ` from instruction:`.
     Values { block: Option<Block<'c>> },
     /// `HloLiveRange (max N):` (§2.6), in one of its lists.
@@ -95,8 +97,8 @@ impl State<'_> {
     /// decided on here.
     fn chunk_start(&self) -> Option<ChunkStart> {
         match self {
-            // The allocation line that starts such a chunk sets both before anything reads them.
-            State::Allocations { current: _, broken: _ } => Some(ChunkStart::Allocation),
+            // The allocation line that starts such a chunk sets all three before anything reads them.
+            State::Allocations { current: _, broken: _, reused: _ } => Some(ChunkStart::Allocation),
             State::Values { block: None } => Some(ChunkStart::ValueHeader),
             State::Values { block: Some(_) } => None,
             // counted against its header's max (`Parser::sequence`): a chunk could not check it
@@ -243,7 +245,7 @@ impl ChunkStart {
     /// is the way back).
     fn state<'c>(self) -> State<'c> {
         match self {
-            ChunkStart::Allocation => State::Allocations { current: None, broken: false },
+            ChunkStart::Allocation => State::Allocations { current: None, broken: false, reused: false },
             ChunkStart::ValueHeader => State::Values { block: None },
             ChunkStart::LiveRange => State::LiveRange(Live::Buffers),
         }
@@ -357,7 +359,7 @@ impl<'t, 'c> Parser<'t, 'c> {
 
     fn section_header_line(&mut self, no: u64, text: &'c [u8]) -> R<bool> {
         if text == b"BufferAssignment:" {
-            self.enter(State::Allocations { current: None, broken: false }, no, text)?;
+            self.enter(State::Allocations { current: None, broken: false, reused: false }, no, text)?;
         } else if text.starts_with(b"Total bytes used: ") {
             self.enter(State::Idle, no, text)?;
             self.total_line(no, text)?;

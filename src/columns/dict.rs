@@ -250,7 +250,7 @@ impl DictCol {
         if let Some(n) = self.skipped {
             // not projected (callers drop it): empty strings, not a copy of anything
             let values = LargeStringArray::from(vec![""]);
-            let keys = PrimitiveArray::<Int32Type>::new(ScalarBuffer::from(vec![0i32; n]), None);
+            let keys = PrimitiveArray::<Int32Type>::new(ScalarBuffer::from(crate::runtime::zeros::<i32>(n)), None);
             return DictionaryArray::new(keys, Arc::new(values));
         }
         let len = self.keys.len();

@@ -192,7 +192,7 @@ impl Column for PathList {
     fn finish(mut self, _blocks: &[Buffer]) -> ArrayRef {
         if self.skip {
             // not projected (callers drop it): every row an empty list
-            self.row_offsets = vec![0; self.rows + 1];
+            self.row_offsets = crate::runtime::zeros(self.rows + 1);
             self.path_offsets = vec![0];
             self.values.clear();
         }

@@ -71,13 +71,19 @@ impl NullBits {
         self.count
     }
 
+    /// Whether row `row` was set null.
+    pub fn is_set(&self, row: usize) -> bool {
+        self.words.get(row / 64).is_some_and(|w| w & (1u64 << (row % 64)) != 0)
+    }
+
     /// The validity buffer of a column of `len` rows; None when no row is null.
     pub fn finish(self, len: usize) -> Option<NullBuffer> {
         if self.count == 0 {
             return None;
         }
         let n = len.div_ceil(64);
-        let mut valid: Vec<u64> = Vec::with_capacity(n);
+        let mut valid: Vec<u64> = Vec::new();
+        crate::runtime::reserve_exact(&mut valid, n);
         valid.extend(self.words.iter().take(n).map(|w| !w));
         valid.resize(n, !0);
         let valid: Vec<u64> = valid.into_iter().map(u64::to_le).collect();

@@ -74,7 +74,7 @@ macro_rules! number_column {
             }
             fn finish(self, _: &[Buffer]) -> ArrayRef {
                 // not projected (callers drop it): zeros, pages never touched
-                let values = if self.1.built() { self.0 } else { vec![0; self.1.rows()] };
+                let values = if self.1.built() { self.0 } else { crate::runtime::zeros(self.1.rows()) };
                 Arc::new(PrimitiveArray::<$arrow>::new(ScalarBuffer::from(values), None))
             }
         }
@@ -129,7 +129,7 @@ macro_rules! number_column {
             }
             fn finish(self, _: &[Buffer]) -> ArrayRef {
                 if !self.skipped.built() {
-                    return Arc::new(PrimitiveArray::<$arrow>::new(ScalarBuffer::from(vec![0; self.skipped.rows()]), None));
+                    return Arc::new(PrimitiveArray::<$arrow>::new(ScalarBuffer::from(crate::runtime::zeros::<$native>(self.skipped.rows())), None));
                 }
                 let len = self.values.len();
                 let nulls = self.nulls.finish(len);

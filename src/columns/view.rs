@@ -176,7 +176,7 @@ impl ViewCol {
     pub fn finish_array(mut self, blocks: &[Buffer]) -> StringViewArray {
         if let Some(n) = self.skipped {
             // not projected (callers drop it): empty strings, not a copy of anything
-            return StringViewArray::new(ScalarBuffer::from(vec![0u128; n]), vec![], None);
+            return StringViewArray::new(ScalarBuffer::from(crate::runtime::zeros::<u128>(n)), vec![], None);
         }
         let mut buffers: Vec<Buffer> = blocks.to_vec();
         if !self.far.is_empty() {

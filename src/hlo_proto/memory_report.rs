@@ -23,7 +23,7 @@ pub fn is_memory_report_proto(data: &[u8]) -> bool {
     if n == 0 || data.get(j) != Some(&0x08) {
         return false;
     }
-    let Some((_, k)) = varint_at(data, j + 1) else { return false };
+    let Some((_, k)) = varint_at(data, j.saturating_add(1)) else { return false };
     if !matches!(data.get(k), Some(0x10 | 0x1a)) {
         return false;
     }

@@ -38,7 +38,7 @@ enum Top {
 pub(super) fn varint_at(b: &[u8], i: usize) -> Option<(u64, usize)> {
     let mut v = 0u64;
     for k in 0..10 {
-        let c = *b.get(i + k)?;
+        let c = *b.get(i.checked_add(k)?)?;
         v |= u64::from(c & 0x7f) << (7 * k);
         if c < 0x80 {
             return Some((v, i + k + 1));
@@ -51,11 +51,11 @@ fn name_field(b: &[u8], i: usize) -> Option<usize> {
     if b.get(i) != Some(&0x0a) {
         return None;
     }
-    let (n, j) = varint_at(b, i + 1)?;
-    if n == 0 || n > 4096 || j as u64 + n > b.len() as u64 {
+    let (n, j) = varint_at(b, i.checked_add(1)?)?;
+    if n == 0 || n > 4096 {
         return None;
     }
-    let end = j + n as usize;
+    let end = j.checked_add(n as usize).filter(|&end| end <= b.len())?;
     b[j..end].iter().all(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'-')).then_some(end)
 }
 
@@ -369,7 +369,7 @@ mod tests {
         let ctx = FileCtx { file_id: 0, path: "t", collect: true, src: SourceRef::none(), proj: None, presized: false, strict: false, xla_named: false };
         parse(&module, ctx, &mut t).unwrap();
         assert_eq!(t.errors.len(), 1);
-        assert!(t.errors.message.0[0].as_deref().unwrap_or("").contains("would print as more than"), "{:?}", t.errors.message.0);
+        assert!(t.errors.message.get(0).unwrap_or("").contains("would print as more than"), "{:?}", t.errors.message.get(0));
         assert_eq!(t.instructions.len(), 0);
     }
 

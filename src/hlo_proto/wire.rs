@@ -183,7 +183,7 @@ fn varint(buf: &[u8], mut pos: usize, end: usize) -> R<(u64, usize)> {
             return err(start, "truncated varint");
         }
         let b = buf[pos];
-        pos += 1;
+        pos += 1; // < end: no overflow
         if shift == 63 && b > 1 {
             return err(start, "varint longer than 64 bits");
         }
@@ -198,12 +198,31 @@ fn varint(buf: &[u8], mut pos: usize, end: usize) -> R<(u64, usize)> {
     }
 }
 
+/// `end - pos`, the bytes left in the message (0 if `pos` is past `end`, which the decoder never
+/// lets happen: checked all the same, issue 50).
+fn left(pos: usize, end: usize) -> usize {
+    end.saturating_sub(pos)
+}
+
+/// A length-delimited field's length at `pos`: (its first byte, the byte after it), checked
+/// against the bytes left in the message before any sum is made (a 10-byte varint is up to
+/// 2^64 - 1: no `p + n` may wrap).
 fn length(buf: &[u8], pos: usize, end: usize) -> R<(usize, usize)> {
     let (n, p) = varint(buf, pos, end)?;
-    if n > (end - p) as u64 {
-        return err(pos, format!("length {n} past the end of its message ({} bytes left)", end - p));
+    let room = left(p, end);
+    let stop = usize::try_from(n).ok().filter(|&n| n <= room).and_then(|n| p.checked_add(n));
+    match stop {
+        Some(stop) => Ok((p, stop)),
+        None => err(pos, format!("length {n} past the end of its message ({room} bytes left)")),
     }
-    Ok((n as usize, p))
+}
+
+/// `pos + k` for a fixed-size field of `k` bytes, or an error when fewer are left.
+fn fixed(pos: usize, end: usize, k: usize, what: &str) -> R<usize> {
+    match pos.checked_add(k) {
+        Some(stop) if stop <= end => Ok(stop),
+        _ => err(pos, format!("truncated {what}")),
+    }
 }
 
 fn scalar(kind: Kind, v: u64) -> Value {
@@ -250,9 +269,9 @@ fn decode_at(buf: &[u8], message: usize, mut pos: usize, end: usize, depth: usiz
             if wire != LEN {
                 return err(tag_at, format!("field {number} ({mname}.{name}): wire type {wire}, expected 2 (a message)"));
             }
-            let (n, p) = length(buf, pos, end)?;
-            let value = decode_at(buf, sub, p, p + n, depth + 1, unknown)?;
-            pos = p + n;
+            let (p, stop) = length(buf, pos, end)?;
+            let value = decode_at(buf, sub, p, stop, depth + 1, unknown)?;
+            pos = stop;
             if field.repeated {
                 out.push(name, Value::Msg(value));
             } else {
@@ -261,9 +280,9 @@ fn decode_at(buf: &[u8], message: usize, mut pos: usize, end: usize, depth: usiz
             continue;
         }
         if field.repeated && wire == LEN && !matches!(kind, Kind::Str | Kind::Bytes) {
-            let (n, p) = length(buf, pos, end)?;
+            let (p, stop) = length(buf, pos, end)?;
             pos = p;
-            let stop = p + n;
+            let n = stop - p;
             let vals = out.list_mut(name);
             match kind {
                 Kind::F32 | Kind::F64 => {
@@ -300,9 +319,9 @@ fn decode_at(buf: &[u8], message: usize, mut pos: usize, end: usize, depth: usiz
                 scalar(kind, v)
             }
             LEN => {
-                let (n, p) = length(buf, pos, end)?;
-                let raw = &buf[p..p + n];
-                pos = p + n;
+                let (p, stop) = length(buf, pos, end)?;
+                let raw = &buf[p..stop];
+                pos = stop;
                 if kind == Kind::Str {
                     Value::Str(String::from_utf8_lossy(raw).into_owned())
                 } else {
@@ -310,19 +329,15 @@ fn decode_at(buf: &[u8], message: usize, mut pos: usize, end: usize, depth: usiz
                 }
             }
             I32 => {
-                if end - pos < 4 {
-                    return err(pos, "truncated fixed32");
-                }
-                let v = f32::from_le_bytes(buf[pos..pos + 4].try_into().expect("4 bytes"));
-                pos += 4;
+                let stop = fixed(pos, end, 4, "fixed32")?;
+                let v = f32::from_le_bytes(buf[pos..stop].try_into().expect("4 bytes"));
+                pos = stop;
                 Value::F32(v)
             }
             _ => {
-                if end - pos < 8 {
-                    return err(pos, "truncated fixed64");
-                }
-                let v = f64::from_le_bytes(buf[pos..pos + 8].try_into().expect("8 bytes"));
-                pos += 8;
+                let stop = fixed(pos, end, 8, "fixed64")?;
+                let v = f64::from_le_bytes(buf[pos..stop].try_into().expect("8 bytes"));
+                pos = stop;
                 Value::F64(v)
             }
         };
@@ -338,22 +353,9 @@ fn decode_at(buf: &[u8], message: usize, mut pos: usize, end: usize, depth: usiz
 fn skip(buf: &[u8], pos: usize, end: usize, wire: u8, tag_at: usize, number: u64) -> R<usize> {
     match wire {
         VARINT => Ok(varint(buf, pos, end)?.1),
-        I64 => {
-            if end - pos < 8 {
-                return err(pos, "truncated fixed64");
-            }
-            Ok(pos + 8)
-        }
-        I32 => {
-            if end - pos < 4 {
-                return err(pos, "truncated fixed32");
-            }
-            Ok(pos + 4)
-        }
-        LEN => {
-            let (n, p) = length(buf, pos, end)?;
-            Ok(p + n)
-        }
+        I64 => fixed(pos, end, 8, "fixed64"),
+        I32 => fixed(pos, end, 4, "fixed32"),
+        LEN => Ok(length(buf, pos, end)?.1),
         // groups (3, 4) are proto2 only: XLA's protos are proto3
         _ => err(tag_at, format!("field {number}: wire type {wire} (groups are not proto3)")),
     }

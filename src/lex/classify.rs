@@ -337,7 +337,8 @@ pub fn newlines_and_indented(level: Level, data: &[u8], from: usize) -> (Vec<u32
     assert!(data.len() <= u32::MAX as usize, "newline positions are u32");
     let rest = &data[from..];
     // lines are rarely shorter than 32 bytes: one reservation for nearly every input
-    let mut ends: Vec<u32> = Vec::with_capacity(rest.len() / 32 + 16);
+    let mut ends: Vec<u32> = Vec::new();
+    crate::runtime::reserve_exact(&mut ends, rest.len() / 32 + 16);
     let n = indented_lines_and(level, rest, |at, mut nl| {
         let base = (from + at) as u32;
         while nl != 0 {

@@ -82,6 +82,155 @@ def _compression_module(module: str, shown: str) -> Any:
                              if module == "zstandard" else f"this Python has no {module} module") from None
 
 
+class _Streams:
+    """Every stream of a multi-stream ``.xz`` / ``.bz2`` file, decoded one after the other, or an
+    error: ``lzma.open`` and ``bz2.open`` take whatever follows a stream and does not decode as
+    "trailing garbage" and stop there without a word (issue 50: the second stream of two, its
+    first byte damaged, was lost: 25 allocations read of 29). Here a stream that does not decode,
+    or ends before its end-of-stream marker, is an error; between and after ``.xz`` streams
+    only the stream padding of its format (NUL bytes, a multiple of 4) may stand."""
+
+    def __init__(self, raw: Any, module: str) -> None:
+        import bz2
+        import lzma
+
+        self.raw, self.xz = raw, module == "lzma"
+        self.factory = lzma.LZMADecompressor if self.xz else bz2.BZ2Decompressor
+        self.dec: Any = None
+        self.buf = b""
+        self.streams = 0
+
+    def __enter__(self) -> "_Streams":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        return None
+
+    def _next_stream(self) -> bool:
+        """Between streams: False at the end of the input, else True with a new decompressor."""
+        padding = 0
+        while True:
+            if not self.buf:
+                self.buf = self.raw.read(1 << 20)
+                if not self.buf:
+                    break
+            if not self.xz:
+                break
+            rest = self.buf.lstrip(b"\0")
+            padding += len(self.buf) - len(rest)
+            self.buf = rest
+            if rest:
+                break
+        if padding % 4:
+            raise EOFError(f"{padding} NUL bytes after stream {self.streams} (xz stream padding is a multiple of 4)")
+        if not self.buf:
+            return False
+        if padding and self.streams == 0:
+            raise EOFError("NUL bytes before the first stream")
+        self.dec = self.factory()
+        self.streams += 1
+        return True
+
+    def read(self, n: int = -1) -> bytes:
+        n = n if n is not None and n > 0 else 1 << 20
+        while True:
+            if self.dec is None and not self._next_stream():
+                return b""
+            if self.dec.needs_input and not self.buf:
+                self.buf = self.raw.read(1 << 20)
+                if not self.buf:
+                    raise EOFError(f"stream {self.streams} ends before its end-of-stream marker (cut short)")
+            try:
+                data = self.dec.decompress(self.buf, n)
+            except Exception as e:
+                where = f"stream {self.streams}" if self.streams > 1 else "the data"
+                raise type(e)(f"{where}: {e}") from None
+            self.buf = b""
+            if self.dec.eof:
+                self.buf, self.dec = self.dec.unused_data, None
+            if data:
+                return data
+
+
+def _open_stream(mod: Any, module: str, raw: Any) -> Any:
+    """The decompressed stream of ``raw`` (a binary file object), every stream of it."""
+    if module == "zstandard":
+        return mod.ZstdDecompressor().stream_reader(raw, read_across_frames=True)
+    if module in ("lzma", "bz2"):
+        return _Streams(raw, module)
+    return mod.open(raw)
+
+
+#: How recent a file's last change may be for its times alone to show a write while it is read
+#: (the Rust core's ``source::RECENT``).
+_RECENT_NS = 10 * 10**9
+#: A file changed less than this before its read ended is checked again once it is this old
+#: (the Rust core's ``source::SETTLE``).
+_SETTLE_NS = 50 * 10**6
+
+
+class _Watched:
+    """A local file read whole through Python (a compressed file, a tar archive), checked like
+    the Rust core checks the files it reads (``source::Stamp``): its size and times (to the
+    nanosecond) after reading must be those from before, and when they changed a moment before
+    it was opened (a write in the same clock tick leaves them as they were), the bytes read are
+    hashed as they are read and compared with a second read. A file rewritten while it was
+    read is an ``InputFileError`` "the file changed while it was read …", never a mix of both
+    versions (issue 50)."""
+
+    def __init__(self, raw: Any) -> None:
+        import hashlib
+        import time
+
+        self.raw, self.before = raw, os.fstat(raw.fileno())
+        newest = max(self.before.st_mtime_ns, self.before.st_ctime_ns)
+        self.hash = hashlib.blake2b(digest_size=16) if time.time_ns() - newest < _RECENT_NS else None
+        self.n = 0
+
+    def read(self, n: int = -1) -> bytes:
+        data = self.raw.read(n)
+        if self.hash is not None:
+            self.hash.update(data)
+        self.n += len(data)
+        return data
+
+    def _changed(self) -> Optional[str]:
+        import hashlib
+
+        now, was = os.fstat(self.raw.fileno()), self.before
+        if now.st_size != was.st_size:
+            return f"its size went from {was.st_size} to {now.st_size} bytes"
+        if (now.st_mtime_ns, now.st_ctime_ns) != (was.st_mtime_ns, was.st_ctime_ns):
+            return "it was written to"
+        if self.hash is not None:
+            again, left, at = hashlib.blake2b(digest_size=16), self.n, 0
+            while left > 0:
+                piece = os.pread(self.raw.fileno(), min(left, 1 << 20), at)
+                if not piece:
+                    break
+                again.update(piece)
+                at, left = at + len(piece), left - len(piece)
+            if again.digest() != self.hash.digest():
+                return "its content differs from a second read"
+        return None
+
+    def check(self, shown: str) -> None:
+        import time
+
+        from ..exceptions import InputFileError
+
+        what = self._changed()
+        # changed moments ago: a writer paused in the middle of a rewrite for the whole read left
+        # stable bytes, half of each version; wait until the file is _SETTLE_NS old, check again
+        age = time.time_ns() - max(self.before.st_mtime_ns, self.before.st_ctime_ns)
+        if what is None and self.hash is not None and age < _SETTLE_NS:
+            time.sleep((_SETTLE_NS - age) / 1e9)
+            what = self._changed()
+        if what is not None:
+            raise InputFileError(shown, f"the file changed while it was read ({what}); read it again once the "
+                                        "program writing it is done")
+
+
 def decompressed(path: str, shown: str, bound: Optional[Bound] = None) -> Any:
     """The decompressed bytes of a compressed file (streamed in 1 MiB pieces into one buffer:
     the file's text must be contiguous for the parser; costs the decompression time and the
@@ -92,8 +241,10 @@ def decompressed(path: str, shown: str, bound: Optional[Bound] = None) -> Any:
 
     try:
         with open(path, "rb") as raw:
-            size = os.fstat(raw.fileno()).st_size
-            return _decompress(raw, shown, size, bound)
+            watched = _Watched(raw)
+            out = _decompress(watched, shown, watched.before.st_size, bound)
+            watched.check(shown)
+            return out
     except InputFileError:
         raise
     except OSError as e:
@@ -114,11 +265,7 @@ def _decompress(raw: Any, shown: str, size: int, bound: Optional[Bound] = None) 
     limit = bound.limit(size)
     out = bytearray()
     try:
-        if module == "zstandard":
-            stream: Any = mod.ZstdDecompressor().stream_reader(raw, read_across_frames=True)
-        else:
-            stream = mod.open(raw)
-        with stream:
+        with _open_stream(mod, module, raw) as stream:
             while True:
                 piece = stream.read(min(1 << 20, limit + 1 - len(out)))
                 if not piece:
@@ -185,9 +332,15 @@ def archive_members(path: str, shown: str, max_files: int = MAX_FILES, bound: Op
     corrupt or cut-off archive is an ``InputFileError`` naming it; one whose stream expands
     beyond ``bound`` a ``DecompressionLimitError``; more than ``max_files`` members, a
     ``WalkLimitError`` (as a directory walk: the members are read into memory)."""
+    from ..exceptions import InputFileError
+
     with open(path, "rb") as raw:
-        size = os.fstat(raw.fileno()).st_size
-        out = _archive_members(raw, size, shown, max_files, bound or Bound(), [0], 1)
+        watched = _Watched(raw)
+        out = _archive_members(watched, watched.before.st_size, shown, max_files, bound or Bound(), [0], 1)
+        try:
+            watched.check(shown)
+        except InputFileError as e:
+            raise InputFileError(shown, f"cannot read tar archive ({e.strerror})") from None
     return out
 
 
@@ -203,17 +356,17 @@ def _archive_members(raw: Any, size: int, shown: str, max_files: int, bound: Bou
     try:
         src: Any = raw
         if comp:
-            mod = _compression_module(_TAR_MODULES[comp], shown)
-            stream = (mod.ZstdDecompressor().stream_reader(raw, read_across_frames=True) if comp == "zst"
-                      else mod.open(raw))
-            src = _Bounded(stream, bound, size, shown)
-        with tarfile.open(fileobj=src, mode="r|") as tar:  # streamed, one pass
+            src = _Bounded(_open_stream(_compression_module(_TAR_MODULES[comp], shown), _TAR_MODULES[comp], raw),
+                           bound, size, shown)
+        # streamed, one pass; strict: a header cut or damaged is an error, not the end (issue 50)
+        with tarfile.open(fileobj=src, mode="r|", tarinfo=_strict_tarinfo()) as tar:
             for m in tar:
                 count[0] += 1
                 if count[0] > max_files:
                     raise WalkLimitError(f"{shown}: more than {max_files:,} archive members; reading stopped "
                                          "(read_arrow(..., max_files=N) raises the limit)")
                 out.extend(_member(tar, m, shown, max_files, bound, count, depth))
+            _only_padding_after_the_end(tar)
     except (WalkLimitError, DecompressionLimitError):
         raise
     except InputFileError as e:
@@ -222,6 +375,8 @@ def _archive_members(raw: Any, size: int, shown: str, max_files: int, bound: Bou
         raise InputFileError(shown, f"cannot read tar archive ({e})") from None
     except MemoryError:
         raise
+    except _TarCut as e:
+        raise InputFileError(shown, f"cannot read tar archive ({e})") from None
     except (tarfile.TarError, EOFError, ValueError) as e:
         raise InputFileError(shown, f"cannot read tar archive ({type(e).__name__}: {e})") from None
     except OSError as e:
@@ -230,6 +385,47 @@ def _archive_members(raw: Any, size: int, shown: str, max_files: int, bound: Bou
         raise InputFileError(shown, f"cannot read tar archive ({type(e).__name__}: {e})") from None
     out.sort(key=lambda m: m[0])  # the order of a walk of the directory (stable: repeats kept)
     return out
+
+
+class _TarCut(Exception):
+    """A tar archive that does not end where its format says it ends (not a ``tarfile.HeaderError``:
+    ``tarfile`` takes those after the first member for the end of the archive)."""
+
+
+def _strict_tarinfo() -> Any:
+    """A ``TarInfo`` whose headers are read strictly: ``tarfile`` ends the archive without a word
+    at a header that is cut short, damaged (its checksum) or missing (the data ends where a
+    header should be), so a tar cut at or inside a member header read as a shorter archive
+    (issue 50: 60 of 120 files, no error). Only the end-of-archive block (512 NUL bytes) ends it."""
+    import tarfile
+
+    class _StrictTarInfo(tarfile.TarInfo):
+        @classmethod
+        def frombuf(cls, buf: bytes, encoding: str, errors: str) -> Any:
+            try:
+                return super().frombuf(buf, encoding, errors)
+            except tarfile.EOFHeaderError:
+                raise  # the end-of-archive block
+            except tarfile.EmptyHeaderError:
+                raise _TarCut("the archive ends where a member header should be, without its "
+                              "end-of-archive blocks: cut short") from None
+            except tarfile.TruncatedHeaderError:
+                raise _TarCut("a member header cut short (the archive is cut)") from None
+            except tarfile.HeaderError as e:
+                raise _TarCut(f"a damaged member header ({e})") from None
+
+    return _StrictTarInfo
+
+
+def _only_padding_after_the_end(tar: Any) -> None:
+    """After the end-of-archive block only NUL bytes may follow (the rest of the record): anything
+    else (a second archive appended with ``cat``) would be lost without a word."""
+    while True:
+        piece = tar.fileobj.read(1 << 20)
+        if not piece:
+            return
+        if piece.count(0) != len(piece):
+            raise _TarCut("data after the end-of-archive block (another archive appended? it is not read)")
 
 
 def _member(tar: Any, m: Any, archive: str, max_files: int, bound: Bound, count: list[int],

@@ -105,6 +105,7 @@ class _Parser:
         self.section: str | None = None
         self.allocation: int | None = None  # index of the allocation whose values we read
         self.allocation_broken = False  # the current allocation line was unreadable
+        self.reused = False  # after the allocation's " reused by buffers of a different color:"
         self.block: _Block | None = None
         # live range
         self.live_sub: str | None = None  # "schedule" | "buffers" | "peak" | "after_peak" | "tree"
@@ -187,7 +188,7 @@ class _Parser:
         """Column-0 lines that open a section, in whatever file they appear."""
         if text == "BufferAssignment:":
             self.enter("allocations", lineno, text)
-            self.allocation, self.allocation_broken = None, False
+            self.allocation, self.allocation_broken, self.reused = None, False, False
         elif text.startswith("Total bytes used: "):
             self.enter(None, lineno, text)
             self.total_line(lineno, text)
@@ -213,25 +214,49 @@ class _Parser:
             self.allocation_line(lineno, text)
         elif text.startswith(" value: "):
             self.value_line(lineno, text)
-        elif text.startswith(_REUSED) or text.startswith("  value: "):
+        elif text.startswith("  value: "):
+            self.reused_value_line(text)
+        elif text.startswith(_REUSED):
             self.reused_by_other_color(lineno, text)
         else:
             raise _Bad(0, "expected 'allocation N: size S…:' or ' value: <…> (size=…,offset=…): "
                           "SHAPE' in the BufferAssignment section")
 
     def reused_by_other_color(self, lineno: int, text: str) -> None:
-        """`` reused by buffers of a different color:`` and its ``  value: <…> (color=N)`` lines
-        (XLA 2026): not read into a table yet; one note per file says so (Rust: allocation.rs)."""
-        if text.startswith("  value: "):
-            return
+        """`` reused by buffers of a different color:`` (XLA 2026) after an allocation's value
+        lines: its ``  value: <…> (color=N)`` lines are not read into a table yet; one note per
+        file says so (Rust: allocation.rs)."""
+        if self.allocation is None and not self.allocation_broken:
+            raise _Bad(0, "' reused by buffers of a different color:' outside an allocation (expected "
+                          "'allocation N: …' first)")
+        if self.reused:
+            raise _Bad(0, "' reused by buffers of a different color:' twice in one allocation")
+        self.reused = True  # open even when the header is damaged: its lines are checked, not errors too
+        if len(text) > len(_REUSED):
+            raise _Bad(len(_REUSED), "expected the end of the line after ' reused by buffers of a different color:'")
         self.ctx.note(lineno, text, 2, "unknown_section", _REUSED[1:-1], text.strip(),
                       "allocation block 'reused by buffers of a different color:' (XLA 2026): "
                       "its value lines are not read into a table")
+
+    def reused_value_line(self, text: str) -> None:
+        """``  value: <…> (color=N)`` (two spaces): a line of the block above and only there
+        (issue 50: anywhere else it was dropped without a word), checked against its grammar."""
+        if not self.reused:
+            raise _Bad(0, "'  value: …' (two spaces) outside a ' reused by buffers of a different color:' "
+                          "block (a value line has one space)")
+        cur = _Cursor(text)
+        cur.expect("  value: ")
+        _value_ref(cur)
+        cur.expect(" (color=")
+        cur.uint("the color", I32_MAX)
+        cur.expect(")")
+        cur.end("the value line")
 
     def allocation_line(self, lineno: int, text: str) -> None:
         # Until this line is read, the value lines that follow are checked but not kept.
         self.allocation = None
         self.allocation_broken = True
+        self.reused = False
         row = allocation_line(text, 0, human_size=False)
         row["line"] = lineno
         unknown = row.pop("unknown_flags")
@@ -250,6 +275,8 @@ class _Parser:
     def value_line(self, lineno: int, text: str) -> None:
         if self.allocation is None and not self.allocation_broken:
             raise _Bad(0, "value line outside an allocation (expected 'allocation N: …' first)")
+        if self.reused:
+            raise _Bad(0, "value line after the allocation's ' reused by buffers of a different color:' block")
         cur = _Cursor(text)
         cur.expect(" value: ")
         ref = _value_ref(cur)

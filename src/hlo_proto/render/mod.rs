@@ -435,7 +435,7 @@ pub fn render_module(m: &Msg, budget: usize) -> Result<String, TooLong> {
             out.push("StackFrames".into());
             for (k, fr) in sfi.msgs("stack_frames").enumerate() {
                 // XLA prints the parent's id plus one; printed as XLA prints it
-                out.push(format!("{} {{file_location_id={} parent_frame_id={}}}", k + 1, fr.int("file_location_id"), fr.int("parent_frame_id") + 1));
+                out.push(format!("{} {{file_location_id={} parent_frame_id={}}}", k + 1, fr.int("file_location_id"), i128::from(fr.int("parent_frame_id")) + 1));
             }
             out.push(String::new());
             out.push(String::new());
