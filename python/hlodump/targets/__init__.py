@@ -16,8 +16,9 @@ Names (``TARGET_NAMES`` lists the kinds; ``parse_target`` checks one without jax
   ``gpu:a100x8``, ``gpu:h100x8x8`` (8 hosts of 8). Models: h100, a100, h200.
 
 The environment the plugins need is set inside ``target()`` (only variables the user has not set):
-``TPU_SKIP_MDS_QUERY=1`` (no metadata-server query: this is not a TPU VM) and
-``ALLOW_MULTIPLE_LIBTPU_LOAD=1``; for GPU ``JAX_SKIP_CUDA_CONSTRAINTS_CHECK=1`` (no CUDA driver
+``TPU_SKIP_MDS_QUERY=1`` (no metadata-server query: this is not a TPU VM),
+``ALLOW_MULTIPLE_LIBTPU_LOAD=1``, ``TPU_WORKER_ID=0`` and ``TPU_WORKER_HOSTNAMES=localhost``
+(none of them on a TPU VM: a machine with ``/dev/accel*`` or ``/dev/vfio/N``); for GPU ``JAX_SKIP_CUDA_CONSTRAINTS_CHECK=1`` (no CUDA driver
 to check) and, when jax's backends are not initialized yet, no ``JAX_PLATFORMS`` was given and
 the machine has no NVIDIA device, jax's platforms set to ``cpu`` (the CUDA plugin would
 otherwise try to open a GPU).
@@ -190,10 +191,26 @@ class Target:
         return Mesh(np.array(self.devices, dtype=object).reshape(dims), tuple(names))
 
 
+#: What libtpu needs on a machine that is not a TPU VM, to describe a topology without asking
+#: a metadata server or a runtime (each set only where the user has not set it).
+TPU_ENV = {"TPU_SKIP_MDS_QUERY": "1", "ALLOW_MULTIPLE_LIBTPU_LOAD": "1",
+           # without these libtpu logs an error about the TPU_WORKER_HOSTNAMES it guessed
+           "TPU_WORKER_ID": "0", "TPU_WORKER_HOSTNAMES": "localhost"}
+
+
+def _on_tpu_vm() -> bool:
+    """A machine with TPU chips attached (their device files): libtpu's runtime environment is
+    then left as it is."""
+    import glob
+
+    return bool(glob.glob("/dev/accel[0-9]*") or glob.glob("/dev/vfio/[0-9]*"))
+
+
 def _set_env(platform: str) -> None:
     if platform == "tpu":
-        os.environ.setdefault("TPU_SKIP_MDS_QUERY", "1")
-        os.environ.setdefault("ALLOW_MULTIPLE_LIBTPU_LOAD", "1")
+        if not _on_tpu_vm():
+            for k, v in TPU_ENV.items():
+                os.environ.setdefault(k, v)
         return
     os.environ.setdefault("JAX_SKIP_CUDA_CONSTRAINTS_CHECK", "1")
 
