@@ -295,15 +295,67 @@ def test_tpu_does_not_fit_and_says_by_how_much(tpu_runs, target):
     assert top["source"].endswith("small.py:32") and top["bytes"] == n * n * 4  # the n x n f32 output
 
 
-def test_tpu_cli_check_exit_status(tpu_runs):
+DOC_PAGES = [ROOT / "docs" / "cookbook" / "will-it-fit.md", ROOT / "docs" / "cli" / "fit.md"]
+
+
+def _doc_target_commands() -> list[list[str]]:
+    """Every ``hlodump fit … --target`` line of the pages' ```sh blocks (test_docs_site runs the
+    others), once each."""
+    import shlex
+
+    seen: dict[tuple[str, ...], None] = {}
+    for page in DOC_PAGES:
+        for block in re.findall(r"```sh\n(.*?)```", page.read_text(encoding="utf-8"), flags=re.S):
+            for line in block.split("\n"):
+                if line.startswith("hlodump fit ") and "--target" in line:
+                    seen[tuple(shlex.split(line, comments=True)[1:])] = None
+    return [list(a) for a in seen]
+
+
+_RUN_DOCS = """
+import contextlib, io, json, sys
+from hlodump.cli import main
+for argv in json.loads(sys.argv[1]):
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        status = main(argv)
+    print(json.dumps({"argv": argv, "status": status, "out": out.getvalue(), "err": err.getvalue()}), flush=True)
+code = open(sys.argv[2], encoding="utf-8").read().split("## 5. From Python", 1)[1]
+code = code.split("```python\n", 1)[1].split("```", 1)[0]
+out = io.StringIO()
+with contextlib.redirect_stdout(out):
+    exec(compile(code, "docs/cookbook/will-it-fit.md (From Python)", "exec"), {})
+print(json.dumps({"python": out.getvalue()}), flush=True)
+"""
+
+
+def test_doc_pages_commands_run(tpu_runs):
+    """The pages' ``--target tpu:`` commands and the cookbook's Python, run as written from the
+    repository root with libtpu (one process: libtpu loads once); their answers are those the
+    pages show. ``--target gpu:`` lines need the CUDA plugin: run where it is installed."""
     cache = _libtpu_cache()
-    env = dict(os.environ, PYTHONPATH=str(cache))
+    cmds = _doc_target_commands()
+    tpu = [c for c in cmds if any(a.startswith("tpu:") for a in c)]
+    gpu = [c for c in cmds if any(a.startswith("gpu:") for a in c)]
+    assert len(tpu) >= 3 and len(tpu) + len(gpu) == len(cmds)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([PYPATH, str(cache)]))
     env.pop("JAX_PLATFORMS", None)
-    p = _cli("fit", f"{SMALL}:outer", "--args", "outer_args", "--set", "n=65536", "--target", "tpu:v5e:2x4",
-             "--check", env=env)
-    assert p.returncode == 4, p.stdout + p.stderr
-    assert "does not fit by 258.29MiB (16.00GiB of 15.75GiB HBM, 102%)" in p.stdout
-    assert "the compile failed: RESOURCE_EXHAUSTED" in p.stdout
+    run = (tpu + gpu) if _cuda_plugin() else tpu
+    p = subprocess.run([sys.executable, "-c", _RUN_DOCS, json.dumps(run), str(DOC_PAGES[0])], capture_output=True,
+                       text=True, env=env, cwd=ROOT, timeout=1800)
+    assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-3000:]
+    recs = [json.loads(line) for line in p.stdout.splitlines() if line.startswith("{")]
+    shown = "\n".join(page.read_text(encoding="utf-8") for page in DOC_PAGES)
+    for r in recs[:-1]:
+        assert r["status"] == (4 if "--check" in r["argv"] and "outer" in r["argv"][0] else 0), r
+        verdict = next(line.strip() for line in r["out"].splitlines() if line.strip().startswith(("fits:", "does not")))
+        if "tpu:v5e:2x4" in r["argv"] and "small.py" in r["argv"][0]:
+            assert verdict in shown, (r["argv"], verdict)  # the page shows this very answer
+        if "outer" in r["argv"][0]:
+            assert "does not fit by 258.29MiB (16.00GiB of 15.75GiB HBM, 102%)" == verdict
+            assert "examples/fit/small.py:32" in r["out"] and "the compile failed: RESOURCE_EXHAUSTED" in r["out"]
+    python = recs[-1]["python"].splitlines()
+    assert python[0].startswith("fits: ") and python[1] == "does not fit by 258.29MiB (16.00GiB of 15.75GiB HBM, 102%)"
 
 
 # ------------------------------------------------------------------------- GPU, where the plugin is

@@ -156,6 +156,20 @@ def fit(dump: "Dump", module: ModuleSel = None, top: int = 10) -> list[dict[str,
     return out
 
 
+def _shown(source: str) -> str:
+    """A source path under the working directory, relative to it (as the user named the file)."""
+    import os
+
+    path, colon, line = source.rpartition(":")
+    if not colon or not os.path.isabs(path):
+        return source
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:  # another drive
+        return source
+    return source if rel.startswith("..") else f"{rel}:{line}"
+
+
 def fit_text(rows: list[dict[str, Any]]) -> str:
     """``fit``'s answer as the terminal shows it (``hlodump fit``)."""
     lines: list[str] = []
