@@ -385,3 +385,43 @@ print(json.dumps({{"fit": r, "jax": d.jax_memory_analysis, "ours": A.memory_anal
     common = [k for k in jax_ma if k in ours]
     assert "peak_memory_in_bytes" in common and {k: ours[k] for k in common} == {k: jax_ma[k] for k in common}
     assert r["fits"] is True and r["device_kind"] == "NVIDIA H100 80GB HBM3" and r["peak_bytes"] == jax_ma["peak_memory_in_bytes"]
+
+
+# ------------------------------------------------------------------ without a dump folder (CPU)
+
+def test_read_compiled_equals_jax():
+    """``hlodump.read_compiled``: the buffer assignment jax hands out
+    (``serialized_buffer_assignment_proto``) and the optimized module, read into the dump's tables;
+    jax's ``memory_analysis()`` figures of the same compile, recomputed from them, are equal."""
+    jax = pytest.importorskip("jax")
+    jnp = jax.numpy
+    x, w = jax.ShapeDtypeStruct((512, 256), jnp.float32), jax.ShapeDtypeStruct((256, 1024), jnp.float32)
+    programs = {"mlp": (jax.jit(lambda x, w: jnp.tanh(x @ w) @ w.T), (x, w)),
+                "donated": (jax.jit(lambda x, w: (x * 2, jnp.sin(w) + 1), donate_argnums=(0,)), (x, w)),
+                "scan": (jax.jit(lambda x: jax.lax.scan(lambda c, _: (jnp.tanh(c @ c.T) @ c, None), x, None, length=3)[0]),
+                         (jax.ShapeDtypeStruct((256, 256), jnp.float32),))}
+    for name, (f, args) in programs.items():
+        c = f.lower(*args).compile()
+        if not getattr(c.memory_analysis(), "serialized_buffer_assignment_proto", b""):
+            pytest.skip(f"jax {jax.__version__} gives no serialized_buffer_assignment_proto")
+        d = hlodump.read_compiled(c)
+        assert d.allocations.num_rows and d.assignments.num_rows and d.instructions.num_rows, name
+        ours = A.memory_analysis(d)[0]["memory_analysis"]
+        jax_ma = d.jax_memory_analysis
+        common = [k for k in jax_ma if k in ours]
+        assert {"argument_size_in_bytes", "output_size_in_bytes", "alias_size_in_bytes", "temp_size_in_bytes"} <= set(common)
+        assert {k: ours[k] for k in common} == {k: jax_ma[k] for k in common}, name
+        if name == "donated":
+            assert ours["alias_size_in_bytes"] == 512 * 256 * 4
+
+
+def test_read_compiled_without_a_buffer_assignment():
+    class Empty:
+        serialized_buffer_assignment_proto = b""
+
+    class Compiled:
+        def memory_analysis(self):
+            return Empty()
+
+    with pytest.raises(hlodump.CaptureError, match="no buffer assignment.*target="):
+        hlodump.read_compiled(Compiled())

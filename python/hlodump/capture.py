@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Optional, Union
 if TYPE_CHECKING:  # pragma: no cover
     from .dump import Dump
 
-__all__ = ["capture", "CaptureError", "MIN_JAX", "jax_figures"]
+__all__ = ["capture", "CaptureError", "MIN_JAX", "jax_figures", "read_compiled"]
 
 #: The oldest jax release ``capture`` was tested with (the ``hlodump[jax]`` extra's floor).
 MIN_JAX = "0.4.30"
@@ -353,3 +353,66 @@ def _failed(directory: str, f: "_CompileFailed", tgt: Any, temporary: bool) -> C
         if temporary:
             weakref.finalize(d, shutil.rmtree, directory, True)
     return CaptureError(msg, dump=d, compile_error=str(f.error))
+
+
+# ------------------------------------------------------------------ without a dump folder
+
+def _varint(n: int) -> bytes:
+    out = bytearray()
+    while True:
+        b = n & 0x7F
+        n >>= 7
+        out.append(b | (0x80 if n else 0))
+        if not n:
+            return bytes(out)
+
+
+def _field(number: int, payload: bytes) -> bytes:
+    """One length-delimited protobuf field."""
+    return _varint(number << 3 | 2) + _varint(len(payload)) + payload
+
+
+def read_compiled(compiled: Any) -> "Dump":
+    """A ``jax.stages.Compiled`` read without a dump folder: its optimized module
+    (``runtime_executable().hlo_modules()``) and the buffer assignment jax hands out as
+    ``memory_analysis().serialized_buffer_assignment_proto`` (the CPU and GPU clients fill it),
+    put together as the ``HloProto`` XLA dumps (``after_optimizations.hlo.pb``: field 1 the
+    module, field 3 the buffer assignment) and read into the same tables as a dump's
+    (``allocations``, ``assignments``, ``instructions``, ``heap_trace`` …; docs/protos.md). No
+    live ranges: ``memory_analysis`` figures, allocations and buffers, but no timeline or peak
+    in use. ``CaptureError`` when jax gives no buffer assignment (libtpu does not fill it: use
+    ``capture(..., target=...)``, which dumps)."""
+    from .reader import read_arrow
+
+    try:
+        ma = compiled.memory_analysis()
+    except Exception as e:
+        raise CaptureError(f"jax's memory_analysis() failed: {_first_line(e)}") from e
+    ba = getattr(ma, "serialized_buffer_assignment_proto", None) if ma is not None else None
+    if not ba:
+        raise CaptureError("jax's memory_analysis() gives no buffer assignment for this compile "
+                           "(serialized_buffer_assignment_proto is empty: libtpu does not fill it, and jax before "
+                           "0.8 has no such field); capture the compile with a dump instead: "
+                           "hlodump.capture(fn, *args, target=...)")
+    try:
+        modules = compiled.runtime_executable().hlo_modules()
+    except Exception as e:
+        raise CaptureError(f"this Compiled gives no optimized module (runtime_executable().hlo_modules(): "
+                           f"{_first_line(e)})") from e
+    if len(modules) != 1:
+        raise CaptureError(f"this Compiled has {len(modules)} optimized modules; read_compiled reads one")
+    mod = modules[0]
+    platform = ""
+    try:
+        platform = str(compiled.input_shardings[0][0]._device_assignment[0].platform)  # noqa: SLF001
+    except Exception:
+        platform = ""
+    tag = {"cpu": "cpu_", "gpu": "gpu_", "cuda": "gpu_", "rocm": "gpu_"}.get(platform, "")
+    name = re.sub(r"[^A-Za-z0-9_.-]", "_", str(mod.name))
+    proto = _field(1, mod.as_serialized_hlo_module_proto()) + _field(3, bytes(ba))
+    d = read_arrow({f"module_0000.{name}.{tag}after_optimizations.hlo.pb": proto})
+    d.compiled = compiled  # type: ignore[attr-defined]
+    d.dump_dir = None  # type: ignore[attr-defined]
+    d.target = None  # type: ignore[attr-defined]
+    d.jax_memory_analysis, d.jax_cost_analysis = jax_figures(compiled)  # type: ignore[attr-defined]
+    return d
