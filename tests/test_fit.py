@@ -312,7 +312,7 @@ def _doc_target_commands() -> list[list[str]]:
     return [list(a) for a in seen]
 
 
-_RUN_DOCS = """
+_RUN_DOCS = r"""
 import contextlib, io, json, sys
 from hlodump.cli import main
 for argv in json.loads(sys.argv[1]):
@@ -347,11 +347,11 @@ def test_doc_pages_commands_run(tpu_runs):
     recs = [json.loads(line) for line in p.stdout.splitlines() if line.startswith("{")]
     shown = "\n".join(page.read_text(encoding="utf-8") for page in DOC_PAGES)
     for r in recs[:-1]:
-        assert r["status"] == (4 if "--check" in r["argv"] and "outer" in r["argv"][0] else 0), r
+        assert r["status"] == (4 if "--check" in r["argv"] and "outer" in r["argv"][1] else 0), r
         verdict = next(line.strip() for line in r["out"].splitlines() if line.strip().startswith(("fits:", "does not")))
-        if "tpu:v5e:2x4" in r["argv"] and "small.py" in r["argv"][0]:
+        if "tpu:v5e:2x4" in r["argv"] and "small.py" in r["argv"][1]:
             assert verdict in shown, (r["argv"], verdict)  # the page shows this very answer
-        if "outer" in r["argv"][0]:
+        if "outer" in r["argv"][1]:
             assert "does not fit by 258.29MiB (16.00GiB of 15.75GiB HBM, 102%)" == verdict
             assert "examples/fit/small.py:32" in r["out"] and "the compile failed: RESOURCE_EXHAUSTED" in r["out"]
     python = recs[-1]["python"].splitlines()
