@@ -425,3 +425,18 @@ def test_read_compiled_without_a_buffer_assignment():
 
     with pytest.raises(hlodump.CaptureError, match="no buffer assignment.*target="):
         hlodump.read_compiled(Compiled())
+
+
+def test_a_compiler_oom_is_the_verdict_even_below_the_peak():
+    """libtpu's required figure counts what the buffer assignment does not show (fragmentation,
+    its reserves): when the compiler said out of memory, the answer is "does not fit" by its
+    figures, whatever the peak."""
+    d = hlodump.read_arrow(str(ACCEL / "tpu_v5e_2x4" / "mlp"))
+    (before,) = A.fit(d)
+    assert before["fits"] is True
+    d.compile_error = ("RESOURCE_EXHAUSTED: E1000: CompileTimeHbmOom: Ran out of memory on HBM, the total memory "
+                       "required for HLO temporaries (16.00G) exceeds available HBM (15.75G). HLO module: jit_f.")
+    (r,) = A.fit(d)
+    assert r["fits"] is False and r["over_bytes"] == 256 << 20
+    assert r["verdict"].startswith("does not fit by 256.00MiB: the compiler needs 16.00GiB of the 15.75GiB HBM")
+    assert r["compile_error"].startswith("RESOURCE_EXHAUSTED")

@@ -25,6 +25,7 @@ here with "does not fit by …". A ``Dump`` from ``capture`` carries jax's own `
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any, Optional
 
 from .capacity import device_capacity
@@ -57,6 +58,22 @@ def verdict(peak: Optional[int], capacity: Optional[int], space: str) -> tuple[O
         return True, f"fits: {_fb(peak)} of {_fb(capacity)} {space} ({_pct(peak, capacity)})"
     return False, (f"does not fit by {_fb(peak - capacity)} ({_fb(peak)} of {_fb(capacity)} {space}, "
                    f"{_pct(peak, capacity)})")
+
+
+_UNIT = {"B": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+# libtpu's compile-time OOM, two wordings (sizes binary: FORMATS.md §2.9.3)
+_REQUIRED = re.compile(r"required for [^(]*\(([0-9.]+)([BKMGT])\) exceeds available \w+ \(([0-9.]+)([BKMGT])\)")
+_USED = re.compile(r"Used ([0-9.]+)([BKMGT]) of ([0-9.]+)([BKMGT]) (\w+)")
+
+
+def compiler_oom(text: Optional[str]) -> Optional[tuple[int, int]]:
+    """(required, available) bytes of a compile-time out-of-memory message, or None."""
+    if not text or ("RESOURCE_EXHAUSTED" not in text and "Ran out of memory" not in text):
+        return None
+    m = _REQUIRED.search(text) or _USED.search(text)
+    if m is None:
+        return None
+    return (round(float(m.group(1)) * _UNIT[m.group(2)]), round(float(m.group(3)) * _UNIT[m.group(4)]))
 
 
 def _top_lines(rows: list[dict[str, Any]], peak_in_use: int, top: int) -> list[dict[str, Any]]:
@@ -133,6 +150,14 @@ def fit(dump: "Dump", module: ModuleSel = None, top: int = 10) -> list[dict[str,
             figure = "allocated"
         capacity = int(cap["capacity_bytes"]) if cap else None
         fits, text = verdict(peak, capacity, space)
+        oom = compiler_oom(error) if isinstance(error, str) else None
+        if oom is not None and fits is not False:
+            # the compiler refused it (its figure counts what the buffer assignment does not
+            # show: fragmentation, its own reserves): its word is the verdict
+            need, have = oom
+            fits = False
+            text = (f"does not fit by {_fb(max(need - have, 0))}: the compiler needs {_fb(need)} of the {_fb(have)} "
+                    f"{space} it has (its out-of-memory error); the buffer assignment's peak is {_fb(peak)}")
         in_use = tl.get("max_allocated_bytes")
         spaces = []
         for sp in tl.get("memory_spaces") or []:
@@ -145,7 +170,9 @@ def fit(dump: "Dump", module: ModuleSel = None, top: int = 10) -> list[dict[str,
             "capacity_bytes": capacity, "capacity_source": cap["source"] if cap else None,
             "peak_bytes": peak, "figure": figure,
             "jax_peak_memory_in_bytes": (jax_ma or {}).get("peak_memory_in_bytes") if len(sums) == 1 else None,
-            "fits": fits, "over_bytes": (max(peak - capacity, 0) if peak is not None and capacity else None),
+            "fits": fits, "over_bytes": (max(oom[0] - oom[1], 0) if oom is not None and peak is not None and capacity
+                                         and peak <= capacity else
+                                         max(peak - capacity, 0) if peak is not None and capacity else None),
             "free_bytes": (max(capacity - peak, 0) if peak is not None and capacity else None),
             "verdict": text, "peak_in_use": in_use, "peak_in_use_step": tl.get("max_allocated_step"),
             "spaces": spaces, "top_lines": _top_lines(by_mod.get(key, []), int(in_use or 0), top),
