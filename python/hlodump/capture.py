@@ -159,7 +159,7 @@ def _on_target(jax: Any, args: tuple[Any, ...], kwargs: dict[str, Any], devices:
     leaves = jax.tree_util.tree_leaves((args, kwargs))
     on = set(id(d) for d in devices)
     ids = {(d.platform, d.id) for d in devices}
-    mesh_sharding = None
+    mesh_sharding: Any = None
     for x in leaves:
         sh = getattr(x, "sharding", None) if isinstance(x, jax.ShapeDtypeStruct) else None
         if sh is None:

@@ -142,11 +142,13 @@ def fit(dump: "Dump", module: ModuleSel = None, top: int = 10) -> list[dict[str,
         cap = caps.get(key)
         plat = s.get("platform") or "unknown"
         space = "HBM" if plat == "tpu" else "device memory" if plat == "gpu" else "memory"
+        peak: Optional[int]
         if ma.get("peak_memory_in_bytes") is not None and plat in ("tpu", "gpu"):
             peak, figure = int(ma["peak_memory_in_bytes"]), "jax's peak_memory_in_bytes"
         else:
             main = [sp for sp in (s.get("memory_spaces") or []) if sp.get("color") == 0]
-            peak = int(main[0]["allocated_bytes"]) if main else (tl.get("max_allocated_bytes") or s.get("total_bytes"))
+            fallback = tl.get("max_allocated_bytes") or s.get("total_bytes")
+            peak = int(main[0]["allocated_bytes"]) if main else (int(fallback) if fallback is not None else None)
             figure = "allocated"
         capacity = int(cap["capacity_bytes"]) if cap else None
         fits, text = verdict(peak, capacity, space)
