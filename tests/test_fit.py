@@ -45,7 +45,7 @@ PYPATH = str(Path(hlodump.__file__).resolve().parent.parent)
     ("tpu:v5e:2x4", "tpu", "v5e:2x4", 8), ("tpu:v5p:4x4x4", "tpu", "v5p:4x4x4", 64),
     ("tpu:v6e:8x8", "tpu", "v6e:8x8", 64), ("tpu:v5e:2x2*4", "tpu", "v5e:2x2", 16),
     ("TPU:TPU7x:2x2x1", "tpu", "TPU7x:2x2x1", 4), ("gpu:h100x8", "gpu", "1x1x8", 8),
-    ("gpu:a100x8", "gpu", "1x1x8", 8), ("gpu:h100x8x8", "gpu", "1x8x8", 64), ("gpu:h200x4", "gpu", "1x1x4", 4),
+    ("gpu:a100x8", "gpu", "1x1x8", 8), ("gpu:h100x8x8", "gpu", "1x8x8", 64), ("gpu:h200x4", "gpu", "1x1x4", 4), ("gpu:b200x8x2", "gpu", "1x2x8", 16),
 ])
 def test_target_names(name, platform, topology, devices):
     s = parse_target(name)
@@ -89,8 +89,8 @@ def test_shipped_gpu_configs_name_their_device():
     from hlodump.targets import gpu_target_config
 
     memory = {m: int(_GPU_MEMORY.search(gpu_target_config(m)).group(1)) for m in GPU_MODELS}
-    # the memory each config declares, as NVIDIA's specifications state it (80 GB, 80 GB, 141 GB)
-    assert memory == {"h100": 84942979072, "a100": 85100068864, "h200": 151397597184}
+    # the memory each config declares, as NVIDIA's specifications state it (80 GB, 80 GB, 141 GB, 192 GB)
+    assert memory == {"h100": 84942979072, "a100": 85100068864, "h200": 151397597184, "b200": 191514411008}
 
 
 def _cli(*args: str, env: dict | None = None, timeout: int = 600) -> subprocess.CompletedProcess:

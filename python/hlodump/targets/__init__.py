@@ -3,8 +3,8 @@
 jax compiles for a *topology description* without the hardware: TPU topologies come from libtpu
 (``pip install "hlodump[tpu]"``: ``jax[tpu]``), GPU ones from the CUDA plugin
 (``pip install "hlodump[cuda]"``: ``jax[cuda12]``) given a ``GpuTargetConfigProto`` — the GPU's
-description, shipped here (``h100_sxm.txtpb``, ``a100_sxm_80.txtpb``, ``h200.txtpb``). Arrays
-placed on these devices are ``jax.ShapeDtypeStruct``s with a sharding: nothing is allocated, the
+description, shipped here (``h100_sxm.txtpb``, ``a100_sxm_80.txtpb``, ``h200.txtpb``,
+``b200.txtpb``). Arrays placed on these devices are ``jax.ShapeDtypeStruct``s with a sharding: nothing is allocated, the
 compile is all there is (``hlodump.capture(fn, *args, target=...)``).
 
 Names (``TARGET_NAMES`` lists the kinds; ``parse_target`` checks one without jax):
@@ -13,7 +13,7 @@ Names (``TARGET_NAMES`` lists the kinds; ``parse_target`` checks one without jax
   ``tpu:v6e:8x8``, ``tpu:v5e:2x2*4`` (four slices of 2x2). Generations: v4, v5e, v5p, v6e,
   tpu7x. The topology is libtpu's (``AxB`` for v5e/v6e, ``AxBxC`` for v4/v5p/tpu7x).
 * ``gpu:<model>x<gpus per host>[x<hosts>]`` — ``gpu:h100x8`` (one host of 8 H100s),
-  ``gpu:a100x8``, ``gpu:h100x8x8`` (8 hosts of 8). Models: h100, a100, h200.
+  ``gpu:a100x8``, ``gpu:h100x8x8`` (8 hosts of 8). Models: h100, a100, h200, b200.
 
 The environment the plugins need is set inside ``target()`` (only variables the user has not set):
 ``TPU_SKIP_MDS_QUERY=1`` (no metadata-server query: this is not a TPU VM),
@@ -42,12 +42,13 @@ TPU_GENERATIONS: dict[str, tuple[str, int]] = {"v4": ("v4", 3), "v5e": ("v5e", 2
                                                 "v6e": ("v6e", 2), "tpu7x": ("TPU7x", 3)}
 
 #: GPU model in a target name → the target config shipped in this folder.
-GPU_MODELS: dict[str, str] = {"h100": "h100_sxm.txtpb", "a100": "a100_sxm_80.txtpb", "h200": "h200.txtpb"}
+GPU_MODELS: dict[str, str] = {"h100": "h100_sxm.txtpb", "a100": "a100_sxm_80.txtpb", "h200": "h200.txtpb",
+                              "b200": "b200.txtpb"}
 
 #: The forms of a target name, with an example each (what a wrong name's error lists).
 TARGET_NAMES: tuple[str, ...] = (
     "tpu:<v4|v5e|v5p|v6e|tpu7x>:<topology>[*<slices>]  e.g. tpu:v5e:2x4, tpu:v5p:4x4x4, tpu:v6e:8x8, tpu:v5e:2x2*4",
-    "gpu:<h100|a100|h200>x<gpus per host>[x<hosts>]     e.g. gpu:h100x8, gpu:a100x8, gpu:h100x8x8",
+    "gpu:<h100|a100|h200|b200>x<gpus per host>[x<hosts>] e.g. gpu:h100x8, gpu:a100x8, gpu:h100x8x8",
 )
 
 _TPU = re.compile(r"^tpu:([A-Za-z0-9]+):([0-9]+(?:x[0-9]+)*)(?:\*([0-9]+))?$")
@@ -117,7 +118,7 @@ def parse_target(name: str) -> TargetSpec:
 
 
 def gpu_target_config(model: str) -> str:
-    """The ``GpuTargetConfigProto`` text shipped for a GPU model (``h100``, ``a100``, ``h200``)."""
+    """The ``GpuTargetConfigProto`` text shipped for a GPU model (``h100``, ``a100``, ``h200``, ``b200``)."""
     with open(os.path.join(HERE, GPU_MODELS[model]), encoding="utf-8") as f:
         return f.read()
 
