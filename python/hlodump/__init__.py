@@ -11,7 +11,8 @@ See ``hlodump.schema`` for every table and column.
 from __future__ import annotations
 
 from .bodies import decode_body
-from .capture import CaptureError, capture  # imports jax only when called
+from .capture import CaptureError, capture, read_compiled  # imports jax only when called
+from .targets import Target, TargetError, target  # imports jax only when called
 from .dump import Dump, compact
 from .exceptions import HlodumpError, ParseError
 from .reader import MAX_THREADS, read_arrow
@@ -40,4 +41,4 @@ def __getattr__(name: str) -> object:
         return report
     raise AttributeError(f"module 'hlodump' has no attribute {name!r}")
 
-__all__ = ["read_arrow", "capture", "CaptureError", "scan", "Scan", "ScanWarning", "compact", "MAX_THREADS", "decode_body", "mapped_pages_lost", "Dump", "ParseError", "HlodumpError", "SCHEMAS", "TABLE_NAMES", "report", "__version__"]
+__all__ = ["read_arrow", "capture", "read_compiled", "CaptureError", "target", "Target", "TargetError", "scan", "Scan", "ScanWarning", "compact", "MAX_THREADS", "decode_body", "mapped_pages_lost", "Dump", "ParseError", "HlodumpError", "SCHEMAS", "TABLE_NAMES", "report", "__version__"]

@@ -126,3 +126,8 @@ __all__ += ["tuple_elements"]
 from .thunks import thunk_instructions  # noqa: E402
 
 __all__ += ["thunk_instructions"]
+
+# will it fit? (issue 48)
+from .fit import fit  # noqa: E402
+
+__all__ += ["fit"]

@@ -15,6 +15,8 @@
     hlodump passes PATH…                  per-pass dumps: what each pass added/removed/changed
                                           (--instruction NAME: its story; --diff PASS)
     hlodump report PATH… -o report.html   one offline HTML page of the whole dump (plotly)
+    hlodump fit FILE.py:FUNC --target T   will it fit: compile for a TPU/GPU target (no hardware) and
+                                          answer the peak against the device's memory (or: fit DUMP…)
 
 Every command takes a dump file of any kind, a dump directory, a glob or several of them, and
 ``--threads N``, ``--keep-going`` (problems are reported in one line at the end; exit status 1
@@ -41,7 +43,7 @@ __all__ = ["main", "build_parser"]
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from . import cost, data, memory, passes, report
+    from . import cost, data, fit, memory, passes, report
 
     p = argparse.ArgumentParser(prog="hlodump", description="XLA compiler dumps as Arrow tables.",
                                 epilog=EXIT_STATUSES, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -52,6 +54,7 @@ def build_parser() -> argparse.ArgumentParser:
     cost.register(sub)
     passes.register(sub)
     report.register(sub)
+    fit.register(sub)
     return p
 
 
