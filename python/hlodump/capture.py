@@ -176,6 +176,10 @@ def capture(fn: Any, *args: Any, dump_to: Optional[Union[str, "os.PathLike[str]"
     executable from a compilation cache: an identical compile with the same ``dump_to`` earlier in
     the process, or ``jax_compilation_cache_dir``).
     """
+    from ._typing import check_flag, check_path
+
+    check_path("hlodump.capture", "dump_to", dump_to, optional=True)
+    check_flag("hlodump.capture", "passes", passes)
     _jax()  # before making a directory: no jax, a clear ImportError
     temporary = dump_to is None
     directory = tempfile.mkdtemp(prefix="hlodump-capture-") if dump_to is None else os.path.abspath(os.fspath(dump_to))
