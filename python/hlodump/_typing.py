@@ -155,7 +155,15 @@ def checked_analysis(fn: F) -> F:
                 check_int(label, name, value, 0, optional=True)
             elif name == "by" and not isinstance(value, str):
                 raise TypeError(f"{label}: by must be a str (a column name such as 'op_name'), not {_shown(value)}")
-        return fn(*args, **kwargs)
+        try:
+            return fn(*args, **kwargs)
+        except Exception as e:
+            from .exceptions import engine_error
+
+            plain = engine_error(e)  # DuckDB out of memory / interrupted: MemoryError / KeyboardInterrupt
+            if plain is None:
+                raise
+            raise plain from None
 
     return call  # type: ignore[return-value]
 

@@ -258,6 +258,11 @@ class _sizes_fit:
     def __exit__(self, et: Any, e: Any, tb: Any) -> bool:
         if e is None:
             return False
+        from ..exceptions import engine_error
+
+        plain = engine_error(e)  # out of memory, Ctrl-C: Python's own exceptions
+        if plain is not None:
+            raise plain from None
         import duckdb
 
         # the analysis casts nothing but sizes and steps: a failed conversion is a figure too big

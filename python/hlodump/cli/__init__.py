@@ -60,13 +60,40 @@ _KEEP_GOING_HINT = ("(to read the rest and report every problem: --keep-going; i
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    from ..exceptions import DuplicateFileError, HlodumpError, InputFileError, ParseError, UnsupportedURLError
+    """The ``hlodump`` command: its exit status. Ctrl-C at any point of it (parsing the
+    options, reading, a DuckDB query, printing a message) is "hlodump: interrupted", 130."""
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:
+        return _interrupted()
+
+
+def _interrupted() -> int:
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C while we say so: no traceback
+    try:
+        print("hlodump: interrupted", file=sys.stderr)
+    except (OSError, ValueError):
+        pass
+    return EXIT_SIGNAL_BASE + 2
+
+
+def _main(argv: Optional[Sequence[str]] = None) -> int:
+    from ..exceptions import (DuplicateFileError, HlodumpError, InputFileError, ParseError, UnsupportedURLError,
+                              engine_error)
     from ..io.paths import NothingToReadError
     from ..io.stores import StoreError
 
     args = build_parser().parse_args(argv)
     try:
-        return finish(args, int(args.func(args) or 0))
+        try:
+            return finish(args, int(args.func(args) or 0))
+        except Exception as e:  # DuckDB's out of memory / interrupt: as Python's own
+            plain = engine_error(e)
+            if plain is None:
+                raise
+            raise plain from None
     except BrokenPipeError:  # `hlodump query … | head`: the reader left; not an error
         sys.stderr.close()
         return EXIT_OK
@@ -106,8 +133,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         print(f"hlodump: {_esc(e)}", file=sys.stderr)
         return EXIT_INPUT
     except KeyboardInterrupt:
-        print("hlodump: interrupted", file=sys.stderr)
-        return EXIT_SIGNAL_BASE + 2
+        return _interrupted()
 
 
 def _os_text(e: OSError) -> str:

@@ -40,6 +40,11 @@ def _cmd_query(args: argparse.Namespace) -> int:
     try:
         return _run_query(con, args)
     except duckdb.Error as e:  # bad SQL, or an error raised while fetching: a message, not a traceback
+        from ..exceptions import engine_error
+
+        plain = engine_error(e)  # out of memory (exit 3), Ctrl-C (130): not the SQL's fault
+        if plain is not None:
+            raise plain from None
         print(f"hlodump: SQL error: {cli_safety.escape_controls(str(e))}", file=sys.stderr)
         return 2
 

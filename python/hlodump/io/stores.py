@@ -307,7 +307,7 @@ def _need(module: str, url: str) -> Any:
 
 #: A listing that gives no new object for this long is stopped (a store that repeats its
 #: continuation token with empty pages would otherwise be asked for ever).
-LIST_STALL_SECONDS = 120.0
+LIST_STALL_SECONDS = 60.0
 #: How long a streamed GET may wait for its next piece before the stop flag is checked.
 _POLL = 0.05
 
@@ -323,7 +323,7 @@ def _in_thread(make: Callable[[], Any], url: str) -> Any:
     behind, never joined (a store stuck in a request cannot hold the process)."""
     import queue
 
-    q: "queue.Queue[tuple[str, Any]]" = queue.Queue(maxsize=4)
+    q: "queue.Queue[tuple[str, Any]]" = queue.Queue(maxsize=1)
     stop = threading.Event()
 
     def run() -> None:
