@@ -275,7 +275,8 @@ def test_record_reports_this_run_only_and_passes_signals_on(jax, tmp_path) -> No
             child = int(line.split()[1])
             p.send_signal(sig)
             _, err = p.communicate(timeout=60)
-            assert p.returncode == status and said in err and "Traceback" not in err, (p.returncode, err)
+            # (the program's own KeyboardInterrupt traceback is the program's; none of hlodump's)
+            assert p.returncode == status and said in err and "hlodump/" not in err, (p.returncode, err)
             time.sleep(0.2)
             with pytest.raises(ProcessLookupError):  # ended and reaped: not left running
                 os.kill(child, 0)

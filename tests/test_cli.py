@@ -249,7 +249,7 @@ def test_duckdb_out_of_memory_and_ctrl_c_in_a_query_are_one_line() -> None:
     assert q.returncode == 130 and err == "hlodump: interrupted\n", err
 
 
-@pytest.mark.parametrize("cmd", ["report", "plot-html", "plot-png", "cost", "comms", "query"])
+@pytest.mark.parametrize("cmd", ["report", "oom", "plot-html", "plot-png", "cost", "comms", "query"])
 def test_outputs_are_replaced_atomically(tmp_path, cmd: str) -> None:
     """A write that fails (here the file-size limit, as a full disk) leaves the old output as it
     was and no temporary beside it: every output goes to a temporary in its folder, renamed
@@ -259,10 +259,11 @@ def test_outputs_are_replaced_atomically(tmp_path, cmd: str) -> None:
 
     out_dir = tmp_path / "out"
     out_dir.mkdir()
-    target = out_dir / ("page.png" if cmd == "plot-png" else "page.html" if cmd in ("report", "plot-html")
+    target = out_dir / ("page.png" if cmd == "plot-png" else "page.html" if cmd in ("report", "oom", "plot-html")
                         else "out.csv")
     target.write_text("OLD CONTENT\n")
     args = {"report": ["report", CF10, "-o", str(target)],
+            "oom": ["report", os.path.join(DATA, "oom"), "-o", str(target), "--keep-going", "--errors-ok"],
             "plot-html": ["plot", CF10, "--module", "jit_rnn_loss", "-o", str(target)],
             "plot-png": ["plot", CF10, "--module", "jit_rnn_loss", "-o", str(target)],
             "cost": ["cost", CF10, "--format", "csv", "-o", str(target)],
