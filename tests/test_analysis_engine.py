@@ -220,6 +220,7 @@ def test_duckdb_out_of_memory_is_memory_error() -> None:
     eng = engine(d)
     sc = eng.scope(A._module_list(d))
     eng.con.execute("set memory_limit = '20MB'")
+    eng.con.execute("set temp_directory = ''")  # no spilling into $CWD/.tmp: out of memory at the limit
     try:
         with pytest.raises(MemoryError, match="DuckDB: Out of Memory Error"):
             eng.query("select a.range % 50000000 as k, count(*) from range(100000000) a, range(10) b "
