@@ -250,6 +250,7 @@ def test_record_reports_this_run_only_and_passes_signals_on(jax, tmp_path) -> No
     assert first.returncode == 0, first.stderr
     mods = [m["module"] for m in json.loads(first.stdout[first.stdout.index("{\n"):])["modules"]]
     assert sum("first_" in m for m in mods) == 3
+    assert "written more than once" not in first.stderr and "could not be checked" not in first.stderr, first.stderr
     second = _record("-o", str(out), "--json", "--", sys.executable, str(script), "second", env=env)
     assert second.returncode == 0, second.stderr
     rec = json.loads(second.stdout[second.stdout.index("{\n"):])

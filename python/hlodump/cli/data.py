@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
 import sys
-from typing import IO, Any, Iterator, Sequence
+from typing import IO, Any, Sequence
 
 from .common import UsageError, add_common, read, storage_options
 
