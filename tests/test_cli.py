@@ -242,7 +242,15 @@ def test_duckdb_out_of_memory_and_ctrl_c_in_a_query_are_one_line() -> None:
     q = subprocess.Popen([sys.executable, "-m", "hlodump", "query", CF10,
                           "select sum(a.range * b.range) from range(1000000000) a, range(1000000000) b"],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(10)  # started, read the dump, in the query
+    # past Python's start-up (a Ctrl-C while Python imports pyarrow is Python's own traceback):
+    # DuckDB is loaded, then the dump read and the query started
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and q.poll() is None:
+        with open(f"/proc/{q.pid}/maps") as maps:
+            if "duckdb" in maps.read():
+                break
+        time.sleep(0.2)
+    time.sleep(4)
     assert q.poll() is None
     q.send_signal(signal.SIGINT)
     out, err = q.communicate(timeout=60)

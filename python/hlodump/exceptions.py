@@ -99,7 +99,12 @@ def engine_error(e: BaseException) -> "BaseException | None":
     name = type(e).__name__
     if name == "OutOfMemoryException" and type(e).__module__.startswith(("duckdb", "_duckdb")):
         return MemoryError(f"DuckDB: {str(e).splitlines()[0] if str(e) else 'out of memory'}")
-    if (name == "InterruptException" and type(e).__module__.startswith(("duckdb", "_duckdb"))) or (
+    from_duckdb = type(e).__module__.startswith(("duckdb", "_duckdb"))
+    if (name == "InterruptException" and from_duckdb) or (
             type(e) is RuntimeError and str(e).strip() == "Query interrupted"):
+        return KeyboardInterrupt()
+    # Ctrl-C while DuckDB calls back into Python (reading an Arrow table's schema as it is
+    # registered): DuckDB wraps the KeyboardInterrupt in an error of its own
+    if from_duckdb and ("KeyboardInterrupt" in str(e) or isinstance(e.__context__, KeyboardInterrupt)):
         return KeyboardInterrupt()
     return None

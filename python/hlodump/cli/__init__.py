@@ -37,7 +37,7 @@ from .._version import __version__
 from .common import (EXIT_ENVIRONMENT, EXIT_INPUT, EXIT_OK, EXIT_SIGNAL_BASE, EXIT_STATUSES, EXIT_USAGE,
                      FilesFailedError, UsageError, finish)
 
-__all__ = ["main", "build_parser"]
+__all__ = ["main", "run", "build_parser"]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -68,9 +68,32 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return _interrupted()
 
 
+_STOPPED = False  # Ctrl-C ended the command (``run`` then leaves without Python's shutdown)
+
+
+def run() -> None:
+    """The ``hlodump`` program (console script, ``python -m hlodump``): ``main``, then exit.
+    After Ctrl-C the process leaves at once (``os._exit`` once the output is flushed): a DuckDB
+    query still winding down on its own threads aborted the interpreter's shutdown ("terminate
+    called … exception not rethrown", SIGABRT), and object fetches still under way held it."""
+    status = main()
+    if _STOPPED:
+        import os
+
+        for f in (sys.stdout, sys.stderr):
+            try:
+                f.flush()
+            except (OSError, ValueError):
+                pass
+        os._exit(status)
+    sys.exit(status)
+
+
 def _interrupted() -> int:
     import signal
 
+    global _STOPPED
+    _STOPPED = True
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C while we say so: no traceback
     try:
         print("hlodump: interrupted", file=sys.stderr)

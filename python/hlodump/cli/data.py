@@ -36,8 +36,10 @@ def _cmd_query(args: argparse.Namespace) -> int:
         raise UsageError(str(e)) from None
     d = read(args.paths, args)
     con = d.to_duckdb(con)  # see cli_safety
+    from ..analysis.engine import interruptible
+
     try:
-        return _run_query(con, args)
+        return interruptible(con, lambda: _run_query(con, args))  # Ctrl-C interrupts the query itself
     except duckdb.Error as e:  # bad SQL, or an error raised while fetching: a message, not a traceback
         from ..exceptions import engine_error
 
