@@ -288,7 +288,7 @@ def test_outputs_are_replaced_atomically(tmp_path, cmd: str) -> None:
                        preexec_fn=limit, timeout=600)
     assert p.returncode == 3, (p.returncode, p.stderr[-1500:])
     assert p.stderr.startswith("hlodump: ") and "Traceback" not in p.stderr and "File too large" in p.stderr
-    assert target.read_text() == "OLD CONTENT\n"
+    assert target.read_bytes() == b"OLD CONTENT\n"
     assert sorted(os.listdir(out_dir)) == [target.name]
     # without the limit the output is written, whole, and nothing else is left
     ok = subprocess.run([sys.executable, "-m", "hlodump", *args], capture_output=True, text=True, cwd=ROOT, timeout=600)
