@@ -320,6 +320,7 @@ def test_public_functions_check_their_arguments(tmp_path) -> None:
         (lambda: hlodump.capture(lambda x: x, 1, passes="yes"), TypeError, r"capture: passes must be True or False"),
         (lambda: hlodump.report(None, str(tmp_path / "r.html")), TypeError, r"hlodump\.report: dump must be a hlodump\.Dump"),
         (lambda: hlodump.report(d, None), TypeError, r"hlodump\.report: path must be a path"),
+        (lambda: hlodump.compact("t"), TypeError, r"hlodump\.compact: table must be a pyarrow\.Table"),
     ]
     for call, kind, message in cases:
         with pytest.raises(kind, match=message):
