@@ -209,3 +209,24 @@ def test_engine_lives_on_the_dump() -> None:
     # a summary asked twice is computed once (cached on the scope), and a copy is handed out
     s1, s2 = A.summary(d), A.summary(d)
     assert s1 == s2 and s1[0] is not s2[0]
+
+
+def test_duckdb_out_of_memory_is_memory_error() -> None:
+    """Issue 50, item 4: DuckDB's out of memory inside an analysis is Python's ``MemoryError``
+    (it was ``_duckdb.OutOfMemoryException``), the engine usable afterwards."""
+    from hlodump.analysis.engine import engine
+
+    d = _read(os.path.join(DATA, "corpus", "jax-0.10.2", "control_flow"))
+    eng = engine(d)
+    sc = eng.scope(A._module_list(d))
+    eng.con.execute("set memory_limit = '20MB'")
+    eng.con.execute("set temp_directory = ''")  # no spilling into $CWD/.tmp: out of memory at the limit
+    try:
+        with pytest.raises(MemoryError, match="DuckDB: Out of Memory Error"):
+            eng.query("select a.range % 50000000 as k, count(*) from range(100000000) a, range(10) b "
+                      "group by k order by 2")
+        with pytest.raises(MemoryError, match="DuckDB: Out of Memory Error"):
+            sc.arrow("select a.range % 50000000 as k, count(*) from range(100000000) a, range(10) b group by k")
+    finally:
+        eng.con.execute("reset memory_limit")
+    assert A.summary(d, top=1)

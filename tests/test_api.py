@@ -280,3 +280,52 @@ def test_native_stub_matches_the_module() -> None:
                         "--mypy-config-file", "pyproject.toml"],
                        capture_output=True, text=True, env=env, timeout=300)
     assert r.returncode == 0, r.stdout + r.stderr
+
+
+# ------------------------------------------------------------------------------ issue 50, item 7
+
+
+def test_public_functions_check_their_arguments(tmp_path) -> None:
+    """A wrong argument is a TypeError / ValueError that names the function, the parameter and
+    what it takes: never an AttributeError from deep inside (``summary(None)``, ``diff(d, None)``),
+    a library's wording (``mmap="x"``: "'str' object is not an instance of 'bool'", jax's
+    "incompatible function arguments" for ``dump_to=b"dir"``), nor a value taken as something
+    else (``strict="yes"`` was read as true)."""
+    from hlodump import analysis as A
+
+    d = hlodump.read_arrow(str(SEED3))
+    cases = [
+        (lambda: A.summary(None), TypeError, r"hlodump\.analysis\.summary: dump must be a hlodump\.Dump .*NoneType"),
+        (lambda: A.summary(str(SEED3)), TypeError, r"summary: dump must be a hlodump\.Dump .*read_arrow\("),
+        (lambda: A.diff(d, None), TypeError, r"hlodump\.analysis\.diff: b must be a hlodump\.Dump"),
+        (lambda: A.explain(None, d), TypeError, r"explain: a must be a hlodump\.Dump"),
+        (lambda: A.memory_timeline(d, module=1.5), TypeError, r"memory_timeline: module must be None, a module key"),
+        (lambda: A.summary(d, top="10"), TypeError, r"summary: top must be an int"),
+        (lambda: A.summary(d, top=-1), ValueError, r"summary: top must be 0 or more"),
+        (lambda: A.summary(d, cost="no"), TypeError, r"summary: cost must be True or False"),
+        (lambda: A.breakdown(d, by=3), TypeError, r"breakdown: by must be a str"),
+        (lambda: A.costs([]), TypeError, r"costs: d must be a hlodump\.Dump"),
+        (lambda: hlodump.read_arrow(str(SEED3), mmap="x"), TypeError, r"read_arrow: mmap must be True, False or None, not str"),
+        (lambda: hlodump.read_arrow(str(SEED3), strict="yes"), TypeError, r"read_arrow: strict must be True or False"),
+        (lambda: hlodump.read_arrow(str(SEED3), string_view=1), TypeError, r"read_arrow: string_view must be"),
+        (lambda: hlodump.read_arrow(str(SEED3), follow_links=None), TypeError, r"read_arrow: follow_links must be"),
+        (lambda: hlodump.read_arrow(str(SEED3), max_files="9"), TypeError, r"read_arrow: max_files must be an int"),
+        (lambda: hlodump.read_arrow(str(SEED3), storage_options="k=v"), TypeError, r"read_arrow: storage_options must be a mapping"),
+        (lambda: hlodump.read_arrow(str(SEED3), tables="files"), TypeError, r"read_arrow: tables must be a list"),
+        (lambda: hlodump.scan(str(SEED3), "files", strict="yes"), TypeError, r"scan: strict must be True or False"),
+        (lambda: hlodump.scan(str(SEED3), 3), TypeError, r"scan: table must be a table name"),
+        (lambda: hlodump.capture(lambda x: x, 1, dump_to=b"dir"), TypeError,
+         r"capture: dump_to must be a path \(str or os\.PathLike\) or None, not bytes"),
+        (lambda: hlodump.capture(lambda x: x, 1, dump_to=""), ValueError, r"capture: dump_to must be a path, not an empty"),
+        (lambda: hlodump.capture(lambda x: x, 1, passes="yes"), TypeError, r"capture: passes must be True or False"),
+        (lambda: hlodump.report(None, str(tmp_path / "r.html")), TypeError, r"hlodump\.report: dump must be a hlodump\.Dump"),
+        (lambda: hlodump.report(d, None), TypeError, r"hlodump\.report: path must be a path"),
+        (lambda: hlodump.compact("t"), TypeError, r"hlodump\.compact: table must be a pyarrow\.Table"),
+    ]
+    for call, kind, message in cases:
+        with pytest.raises(kind, match=message):
+            call()
+    assert not os.path.exists("dir")  # nothing was made for the refused dump_to
+    # the right arguments still work, also every module selector form
+    key = A._module_list(d)[0].key
+    assert A.summary(d, module=key, top=0, cost=False) and A.summary(d, module=[key]) and A.summary(d, module=None)

@@ -205,6 +205,92 @@ def test_record(jax, tmp_path) -> None:
     assert p.returncode == 2 and "no command" in p.stderr
 
 
+_RUN_SCRIPT = textwrap.dedent("""
+    import os, subprocess, sys, time
+    import jax, jax.numpy as jnp
+
+    def compile_named(name):
+        f = lambda a: jnp.tanh(a * 2.0).sum()
+        f.__name__ = name
+        jax.jit(f).lower(jnp.ones((64,))).compile()
+
+    what = sys.argv[1]
+    if what == "first":
+        for n in ("first_a", "first_b", "first_c"):
+            compile_named(n)
+    elif what == "second":
+        compile_named("second_x")
+    elif what == "parent":  # a worker process that compiles too, with the same XLA_FLAGS
+        subprocess.run([sys.executable, __file__, "child"], check=True)
+        compile_named("shared")
+    elif what == "child":
+        compile_named("shared")
+    elif what == "sleep":
+        compile_named("sleeper")
+        print("READY", os.getpid(), flush=True)
+        time.sleep(300)
+""")
+
+
+def test_record_reports_this_run_only_and_passes_signals_on(jax, tmp_path) -> None:
+    """Issue 50, item 6: ``record -o`` into an earlier run's folder reads only what this run
+    wrote (it listed the earlier run's modules as this program's); two processes dumping the
+    same file names are said (the parent's files overwrote the child's without a word);
+    SIGTERM / SIGINT to ``hlodump record`` are passed on to the program and it is waited for
+    (hlodump died with 143, no message, the program ran on, orphaned)."""
+    import signal
+    import time
+
+    script = tmp_path / "run.py"
+    script.write_text(_RUN_SCRIPT)
+    env = dict(os.environ, PYTHONPATH=PYPATH, JAX_PLATFORMS="cpu")
+    env.pop("XLA_FLAGS", None)
+    out = tmp_path / "rec"
+    first = _record("-o", str(out), "--json", "--", sys.executable, str(script), "first", env=env)
+    assert first.returncode == 0, first.stderr
+    mods = [m["module"] for m in json.loads(first.stdout[first.stdout.index("{\n"):])["modules"]]
+    assert sum("first_" in m for m in mods) == 3
+    assert "written more than once" not in first.stderr and "could not be checked" not in first.stderr, first.stderr
+    second = _record("-o", str(out), "--json", "--", sys.executable, str(script), "second", env=env)
+    assert second.returncode == 0, second.stderr
+    rec = json.loads(second.stdout[second.stdout.index("{\n"):])
+    mods = [m["module"] for m in rec["modules"]]
+    assert any("second_x" in m for m in mods) and not any("first_" in m for m in mods), mods
+    assert rec["earlier_files_left_out"] > 0 and "of an earlier run in" in second.stderr
+    # a child process dumping the same module names into the same folder: said
+    both = _record("-o", str(tmp_path / "both"), "--json", "--", sys.executable, str(script), "parent", env=env)
+    assert both.returncode == 0, both.stderr
+    assert "written more than once during the run" in both.stderr, both.stderr
+    twice = json.loads(both.stdout[both.stdout.index("{\n"):])["written_twice"]
+    assert any(".jit_shared." in f for f in twice), twice
+    # SIGTERM, then SIGINT (sent by kill, as a job control or a supervisor sends it)
+    for sig, status, said in ((signal.SIGTERM, 143, "stopped by SIGTERM (passed on to"),
+                              (signal.SIGINT, 130, "hlodump: interrupted")):
+        p = subprocess.Popen([sys.executable, "-m", "hlodump.cli", "record", "-o", str(tmp_path / sig.name), "--",
+                              sys.executable, str(script), "sleep"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True, env=env)
+        child = None
+        try:
+            line = p.stdout.readline()
+            assert line.startswith("READY"), (line, p.stderr.read() if p.poll() is not None else "")
+            child = int(line.split()[1])
+            p.send_signal(sig)
+            _, err = p.communicate(timeout=60)
+            # (the program's own KeyboardInterrupt traceback is the program's; none of hlodump's)
+            assert p.returncode == status and said in err and "hlodump/" not in err, (p.returncode, err)
+            time.sleep(0.2)
+            with pytest.raises(ProcessLookupError):  # ended and reaped: not left running
+                os.kill(child, 0)
+        finally:
+            if p.poll() is None:
+                p.kill()
+            if child is not None:
+                try:
+                    os.kill(child, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+
+
 def test_merge_xla_flags() -> None:
     from hlodump.cli.passes import merge_xla_flags
 

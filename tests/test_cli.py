@@ -222,3 +222,75 @@ def test_readme_directory_queries_run() -> None:
     assert {(r["fusion_kind"], r["fusions"]) for r in fusions if r["module_id"] == 2} == {("kLoop", 22), ("kCustom", 3)}
     assert (passes[0]["pass_index"], passes[0]["instructions"]) == (0, 1108)
     assert (passes[-1]["pass_index"], passes[-1]["instructions"]) == (56, 2414)
+
+
+# ------------------------------------------------------------------------------ issue 50, items 4 and 5
+
+
+def test_duckdb_out_of_memory_and_ctrl_c_in_a_query_are_one_line() -> None:
+    """DuckDB's out of memory is "hlodump: out of memory", exit 3 (it was an SQL error, or in
+    the analyses a ``_duckdb.OutOfMemoryException`` traceback); Ctrl-C while DuckDB runs a
+    query is "hlodump: interrupted", 130 (it was ``RuntimeError: Query interrupted``)."""
+    import signal
+    import time
+
+    p = run("query", CF10, "select a.range % 50000000 as k, count(*) from range(100000000) a, range(10) b "
+                           "group by k order by 2", "--memory-limit", "20MB")
+    assert p.returncode == 3, p.stderr
+    assert p.stderr.startswith("hlodump: out of memory: DuckDB: Out of Memory Error") and "Traceback" not in p.stderr
+    # Ctrl-C during a query that would run for hours
+    q = subprocess.Popen([sys.executable, "-m", "hlodump", "query", CF10,
+                          "select sum(a.range * b.range) from range(1000000000) a, range(1000000000) b"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # past Python's start-up (a Ctrl-C while Python imports pyarrow is Python's own traceback):
+    # DuckDB is loaded, then the dump read and the query started
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and q.poll() is None:
+        with open(f"/proc/{q.pid}/maps") as maps:
+            if "duckdb" in maps.read():
+                break
+        time.sleep(0.2)
+    time.sleep(4)
+    assert q.poll() is None
+    q.send_signal(signal.SIGINT)
+    out, err = q.communicate(timeout=60)
+    assert q.returncode == 130 and err == "hlodump: interrupted\n", err
+
+
+@pytest.mark.parametrize("cmd", ["report", "oom", "plot-html", "plot-png", "cost", "comms", "query"])
+def test_outputs_are_replaced_atomically(tmp_path, cmd: str) -> None:
+    """A write that fails (here the file-size limit, as a full disk) leaves the old output as it
+    was and no temporary beside it: every output goes to a temporary in its folder, renamed
+    over it at the end (``report -o``, ``plot``, ``cost -o`` and ``comms -o`` wrote in place)."""
+    import resource
+    import signal
+
+    out_dir = tmp_path / "out"
+    out_dir.mkdir()
+    target = out_dir / ("page.png" if cmd == "plot-png" else "page.html" if cmd in ("report", "oom", "plot-html")
+                        else "out.csv")
+    target.write_text("OLD CONTENT\n")
+    args = {"report": ["report", CF10, "-o", str(target)],
+            "oom": ["report", os.path.join(DATA, "oom"), "-o", str(target), "--keep-going", "--errors-ok"],
+            "plot-html": ["plot", CF10, "--module", "jit_rnn_loss", "-o", str(target)],
+            "plot-png": ["plot", CF10, "--module", "jit_rnn_loss", "-o", str(target)],
+            "cost": ["cost", CF10, "--format", "csv", "-o", str(target)],
+            "comms": ["comms", os.path.join(DATA, "corpus", "jax-0.10.2", "spmd"), "--format", "csv", "-o", str(target)],
+            "query": ["query", CF10, "select * from instructions", "--format", "csv", "-o", str(target)]}[cmd]
+    if cmd == "plot-png":
+        pytest.importorskip("matplotlib")
+
+    def limit() -> None:  # writes past 4 KiB fail with EFBIG (SIGXFSZ ignored): a disk that fills up
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))
+
+    p = subprocess.run([sys.executable, "-m", "hlodump", *args], capture_output=True, text=True, cwd=ROOT,
+                       preexec_fn=limit, timeout=600)
+    assert p.returncode == 3, (p.returncode, p.stderr[-1500:])
+    assert p.stderr.startswith("hlodump: ") and "Traceback" not in p.stderr and "File too large" in p.stderr
+    assert target.read_bytes() == b"OLD CONTENT\n"
+    assert sorted(os.listdir(out_dir)) == [target.name]
+    # without the limit the output is written, whole, and nothing else is left
+    ok = subprocess.run([sys.executable, "-m", "hlodump", *args], capture_output=True, text=True, cwd=ROOT, timeout=600)
+    assert ok.returncode == 0, ok.stderr[-1500:]
+    assert target.stat().st_size > 4096 and sorted(os.listdir(out_dir)) == [target.name]

@@ -160,3 +160,25 @@ def test_cli_memory_commands_never_trace_back(tmp_path: Path, command: list[str]
     assert r.returncode in (0, 1), r.stderr[-3000:]
     if r.returncode == 1:  # a clear error
         assert "overflow" in r.stderr.lower() or "int64" in r.stderr.lower(), r.stderr[-3000:]
+
+
+def test_comms_lone_dones_say_what_is_wrong(tmp_path: Path) -> None:
+    """Issue 50, item 7: a ``-done`` without its ``-start`` and a second ``-done`` of one start
+    were printed "(-1 steps, overlaps 0 compute)": steps between the ends of a pair that is not
+    there. Now their ``steps_between`` is null and the line says it is not a pair."""
+    from test_faults_3_analysis import _collective_module, _comms
+
+    text = _collective_module("lone", ", num_partitions=2", [
+        "%s = f32[8]{0} all-reduce-start(f32[8]{0} %a), channel_id=2, replica_groups={{0,1}}, to_apply=%add",
+        "%d1 = f32[8]{0} all-reduce-done(f32[8]{0} %s)",
+        "%d2 = f32[8]{0} all-reduce-done(f32[8]{0} %s)",
+        "ROOT %d3 = f32[8]{0} all-reduce-done(f32[8]{0} %d2)",
+    ])
+    p, rows = _comms(tmp_path, text)
+    by = {r["instruction"]: r for r in rows}
+    assert by["s"]["steps_between"] == 0 and by["s"]["done_instruction"] == "d1"  # the pair: its steps
+    for lone in ("d2", "d3"):
+        assert by[lone]["start_instruction"] is None and by[lone]["steps_between"] is None, by[lone]
+        line = next(ln for ln in p.stdout.splitlines() if f" {lone}: " in ln)
+        assert "-1 steps" not in line and "overlaps 0 compute" not in line, line
+        assert "(not a pair: no steps between, no overlap counted)" in line and "[note: " in line, line

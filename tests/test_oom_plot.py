@@ -90,3 +90,21 @@ def test_log_text_stays_text_in_the_page(tmp_path: Path) -> None:
     oom_plot.oom_html(hlodump.read_arrow(log), str(out))
     page = out.read_text()
     assert "<img src=x" not in page and "</script><img" not in page
+
+
+def test_oom_page_temporary_is_unpredictable_and_never_follows_links(tmp_path: Path) -> None:
+    """Issue 50, item 5: the OOM page was written to ``<out>.tmp<pid>``, opened following
+    symlinks (a link planted there had its target overwritten) and left behind on failure. Now
+    the temporary has an unpredictable name (``mkstemp``: ``O_EXCL|O_NOFOLLOW``)."""
+    import os
+
+    pytest.importorskip("plotly")
+    d = hlodump.read_arrow(OOM, on_error="collect")
+    out = tmp_path / "oom.html"
+    victim = tmp_path / "victim.txt"
+    victim.write_text("not yours\n")
+    os.symlink(victim, f"{out}.tmp{os.getpid()}")  # where the old code wrote
+    oom_plot.oom_html(d, str(out), top=5)
+    assert victim.read_text() == "not yours\n" and "<section>" in out.read_text()
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([out.name, victim.name, f"{out.name}.tmp{os.getpid()}"])
+    # a write that fails (a full disk): tests/test_cli.py::test_outputs_are_replaced_atomically[oom]

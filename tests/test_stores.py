@@ -360,3 +360,149 @@ def test_scan_takes_urls_and_buffers(s3_env):
     data = open(os.path.join(CF, BA), "rb").read()
     got = pa.Table.from_batches(list(hlodump.scan({BA: data}, "allocations")))
     assert got.to_pylist() == hlodump.read_arrow(os.path.join(CF, BA), string_view=True)["allocations"].to_pylist()
+
+
+# ------------------------------------------------------------------------------ a lying S3 server
+# (issue 50, item 4) A store that repeats its continuation token, lists new keys for ever, or
+# answers a GET with a Content-Length far beyond the object: a small S3 of our own on
+# 127.0.0.1 (moto cannot be made to lie), spoken to by obstore as any S3.
+
+_LIAR_SCRIPT = r'''
+import http.server, sys, threading, urllib.parse
+MODE = sys.argv[1]
+KEY = "p/module_0000.m.cpu_after_optimizations.txt"
+count = {"list": 0}
+
+def page(keys, token):
+    items = "".join(f"<Contents><Key>{k}</Key><LastModified>2026-01-01T00:00:00.000Z</LastModified>"
+                    f"<ETag>&quot;e&quot;</ETag><Size>100</Size><StorageClass>STANDARD</StorageClass></Contents>"
+                    for k in keys)
+    more = f"<IsTruncated>true</IsTruncated><NextContinuationToken>{token}</NextContinuationToken>" if token else \
+        "<IsTruncated>false</IsTruncated>"
+    return (f'<?xml version="1.0" encoding="UTF-8"?><ListBucketResult><Name>b</Name><Prefix>p/</Prefix>'
+            f"<KeyCount>{len(keys)}</KeyCount><MaxKeys>1000</MaxKeys>{more}{items}</ListBucketResult>").encode()
+
+class H(http.server.BaseHTTPRequestHandler):
+    def log_message(self, *a):
+        pass
+
+    def send(self, body, length=None, status=200):
+        self.send_response(status)
+        self.send_header("Content-Length", str(len(body) if length is None else length))
+        self.send_header("ETag", '"e"')
+        self.send_header("Last-Modified", "Thu, 01 Jan 2026 00:00:00 GMT")
+        self.end_headers()
+        self.wfile.write(body)
+        self.wfile.flush()
+
+    def do_HEAD(self):
+        self.send(b"", length=100)
+
+    def do_GET(self):
+        u = urllib.parse.urlparse(self.path)
+        q = urllib.parse.parse_qs(u.query)
+        if "list-type" in q:
+            count["list"] += 1
+            sys.stderr.write("LIST\n"); sys.stderr.flush()
+            n = count["list"]
+            if MODE == "repeat":  # the same page (1,000 keys, as S3 pages) and the same token, for ever
+                return self.send(page([KEY] + [f"p/x{i:04d}.txt" for i in range(999)], "same-token"))
+            if MODE == "endless":  # always new keys, always more
+                return self.send(page([f"p/{n:08d}-{i:04d}.txt" for i in range(1000)], f"t{n}"))
+            if MODE == "empty":  # an empty page and the same token, for ever
+                return self.send(page([], "same-token"))
+            return self.send(page([KEY], None))
+        # an object of 100 bytes whose GET claims 100 GB and sends 200 bytes
+        self.send(b"x" * 200, length=100 * 10**9)
+        self.close_connection = True
+
+s = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
+s.daemon_threads = True
+print(s.server_address[1], flush=True)
+s.serve_forever()
+'''
+
+
+@pytest.fixture
+def liar(tmp_path):
+    """Start the lying S3 in a mode; yields (storage_options, the server process)."""
+    procs = []
+
+    def start(mode):
+        script = tmp_path / "liar.py"
+        script.write_text(_LIAR_SCRIPT)
+        p = subprocess.Popen([sys.executable, str(script), mode], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+        procs.append(p)
+        port = int(p.stdout.readline())
+        opts = {"aws_endpoint": f"http://127.0.0.1:{port}", "aws_access_key_id": "k",
+                "aws_secret_access_key": "s", "aws_region": "us-east-1"}
+        return opts, p
+
+    yield start
+    for p in procs:
+        p.kill()
+        p.wait()
+
+
+def _list_requests(p) -> int:
+    p.kill()
+    return p.stderr.read().count("LIST")
+
+
+def _hlodump_py(code: str, opts: dict, timeout: float = 90) -> subprocess.CompletedProcess:
+    """Run ``code`` in a child with ``opts`` as ``sys.argv[1]`` (JSON): a hang of the old code is
+    a timeout here, an abort a status, neither the end of the test run."""
+    import json
+
+    try:
+        return subprocess.run([sys.executable, "-c", "import hlodump, json, sys; opts = json.loads(sys.argv[1])\n" + code,
+                               json.dumps(opts)], capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"no answer in {timeout} s: the listing or fetch hangs")
+
+
+def test_lying_store_listings_and_gets_are_bounded(liar):
+    # a repeated continuation token: a key twice is an error at once (it was 1,946 requests in 60 s)
+    opts, p = liar("repeat")
+    r = _hlodump_py("hlodump.read_arrow('s3://b/p/', storage_options=opts)", opts)
+    assert r.returncode == 1 and "ListingError" in r.stderr and "listed 'p/module_0000" in r.stderr, r.stderr[-800:]
+    assert "twice" in r.stderr and _list_requests(p) <= 5
+    # the command line: one line, the environment's status
+    opts, p = liar("repeat")
+    c = subprocess.run([sys.executable, "-m", "hlodump", "tables", "s3://b/p/",
+                        *[f"--storage-option={k}={v}" for k, v in opts.items()]],
+                       capture_output=True, text=True, timeout=90)
+    assert c.returncode == 3 and c.stderr.startswith("hlodump: s3://b/p/: the store listed") and "Traceback" not in c.stderr
+    p.kill()
+    # new keys for ever: max_files applies to a listing (it listed 22 million keys)
+    opts, p = liar("endless")
+    r = _hlodump_py("hlodump.read_arrow('s3://b/p/', storage_options=opts, max_files=5000)", opts)
+    assert "WalkLimitError" in r.stderr and "more than 5,000 objects" in r.stderr, r.stderr[-800:]
+    assert _list_requests(p) <= 8
+    # an object whose GET claims 100 GB (obstore allocated it whole: the process aborted)
+    opts, p = liar("liar")
+    r = _hlodump_py("d = hlodump.read_arrow('s3://b/p/', storage_options=opts, on_error='collect')\n"
+                    "print(d['files'].column('error').to_pylist())\n"
+                    "try:\n"
+                    "    hlodump.read_arrow('s3://b/p/module_0000.m.cpu_after_optimizations.txt', storage_options=opts)\n"
+                    "except OSError as e:\n"
+                    "    print('named:', type(e).__name__, e)\n", opts)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert "larger than the 100 bytes listed" in r.stdout, r.stdout
+    assert "named: ObjectSizeError" in r.stdout and "Traceback" not in r.stderr
+
+
+def test_lying_store_empty_pages_for_ever_stop(liar):
+    # the same token with empty pages: no key ever comes, so no key repeats; the listing stops
+    # when nothing new came for LIST_STALL_SECONDS (here 3 s) instead of hanging
+    opts, p = liar("empty")
+    r = _hlodump_py("import time\nfrom hlodump.io import stores\nstores.LIST_STALL_SECONDS = 3.0\n"
+                    "t0 = time.monotonic()\n"
+                    "try:\n"
+                    "    hlodump.read_arrow('s3://b/p/', storage_options=opts)\n"
+                    "except OSError as e:\n"
+                    "    print(type(e).__name__, e, round(time.monotonic() - t0))\n", opts, timeout=60)
+    assert r.returncode == 0 and r.stdout.startswith("ListingError") and "no new object for 3 s" in r.stdout, \
+        r.stdout + r.stderr[-800:]
+    assert int(r.stdout.split()[-1]) < 20

@@ -295,6 +295,10 @@ def capture(fn: Any, *args: Any, dump_to: Optional[Union[str, "os.PathLike[str]"
     (``hlodump.analysis.fit(e.dump)``: "does not fit by …" and the buffers that make it) and
     ``.compile_error``: the compiler's message.
     """
+    from ._typing import check_flag, check_path
+
+    check_path("hlodump.capture", "dump_to", dump_to, optional=True)
+    check_flag("hlodump.capture", "passes", passes)
     _jax()  # before making a directory: no jax, a clear ImportError
     from .targets import resolve
 

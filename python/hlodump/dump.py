@@ -46,6 +46,8 @@ def compact(table: TableOrColumn) -> TableOrColumn:
     comes back as it is. What to pickle or send over IPC instead of a table of ``Dump.views``:
     pickling a bare table (or column) writes its buffers whole (hlodump does not change how
     pyarrow pickles), a ``Dump`` pickles compacted."""
+    if not isinstance(table, (pa.Table, pa.ChunkedArray)):
+        raise TypeError(f"hlodump.compact: table must be a pyarrow.Table or ChunkedArray, not {type(table).__name__}")
     if isinstance(table, pa.ChunkedArray):
         return compact(pa.table({"c": table})).column(0) if _has_view(table.type) else table
     if not any(_has_view(f.type) for f in table.schema):

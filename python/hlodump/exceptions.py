@@ -85,3 +85,26 @@ class DuplicateFileError(HlodumpError, ValueError):
 class UnsupportedURLError(HlodumpError, ValueError):
     """A URL hlodump does not read (a scheme no filesystem serves, an fsspec wrapper such as
     ``reference://`` or ``tar://``, a chained URL ``a::b://``). The message starts with the URL."""
+
+
+def engine_error(e: BaseException) -> "BaseException | None":
+    """DuckDB's out-of-memory and interrupt errors as Python's own: ``MemoryError`` (the
+    command line's "hlodump: out of memory", exit 3) and ``KeyboardInterrupt`` ("hlodump:
+    interrupted", 130); None for any other exception. DuckDB raises
+    ``duckdb.OutOfMemoryException`` when a query passes its memory limit, and Ctrl-C during a
+    query is ``duckdb.InterruptException`` or a ``RuntimeError("Query interrupted")`` (the
+    signal seen while the query runs, depending on where it lands)."""
+    if isinstance(e, (MemoryError, KeyboardInterrupt)):
+        return None
+    name = type(e).__name__
+    if name == "OutOfMemoryException" and type(e).__module__.startswith(("duckdb", "_duckdb")):
+        return MemoryError(f"DuckDB: {str(e).splitlines()[0] if str(e) else 'out of memory'}")
+    from_duckdb = type(e).__module__.startswith(("duckdb", "_duckdb"))
+    if (name == "InterruptException" and from_duckdb) or (
+            type(e) is RuntimeError and str(e).strip() == "Query interrupted"):
+        return KeyboardInterrupt()
+    # Ctrl-C while DuckDB calls back into Python (reading an Arrow table's schema as it is
+    # registered): DuckDB wraps the KeyboardInterrupt in an error of its own
+    if from_duckdb and ("KeyboardInterrupt" in str(e) or isinstance(e.__context__, KeyboardInterrupt)):
+        return KeyboardInterrupt()
+    return None

@@ -35,7 +35,7 @@ from urllib.parse import quote
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ._typing import OnError, Source, StorageOptions, check_on_error, renamed_parameter
+from ._typing import OnError, Source, StorageOptions, check_on_error, check_read_options, renamed_parameter
 from .io.paths import MAX_FILES
 from .io.plan import Plan, plan_inputs
 from .schema import SCHEMAS, schema
@@ -105,6 +105,7 @@ def plan_tasks(source: Source, *, storage_options: Optional[StorageOptions] = No
                max_files: int = MAX_FILES, target_bytes: int = DEFAULT_TARGET_BYTES) -> list[Task]:
     """Plan ``source`` (anything ``read_arrow`` takes) once and cut it into tasks: one per dump,
     a dump larger than ``target_bytes`` cut between modules."""
+    check_read_options("hlodump.ray", follow_links=follow_links, max_files=max_files, storage_options=storage_options)
     plan = plan_inputs(source, follow_links=follow_links, max_files=max_files, storage_options=storage_options)
     sizes = plan.sizes()
     by_dump: dict[str, list[int]] = {}
@@ -130,6 +131,8 @@ def plan_tasks(source: Source, *, storage_options: Optional[StorageOptions] = No
 
 
 def _check(table: str, columns: Optional[Sequence[str]], on_error: OnError) -> Optional[list[str]]:
+    if not isinstance(table, str):
+        raise TypeError(f"hlodump.ray: table must be a table name (str), not {type(table).__name__}")
     if table not in SCHEMAS:
         raise ValueError(f"unknown table {table!r} (tables: {', '.join(SCHEMAS)})")
     check_on_error(on_error)

@@ -10,7 +10,7 @@ import pyarrow as pa
 
 from .dump import Dump
 from .exceptions import ParseError
-from ._typing import OnError, Source, StorageOptions, check_on_error, renamed_parameter
+from ._typing import OnError, Source, StorageOptions, check_on_error, check_read_options, renamed_parameter
 from .io.paths import MAX_FILES
 from .io.plan import MAX_DECOMPRESSED_BYTES, MAX_DECOMPRESSED_RATIO, Bound, Input, Plan, load, plan_inputs
 from .schema import SCHEMAS, to_large_string_schema
@@ -131,6 +131,9 @@ def read_arrow(
         ValueError: bad arguments (``threads`` out of range …).
     """
     check_on_error(on_error)
+    check_read_options("hlodump.read_arrow", string_view=string_view, mmap=mmap, progress=progress,
+                       follow_links=follow_links, strict=strict, max_files=max_files,
+                       storage_options=storage_options)
     tables = _check_tables(tables)
     projection = check_columns(columns)
     nthreads = check_threads(threads)
@@ -144,7 +147,10 @@ def read_arrow(
 def _check_tables(tables: Optional[Sequence[str]]) -> Optional[list[str]]:
     if tables is None:
         return None
-    tables = list(tables)
+    bad = isinstance(tables, (str, bytes, Mapping)) or not hasattr(tables, "__iter__")
+    tables = None if bad else list(tables)
+    if tables is None or not all(isinstance(t, str) for t in tables):
+        raise TypeError("hlodump.read_arrow: tables must be a list of table names (or None)")
     unknown = set(tables) - set(SCHEMAS)
     if unknown:
         raise ValueError(f"unknown tables: {sorted(unknown)}")

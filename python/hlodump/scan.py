@@ -15,7 +15,7 @@ from typing import Any, Optional
 
 import pyarrow as pa
 
-from ._typing import OnError, Source, StorageOptions, check_on_error, renamed_parameter
+from ._typing import OnError, Source, StorageOptions, check_on_error, check_read_options, renamed_parameter
 from .io.paths import MAX_FILES
 from .io.plan import MAX_DECOMPRESSED_BYTES, MAX_DECOMPRESSED_RATIO, Bound, Input, load, plan_inputs
 from .schema import SCHEMAS, to_large_string_schema
@@ -77,9 +77,13 @@ def scan(
     """
     from .reader import check_threads
 
+    if not isinstance(table, str):
+        raise TypeError(f"hlodump.scan: table must be a table name (str), not {type(table).__name__}")
     if table not in SCHEMAS:
         raise ValueError(f"unknown table {table!r} (tables: {', '.join(SCHEMAS)})")
     check_on_error(on_error)
+    check_read_options("hlodump.scan", string_view=string_view, mmap=mmap, follow_links=follow_links,
+                       strict=strict, max_files=max_files, storage_options=storage_options)
     if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
         raise ValueError(f"batch_size must be a positive integer (got {batch_size!r})")
     batch_size = min(batch_size, 2**62)  # "no limit": the core takes a 64-bit size (2**63 overflowed)

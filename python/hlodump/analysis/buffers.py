@@ -14,6 +14,8 @@ Derived tables (see ``engine``):
 
 from __future__ import annotations
 
+from .._typing import checked_analysis
+
 from typing import TYPE_CHECKING, Any, Optional
 
 import pyarrow as pa
@@ -132,6 +134,7 @@ def _buffers(sc: Scope) -> pa.Table:
     """)
 
 
+@checked_analysis
 def allocations(dump: "Dump", module: ModuleSel = None) -> pa.Table:
     """The ``allocations`` table with ``module``/``module_name``, ``category`` and, per
     allocation, how many values it holds and their summed allocated / logical bytes."""
@@ -155,6 +158,7 @@ def allocations(dump: "Dump", module: ModuleSel = None) -> pa.Table:
     """)
 
 
+@checked_analysis
 def buffers(dump: "Dump", module: ModuleSel = None) -> pa.Table:
     """Every value of buffer assignment, one row each, with everything known about it:
     module, value_id, instruction, shape_index, allocation, color, category, offset, allocated
@@ -163,6 +167,7 @@ def buffers(dump: "Dump", module: ModuleSel = None) -> pa.Table:
     return scope_of(dump, module).arrow("select * from @buffers order by module, value_id")
 
 
+@checked_analysis
 def padding(dump: "Dump", module: ModuleSel = None) -> pa.Table:
     """Allocated vs logical bytes of every value: module, value_id, instruction, shape_index,
     allocation, color, category, shape, allocated_bytes (the value's slice in its allocation),
@@ -310,6 +315,7 @@ def memory_analysis_notes(sc: Scope) -> dict[str, list[str]]:
             for m, pl in plat.items()}
 
 
+@checked_analysis
 def memory_analysis(dump: "Dump", module: ModuleSel = None) -> list[dict[str, Any]]:
     """Per module, jax's ``Compiled.memory_analysis()`` figures with jax's field names
     (``argument_size_in_bytes``, ``output_size_in_bytes``, ``alias_size_in_bytes``,

@@ -18,6 +18,8 @@ peak figure: the capacity is a lookup, shown next to the peaks the summary compu
 
 from __future__ import annotations
 
+from .._typing import checked_analysis
+
 import os
 import re
 from typing import TYPE_CHECKING, Any, Optional
@@ -121,6 +123,7 @@ def _gpu_row(text: str) -> Optional[tuple[str, str, int, str]]:
             "gpu_target_config.pbtxt device_description.device_memory_size (the device memory XLA compiled for)")
 
 
+@checked_analysis
 def device_capacity(dump: "Dump") -> pa.Table:
     """One row per module whose dump names its device: ``module`` (key), ``module_name``,
     ``platform`` (``tpu`` | ``gpu``), ``device_kind`` (jax's ``device_kind`` on TPU, the CUDA

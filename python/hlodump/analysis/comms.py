@@ -37,6 +37,8 @@ bytes, so nothing is counted twice), and a figure too large for an int64.
 
 from __future__ import annotations
 
+from .._typing import checked_analysis
+
 import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Optional
@@ -424,6 +426,7 @@ def _done_of(start: _Ins) -> Optional[_Ins]:
     return None
 
 
+@checked_analysis
 def collectives(d: "Dump", module: ModuleSel = None) -> pa.Table:
     """One row per collective of every after-optimizations HLO module (``COLLECTIVE_COLUMNS``):
     ``kind`` (``all-reduce`` … without ``-start``), the instruction and, for asynchronous ones,
@@ -592,7 +595,9 @@ def _row(m: Any, fid: int, comp: Any, kind: str, coll: _Ins, start: Optional[_In
         "instruction": coll.name, "start_instruction": start.name if start is not None else None,
         "done_instruction": done.name if done is not None else None, "is_async": start is not None or done is not None,
         "start_step": s_step, "done_step": d_step,
-        "steps_between": (d_step - s_step - 1) if (s_step is not None and d_step is not None) else None,
+        # only a pair has steps between its ends (a lone -done: its own step twice gave -1)
+        "steps_between": (d_step - s_step - 1) if (start is not None and done is not None and s_step is not None
+                                                   and d_step is not None) else None,
         "overlapped_instructions": between,
         # nothing to hide behind: a synchronous collective, or a pair with no compute between
         "exposed": (not between) if start is not None and between is not None else (True if start is None and done is None else None),

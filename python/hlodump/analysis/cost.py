@@ -31,6 +31,8 @@ host offload): docs/cost-and-comms.md.
 
 from __future__ import annotations
 
+from .._typing import checked_analysis
+
 from typing import TYPE_CHECKING, Any, Optional
 
 import pyarrow as pa
@@ -87,6 +89,7 @@ def _key_order(k: str) -> tuple[int, str]:
     return (0 if k.startswith(UTIL) else 1 if not k.startswith(BYTES + "out") else 2, k)
 
 
+@checked_analysis
 def cost_analysis(d: "Dump", module: ModuleSel = None, tuple_results: TupleResults = None) -> list[dict[str, Any]]:
     """Per module of ``d`` with after-optimizations HLO text: ``{"module", "module_name",
     "cost_analysis"}``, the last a dict with the keys and values of jax's
@@ -165,6 +168,7 @@ COST_COLUMNS = ("module", "module_name", "computation", "instruction", "opcode",
                 "file_id")
 
 
+@checked_analysis
 def costs(d: "Dump", module: ModuleSel = None, tuple_results: TupleResults = None) -> pa.Table:
     """One row per instruction of every after-optimizations HLO module: XLA's ``HloCostAnalysis``
     properties of that instruction (``flops``, ``transcendentals``, ``bytes_accessed``, the bytes

@@ -8,6 +8,8 @@ Why the peak changed, with values matched by source rather than by name: ``expla
 
 from __future__ import annotations
 
+from .._typing import checked_analysis
+
 import re
 from collections import defaultdict
 from typing import TYPE_CHECKING, Any, Optional
@@ -74,6 +76,7 @@ def pair_modules(a: "Dump", b: "Dump") -> list[tuple[Optional[_Module], Optional
     return pairs
 
 
+@checked_analysis
 def diff(a: "Dump", b: "Dump", module: ModuleSel = None) -> pa.Table:
     """What changed from compile ``a`` to compile ``b``, one row per change.
 

@@ -76,6 +76,37 @@ def arrow(rel: Any) -> pa.Table:
     return t if isinstance(t, pa.Table) else t.read_all()
 
 
+def interruptible(con: Any, fn: Callable[[], Any]) -> Any:
+    """``fn()`` — a DuckDB query on ``con``, run to its result — on a helper thread while the
+    calling (main) thread waits in 50 ms steps: Ctrl-C there interrupts the query
+    (``con.interrupt()``) and raises ``KeyboardInterrupt`` at once. DuckDB checks Python's
+    signals only in some of its loops, so a Ctrl-C that lands while it materialises a result was
+    seen only when the query ended (hours for a big join) or came back as ``RuntimeError("Query
+    interrupted")``. Off the main thread (no signals there) ``fn`` just runs."""
+    if threading.current_thread() is not threading.main_thread():
+        return fn()
+    box: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            box["value"] = fn()
+        except BaseException as e:  # noqa: BLE001 - handed to the caller
+            box["error"] = e
+
+    t = threading.Thread(target=run, name="hlodump-query", daemon=True)
+    t.start()
+    try:
+        while t.is_alive():
+            t.join(0.05)
+    except KeyboardInterrupt:
+        con.interrupt()
+        t.join(5.0)  # the query stops at its next check; never wait longer than that
+        raise
+    if "error" in box:
+        raise box["error"]
+    return box.get("value")
+
+
 def engine(d: "Dump") -> "Engine":
     """The ``Engine`` of a dump, made on first use and kept on the dump's views."""
     v = views(d)
@@ -177,7 +208,8 @@ class Engine:
     def query(self, query: str, params: Optional[list[Any]] = None, **tables: pa.Table) -> pa.Table:
         """``query`` over the Arrow ``tables`` given (a ``session``), as a ``pa.Table``."""
         with self.session(**tables) as cur:
-            return arrow(cur.sql(query, params=params) if params is not None else cur.sql(query))
+            return interruptible(cur, lambda: arrow(cur.sql(query, params=params) if params is not None
+                                                    else cur.sql(query)))
 
 
 class Scope:
@@ -240,12 +272,12 @@ class Scope:
     def arrow(self, query: str) -> pa.Table:
         q = self.resolve(query)
         with self.eng.lock, _sizes_fit():
-            return arrow(self.eng.con.sql(q))
+            return interruptible(self.eng.con, lambda: arrow(self.eng.con.sql(q)))
 
     def rows(self, query: str) -> list[tuple[Any, ...]]:
         q = self.resolve(query)
         with self.eng.lock, _sizes_fit():
-            return self.eng.con.sql(q).fetchall()
+            return interruptible(self.eng.con, lambda: self.eng.con.sql(q).fetchall())
 
 
 class _sizes_fit:
@@ -258,6 +290,11 @@ class _sizes_fit:
     def __exit__(self, et: Any, e: Any, tb: Any) -> bool:
         if e is None:
             return False
+        from ..exceptions import engine_error
+
+        plain = engine_error(e)  # out of memory, Ctrl-C: Python's own exceptions
+        if plain is not None:
+            raise plain from None
         import duckdb
 
         # the analysis casts nothing but sizes and steps: a failed conversion is a figure too big

@@ -58,6 +58,8 @@ and no loop per module pair).
 
 from __future__ import annotations
 
+from .._typing import checked_analysis
+
 import itertools
 import re
 from typing import TYPE_CHECKING, Any, Optional
@@ -318,6 +320,7 @@ _LEVELS: tuple[tuple[str, tuple[str, ...], str], ...] = (
 )
 
 
+@checked_analysis
 def explain(a: "Dump", b: "Dump", module: ModuleSel = None, *, cost: bool = True, top: int = 30,
             cost_pairs: Optional[int] = None) -> dict[str, Any]:
     """Why compile ``b`` needs more (or less) memory than compile ``a``, per module pair.

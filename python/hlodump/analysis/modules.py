@@ -13,6 +13,8 @@ exists (the text is preferred; a proto-only dump is analysed from its protos).
 
 from __future__ import annotations
 
+from .._typing import checked_analysis
+
 import re
 
 from collections.abc import Sequence
@@ -207,6 +209,7 @@ def scope_of(d: "Dump", module: ModuleSel) -> Scope:
     return eng.scope(mods if module is None else _index_of(mods, eng).select(module))
 
 
+@checked_analysis
 def modules(dump: "Dump", module: ModuleSel = None) -> pa.Table:
     """One row per module: key, name, id, dump, its file ids and how many rows of each kind
     the dump has for it (``n_instructions`` counts its after-optimizations HLO text)."""

@@ -18,6 +18,8 @@ allocation type (TPU).
 
 from __future__ import annotations
 
+from .._typing import checked_analysis
+
 from collections import defaultdict
 from typing import TYPE_CHECKING, Any
 
@@ -29,6 +31,7 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["oom_summary"]
 
 
+@checked_analysis
 def oom_summary(dump: "Dump", top: int = 10) -> list[dict[str, Any]]:
     """One JSON-ready dict per OOM report of the dump, in file and report order: ``path``,
     ``report_id``, ``backend``, ``memory_space``, ``failed`` (the summary lines: ``requested`` on

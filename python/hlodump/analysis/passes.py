@@ -41,6 +41,8 @@ the instructions of all per-pass files of all modules.
 
 from __future__ import annotations
 
+from .._typing import checked_analysis
+
 import difflib
 from typing import TYPE_CHECKING, Any, Optional, Union
 
@@ -187,6 +189,7 @@ def _choose_modules(d: "Dump", con: "duckdb.DuckDBPyConnection", module: ModuleS
 
 # --------------------------------------------------------------------------------- passes
 
+@checked_analysis
 def passes(dump: "Dump", module: ModuleSel = None) -> pa.Table:
     """One row per per-pass HLO file (``files.stage == 'pass'``) of every module, in pass order.
 
@@ -282,6 +285,7 @@ _STORY_SQL = """
 """
 
 
+@checked_analysis
 def history(dump: "Dump", module: ModuleSel, instruction: str) -> pa.Table:
     """One instruction's story: one row per per-pass file where it was ``added``, ``changed``
     or ``removed`` (column ``change``) against the module's previous per-pass file, in pass

@@ -11,6 +11,8 @@ sorted by bytes then name like XLA).
 
 from __future__ import annotations
 
+from .._typing import checked_analysis
+
 from typing import TYPE_CHECKING, Optional, Union
 
 import pyarrow as pa
@@ -110,6 +112,7 @@ def _peak_buffers(sc: Scope) -> pa.Table:
     """)
 
 
+@checked_analysis
 def listed_peak_buffers(dump: "Dump", module: ModuleSel = None) -> pa.Table:
     """The buffers live at XLA's listed peak, as the dump lists them (``Live ranges at T (peak)``), by
     bytes descending then printed order (= printed order in newer XLA), joined to buffer assignment and the source.
@@ -149,6 +152,7 @@ def _space_filter(sc: Scope, memory_space: Union[None, int, str]) -> str:
     raise TypeError(f"memory_space must be None, a color (int), a name (str) or 'all', not {memory_space!r}")
 
 
+@checked_analysis
 def peak_buffers(dump: "Dump", module: ModuleSel = None, step: Optional[int] = None,
                  memory_space: Union[None, int, str] = None) -> pa.Table:
     """The buffers live at the *peak in use* of a memory space (or at ``step``), for every
@@ -223,6 +227,7 @@ _BREAKDOWN_KEYS = {"op_name": "op_name", "source": "source", "opcode": "opcode",
                    "instruction": "instruction"}
 
 
+@checked_analysis
 def breakdown(dump: "Dump", by: str = "op_name", module: ModuleSel = None) -> pa.Table:
     """XLA's listed peak grouped by ``op_name``, ``source`` (file:line), ``opcode``, ``category``
     or ``instruction``: module, key, bytes (logical, at XLA's listed peak), allocated_bytes,

@@ -17,6 +17,8 @@ Instructions XLA counts as unknown (custom calls: −1) get no figures; ``note``
 
 from __future__ import annotations
 
+from .._typing import checked_analysis
+
 from typing import TYPE_CHECKING, Optional, Union
 
 import pyarrow as pa
@@ -38,6 +40,7 @@ ROOFLINE_COLUMNS = (
     "device")
 
 
+@checked_analysis
 def roofline(d: "Dump", device: Union[str, Device, None] = "H100", module: ModuleSel = None, *,
              peak_flops: Optional[float] = None, memory_bandwidth: Optional[float] = None,
              costs_table: Optional[pa.Table] = None) -> pa.Table:
@@ -104,6 +107,7 @@ _BY = {
 }
 
 
+@checked_analysis
 def cost_breakdown(d: "Dump", by: str = "op_name", device: Union[str, Device, None] = None, module: ModuleSel = None,
                    *, peak_flops: Optional[float] = None, memory_bandwidth: Optional[float] = None) -> pa.Table:
     """FLOPs, bytes and (with a device) roofline seconds summed per ``by`` (``op_name``,

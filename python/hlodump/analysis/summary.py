@@ -4,6 +4,8 @@ peak check, padding), then put together per module from those small tables."""
 
 from __future__ import annotations
 
+from .._typing import checked_analysis
+
 from collections import defaultdict
 from typing import TYPE_CHECKING, Any, Optional
 
@@ -222,6 +224,7 @@ def _what_it_has(has: dict[str, int]) -> list[str]:
     return notes
 
 
+@checked_analysis
 def summary(dump: "Dump", module: ModuleSel = None, top: int = 10, cost: bool = True) -> list[dict[str, Any]]:
     """A plain-data (JSON-ready) summary per module: totals by memory space and category, jax's
     ``memory_analysis`` figures, the peaks (``peak``: XLA's listed peak, with its step and
@@ -324,6 +327,7 @@ def _one(m: Module, tot: dict[str, Any], counts: dict[str, int], spaces: list[di
     } | {"peaks": None}
 
 
+@checked_analysis
 def peak_check(dump: "Dump", module: ModuleSel = None) -> list[dict[str, Any]]:
     """Per module with a ``Live ranges at T (peak)`` list: that list compared with the values
     live at T by the dump's live ranges, and XLA's peak with the slice timeline's peak; where

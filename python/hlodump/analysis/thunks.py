@@ -19,6 +19,8 @@ computation, opcode and fusion kind; ``fusion`` names the fusion a thunk runs or
 
 from __future__ import annotations
 
+from .._typing import checked_analysis
+
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
@@ -94,6 +96,7 @@ def _thunk_instructions(sc: Scope) -> pa.Table:
         order by h.module, h.file_id, h.thunk_id""")
 
 
+@checked_analysis
 def thunk_instructions(dump: "Dump", module: ModuleSel = None) -> pa.Table:
     """Every GPU thunk (``thunks`` rows with a kind) with the HLO instruction it runs, per module:
     ``module``, ``module_name``, ``file_id`` (the thunk-sequence file), ``thunk_id``,

@@ -28,6 +28,8 @@ range end.
 
 from __future__ import annotations
 
+from .._typing import checked_analysis
+
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
@@ -166,6 +168,7 @@ def _tl_total(sc: Scope) -> pa.Table:
         from @tl_sparse group by module, step""")
 
 
+@checked_analysis
 def memory_timeline(dump: "Dump", module: ModuleSel = None) -> pa.Table:
     """Live bytes at every schedule step (0 … max), per module, memory space (color) and
     category, from ``live_ranges`` × allocation slices (``assignments``) × allocation flags.

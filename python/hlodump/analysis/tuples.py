@@ -17,6 +17,8 @@ found this way: those rows are missing, not guessed.
 
 from __future__ import annotations
 
+from .._typing import checked_analysis
+
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
@@ -64,6 +66,7 @@ def _tuple_elements(sc: Scope) -> pa.Table:
         order by 1, 2""")
 
 
+@checked_analysis
 def tuple_elements(dump: "Dump", module: ModuleSel = None) -> pa.Table:
     """The compiler's name of every get-tuple-element a compact tuple operand stands for, per
     module: ``module``, ``name`` (``get-tuple-element.14``, ``while.8``: as the schedule, live

@@ -39,7 +39,7 @@ from .._version import __version__
 from .common import (EXIT_ENVIRONMENT, EXIT_INPUT, EXIT_OK, EXIT_SIGNAL_BASE, EXIT_STATUSES, EXIT_USAGE,
                      FilesFailedError, UsageError, finish)
 
-__all__ = ["main", "build_parser"]
+__all__ = ["main", "run", "build_parser"]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -63,13 +63,63 @@ _KEEP_GOING_HINT = ("(to read the rest and report every problem: --keep-going; i
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    from ..exceptions import DuplicateFileError, HlodumpError, InputFileError, ParseError, UnsupportedURLError
+    """The ``hlodump`` command: its exit status. Ctrl-C at any point of it (parsing the
+    options, reading, a DuckDB query, printing a message) is "hlodump: interrupted", 130."""
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:
+        return _interrupted()
+
+
+_STOPPED = False  # Ctrl-C ended the command (``run`` then leaves without Python's shutdown)
+
+
+def run() -> None:
+    """The ``hlodump`` program (console script, ``python -m hlodump``): ``main``, then exit.
+    After Ctrl-C the process leaves at once (``os._exit`` once the output is flushed): a DuckDB
+    query still winding down on its own threads aborted the interpreter's shutdown ("terminate
+    called … exception not rethrown", SIGABRT), and object fetches still under way held it."""
+    status = main()
+    if _STOPPED:
+        import os
+
+        for f in (sys.stdout, sys.stderr):
+            try:
+                f.flush()
+            except (OSError, ValueError):
+                pass
+        os._exit(status)
+    sys.exit(status)
+
+
+def _interrupted() -> int:
+    import signal
+
+    global _STOPPED
+    _STOPPED = True
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C while we say so: no traceback
+    try:
+        print("hlodump: interrupted", file=sys.stderr)
+    except (OSError, ValueError):
+        pass
+    return EXIT_SIGNAL_BASE + 2
+
+
+def _main(argv: Optional[Sequence[str]] = None) -> int:
+    from ..exceptions import (DuplicateFileError, HlodumpError, InputFileError, ParseError, UnsupportedURLError,
+                              engine_error)
     from ..io.paths import NothingToReadError
     from ..io.stores import StoreError
 
     args = build_parser().parse_args(argv)
     try:
-        return finish(args, int(args.func(args) or 0))
+        try:
+            return finish(args, int(args.func(args) or 0))
+        except Exception as e:  # DuckDB's out of memory / interrupt: as Python's own
+            plain = engine_error(e)
+            if plain is None:
+                raise
+            raise plain from None
     except BrokenPipeError:  # `hlodump query … | head`: the reader left; not an error
         sys.stderr.close()
         return EXIT_OK
@@ -109,8 +159,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         print(f"hlodump: {_esc(e)}", file=sys.stderr)
         return EXIT_INPUT
     except KeyboardInterrupt:
-        print("hlodump: interrupted", file=sys.stderr)
-        return EXIT_SIGNAL_BASE + 2
+        return _interrupted()
 
 
 def _os_text(e: OSError) -> str:

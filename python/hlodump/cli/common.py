@@ -122,7 +122,8 @@ def _arg_paths(paths: Any) -> Any:
     return paths
 
 
-def read(paths: Any, args: argparse.Namespace, tables: Optional[Sequence[str]] = None) -> "Dump":
+def read(paths: Any, args: argparse.Namespace, tables: Optional[Sequence[str]] = None,
+         only: Optional[set[str]] = None) -> "Dump":
     """Read ``paths`` as the options say; remember the dump for the error report. Without
     ``--keep-going`` a file that could not be read as a whole is an error (``FilesFailedError``,
     exit status 1) like a malformed line: never dropped in silence."""
@@ -144,7 +145,8 @@ def read(paths: Any, args: argparse.Namespace, tables: Optional[Sequence[str]] =
     keep_going = getattr(args, "keep_going", False)
     bounds = _bounds(args)
     try:
-        d = _read_arrow(p, args, tables, threads, keep_going, bounds)
+        d = (_read_arrow(p, args, tables, threads, keep_going, bounds) if only is None
+             else _read_only(p, args, tables, threads, keep_going, bounds, only))
     except OSError as e:
         from ..exceptions import InputFileError
         from ..io.stores import StoreError
@@ -195,6 +197,21 @@ def _read_arrow(p: Any, args: argparse.Namespace, tables: Optional[Sequence[str]
             if not rest:
                 raise UsageError(f"{e.filename}: no file matches this glob; nothing to read") from None
             p = rest[0] if len(rest) == 1 else rest
+
+
+def _read_only(p: Any, args: argparse.Namespace, tables: Optional[Sequence[str]], threads: Optional[int],
+               keep_going: bool, bounds: dict[str, Any], only: set[str]) -> "Dump":
+    """``p`` walked as ``read_arrow`` walks it, but only the files whose absolute path is in
+    ``only`` read (``record``: the files this run wrote, not an earlier run's)."""
+    from ..io.plan import Bound, plan_inputs
+    from ..reader import read_plan
+
+    plan = plan_inputs(p, follow_links=getattr(args, "follow_links", False))
+    plan.inputs = [i for i in plan.inputs if os.path.abspath(i.path) in only]
+    plan.bound = Bound(bounds["max_decompressed_ratio"], bounds["max_decompressed_bytes"])
+    return read_plan(plan, list(tables) if tables is not None else None,
+                     on_error="collect" if keep_going else "raise", string_view=True,
+                     threads=threads or 0, strict=getattr(args, "strict", False))
 
 
 def _os_message(e: OSError) -> str:

@@ -16,10 +16,12 @@ otherwise there is no time column and one note says why.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
+import functools
 import json
 import sys
-from typing import IO, Any, Optional
+from typing import IO, Any, Callable, Optional
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -33,6 +35,7 @@ from ..analysis import devices as V
 from ..analysis import roofline_model as R
 from ..analysis.engine import engine
 from ..analysis.hlo_frame import with_hlo_text
+from ..outputs.atomic import replaced
 from .common import UsageError, add_common, nothing_why, read, select_module
 
 __all__ = ["register"]
@@ -72,11 +75,26 @@ def _out(args: argparse.Namespace, text: bool = False) -> IO[str]:
     """The output: ``-o FILE`` or stdout. Text for a person (``text``) and anything bound for a
     terminal has its control characters escaped: names, op_name and source paths come from the
     dump, and an escape sequence in them must not reach the screen."""
-    out: IO[str] = (open(args.output, "w", encoding="utf-8", newline="") if getattr(args, "output", None)
-                    else sys.stdout)
+    out: IO[str] = sys.stdout
+    if getattr(args, "output", None):
+        # -o FILE: written atomically (hlodump.outputs.atomic), renamed over FILE only when the
+        # command succeeded (``_writes_output``); one file however often the command asks
+        stack = args._outputs
+        out = getattr(args, "_output_file", None) or stack.enter_context(replaced(args.output, newline=""))
+        args._output_file = out
     if text or cli_safety.is_terminal(out):
         out = cli_safety.EscapingStream(out)  # type: ignore[assignment]
     return out
+
+
+def _writes_output(fn: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
+    """Run a command whose ``-o FILE`` (``_out``) is committed only if it returns."""
+    @functools.wraps(fn)
+    def run(args: argparse.Namespace) -> int:
+        with contextlib.ExitStack() as stack:
+            args._outputs = stack
+            return fn(args)
+    return run
 
 
 def _csv(t: pa.Table, out: IO[str]) -> None:
@@ -107,6 +125,7 @@ def _plain(t: pa.Table) -> pa.Table:
                     names=t.column_names)
 
 
+@_writes_output
 def _cmd_cost(args: argparse.Namespace) -> int:
     d = read(args.paths, args, tables=["instructions", "computations", "modules"])
     mods = _modules(d, args)
@@ -258,6 +277,7 @@ def _cost_by_module(out: IO[str], totals: list[dict[str, Any]], top_rows: list[d
 _COMMS_SORT = {"bytes": "bytes", "per-device": "bytes_per_device"}
 
 
+@_writes_output
 def _cmd_comms(args: argparse.Namespace) -> int:
     d = read(args.paths, args, tables=["instructions", "computations", "modules"])
     mods = _modules(d, args)
@@ -300,9 +320,16 @@ def _cmd_comms(args: argparse.Namespace) -> int:
         what = {"bytes": "bytes (S)", "per-device": "bytes per device"}[args.sort]
         out.write(f"top {len(shown)} collectives by {what}{across}:\n")
     for r in shown:
-        a = (f" async {r['start_instruction'] or '(no start)'} -> {r['done_instruction'] or '(no done)'} "
-             f"({r['steps_between'] if r['steps_between'] is not None else '?'} steps, "
-             f"overlaps {len(r['overlapped_instructions'] or [])} compute)") if r["is_async"] else ""
+        if not r["is_async"]:
+            a = ""
+        elif r["start_instruction"] is None or r["done_instruction"] is None:
+            # no pair, so no steps between and no overlap: say what is wrong instead of -1 / 0
+            a = (f" async {r['start_instruction'] or '(no start)'} -> {r['done_instruction'] or '(no done)'} "
+                 "(not a pair: no steps between, no overlap counted)")
+        else:
+            a = (f" async {r['start_instruction']} -> {r['done_instruction']} "
+                 f"({r['steps_between'] if r['steps_between'] is not None else '?'} steps, "
+                 f"overlaps {len(r['overlapped_instructions'] or [])} compute)")
         src = f" {r['source_file']}:{r['source_line']}" if r["source_file"] else ""
         groups = r["source_target_pairs"] if r["kind"] == "collective-permute" else r["replica_groups"]
         n = r["group_size"] if r["group_size"] is not None else "?"

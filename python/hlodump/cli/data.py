@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
 import sys
-from typing import IO, Any, Iterator, Sequence
+from typing import IO, Any, Sequence
 
 from .common import UsageError, add_common, read, storage_options
 
@@ -37,9 +36,16 @@ def _cmd_query(args: argparse.Namespace) -> int:
         raise UsageError(str(e)) from None
     d = read(args.paths, args)
     con = d.to_duckdb(con)  # see cli_safety
+    from ..analysis.engine import interruptible
+
     try:
-        return _run_query(con, args)
+        return interruptible(con, lambda: _run_query(con, args))  # Ctrl-C interrupts the query itself
     except duckdb.Error as e:  # bad SQL, or an error raised while fetching: a message, not a traceback
+        from ..exceptions import engine_error
+
+        plain = engine_error(e)  # out of memory (exit 3), Ctrl-C (130): not the SQL's fault
+        if plain is not None:
+            raise plain from None
         print(f"hlodump: SQL error: {cli_safety.escape_controls(str(e))}", file=sys.stderr)
         return 2
 
@@ -92,39 +98,12 @@ def _write_result(rel: Any, fmt: str, out: IO[str]) -> None:
         _print_table(rel.columns, rel.fetchall(), out)
 
 
-@contextlib.contextmanager
-def _replaced(path: str, binary: bool = False) -> Iterator[Any]:
-    """A file object whose content becomes ``path`` only if the block succeeds: written to a
-    temporary file beside it, renamed over it at the end (a failure, e.g. an SQL error raised
-    while fetching, leaves ``path`` as it was and no temporary file). A ``path`` that exists
-    and is not a regular file (``/dev/stdout``, a FIFO) is written directly; a symlink to a
-    file: its target is replaced."""
-    import os
-    import tempfile
+def _replaced(path: str, binary: bool = False) -> Any:
+    """``hlodump.outputs.atomic.replaced``: ``path`` replaced only if the query succeeded (an
+    SQL error raised while fetching leaves it as it was and no temporary file)."""
+    from ..outputs.atomic import replaced
 
-    target = os.path.realpath(path) if os.path.islink(path) else path
-    if os.path.exists(target) and not os.path.isfile(target):
-        with (open(target, "wb") if binary else open(target, "w", encoding="utf-8")) as f:
-            yield f
-        return
-    fd, tmp = tempfile.mkstemp(prefix=".hlodump-query-", dir=os.path.dirname(os.path.abspath(target)))
-    try:
-        try:
-            mode = os.stat(target).st_mode & 0o7777  # keep the mode of the file replaced
-        except OSError:
-            umask = os.umask(0)
-            os.umask(umask)
-            mode = 0o666 & ~umask
-        os.fchmod(fd, mode)
-        with (os.fdopen(fd, "wb") if binary else os.fdopen(fd, "w", encoding="utf-8", newline="")) as f:
-            yield f
-        os.replace(tmp, target)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    return replaced(path, binary=binary, newline="")
 
 
 def _print_table(columns: Sequence[str], rows: list[Any], out: IO[str]) -> None:

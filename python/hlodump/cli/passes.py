@@ -114,6 +114,8 @@ def merge_xla_flags(existing: Optional[str], dump_to: str, passes: bool) -> str:
 # --------------------------------------------------------------------------------- record
 
 def _cmd_record(args: argparse.Namespace) -> int:
+    from ..capture import _changed, _listing
+
     cmd = list(args.cmd)
     if cmd and cmd[0] == "--":
         cmd = cmd[1:]
@@ -125,39 +127,209 @@ def _cmd_record(args: argparse.Namespace) -> int:
     else:
         out = tempfile.mkdtemp(prefix="hlodump-record-")
     env = dict(os.environ, XLA_FLAGS=merge_xla_flags(os.environ.get("XLA_FLAGS"), out, args.passes))
-    try:
-        status = subprocess.call(cmd, env=env)
-    except FileNotFoundError:
-        raise UsageError(f"record: no such command: {cmd[0]}") from None
-    except PermissionError:
-        raise UsageError(f"record: cannot run {cmd[0]}: permission denied") from None
+    # what DIR held before (an earlier run's dump): never reported as this run's modules
+    # (the stale-file rule of hlodump.capture: by name, inode, size and times)
+    before = _listing(out) if args.output else {}
+    run = _Run(cmd, env, out)
+    status = run.wait()
     if status < 0:  # killed by a signal (subprocess gives -N): say which, exit 128+N as a shell does
-        import signal
-
-        try:
-            name = signal.Signals(-status).name
-        except ValueError:
-            name = f"signal {-status}"
-        print(f"hlodump: record: {shlex.join(cmd)} was killed by {name}", file=sys.stderr)
+        print(f"hlodump: record: {shlex.join(cmd)} was killed by {_signal_name(-status)}", file=sys.stderr)
         status = EXIT_SIGNAL_BASE - status
     elif status != 0:
         print(f"hlodump: record: {shlex.join(cmd)} exited with status {status}", file=sys.stderr)
-    rows = _recorded_modules(out, args)
+    if run.stopped_by is not None:  # SIGTERM / SIGINT to hlodump: forwarded, the program waited for
+        name = _signal_name(run.stopped_by)
+        how = "passed on to" if run.forwarded else "also sent by the terminal to"
+        print(f"hlodump: record: stopped by {name} ({how} {shlex.join(cmd)[:80]}, which ended); "
+              f"dump kept in {out}", file=sys.stderr)
+        if run.stopped_by == 2:
+            raise KeyboardInterrupt
+        return EXIT_SIGNAL_BASE + run.stopped_by
+    written = set(_changed(before, _listing(out)))
+    stale = sum(1 for p in before if p not in written)
+    if stale:
+        print(f"hlodump: record: note: {stale:,} file{'s' if stale != 1 else ''} of an earlier run in {out} left out "
+              "(only the files this run wrote are read)", file=sys.stderr)
+    collisions = run.collisions()
+    if collisions:
+        shown = ", ".join(os.path.relpath(p, out) for p in collisions[:3]) + (", …" if len(collisions) > 3 else "")
+        print(f"hlodump: record: warning: {len(collisions):,} dump file{'s were' if len(collisions) != 1 else ' was'} "
+              f"written more than once during the run ({shown}): more than one process (the program and a child "
+              "it started?) dumped into the same folder, and each later file replaced the earlier one, so those "
+              "modules are only the last process's. Give each process its own --xla_dump_to to keep them all.",
+              file=sys.stderr)
+    elif run.watch_note:
+        print(f"hlodump: record: note: {run.watch_note}", file=sys.stderr)
+    rows = _recorded_modules(out, args, written)
     if args.json:
-        json.dump({"dump": out, "status": status, "modules": rows}, sys.stdout, indent=1, default=str)
+        json.dump({"dump": out, "status": status, "modules": rows,
+                   "written_twice": [os.path.relpath(p, out) for p in collisions],
+                   "earlier_files_left_out": stale}, sys.stdout, indent=1, default=str)
         sys.stdout.write("\n")
     else:
         _render_record(rows, out, args.top)
     return status
 
 
-def _recorded_modules(out: str, args: argparse.Namespace) -> list[dict[str, Any]]:
-    """Per module of the dump: jax's memory_analysis figures and totals, largest first."""
+def _signal_name(n: int) -> str:
+    import signal
+
+    try:
+        return signal.Signals(n).name
+    except ValueError:
+        return f"signal {n}"
+
+
+#: Signals to ``hlodump record`` that are passed on to the recorded program.
+_FORWARDED = ("SIGINT", "SIGTERM", "SIGHUP")
+_SI_KERNEL = 0x80  # siginfo si_code of a signal the kernel sent (a terminal's Ctrl-C to the group)
+
+
+class _Run:
+    """The recorded program, run to its end: SIGINT, SIGTERM and SIGHUP to ``hlodump record``
+    are passed on to it (a terminal's Ctrl-C reaches the program by itself, as it is in our
+    process group: not sent twice) and the program is waited for, never left running; every
+    file written into the dump folder is counted (inotify, Linux), so a file written twice — two
+    processes dumping the same ``module_NNNN`` names — is known."""
+
+    def __init__(self, cmd: list[str], env: dict[str, str], out: str) -> None:
+        import signal
+
+        self.cmd, self.out = cmd, out
+        self.stopped_by: Optional[int] = None
+        self.forwarded = False
+        self._watch = _Watch(out)
+        self._sigs = {getattr(signal, n) for n in _FORWARDED}
+        old = signal.pthread_sigmask(signal.SIG_BLOCK, self._sigs)  # taken by sigtimedwait below
+        self._old_mask = old
+        try:
+            self.proc = subprocess.Popen(cmd, env=env, preexec_fn=lambda: signal.pthread_sigmask(signal.SIG_SETMASK, old))
+        except FileNotFoundError:
+            self._restore()
+            raise UsageError(f"record: no such command: {cmd[0]}") from None
+        except PermissionError:
+            self._restore()
+            raise UsageError(f"record: cannot run {cmd[0]}: permission denied") from None
+        except BaseException:
+            self._restore()
+            raise
+
+    def _restore(self) -> None:
+        import signal
+
+        signal.pthread_sigmask(signal.SIG_SETMASK, self._old_mask)
+        self._watch.close()
+
+    def wait(self) -> int:
+        import signal
+
+        try:
+            while True:
+                info = signal.sigtimedwait(self._sigs, 0.1)
+                self._watch.read()
+                if info is not None:
+                    if self.stopped_by is None or info.si_signo != signal.SIGINT:
+                        self.stopped_by = info.si_signo
+                    if info.si_code != _SI_KERNEL:  # kill(): the program did not get it; pass it on
+                        try:
+                            self.proc.send_signal(info.si_signo)
+                            self.forwarded = True
+                        except ProcessLookupError:
+                            pass
+                status = self.proc.poll()
+                if status is not None:
+                    self._watch.read()
+                    return status
+        finally:
+            # a signal that came after the program ended: the run is over, nothing to pass on
+            while signal.sigtimedwait(self._sigs, 0) is not None:
+                pass
+            self._restore()
+
+    @property
+    def watch_note(self) -> Optional[str]:
+        return self._watch.note
+
+    def collisions(self) -> list[str]:
+        return sorted(p for p, n in self._watch.writes.items() if n > 1 and os.path.isfile(p))
+
+
+class _Watch:
+    """Counts the writes (closes after writing) of every file under a folder, sub-folders made
+    meanwhile included, with inotify (Linux; elsewhere ``note`` says the check was not made)."""
+
+    IN_CLOSE_WRITE, IN_MOVED_TO, IN_CREATE, IN_ISDIR, IN_Q_OVERFLOW = 0x8, 0x80, 0x100, 0x40000000, 0x4000
+
+    def __init__(self, root: str) -> None:
+        self.writes: dict[str, int] = {}
+        self.note: Optional[str] = None
+        self._dirs: dict[int, str] = {}
+        self.fd = -1
+        try:
+            import ctypes
+
+            self._libc = ctypes.CDLL(None, use_errno=True)
+            self.fd = self._libc.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC)
+        except (OSError, AttributeError):
+            self.fd = -1
+        if self.fd < 0:
+            self.note = "files written twice (two processes dumping into one folder) could not be checked here"
+            return
+        for d, _subdirs, _files in os.walk(root):
+            self._add(d)
+
+    def _add(self, d: str) -> None:
+        wd = self._libc.inotify_add_watch(self.fd, os.fsencode(d),
+                                          self.IN_CLOSE_WRITE | self.IN_MOVED_TO | self.IN_CREATE)
+        if wd >= 0:
+            self._dirs[wd] = d
+
+    def read(self) -> None:
+        import struct
+
+        if self.fd < 0:
+            return
+        while True:
+            try:
+                buf = os.read(self.fd, 1 << 16)
+            except BlockingIOError:
+                return
+            except OSError:
+                return
+            i = 0
+            while i + 16 <= len(buf):
+                wd, mask, _cookie, n = struct.unpack_from("iIII", buf, i)
+                name = buf[i + 16:i + 16 + n].split(b"\0", 1)[0]
+                i += 16 + n
+                if mask & self.IN_Q_OVERFLOW:
+                    self.note = "too many files were written at once to check them all for files written twice"
+                    continue
+                d = self._dirs.get(wd)
+                if d is None or not name:
+                    continue
+                p = os.path.join(d, os.fsdecode(name))
+                if mask & self.IN_ISDIR:
+                    if mask & self.IN_CREATE:
+                        self._add(p)
+                    continue
+                if mask & (self.IN_CLOSE_WRITE | self.IN_MOVED_TO):
+                    self.writes[p] = self.writes.get(p, 0) + 1
+
+    def close(self) -> None:
+        if self.fd >= 0:
+            self.read()
+            os.close(self.fd)
+            self.fd = -1
+
+
+def _recorded_modules(out: str, args: argparse.Namespace, written: set[str]) -> list[dict[str, Any]]:
+    """Per module of the dump (the files of ``written`` only): jax's memory_analysis figures and
+    totals, largest first."""
     from .. import analysis as A
 
-    if not any(os.scandir(out)):
+    if not written:
         return []
-    d = read(out, args)
+    d = read(out, args, only={os.path.abspath(p) for p in written})
     if not A._module_list(d):
         return []
     rows = []

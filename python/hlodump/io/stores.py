@@ -305,6 +305,146 @@ def _need(module: str, url: str) -> Any:
                          "pip install \"hlodump[cloud]\"") from None
 
 
+#: A listing that gives no new object for this long is stopped (a store that repeats its
+#: continuation token with empty pages would otherwise be asked for ever).
+LIST_STALL_SECONDS = 60.0
+#: How long a streamed GET may wait for its next piece before the stop flag is checked.
+_POLL = 0.05
+
+
+class ListingError(StoreError):
+    """A listing that cannot be finished as it came: a key listed twice (the store repeated a
+    continuation token), or no progress for ``LIST_STALL_SECONDS``."""
+
+
+def _in_thread(make: Callable[[], Any], url: str) -> Any:
+    """Iterate ``make()`` on a daemon thread, handing its items over a queue: the caller waits
+    in short steps (Ctrl-C is seen within 0.1 s) and may stop at any item; the thread is left
+    behind, never joined (a store stuck in a request cannot hold the process)."""
+    import queue
+
+    q: "queue.Queue[tuple[str, Any]]" = queue.Queue(maxsize=1)
+    stop = threading.Event()
+
+    def run() -> None:
+        try:
+            for item in make():
+                while not stop.is_set():
+                    try:
+                        q.put(("item", item), timeout=0.1)
+                        break
+                    except queue.Full:
+                        continue
+                if stop.is_set():
+                    return
+            q.put(("end", None))
+        except BaseException as e:  # noqa: BLE001 - handed to the caller
+            q.put(("error", e))
+
+    threading.Thread(target=run, name="hlodump-list", daemon=True).start()
+    import time
+
+    last = time.monotonic()
+    try:
+        while True:
+            try:
+                kind, item = q.get(timeout=0.1)
+            except queue.Empty:
+                if time.monotonic() - last > LIST_STALL_SECONDS:
+                    raise ListingError(f"{redact(url)}: the listing gave no new object for "
+                                       f"{LIST_STALL_SECONDS:g} s (a store repeating its continuation token?); "
+                                       "stopped") from None
+                continue
+            if kind == "end":
+                return
+            if kind == "error":
+                raise item
+            last = time.monotonic()
+            yield item
+    finally:
+        stop.set()
+
+
+def bounded_listing(make: Callable[[], Any], url: str, limit: int) -> list[tuple[str, int]]:
+    """The (key, size) pairs of a listing whose pages ``make()`` yields (lists of obstore
+    ``ObjectMeta``), bounded three ways: more than ``limit`` objects is ``WalkLimitError`` (an
+    endless listing of new keys stops there, not at the memory limit); a key listed twice is
+    ``ListingError`` (a store that repeats its continuation token gives the same page again:
+    object stores list every key once, in order); no new object for ``LIST_STALL_SECONDS`` is
+    ``ListingError`` too (the same token with empty pages). Ctrl-C stops it within 0.1 s."""
+    out: list[tuple[str, int]] = []
+    seen: set[str] = set()
+    for batch in _in_thread(make, url):
+        for m in batch:
+            k = m["path"]
+            if k in seen:
+                raise ListingError(f"{redact(url)}: the store listed {k!r} twice (it repeated a continuation "
+                                   "token?); listing stopped")
+            seen.add(k)
+            out.append((k, int(m["size"])))
+            if len(out) > limit:
+                raise WalkLimitError(f"{redact(url)}: more than {limit:,} objects; listing stopped "
+                                     "(read_arrow(..., max_files=N) raises the limit)")
+    return out
+
+
+class ObjectSizeError(StoreError):
+    """An object whose body is longer or shorter than its listed (or HEAD) size: it changed
+    since it was listed, or the server's answer is not to be trusted. Not read."""
+
+
+def get_bounded(store: Any, key: str, size: int, url: str, stop: Optional[threading.Event] = None) -> Any:
+    """The object's ``size`` bytes, streamed (obstore ``GetResult.stream``) into one buffer
+    allocated once for ``size`` bytes (``pyarrow.allocate_buffer``: a failure is
+    ``MemoryError``, the pages are touched only as bytes arrive). What the server says its body
+    is (``Content-Length``, ``Content-Range``) never sizes anything: a body longer than ``size``
+    is stopped at ``size`` + 1 bytes and a shorter one is an error, both ``ObjectSizeError``
+    (as a local file that changed while read). Big objects come in ``RANGE_STEP`` ranges
+    fetched concurrently, each checked the same way. ``stop`` (Ctrl-C) ends it between pieces."""
+    import obstore
+    import pyarrow as pa
+
+    if size < 0:
+        raise ObjectSizeError(f"{redact(url)}: negative size {size} listed")
+    try:
+        buf = pa.allocate_buffer(size)
+    except (MemoryError, pa.ArrowMemoryError) as e:
+        raise MemoryError(f"{redact(url)}: {size:,} bytes do not fit in memory ({e})") from None
+    view = memoryview(buf).cast("B") if size else memoryview(bytearray(0))
+
+    def piece(start: int, end: int, ranged: bool) -> None:
+        opts = {"range": (start, end)} if ranged else None
+        res = obstore.get(store, key, options=opts) if opts else obstore.get(store, key)
+        at = start
+        for chunk in res.stream(min_chunk_size=min(max(end - start, 1), 8 << 20)):
+            if stop is not None and stop.is_set():
+                raise KeyboardInterrupt
+            n = len(chunk)
+            if at + n > end:
+                raise ObjectSizeError(f"{redact(url)}: the object is larger than the {size:,} bytes listed "
+                                      "(changed since it was listed?); not read")
+            view[at:at + n] = chunk
+            at += n
+        if at != end:
+            raise ObjectSizeError(f"{redact(url)}: the object ended after {at:,} of the {size:,} bytes listed "
+                                  "(changed since it was listed?); not read")
+
+    if size < RANGE_THRESHOLD:
+        piece(0, size, False)
+    else:
+        starts = list(range(0, size, RANGE_STEP))
+        with ThreadPoolExecutor(min(8, len(starts)), thread_name_prefix="hlodump-range") as ex:
+            futs = [ex.submit(piece, s0, min(s0 + RANGE_STEP, size), True) for s0 in starts]
+            try:
+                for f in futs:
+                    f.result()
+            except BaseException:
+                for f in futs:
+                    f.cancel()
+                raise
+    return buf
+
+
 class Backend:
     """One store (a bucket, an fsspec filesystem): lists and fetches. Picklable (the client is
     made again where it is used: Ray workers)."""
@@ -314,8 +454,9 @@ class Backend:
     def url(self, key: str) -> str:
         raise NotImplementedError
 
-    def list(self, prefix: str) -> list[tuple[str, int]]:
-        """(key, size) of every object under ``prefix`` (a "directory": keys ``prefix/…``)."""
+    def list(self, prefix: str, limit: int = MAX_FILES) -> list[tuple[str, int]]:
+        """(key, size) of every object under ``prefix`` (a "directory": keys ``prefix/…``);
+        more than ``limit`` is ``WalkLimitError``."""
         raise NotImplementedError
 
     def size(self, key: str) -> Optional[int]:
@@ -359,17 +500,21 @@ class ObstoreBackend(Backend):
     def url(self, key: str) -> str:
         return f"{self.root}/{key}"
 
-    def list(self, prefix: str) -> list[tuple[str, int]]:
+    def list(self, prefix: str, limit: int = MAX_FILES) -> list[tuple[str, int]]:
+        """Bounded (``bounded_listing``): at most ``limit`` objects, no key twice, never stuck."""
         import obstore
 
-        out: list[tuple[str, int]] = []
-        try:
-            for batch in obstore.list(self.store, prefix.strip("/") or None, chunk_size=1000):
-                out.extend((m["path"], int(m["size"])) for m in batch)
-        except BaseException as e:
-            _reraise_interrupts(e)
-            raise store_error(e, self.url(prefix), "list") from None
-        return out
+        store = self.store
+        url = self.url(prefix)
+
+        def batches() -> Any:
+            try:
+                yield from obstore.list(store, prefix.strip("/") or None, chunk_size=1000)
+            except BaseException as e:
+                _reraise_interrupts(e)
+                raise store_error(e, url, "list") from None
+
+        return bounded_listing(batches, url, limit)
 
     def size(self, key: str) -> Optional[int]:
         import obstore
@@ -389,14 +534,10 @@ class ObstoreBackend(Backend):
         """The object's bytes: an ``obstore.Bytes`` the tables point into (no copy); a big one
         in concurrent ranges, then joined (the parser needs a file contiguous: one copy).
         (obstore's blocking calls release the GIL and beat its asyncio ones here: collecting
-        a 100 MB body with ``bytes_async`` took 3 s where ``bytes()`` took 0.4 s.)"""
-        import obstore
-
-        if size >= RANGE_THRESHOLD:
-            starts = list(range(0, size, RANGE_STEP))
-            lengths = [min(RANGE_STEP, size - s) for s in starts]
-            return b"".join(obstore.get_ranges(self.store, key, starts=starts, lengths=lengths))
-        return obstore.get(self.store, key).bytes()
+        a 100 MB body with ``bytes_async`` took 3 s where ``bytes()`` took 0.4 s.) Streamed
+        within the listed size (``get_bounded``): what the server says its body is never
+        sizes a buffer."""
+        return get_bounded(self.store, key, size, self.url(key), getattr(self, "stop", None))
 
     def put(self, key: str, data: Any) -> None:
         import obstore
@@ -428,7 +569,7 @@ class FsspecBackend(Backend):
     def url(self, key: str) -> str:
         return str(self.fs.unstrip_protocol(key))
 
-    def list(self, prefix: str) -> list[tuple[str, int]]:
+    def list(self, prefix: str, limit: int = MAX_FILES) -> list[tuple[str, int]]:
         try:
             found = self.fs.find(prefix, detail=True, withdirs=False)
         except FileNotFoundError:
@@ -529,9 +670,14 @@ def fetch_all(plan: Plan, jobs: list[int], progress: Optional[bool]) -> dict[int
     tick: Callable[[int, int], None] = bar.update if bar is not None else (lambda f, n: None)
     lock = threading.Lock()
 
+    stop = threading.Event()
+
     def one(i: int) -> tuple[int, Any]:
         r: Remote = plan.inputs[i].origin  # type: ignore[assignment]
         try:
+            if stop.is_set():
+                raise KeyboardInterrupt
+            r.backend.stop = stop  # an obstore fetch checks it between pieces
             got: Any = r.backend.get_sync(r.key, r.size)  # type: ignore[attr-defined]
         except BaseException as e:  # noqa: BLE001 - reported per object (a PanicException too)
             _reraise_interrupts(e)
@@ -544,12 +690,17 @@ def fetch_all(plan: Plan, jobs: list[int], progress: Optional[bool]) -> dict[int
     try:
         out.update(ex.map(one, jobs))
     except BaseException:  # Ctrl-C: do not wait for the objects not fetched yet
+        stop.set()  # the fetches under way stop at their next piece
         ex.shutdown(wait=False, cancel_futures=True)
         raise
-    finally:
+    else:
         ex.shutdown(wait=True)
+    finally:
         if bar is not None:
             bar.close()
+    for i, got in out.items():  # out of memory is the environment's problem, not one object's
+        if isinstance(got, MemoryError):
+            raise got
     return out
 
 
@@ -616,7 +767,7 @@ def _expand_url(url: str, prefix_dirs: bool, max_files: int, storage_options: Op
         _expand_glob(backend, url, key, max_files, out)
         return
     # a "directory" (one listing) first: the common case costs one round trip
-    listed = backend.list(key)
+    listed = backend.list(key, max_files)
     base = key.rstrip("/")
     rel_of = (lambda k: k[len(base) + 1:] if base else k.lstrip("/"))
     found = sorted((rel_of(k), k, s) for k, s in listed if (not base or k.startswith(base + "/")) and rel_of(k))
@@ -723,7 +874,7 @@ def _expand_glob(backend: Backend, url: str, key: str, max_files: int, out: Plan
     base = "/".join(fixed)
     lead = "/" if key.startswith("/") else ""  # fsspec paths may start with the root marker
     rx = _glob_regex(key.strip("/"))
-    listed = [(k, size) for k, size in backend.list(base) if k.startswith(lead)]
+    listed = [(k, size) for k, size in backend.list(base, max_files) if k.startswith(lead)]
     if len(listed) > max_files:
         raise WalkLimitError(f"{url}: more than {max_files:,} objects; listing stopped "
                              "(read_arrow(..., max_files=N) raises the limit)")

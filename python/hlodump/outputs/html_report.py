@@ -87,6 +87,14 @@ def report(dump: "Dump", path: "str | os.PathLike[str]", *, compare: Optional["D
 
     Needs plotly (``pip install 'hlodump[report]'``) for the JavaScript it inlines.
     """
+    from .._typing import check_dump, check_int, check_path
+
+    check_dump("hlodump.report", "dump", dump)
+    check_path("hlodump.report", "path", path)
+    if compare is not None:
+        check_dump("hlodump.report", "compare", compare)
+    check_int("hlodump.report", "top", top, 0)
+    check_int("hlodump.report", "max_points", max_points, 2)
     data = report_data(dump, compare=compare, modules=modules, top=top, max_points=max_points,
                        progress=progress, device=device)
     if title is not None:
@@ -94,10 +102,9 @@ def report(dump: "Dump", path: "str | os.PathLike[str]", *, compare: Optional["D
     if open_module is not None:
         data["index"]["open"] = open_module
     page = render(data)
-    out = os.fspath(path)
-    with open(out, "w", encoding="utf-8") as fh:
-        fh.write(page)
-    return out
+    from .atomic import write_replaced
+
+    return write_replaced(path, page)  # atomic: a failure leaves an existing page as it was
 
 
 def report_data(dump: "Dump", *, compare: Optional["Dump"] = None, modules: Optional[Sequence[str]] = None,

@@ -101,9 +101,13 @@ def plot_oom_png(report: dict[str, Any], out: str) -> str:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    from .atomic import save_figure
+
     fig = oom_figure(report)
-    fig.savefig(out)
-    plt.close(fig)
+    try:
+        save_figure(fig, out)
+    finally:
+        plt.close(fig)
     return out
 
 
@@ -229,8 +233,7 @@ def oom_html(dump: "Dump", out: str, *, top: int = 20, title: Optional[str] = No
            "table{border-collapse:collapse;margin:6px 0}td,th{border:1px solid #ccc;padding:2px 6px;"
            "text-align:left;font-size:12px}.failed{color:crimson;font-weight:600}</style></head><body>"
            f"<h1>{e(title or 'out-of-memory reports')}</h1>{''.join(parts)}</body></html>")
-    tmp = f"{out}.tmp{os.getpid()}"
-    with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(doc)
-    os.replace(tmp, out)
+    from .atomic import write_replaced
+
+    write_replaced(out, doc)
     return out

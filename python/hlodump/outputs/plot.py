@@ -50,9 +50,13 @@ def plot_png(dump: "Dump", module: str, out: str, top: int = 5) -> str:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    from .atomic import save_figure
+
     fig = figure(dump, module, top)
-    fig.savefig(out)
-    plt.close(fig)
+    try:
+        save_figure(fig, out)
+    finally:
+        plt.close(fig)
     return out
 
 
