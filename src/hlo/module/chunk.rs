@@ -98,6 +98,10 @@ fn chunk_parser<'t, 'c>(ctx: FileCtx<'c>, t: &'t mut Tables, data: &'c [u8], lin
         computations: Default::default(),
         deferred: Vec::new(),
         chunk_comps: Vec::new(),
+        comp_errors: 0,
+        module_errors: 0,
+        damaged: false,
+        module_damaged: false,
     }
 }
 

@@ -339,7 +339,14 @@ impl<'t, 'c> Parser<'t, 'c> {
             self.error_in(line, text, base, at(ins.name), msg)?;
             return Ok(None);
         }
-        let dangling = self.sc.operands.iter().position(|&p| !self.defined.contains_key(self.sc.piece(text, p)));
+        // (after an error in the computation a name may be missing: uses are not judged)
+        self.damaged |= self.t.errors.len() > self.comp_errors;
+        self.module_damaged |= self.damaged || self.t.errors.len() > self.module_errors;
+        let dangling = if self.damaged {
+            None
+        } else {
+            self.sc.operands.iter().position(|&p| !self.defined.contains_key(self.sc.piece(text, p)))
+        };
         let key = self.name_key(ins.name);
         self.defined.insert(key, line.no);
         if let Some(at) = ins.number_error {
@@ -378,7 +385,8 @@ impl<'t, 'c> Parser<'t, 'c> {
             self.error_in(line, text, base, pos, msg)?;
             return Ok(None);
         }
-        for k in 0..self.sc.called.len() {
+        let called = if self.module_damaged { 0 } else { self.sc.called.len() };
+        for k in 0..called {
             let c = self.sc.piece(text, self.sc.called[k]);
             if self.computations.contains_key(c) {
                 continue;

@@ -152,6 +152,13 @@ struct Parser<'t, 'c> {
     /// the chunks before).
     deferred: Vec<(usize, usize)>,
     chunk_comps: Vec<(usize, usize)>,
+    /// Errors in the table when the open computation / module began, and whether a line that
+    /// is not valid was skipped since: after an error, a name or computation may be missing
+    /// because its line was not read, so uses of names are not judged (no error for each use).
+    comp_errors: usize,
+    module_errors: usize,
+    damaged: bool,
+    module_damaged: bool,
 }
 
 pub fn parse<'c>(data: &'c [u8], ctx: FileCtx<'c>, t: &mut Tables) -> Result<()> {
@@ -197,6 +204,10 @@ pub fn parse_text<'c>(data: &'c [u8], ctx: FileCtx<'c>, t: &mut Tables, judged: 
         computations: NameMap::default(),
         deferred: Vec::new(),
         chunk_comps: Vec::new(),
+        comp_errors: 0,
+        module_errors: 0,
+        damaged: false,
+        module_damaged: false,
     };
     p.want = wanted(p.t);
     p.run()?;
@@ -262,6 +273,8 @@ impl<'t, 'c> Parser<'t, 'c> {
             self.t.line_end()?; // a streaming read hands out a batch here when one is full
             let Some(line) = self.pending.take().or_else(|| self.next_line()) else { break };
             if line.bad.is_some() {
+                // (its error is in the table: names may be missing after it)
+                (self.damaged, self.module_damaged) = (true, true);
                 continue;
             }
             if self.mode == Mode::Bailed || self.dispatch(&line)? == Flow::Stop {
@@ -419,7 +432,7 @@ impl<'t, 'c> Parser<'t, 'c> {
         if let Some((name, is_entry, signature, result_shape)) = comp_header(s).or_else(|| comp_header(strip_line_comment(s))) {
             self.table = None;
             self.computation_id += 1;
-            self.defined.clear();
+            self.open_names();
             self.comp = Some(OpenComp { id: self.computation_id, name, is_entry, signature, result_shape, line: line.no, has_root: false });
             return Ok(Flow::Next);
         }
@@ -460,7 +473,7 @@ impl<'t, 'c> Parser<'t, 'c> {
         let d = self.data;
         self.table = None;
         self.computation_id += 1;
-        self.defined.clear();
+        self.open_names();
         self.comp = Some(OpenComp {
             id: self.computation_id,
             name: &d[h.name.0..h.name.1],
@@ -474,10 +487,24 @@ impl<'t, 'c> Parser<'t, 'c> {
         true
     }
 
+    /// A computation opens: no instruction name is defined in it yet.
+    fn open_names(&mut self) {
+        self.defined.clear();
+        self.comp_errors = self.t.errors.len();
+        self.damaged = false;
+    }
+
+    /// A module begins: no computation is defined in it yet.
+    fn begin_module_names(&mut self) {
+        self.computations.clear();
+        self.module_errors = self.t.errors.len();
+        self.module_damaged = false;
+    }
+
     /// Start a module at a computation header with no `HloModule` header before it.
     fn begin_headerless(&mut self, line: u64) {
         self.checks.begin(line, b"");
-        self.computations.clear();
+        self.begin_module_names();
         self.module_index += 1;
         self.have_header = true;
         self.headerless = Some(Headerless { line, ..Default::default() });
@@ -578,7 +605,7 @@ impl<'t, 'c> Parser<'t, 'c> {
         self.have_header = true;
         self.module_index += 1;
         self.checks.begin(line.no, name);
-        self.computations.clear();
+        self.begin_module_names();
         let (src, m) = (self.ctx.src, &mut self.t.modules);
         m.file_id.push(self.ctx.file_id);
         m.name.push(&src, name);

@@ -275,7 +275,8 @@ def _general_instruction(f: str, start: int) -> tuple[dict[str, Any], int]:
     try:
         row = _finish(f, is_root, f[na:nb], f[shape[0]:shape[1]], f[opcode[0]:opcode[1]],
                       f[operands[0]:operands[1]], f[attributes[0]:attributes[1]],
-                      [(k, a, b) for k, a, b, _ in spans])
+                      [(k, a, b) for k, a, b, _ in spans], (na, shape[0], opcode[0], operands[0]),
+                      [ks for _, _, _, ks in spans])
     except ScanError as e:
         raise _GenError(attributes[0], f"bad attribute value: {e}") from None
     if row is None:
