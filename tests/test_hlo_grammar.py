@@ -303,7 +303,7 @@ def test_names_are_per_computation_and_called_computations_per_module(tmp_path):
     computation called by a later one, a module after a `// -----` with its own names."""
     text = (HEAD + "%c (p: f32[3]) -> f32[3] {\n  %p = f32[3]{0} parameter(0)\n  ROOT %n = f32[3]{0} negate(%p)\n}\n\n"
             + BODY + "  ROOT %n = f32[3]{0} call(%p), to_apply=%c\n}\n// -----\n" + HEAD
-            + "%c (p: f32[3]) -> f32[3] {\n  %p = f32[3]{0} parameter(0)\n  ROOT %n = f32[3]{0} negate(%p)\n}\n")
+            + "ENTRY %c (p: f32[3]) -> f32[3] {\n  %p = f32[3]{0} parameter(0)\n  ROOT %n = f32[3]{0} negate(%p)\n}\n")
     _hlo.hlo_module_from_text(text.split("// -----")[0])
     path = _write(tmp_path, text)
     assert_same(path, strict_too=True)
