@@ -14,8 +14,9 @@
 //!   use (XLA's `AddInstruction` / `FindInstruction` in the computation's own scope); per
 //!   module, **called computations** defined before (XLA's `ParseComputationName`).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::OnceLock;
 
 /// Every opcode `HloOpcodeString` prints (jaxlib 0.10.2's `HloOpcode`, 133 of them), plus
 /// `tuple-select` (removed in 2022; older dumps print it).
@@ -55,15 +56,22 @@ const METADATA_KEYS: &[&[u8]] = &[
     b"preserve_layout",
 ];
 
+/// `OPCODES` as a set (asked once per instruction: one hash, not a scan of 134 names).
+fn opcode_set() -> &'static HashSet<&'static [u8], BuildHasherDefault<NameHasher>> {
+    static SET: OnceLock<HashSet<&'static [u8], BuildHasherDefault<NameHasher>>> = OnceLock::new();
+    SET.get_or_init(|| OPCODES.iter().copied().collect())
+}
+
 /// An opcode XLA knows, or an async form of one (`custom-call-start`: `ParseOpcode`).
 #[inline]
 pub fn known_opcode(op: &[u8]) -> bool {
-    if OPCODES.contains(&op) {
+    let set = opcode_set();
+    if set.contains(op) {
         return true;
     }
     for suffix in [&b"-start"[..], b"-update", b"-done"] {
         if let Some(wrapped) = op.strip_suffix(suffix) {
-            return OPCODES.contains(&wrapped);
+            return set.contains(wrapped);
         }
     }
     false
@@ -71,7 +79,8 @@ pub fn known_opcode(op: &[u8]) -> bool {
 
 #[inline]
 pub fn known_element_type(t: &[u8]) -> bool {
-    ELEMENT_TYPES.contains(&t)
+    // the common ones first, without a scan
+    matches!(t, b"f32" | b"s32" | b"bf16" | b"pred" | b"u32" | b"f16" | b"s64" | b"u8" | b"s8") || ELEMENT_TYPES.contains(&t)
 }
 
 #[inline]
@@ -266,9 +275,17 @@ impl Hasher for NameHasher {
         self.0 = (self.0.rotate_left(5) ^ n as u64).wrapping_mul(0x517c_c1b7_2722_0a95);
     }
 
+    /// A final avalanche (MurmurHash3's `fmix64`): the word rule mixes only upwards, and the
+    /// maps index their buckets by the low bits — names that differ in a middle word
+    /// (`fused_computation.12.clone.r1`) would otherwise share buckets.
     #[inline]
     fn finish(&self) -> u64 {
-        self.0
+        let mut h = self.0;
+        h ^= h >> 33;
+        h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
+        h ^= h >> 33;
+        h = h.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+        h ^ (h >> 33)
     }
 }
 

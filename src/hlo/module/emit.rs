@@ -330,25 +330,32 @@ impl<'t, 'c> Parser<'t, 'c> {
     /// not each report it again), unless it was defined already.
     #[inline]
     fn rules(&mut self, line: &Line<'c>, text: &[u8], base: usize, ins: &Instr<'_>) -> Result<Option<rules::UnknownType>> {
+        use std::collections::hash_map::Entry;
         let at = |s: &[u8]| s.as_ptr() as usize - text.as_ptr() as usize;
-        if let Some(&first) = self.defined.get(ins.name) {
-            let msg = format!(
-                "instruction '{}' is already defined in this computation (line {first}): XLA's parser refuses a second",
-                String::from_utf8_lossy(ins.name)
-            );
-            self.error_in(line, text, base, at(ins.name), msg)?;
-            return Ok(None);
-        }
         // (after an error in the computation a name may be missing: uses are not judged)
         self.damaged |= self.t.errors.len() > self.comp_errors;
         self.module_damaged |= self.damaged || self.t.errors.len() > self.module_errors;
+        // the operands against the names before this instruction (its own is not one yet)
         let dangling = if self.damaged {
             None
         } else {
             self.sc.operands.iter().position(|&p| !self.defined.contains_key(self.sc.piece(text, p)))
         };
         let key = self.name_key(ins.name);
-        self.defined.insert(key, line.no);
+        match self.defined.entry(key) {
+            Entry::Vacant(v) => {
+                v.insert(line.no);
+            }
+            Entry::Occupied(e) => {
+                let first = *e.get();
+                let msg = format!(
+                    "instruction '{}' is already defined in this computation (line {first}): XLA's parser refuses a second",
+                    String::from_utf8_lossy(ins.name)
+                );
+                self.error_in(line, text, base, at(ins.name), msg)?;
+                return Ok(None);
+            }
+        }
         if let Some(at) = ins.number_error {
             self.number_error(line, text, base, at)?;
             return Ok(None);

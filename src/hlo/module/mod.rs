@@ -489,7 +489,13 @@ impl<'t, 'c> Parser<'t, 'c> {
 
     /// A computation opens: no instruction name is defined in it yet.
     fn open_names(&mut self) {
-        self.defined.clear();
+        // (clearing costs the map's capacity: after a big computation, a fresh map, so that the
+        // many small computations after it do not each pay for the big one)
+        if self.defined.capacity() > 1024 {
+            self.defined = NameMap::default();
+        } else {
+            self.defined.clear();
+        }
         self.comp_errors = self.t.errors.len();
         self.damaged = false;
     }
