@@ -315,7 +315,7 @@ mod tests {
         ] {
             assert_eq!(ok(s), None);
         }
-        assert_eq!(ok(b"(f32[], f99[2])"), Some((9, 12)));
+        assert_eq!(ok(b"(f32[], f99[2])"), Some((8, 11)));
         let err = |s: &[u8]| check_shape(s).unwrap_err();
         assert_eq!(err(b"f32[3,]").0, 6);
         assert_eq!(err(b"f32[,3]").0, 4);
