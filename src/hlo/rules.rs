@@ -97,7 +97,7 @@ pub type UnknownType = Option<(usize, usize)>;
 /// element type, or Err(position in `s`, message).
 pub fn check_shape(s: &[u8]) -> Result<UnknownType, (usize, String)> {
     let mut unknown: UnknownType = None;
-    let i = shape_at(s, skip(s, 0), &mut unknown)?;
+    let i = shape_at(s, skip(s, 0), &mut unknown, 0)?;
     let i = skip(s, i);
     if i < s.len() {
         return Err((i, format!("malformed shape: unexpected {} after the shape", what(s, i))));
@@ -139,8 +139,15 @@ fn digits_end(s: &[u8], i: usize) -> usize {
     i + s[i..].iter().take_while(|b| b.is_ascii_digit()).count()
 }
 
-/// One shape at `s[i]` (not a blank): its end.
-fn shape_at(s: &[u8], i: usize, unknown: &mut UnknownType) -> Result<usize, (usize, String)> {
+/// Tuples and buffers nested deeper are an error (the walk recurses on them; no input's
+/// structure may exhaust the stack: 200,000 nested `(` are just text).
+pub const MAX_NESTING: usize = 100;
+
+/// One shape at `s[i]` (not a blank), `depth` tuples or buffers deep: its end.
+fn shape_at(s: &[u8], i: usize, unknown: &mut UnknownType, depth: usize) -> Result<usize, (usize, String)> {
+    if depth >= MAX_NESTING {
+        return Err((i, format!("malformed shape: tuples nested more than {MAX_NESTING} deep")));
+    }
     if s.get(i) == Some(&b'(') {
         // a tuple: `()` or shapes separated by ','
         let mut k = skip(s, i + 1);
@@ -148,7 +155,7 @@ fn shape_at(s: &[u8], i: usize, unknown: &mut UnknownType) -> Result<usize, (usi
             return Ok(k + 1);
         }
         loop {
-            k = skip(s, shape_at(s, k, unknown)?);
+            k = skip(s, shape_at(s, k, unknown, depth + 1)?);
             match s.get(k) {
                 Some(b',') => k = skip(s, k + 1),
                 Some(b')') => return Ok(k + 1),
@@ -158,7 +165,7 @@ fn shape_at(s: &[u8], i: usize, unknown: &mut UnknownType) -> Result<usize, (usi
     }
     let te = i + s[i..].iter().take_while(|b| b.is_ascii_alphanumeric() || **b == b'_').count();
     if &s[i..te] == b"b" && s.get(te) == Some(&b'(') {
-        let k = skip(s, shape_at(s, skip(s, te + 1), unknown)?);
+        let k = skip(s, shape_at(s, skip(s, te + 1), unknown, depth + 1)?);
         return if s.get(k) == Some(&b')') { Ok(k + 1) } else { Err(expected(s, k, "')' after a buffer's shape")) };
     }
     let ty = &s[i..te];

@@ -85,19 +85,25 @@ def check_shape(s: str) -> tuple[int, int] | None:
     """Check a result shape; the first element type XLA does not know (start, end), or None.
     Raises ShapeError(position, message). Rust: ``rules.rs`` ``check_shape``."""
     unknown: list[tuple[int, int]] = []
-    i = _skip(s, _shape_at(s, _skip(s, 0), unknown))
+    i = _skip(s, _shape_at(s, _skip(s, 0), unknown, 0))
     if i < len(s):
         raise ShapeError(i, f"malformed shape: unexpected {_what(s, i)} after the shape")
     return unknown[0] if unknown else None
 
 
-def _shape_at(s: str, i: int, unknown: list[tuple[int, int]]) -> int:
+#: tuples and buffers nested deeper are an error (the walk recurses on them)
+MAX_NESTING = 100
+
+
+def _shape_at(s: str, i: int, unknown: list[tuple[int, int]], depth: int) -> int:
+    if depth >= MAX_NESTING:
+        raise ShapeError(i, f"malformed shape: tuples nested more than {MAX_NESTING} deep")
     if s[i:i + 1] == "(":
         k = _skip(s, i + 1)
         if s[k:k + 1] == ")":
             return k + 1
         while True:
-            k = _skip(s, _shape_at(s, k, unknown))
+            k = _skip(s, _shape_at(s, k, unknown, depth + 1))
             c = s[k:k + 1]
             if c == ",":
                 k = _skip(s, k + 1)
@@ -107,7 +113,7 @@ def _shape_at(s: str, i: int, unknown: list[tuple[int, int]]) -> int:
                 raise _expected(s, k, "',' or ')' in a tuple shape")
     te = _TYPE_CHARS.match(s, i).end()
     if s[i:te] == "b" and s[te:te + 1] == "(":
-        k = _skip(s, _shape_at(s, _skip(s, te + 1), unknown))
+        k = _skip(s, _shape_at(s, _skip(s, te + 1), unknown, depth + 1))
         if s[k:k + 1] == ")":
             return k + 1
         raise _expected(s, k, "')' after a buffer's shape")
