@@ -550,6 +550,13 @@ fn attribute_value(attributes: &str, key: &str) -> PyResult<Option<String>> {
     }
 }
 
+/// Whether XLA knows the HLO opcode `op` (the parser's list, `hlo::rules::known_opcode`; an
+/// unknown one is a newer XLA's: the cost analysis counts it as unknown, never as 0).
+#[pyfunction]
+fn known_opcode(op: &str) -> bool {
+    crate::hlo::rules::known_opcode(op.as_bytes())
+}
+
 /// Pages of mapped files that shrank while in use and now read as zeros (see `sigbus.rs`).
 #[pyfunction]
 fn mapped_pages_lost() -> usize {
@@ -582,6 +589,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(mapped_pages_lost, m)?)?;
     m.add_function(wrap_pyfunction!(decode_body, m)?)?;
     m.add_function(wrap_pyfunction!(attribute_value, m)?)?;
+    m.add_function(wrap_pyfunction!(known_opcode, m)?)?;
     m.add_function(wrap_pyfunction!(compact, m)?)?;
     m.add_function(wrap_pyfunction!(rearm_sigbus, m)?)?;
     m.add_function(wrap_pyfunction!(table_schemas, m)?)?;

@@ -107,6 +107,23 @@ def test_custom_call_is_unknown_as_in_jax() -> None:
     assert m["cost_analysis"]["optimal_seconds"] == -float(len(cc))
 
 
+def test_unknown_opcode_is_unknown_not_zero(tmp_path) -> None:
+    """An opcode XLA does not know (a newer XLA's; the parser notes it, issue 50) has no cost
+    rule: its row gets no figure and a note, and the module's figures say they leave it out —
+    never a silent 0 FLOPs."""
+    p = tmp_path / "module_0001.m.cpu_after_optimizations.txt"
+    p.write_text("HloModule m, is_scheduled=true\n\nENTRY %e (p: f32[3]) -> f32[3] {\n  %p = f32[3]{0} parameter(0)\n"
+                 "  %a = f32[3]{0} negate(%p)\n  ROOT %n = f32[3]{0} frobnicate(%a)\n}\n")
+    d = hlodump.read_arrow(str(p))
+    assert [n["kind"] for n in d.notes.to_pylist()] == ["unknown_opcode"]
+    rows = {r["instruction"]: r for r in A.costs(d).to_pylist()}
+    assert rows["a"]["flops"] == 3.0
+    assert rows["n"]["flops"] is None and rows["n"]["bytes_accessed"] is None
+    assert "unknown opcode 'frobnicate'" in rows["n"]["note"] and "left out of the totals" in rows["n"]["note"]
+    ca = A.cost_analysis(d)[0]
+    assert "1 instruction left out of these figures" in ca["note"] and "unknown opcode" in ca["note"]
+
+
 def test_in_total_rows_add_up() -> None:
     d = hlodump.read_arrow(os.path.join(COST, "jax-0.10.2"), tables=["instructions", "computations"])
     t = A.costs(d)

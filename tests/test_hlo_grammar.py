@@ -204,3 +204,120 @@ def test_corpus_against_xla(request):
             diffs.append((p, "tables differ"))
     print(f"{len(files)} files, {n_instr} instructions compared, {len(diffs)} differences")
     assert not diffs, diffs[:20]
+
+
+# ---------------------------------------------------------------------------------------------
+# XLA's rules that no single field shows (issue 50, `src/hlo/rules.rs`, `reference/hlo/rules.py`):
+# each was read as if fine before (no error, no note, strict too). A rule XLA's parser enforces
+# on what only a newer XLA prints (an opcode, an element type, a metadata key) is a note (its row
+# kept; strict: an error); one it enforces on the structure is an error (no row).
+
+BODY = "ENTRY %e (p: f32[3]) -> f32[3] {\n  %p = f32[3]{0} parameter(0)\n"
+OK = HEAD + BODY + '  ROOT %n = f32[3]{0} negate(%p), metadata={op_name="a"}\n}\n'
+
+#: name: (text, line, column, words of the error) — XLA's parser refuses each text
+RULE_ERRORS = {
+    "malformed_dimension": (OK.replace("ROOT %n = f32[3]{0}", "ROOT %n = f32[3,]{0}"), 5, 19,
+                            "expected a dimension size"),
+    "malformed_layout": (OK.replace("ROOT %n = f32[3]{0}", "ROOT %n = f32[3]{0,}"), 5, 22,
+                         "expected a dimension number in the layout"),
+    "two_layouts": (OK.replace("ROOT %n = f32[3]{0}", "ROOT %n = f32[3]{0}{0}"), 5, 22, "after the shape"),
+    "element_type_not_a_word": (OK.replace("ROOT %n = f32[3]{0}", "ROOT %n = F32[3]{0}"), 5, 13,
+                                "'F32' is not an element type"),
+    "duplicate_name": (HEAD + BODY + "  %n = f32[3]{0} negate(%p)\n  ROOT %n = f32[3]{0} negate(%p)\n}\n", 6, 9,
+                       "'n' is already defined in this computation (line 5)"),
+    "dangling_operand": (OK.replace("negate(%p)", "negate(%q)"), 5, 31, "operand 'q' is not defined"),
+    "operand_used_before_defined": (HEAD + "ENTRY %e (p: f32[3]) -> f32[3] {\n  ROOT %n = f32[3]{0} negate(%p)\n"
+                                    "  %p = f32[3]{0} parameter(0)\n}\n", 4, 31, "operand 'p' is not defined"),
+    "dangling_called_computation": (OK.replace("negate(%p)", "call(%p), to_apply=%nothere"), 5, 42,
+                                    "computation 'nothere' is not defined"),
+    "called_computation_defined_after": (
+        HEAD + BODY + "  ROOT %n = f32[3]{0} call(%p), to_apply=%c\n}\n\n%c (q: f32[3]) -> f32[3] {\n"
+        "  %q = f32[3]{0} parameter(0)\n  ROOT %r = f32[3]{0} negate(%q)\n}\n", 5, 42, "computation 'c' is not defined"),
+    "repeated_attribute": (OK.replace('metadata={op_name="a"}', 'metadata={op_name="a"}, metadata={op_name="b"}'),
+                           5, 59, "attribute 'metadata' is given twice"),
+    "unterminated_string": (HEAD + BODY + '  %a = f32[3]{0} negate(%p), metadata={op_name="a}\n'
+                            '  %b = f32[3]{0} negate(%p), metadata={op_name="b"}\n'
+                            '  ROOT %n = f32[3]{0} add(%a, %b), metadata={op_name="d"}\n}\n', 5, 48,
+                            "unterminated string: no closing '\"' on its line"),
+}
+
+#: name: (text, kind, token, line, column) — a newer XLA's text, or one XLA reads as written
+RULE_NOTES = {
+    "unknown_opcode": (OK.replace("negate(%p)", "frobnicate(%p)"), "unknown_opcode", "frobnicate", 5, 23),
+    "unknown_element_type": (OK.replace("ROOT %n = f32[3]{0}", "ROOT %n = f99[3]{0}"), "unknown_element_type", "f99",
+                             5, 13),
+    "unknown_metadata_key": (OK.replace('op_name="a"', 'op_name="a" frob=3'), "unknown_metadata_key", "frob", 5, 57),
+    "empty_operand": (OK.replace("negate(%p)", "add(%p, , %p)"), "empty_operand", "", 5, 27),
+}
+
+
+@pytest.mark.parametrize("name", sorted(RULE_ERRORS))
+def test_xla_rule_errors(name, tmp_path):
+    """An error at the place, no row for the instruction, the other rows kept — both readers,
+    and XLA's parser refuses the text too."""
+    text, line, column, words = RULE_ERRORS[name]
+    with pytest.raises(Exception):
+        _hlo.hlo_module_from_text(text)
+    path = _write(tmp_path, text)
+    assert_same(path, strict_too=True)
+    for read in (hlodump.read_arrow, reference.read_arrow):
+        with pytest.raises(ParseError) as e:
+            read(path)
+        assert (e.value.line, e.value.column) == (line, column), (e.value.line, e.value.column, e.value.message)
+        assert words in e.value.message, e.value.message
+        d = read(path, on_error="collect")
+        assert [(r["line"], r["column"]) for r in d.errors.to_pylist()] == [(line, column)]
+        rows = d.instructions.to_pylist()
+        assert line not in [r["line"] for r in rows] or name == "duplicate_name"
+        if name == "unterminated_string":  # the instructions after the damage are read
+            assert [r["name"] for r in rows] == ["p", "b", "n"]
+
+
+@pytest.mark.parametrize("name", sorted(RULE_NOTES))
+def test_xla_rule_notes(name, tmp_path):
+    """One note (kind, token, place), the row kept as written — both readers; strict: an error
+    at the same place."""
+    text, kind, token, line, column = RULE_NOTES[name]
+    path = _write(tmp_path, text)
+    assert_same(path)
+    for read in (hlodump.read_arrow, reference.read_arrow):
+        d = read(path)
+        assert [(n["kind"], n["token"], n["line"], n["column"]) for n in d.notes.to_pylist()] == [
+            (kind, token, line, column)]
+        assert d.instructions.column("name").to_pylist() == ["p", "n"]
+        assert d.errors.num_rows == 0
+        with pytest.raises(ParseError) as e:
+            read(path, strict=True)
+        assert (e.value.line, e.value.column) == (line, column)
+    if name == "empty_operand":  # XLA reads it so: the empty item skipped
+        assert _xla(text) == _ours(hlodump.read_arrow(path))
+        assert hlodump.read_arrow(path).instructions.column("operands").to_pylist()[1] == ["p", "p"]
+    else:
+        with pytest.raises(Exception):
+            _hlo.hlo_module_from_text(text)
+
+
+def test_names_are_per_computation_and_called_computations_per_module(tmp_path):
+    """What XLA's parser accepts stays accepted: a name reused in another computation, a
+    computation called by a later one, a module after a `// -----` with its own names."""
+    text = (HEAD + "%c (p: f32[3]) -> f32[3] {\n  %p = f32[3]{0} parameter(0)\n  ROOT %n = f32[3]{0} negate(%p)\n}\n\n"
+            + BODY + "  ROOT %n = f32[3]{0} call(%p), to_apply=%c\n}\n// -----\n" + HEAD
+            + "ENTRY %c (p: f32[3]) -> f32[3] {\n  %p = f32[3]{0} parameter(0)\n  ROOT %n = f32[3]{0} negate(%p)\n}\n")
+    _hlo.hlo_module_from_text(text.split("// -----")[0])
+    path = _write(tmp_path, text)
+    assert_same(path, strict_too=True)
+    for read in (hlodump.read_arrow, reference.read_arrow):
+        d = read(path, strict=True)
+        assert d.instructions.num_rows == 6 and d.notes.num_rows == 0
+
+
+def test_comment_over_lines_hides_instructions_as_in_xla(tmp_path):
+    """`/* … */` over several lines is a comment, as XLA's lexer reads it: the instructions
+    inside are not instructions (both readers give XLA's tables)."""
+    text = (HEAD + BODY + "  /*\n  %a = f32[3]{0} negate(%p)\n  %b = f32[3]{0} negate(%a)\n  %c = f32[3]{0} negate(%b)\n"
+            "  */\n  ROOT %n = f32[3]{0} negate(%p)\n}\n")
+    path = _write(tmp_path, text)
+    assert_same(path, strict_too=True)
+    for read in (hlodump.read_arrow, reference.read_arrow):
+        assert _ours(read(path, strict=True)) == _xla(text) == [("e", [("p", "parameter", []), ("n", "negate", ["p"])])]

@@ -202,3 +202,28 @@ def test_hlo_checks_across_chunks(grown, tmp_path, monkeypatch):
     hand = tmp_path / "hand_written.hlo.txt"
     hand.write_bytes(cut)
     assert hlodump.read_arrow(hand, threads=2, on_error="collect")["errors"].num_rows == 0
+
+
+@pytest.mark.parametrize("where", ["missing", "defined_later"])
+def test_called_computations_across_chunks(grown, where, tmp_path, monkeypatch):
+    """A called computation must be one read before (XLA's parser; issue 50): chunks defer the
+    names they do not define and the split resolves them against the chunks before, so a
+    normal file stays split (test above) and a call early in the file to a computation defined
+    only near its end (or nowhere) gives the serial parse's error."""
+    import re
+
+    monkeypatch.setenv("HLODUMP_MIN_SPLIT_BYTES", SPLIT)
+    data = grown["hlo"].read_bytes()
+    later = re.findall(rb"^%([A-Za-z0-9_.-]+) ", data[len(data) * 7 // 8:], re.M)[-1]
+    m = re.compile(rb"calls=%([A-Za-z0-9_.-]+)").search(data, len(data) // 8)
+    name = b"nothere" if where == "missing" else later
+    p = tmp_path / grown["hlo"].name
+    p.write_bytes(data[:m.start(1)] + name + data[m.end(1):])
+    one = hlodump.read_arrow(p, threads=1, on_error="collect")
+    two = hlodump.read_arrow(p, threads=2, on_error="collect")
+    _same(one, two)
+    msgs = [e["message"] for e in two["errors"].to_pylist()]
+    assert msgs == [f"computation '{name.decode()}' is not defined before this instruction (XLA's parser needs it "
+                    "earlier in the module)"], msgs
+    assert_same_tables(hlodump.read_arrow(p, threads=2, on_error="collect", string_view=False),
+                       hlodump.reference.read_arrow(p, on_error="collect", string_view=False), "calls")

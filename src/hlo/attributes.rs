@@ -113,7 +113,7 @@ pub fn get<'a>(text: &'a [u8], attrs: &[Attr], key: &[u8]) -> Option<&'a [u8]> {
 }
 
 /// The metadata items the tables use (raw values, first occurrence of each key).
-#[derive(Default, Debug, Clone, Copy)]
+#[derive(Default, Debug, Clone)]
 pub struct Metadata<'a> {
     pub op_name: Option<&'a [u8]>,
     pub op_type: Option<&'a [u8]>,
@@ -123,6 +123,9 @@ pub struct Metadata<'a> {
     /// For op_name, op_type, source_file: the value is one quoted string without a backslash
     /// (so its unescaped text is the text between the quotes).
     pub plain: [bool; 3],
+    /// Items whose key XLA's parser does not allow (`rules::known_metadata_key`): (key start,
+    /// key end, value end) in the value given to `parse_metadata` (each gives a `notes` row).
+    pub unknown: Vec<(usize, usize, usize)>,
 }
 
 /// `{op_name="…" source_line=3 …}` (§3.9). Every item is checked even if unused, because a bad
@@ -170,6 +173,9 @@ fn metadata_items<'a, W: Walk>(value: &'a [u8], t: &W) -> ScanResult<Metadata<'a
             b"source_line" => (&mut md.source_line, 3),
             b"stack_frame_id" => (&mut md.stack_frame_id, 4),
             _ => {
+                if !super::rules::known_metadata_key(key) {
+                    md.unknown.push((a + k, a + eq, a + j));
+                }
                 pos = j;
                 continue;
             }

@@ -123,24 +123,33 @@ pub fn group_end(f: &[u8], i: usize, shape: bool) -> Result<usize, GenError> {
     }
 }
 
-/// `f[i]` is '"': past the closing quote (`\` escapes any byte). A NUL is an error.
+/// `f[i]` is '"': past the closing quote (`\` escapes any byte but a line break). A NUL is an
+/// error; so is a line break before the closing quote: XLA prints every string on one line
+/// (escaped fields have no raw line break, FORMATS.md §3.1.4), so a string open at the end of its
+/// line lost its closing quote there, and is reported at its opening quote — not at the next
+/// quote of a later line, which would swallow the instructions between.
 fn string_end(f: &[u8], i: usize) -> Result<usize, GenError> {
+    const UNTERMINATED: &str = "unterminated string: no closing '\"' on its line";
     let mut k = i + 1;
     loop {
-        match memchr::memchr3(b'"', b'\\', 0, &f[k.min(f.len())..]) {
-            None => return Err((i, "unterminated string".into())),
-            Some(p) => {
-                let at = k + p;
-                match f[at] {
-                    b'"' => return Ok(at + 1),
-                    0 => return Err((at, "unexpected NUL byte".into())),
-                    _ => {
-                        if at + 1 >= f.len() {
-                            return Err((i, "unterminated string".into()));
-                        }
-                        k = at + 2;
-                    }
+        let rest = f.get(k..).unwrap_or(b"");
+        let stop = memchr::memchr3(b'"', b'\\', b'\n', rest);
+        // a NUL before the stop (or before the end) is reported first, as before
+        if let Some(z) = memchr::memchr(0, &rest[..stop.unwrap_or(rest.len())]) {
+            return Err((k + z, "unexpected NUL byte".into()));
+        }
+        let Some(p) = stop else {
+            return Err((i, UNTERMINATED.into()));
+        };
+        let at = k + p;
+        match f[at] {
+            b'"' => return Ok(at + 1),
+            b'\n' => return Err((i, UNTERMINATED.into())),
+            _ => {
+                if at + 1 >= f.len() || f[at + 1] == b'\n' {
+                    return Err((i, UNTERMINATED.into()));
                 }
+                k = at + 2;
             }
         }
     }

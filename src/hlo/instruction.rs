@@ -43,6 +43,11 @@ pub struct Scratch {
     /// Attributes with a key no XLA we know prints: (key start, key end, value end) in the
     /// instruction text (`attributes::known_attribute`; each gives a `notes` row).
     pub unknown_attrs: Vec<(usize, usize, usize)>,
+    /// Metadata items whose key XLA's parser does not allow: (key start, key end, value end)
+    /// in the instruction text (each gives a `notes` row).
+    pub unknown_md: Vec<(usize, usize, usize)>,
+    /// An item of the operand list is empty (`a, , b`, `a, )`): XLA's parser skips it (a note).
+    pub empty_operand: bool,
     pub called: Vec<Piece>,
     pub owned: Vec<u8>,
     pub(super) commas: Vec<usize>,
@@ -243,6 +248,8 @@ pub fn finish<'a>(text: &'a [u8], sc: &mut Scratch, p: Parts) -> ScanResult<Opti
     sc.operand_paths.clear();
     sc.operand_path_ends.clear();
     sc.unknown_attrs.clear();
+    sc.unknown_md.clear();
+    sc.empty_operand = false;
     sc.called.clear();
     sc.owned.clear();
     if opcode != b"parameter" && opcode != b"constant" {
@@ -282,6 +289,10 @@ pub fn finish<'a>(text: &'a [u8], sc: &mut Scratch, p: Parts) -> ScanResult<Opti
         Some(v) => parse_metadata(v)?,
         None => Default::default(),
     };
+    if let Some(v) = metadata {
+        let base = v.as_ptr() as usize - text.as_ptr() as usize;
+        sc.unknown_md.extend(md.unknown.iter().map(|&(a, b, c)| (base + a, base + b, base + c)));
+    }
     // Metadata numbers by ASCII byte rules (`-?[0-9]+`); anything else is null, an integer
     // that does not fit i32 (int32 columns) is an error at its first character.
     let mut number_error: Option<usize> = None;
@@ -340,6 +351,7 @@ pub(super) fn operands_plain(text: &[u8], r: (usize, usize), sc: &mut Scratch) {
         let item_at = piece + x;
         let item = &text[item_at..piece + y];
         if item.is_empty() || item.starts_with(b"...(") {
+            sc.empty_operand |= item.is_empty();
             continue;
         }
         // the usual item, `%name` alone: no space in it, so it is its own last word (the name
@@ -394,6 +406,7 @@ pub(super) fn operand_names(text: &[u8], r: (usize, usize), sc: &mut Scratch) ->
     let mut names = std::mem::take(&mut sc.operands);
     let mut paths = std::mem::take(&mut sc.operand_paths);
     let mut ends = std::mem::take(&mut sc.operand_path_ends);
+    let mut empty = false;
     let res = with_stripped(text, r, sc, |s, map| {
         let (a, b) = py_strip(s);
         if a == b {
@@ -405,6 +418,7 @@ pub(super) fn operand_names(text: &[u8], r: (usize, usize), sc: &mut Scratch) ->
             let (x, y) = py_strip(item);
             let item = &item[x..y];
             if item.is_empty() || item.starts_with(b"...(") {
+                empty |= item.is_empty();
                 return;
             }
             let base = a + ia + x;
@@ -418,6 +432,7 @@ pub(super) fn operand_names(text: &[u8], r: (usize, usize), sc: &mut Scratch) ->
     sc.operands = names;
     sc.operand_paths = paths;
     sc.operand_path_ends = ends;
+    sc.empty_operand |= empty;
     res
 }
 

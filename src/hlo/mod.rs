@@ -17,6 +17,7 @@
 pub mod attributes;
 pub mod custom_call;
 pub mod general;
+pub mod rules;
 pub mod instruction;
 mod line_forms;
 #[cfg(test)]

@@ -18,7 +18,7 @@ pub fn parse(data: &[u8], source: &Source, ctx: FileCtx<'_>, n: usize, min_chunk
     }
     let (mut head, hctx) = tables_for(source, ctx);
     let Some(prefix) = module::parse_prefix(data, first, hctx, &mut head)? else { return Ok(None) };
-    let parts: Vec<Option<(Tables, module::ChunkCounts)>> = spans(&cuts, data.len())
+    let parts: Vec<Option<(Tables, (module::ChunkCounts, module::ChunkNames))>> = spans(&cuts, data.len())
         .into_par_iter()
         .map(|(s, e)| {
             let (mut t, c) = tables_for(source, ctx);
@@ -26,6 +26,16 @@ pub fn parse(data: &[u8], source: &Source, ctx: FileCtx<'_>, n: usize, min_chunk
         })
         .collect::<Result<_>>()?;
     let Some(parts) = parts.into_iter().collect::<Option<Vec<_>>>() else { return Ok(None) };
+    // a computation a chunk calls but did not define must be one of a chunk before it (XLA's
+    // parser needs it defined earlier); else the serial parse reports it
+    let mut defined = std::collections::HashSet::new();
+    for (_, (_, names)) in &parts {
+        if names.called.iter().any(|&(a, b)| !defined.contains(&data[a..b])) {
+            return Ok(None);
+        }
+        defined.extend(names.computations.iter().map(|&(a, b)| &data[a..b]));
+    }
+    let parts: Vec<(Tables, module::ChunkCounts)> = parts.into_iter().map(|(t, (k, _))| (t, k)).collect();
     // Shift every chunk by the counts of the chunks before it.
     let mut base = module::ChunkCounts { lines: prefix.lines, ..Default::default() };
     let mut shifted = Vec::with_capacity(parts.len());

@@ -374,6 +374,8 @@ fn metadata(text: &[u8], open: usize, md: &mut [Option<Span>; 5], escaped: &mut 
                     b"source_file" => SOURCE_FILE,
                     b"source_line" => SOURCE_LINE,
                     b"stack_frame_id" => STACK_FRAME_ID,
+                    // a key XLA does not allow gives a note: the full parse records it
+                    key if !super::rules::known_metadata_key(key) => return Err(Unsure),
                     _ => usize::MAX,
                 };
                 (eq, k)
@@ -444,6 +446,8 @@ pub fn decode<'a>(text: &'a [u8], tp: &Tape, sc: &mut Scratch, want: Want) -> Op
     sc.operand_paths.clear();
     sc.operand_path_ends.clear();
     sc.unknown_attrs.clear();
+    sc.unknown_md.clear(); // (the tape leaves a metadata key XLA does not allow to the full parse)
+    sc.empty_operand = false;
     for a in &tp.attrs {
         if !super::attributes::known_attribute(span(a.key)) {
             sc.unknown_attrs.push((a.key.0, a.key.1, a.value.1));

@@ -123,8 +123,8 @@ def cost_analysis(d: "Dump", module: ModuleSel = None, tuple_results: TupleResul
                            "file; the tables have each module apart, by modules.module_index)")
         if fid is not None and res.overflowed.get(fid):
             n = res.overflowed[fid]
-            row["note"] = (f"{n} instruction{'s' if n != 1 else ''} left out of these figures: size overflows int64 "
-                           "or a shape not read (costs() notes which)")
+            row["note"] = (f"{n} instruction{'s' if n != 1 else ''} left out of these figures: size overflows int64, "
+                           "a shape not read or an unknown opcode (costs() notes which)")
         if any("tpu" in b for b in getattr(m, "backends", ())):
             row["note"] = ("TPU compilers run their own cost analysis: flops and transcendentals match it, bytes "
                            "accessed are within 0.2% of it on the programs measured (more where async collective fusions or "

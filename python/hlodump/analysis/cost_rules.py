@@ -126,7 +126,12 @@ def run(fr: Frame, tuple_results: Optional[str] = None) -> CostResult:
     bad_op = np.zeros(t, bool)
     if len(fr.op_src):
         np.logical_or.at(bad_op, op_owner, un[fr.op_src])
-    unusable = un | bad_op
+    # an opcode XLA does not know (a newer XLA's; the parser noted it): no rule says its cost,
+    # so it gets no figure and is left out of the totals, said (never a silent 0)
+    from .._core import known_opcode
+    unknown_op = np.array([not known_opcode(o) for o in fr.opnames], bool)
+    bad_opcode = unknown_op[fr.op] if t else np.zeros(0, bool)
+    unusable = un | bad_op | bad_opcode
     in_summed = summed[fr.comp] if t else np.zeros(0, bool)
     opname = np.array(fr.opnames, dtype=object)
     py_code = np.array([o in _PY_OPS for o in fr.opnames], bool)
@@ -145,6 +150,8 @@ def run(fr: Frame, tuple_results: Optional[str] = None) -> CostResult:
     for i in np.nonzero(in_summed & unusable)[0].tolist():
         node = fr.node(i)
         why = next((w for w in (s.unusable for s in [node.shape] + [o.shape for o in node.operands]) if w), None)
+        if bad_opcode[i]:
+            why = f"unknown opcode '{fr.opnames[fr.op[i]]}' (newer XLA?): its cost is unknown"
         R.problems[i] = f"{why}: no figure computed, left out of the totals"
     # level by level: the Python rules of the level, then the level's computations summed
     e_node, e_key, e_val = entries

@@ -36,6 +36,16 @@ pub struct ChunkCounts {
     pub entries: i32,
 }
 
+/// The names a chunk leaves to the split (byte ranges of the input): its computations in
+/// order, and the computations its instructions call that it did not define before them —
+/// each must be a computation of a chunk before (XLA's parser needs a called computation
+/// defined earlier), or the file is parsed serially, which reports it.
+#[derive(Debug, Default)]
+pub struct ChunkNames {
+    pub computations: Vec<(usize, usize)>,
+    pub called: Vec<(usize, usize)>,
+}
+
 /// True when the line starting at `pos` is one the serial parse takes as a computation header
 /// whenever no computation is open (not a module header, table name or table row). Whether
 /// none is open there is checked by parsing: a chunk that ends inside a computation or a
@@ -84,6 +94,14 @@ fn chunk_parser<'t, 'c>(ctx: FileCtx<'c>, t: &'t mut Tables, data: &'c [u8], lin
         tape: Tape::default(),
         want,
         checks: Default::default(),
+        defined: Default::default(),
+        computations: Default::default(),
+        deferred: Vec::new(),
+        chunk_comps: Vec::new(),
+        comp_errors: 0,
+        module_errors: 0,
+        damaged: false,
+        module_damaged: false,
     }
 }
 
@@ -114,7 +132,7 @@ pub fn parse_prefix<'c>(data: &'c [u8], end: usize, ctx: FileCtx<'c>, t: &mut Ta
 /// and ends at a line start, in the state the prefix left. Ids and line numbers are local
 /// (from 0). None when the chunk cannot be parsed alone: invalid UTF-8, any error (a
 /// computation or multi-line text open at the end included), or a stack-frame table line.
-pub fn parse_chunk<'c>(data: &'c [u8], start: usize, end: usize, prefix: &Prefix<'c>, ctx: FileCtx<'c>, t: &mut Tables) -> Result<Option<ChunkCounts>> {
+pub fn parse_chunk<'c>(data: &'c [u8], start: usize, end: usize, prefix: &Prefix<'c>, ctx: FileCtx<'c>, t: &mut Tables) -> Result<Option<(ChunkCounts, ChunkNames)>> {
     let data = &data[..end];
     let mut lines = Lines::starting_at(data, start, 0);
     if lines.has_bad_lines() {
@@ -127,5 +145,6 @@ pub fn parse_chunk<'c>(data: &'c [u8], start: usize, end: usize, prefix: &Prefix
     if p.mode == Mode::Bailed || !p.t.errors.is_empty() {
         return Ok(None);
     }
-    Ok(Some(ChunkCounts { lines: p.last_no, computations: p.computation_id + 1, instructions: p.instruction_id, entries: p.checks.entries }))
+    let counts = ChunkCounts { lines: p.last_no, computations: p.computation_id + 1, instructions: p.instruction_id, entries: p.checks.entries };
+    Ok(Some((counts, ChunkNames { computations: p.chunk_comps, called: p.deferred })))
 }

@@ -3,8 +3,12 @@
 //! instructions over several lines or with comments; then `emit` writes the rows.
 
 
-use super::{Line, Parser, Result};
+use std::borrow::Cow;
+
+use super::{Line, Mode, Parser, Result};
 use crate::hlo::custom_call::custom_call_info;
+use crate::hlo::instruction::{name_list, Piece, Scratch, CALLED_KEYS};
+use crate::hlo::rules;
 use crate::hlo::general::{general_instruction, skip_trivia, skip_trivia_in_line};
 use crate::hlo::instruction::{needs_continuation, parens_open_after, parse_instruction, Instr};
 use crate::hlo::line_forms::*;
@@ -80,7 +84,11 @@ impl<'t, 'c> Parser<'t, 'c> {
             return Ok(false);
         }
         let Some(ins) = tape::decode(text, &self.tape, &mut self.sc, self.want) else { return Ok(false) };
-        self.emit(line, text, 0, &ins)?;
+        // emit's checks read the attributes from `sc.attrs` (where the full parse leaves them)
+        std::mem::swap(&mut self.tape.attrs, &mut self.sc.attrs);
+        let r = self.emit(line, text, 0, &ins);
+        std::mem::swap(&mut self.tape.attrs, &mut self.sc.attrs);
+        r?;
         Ok(true)
     }
 
@@ -228,36 +236,209 @@ impl<'t, 'c> Parser<'t, 'c> {
         self.ctx.error_at(&mut self.t.errors, no, (at - nl) as u64, msg, lt)
     }
 
+    /// Line number, column and text of the line of byte `at` of `text` (which may span lines,
+    /// joined with "\n", from `base`: `line` is the line of `base`).
+    fn place<'a>(line: &Line<'a>, text: &'a [u8], base: usize, at: usize) -> (u64, u64, &'a [u8]) {
+        match memchr::memrchr(b'\n', &text[base..at]).map(|p| p + base) {
+            None => (line.no, (at - base) as u64 + 1, line.text),
+            Some(nl) => {
+                let no = line.no + memchr::memchr_iter(b'\n', &text[base..at]).count() as u64;
+                let end = memchr::memchr(b'\n', &text[at..]).map_or(text.len(), |e| at + e);
+                let lt = &text[nl + 1..end];
+                (no, (at - nl) as u64, lt.strip_suffix(b"\r").unwrap_or(lt))
+            }
+        }
+    }
+
+    /// An error at byte `at` of the instruction `text` (see `place`): its line and column.
+    #[cold]
+    fn error_in(&mut self, line: &Line<'_>, text: &[u8], base: usize, at: usize, msg: String) -> Result<()> {
+        let (no, col, lt) = Self::place(line, text, base, at);
+        self.ctx.error_at(&mut self.t.errors, no, col, msg, lt)
+    }
+
+    /// A `notes` row at byte `at` of the instruction `text` (see `place`).
+    #[cold]
+    fn note_in(&mut self, line: &Line<'_>, text: &[u8], base: usize, at: usize, note: crate::driver::Note<'_>) -> Result<()> {
+        let (no, col, lt) = Self::place(line, text, base, at);
+        self.ctx.note(self.t, no, lt, col, note)
+    }
+
     /// A `notes` row per attribute key no XLA we know prints (`Scratch::unknown_attrs`), at its
     /// line and column (`text` may span lines, joined with "\n", from `base`).
     #[cold]
-    fn unknown_attributes(&mut self, line: &Line<'c>, text: &[u8], base: usize) -> Result<()> {
+    fn unknown_attributes(&mut self, line: &Line<'_>, text: &[u8], base: usize) -> Result<()> {
         for k in 0..self.sc.unknown_attrs.len() {
             let (ks, ke, ve) = self.sc.unknown_attrs[k];
             let key = &text[ks..ke];
-            let nl = memchr::memrchr(b'\n', &text[base..ks]).map(|p| p + base);
-            let (no, col, lt) = match nl {
-                None => (line.no, (ks - base) as u64 + 1, line.text),
-                Some(nl) => {
-                    let no = line.no + memchr::memchr_iter(b'\n', &text[base..ks]).count() as u64;
-                    let end = memchr::memchr(b'\n', &text[ks..]).map_or(text.len(), |e| ks + e);
-                    let lt = &text[nl + 1..end];
-                    (no, (ks - nl) as u64, lt.strip_suffix(b"\r").unwrap_or(lt))
-                }
-            };
             let message = format!("unknown attribute '{}' (newer XLA?); kept raw in attributes", String::from_utf8_lossy(key));
             let note = crate::driver::Note { kind: "unknown_attribute", token: key, text: &text[ks..ve], message };
-            self.ctx.note(self.t, no, lt, col, note)?;
+            self.note_in(line, text, base, ks, note)?;
         }
         Ok(())
+    }
+
+    /// The `notes` of a row that XLA's parser would refuse but a newer XLA may print
+    /// (`rules.rs`): an unknown element type or opcode, an empty operand, an unknown metadata key.
+    #[cold]
+    fn rule_notes(&mut self, line: &Line<'_>, text: &[u8], base: usize, ins: &Instr<'_>, unknown_type: rules::UnknownType) -> Result<()> {
+        let at = |s: &[u8]| s.as_ptr() as usize - text.as_ptr() as usize;
+        if let Some((a, b)) = unknown_type {
+            let (a, b) = (at(ins.shape) + a, at(ins.shape) + b);
+            let t = &text[a..b];
+            let message = format!("unknown element type '{}' (newer XLA?); the row is kept, its shape as written", String::from_utf8_lossy(t));
+            self.note_in(line, text, base, a, crate::driver::Note { kind: "unknown_element_type", token: t, text: ins.shape, message })?;
+        }
+        if !rules::known_opcode(ins.opcode) {
+            let message = format!(
+                "unknown opcode '{}' (newer XLA?); the row is kept, and the cost analysis counts it as unknown",
+                String::from_utf8_lossy(ins.opcode)
+            );
+            let note = crate::driver::Note { kind: "unknown_opcode", token: ins.opcode, text: ins.opcode, message };
+            self.note_in(line, text, base, at(ins.opcode), note)?;
+        }
+        if self.sc.empty_operand {
+            let message = "an empty operand (', ,' or a ',' before ')'): skipped, as XLA's parser does".to_string();
+            let note = crate::driver::Note { kind: "empty_operand", token: b"", text: ins.operand_text, message };
+            self.note_in(line, text, base, at(ins.operand_text), note)?;
+        }
+        for k in 0..self.sc.unknown_md.len() {
+            let (ks, ke, ve) = self.sc.unknown_md[k];
+            let key = &text[ks..ke];
+            let message = format!("unknown metadata key '{}' (newer XLA?); kept raw in attributes", String::from_utf8_lossy(key));
+            let note = crate::driver::Note { kind: "unknown_metadata_key", token: key, text: &text[ks..ve], message };
+            self.note_in(line, text, base, ks, note)?;
+        }
+        Ok(())
+    }
+
+    /// `s` as a key of the name maps: a slice of the input when it lies in it (always, but for
+    /// text joined from several lines), else a copy.
+    #[inline]
+    pub(super) fn name_key(&self, s: &[u8]) -> Cow<'c, [u8]> {
+        let (d, p) = (self.data.as_ptr() as usize, s.as_ptr() as usize);
+        if p >= d && p + s.len() <= d + self.data.len() {
+            Cow::Borrowed(&self.data[p - d..p - d + s.len()])
+        } else {
+            Cow::Owned(s.to_vec())
+        }
+    }
+
+    /// XLA's rules no single field shows (`rules.rs`), before the row is written: Ok(false)
+    /// when one was broken (its error reported: no row). The instruction's name is defined
+    /// from here on in its computation (also when it breaks a later rule, so that its uses do
+    /// not each report it again), unless it was defined already.
+    #[inline]
+    fn rules(&mut self, line: &Line<'c>, text: &[u8], base: usize, ins: &Instr<'_>) -> Result<Option<rules::UnknownType>> {
+        use std::collections::hash_map::Entry;
+        let at = |s: &[u8]| s.as_ptr() as usize - text.as_ptr() as usize;
+        // (after an error in the computation a name may be missing: uses are not judged)
+        self.damaged |= self.t.errors.len() > self.comp_errors;
+        self.module_damaged |= self.damaged || self.t.errors.len() > self.module_errors;
+        // the operands against the names before this instruction (its own is not one yet)
+        let dangling = if self.damaged {
+            None
+        } else {
+            self.sc.operands.iter().position(|&p| !self.defined.contains_key(self.sc.piece(text, p)))
+        };
+        let key = self.name_key(ins.name);
+        match self.defined.entry(key) {
+            Entry::Vacant(v) => {
+                v.insert(line.no);
+            }
+            Entry::Occupied(e) => {
+                let first = *e.get();
+                let msg = format!(
+                    "instruction '{}' is already defined in this computation (line {first}): XLA's parser refuses a second",
+                    String::from_utf8_lossy(ins.name)
+                );
+                self.error_in(line, text, base, at(ins.name), msg)?;
+                return Ok(None);
+            }
+        }
+        if let Some(at) = ins.number_error {
+            self.number_error(line, text, base, at)?;
+            return Ok(None);
+        }
+        let attrs = &self.sc.attrs;
+        let key_of = |k: usize| &text[attrs[k].key.0..attrs[k].key.1];
+        if let Some(k) = (1..attrs.len()).find(|&k| (0..k).any(|j| key_of(j) == key_of(k))) {
+            let (ks, key) = (attrs[k].key.0, String::from_utf8_lossy(key_of(k)).into_owned());
+            let msg = format!("attribute '{key}' is given twice: XLA's parser refuses a repeated attribute");
+            self.error_in(line, text, base, ks, msg)?;
+            return Ok(None);
+        }
+        let unknown_type = if ins.shape.is_empty() {
+            None
+        } else {
+            match rules::check_shape(ins.shape) {
+                Ok(u) => u,
+                Err((p, msg)) => {
+                    self.error_in(line, text, base, at(ins.shape) + p, msg)?;
+                    return Ok(None);
+                }
+            }
+        };
+        if let Some(k) = dangling {
+            let p = self.sc.operands[k];
+            let name = String::from_utf8_lossy(self.sc.piece(text, p)).into_owned();
+            // at the operand; at the operand list when comments are in it (the reference's
+            // names are read with the comments removed)
+            let pos = match p {
+                Piece::Text(a, _) if memchr::memmem::find(ins.operand_text, b"/*").is_none() => a,
+                _ => at(ins.operand_text),
+            };
+            let msg = format!("operand '{name}' is not defined before this instruction in its computation (XLA's parser needs it earlier)");
+            self.error_in(line, text, base, pos, msg)?;
+            return Ok(None);
+        }
+        let called = if self.module_damaged { 0 } else { self.sc.called.len() };
+        for k in 0..called {
+            let c = self.sc.piece(text, self.sc.called[k]);
+            if self.computations.contains_key(c) {
+                continue;
+            }
+            if self.mode == Mode::Chunk {
+                // it may be a computation of a chunk before: the split checks it (else the file
+                // is parsed serially, which reports it)
+                let (d, p) = (self.data.as_ptr() as usize, c.as_ptr() as usize);
+                if p >= d && p + c.len() <= d + self.data.len() {
+                    self.deferred.push((p - d, p - d + c.len()));
+                    continue;
+                }
+                self.mode = Mode::Bailed;
+                return Ok(None);
+            }
+            let name = String::from_utf8_lossy(c).into_owned();
+            let pos = self.called_at(text, c).unwrap_or(at(ins.operand_text));
+            let msg = format!("computation '{name}' is not defined before this instruction (XLA's parser needs it earlier in the module)");
+            self.error_in(line, text, base, pos, msg)?;
+            return Ok(None);
+        }
+        Ok(Some(unknown_type))
+    }
+
+    /// Where the value of the first called-computation attribute naming `name` starts.
+    #[cold]
+    fn called_at(&self, text: &[u8], name: &[u8]) -> Option<usize> {
+        let mut tmp = Scratch::default();
+        self.sc.attrs.iter().find_map(|a| {
+            if !CALLED_KEYS.contains(&&text[a.key.0..a.key.1]) {
+                return None;
+            }
+            tmp.called.clear();
+            name_list(text, a.value, &mut tmp);
+            tmp.called.iter().any(|&p| tmp.piece(text, p) == name).then_some(a.value.0)
+        })
     }
 
     /// The rows of one parsed instruction (`text` is what was parsed: operand pieces point
     /// into it); passed by reference, so the (large) `Instr` is never moved.
     #[inline]
     fn emit(&mut self, line: &Line<'c>, text: &[u8], base: usize, ins: &Instr<'_>) -> Result<()> {
-        if let Some(at) = ins.number_error {
-            return self.number_error(line, text, base, at);
+        let Some(unknown_type) = self.rules(line, text, base, ins)? else { return Ok(()) };
+        if self.mode == Mode::Bailed {
+            return Ok(());
         }
         let comp = self.comp.as_mut().expect("a computation is open");
         let comp_id = comp.id;
@@ -316,6 +497,9 @@ impl<'t, 'c> Parser<'t, 'c> {
         r.offset.push(line.start as i64);
         if !self.sc.unknown_attrs.is_empty() {
             self.unknown_attributes(line, text, base)?;
+        }
+        if unknown_type.is_some() || self.sc.empty_operand || !self.sc.unknown_md.is_empty() || !rules::known_opcode(ins.opcode) {
+            self.rule_notes(line, text, base, ins, unknown_type)?;
         }
 
         // (the body's base64 check costs a pass over what can be megabytes: only when wanted)

@@ -19,6 +19,7 @@ use super::tape::{Tape, Want};
 use crate::error::{FileCtx, Result};
 use crate::lines::{Line, Lines};
 use crate::tables::Tables;
+use super::rules::NameMap;
 
 /// The header of the computation being read; its row is written when it closes.
 struct OpenComp<'c> {
@@ -140,6 +141,24 @@ struct Parser<'t, 'c> {
     want: Want,
     /// The whole-file checks (`checks.rs`): counts of the open module, problems of the ended.
     checks: ModuleChecks,
+    /// The instruction names of the open computation, each to its line (`rules.rs`: defined
+    /// once, operands defined before their use).
+    defined: NameMap<'c>,
+    /// The computations of the open module read so far (called computations are defined
+    /// before their callers).
+    computations: NameMap<'c>,
+    /// A chunk: called computations not defined before in the chunk (byte ranges of the
+    /// input), and the chunk's computations in order (`hlo/split.rs` checks the first against
+    /// the chunks before).
+    deferred: Vec<(usize, usize)>,
+    chunk_comps: Vec<(usize, usize)>,
+    /// Errors in the table when the open computation / module began, and whether a line that
+    /// is not valid was skipped since: after an error, a name or computation may be missing
+    /// because its line was not read, so uses of names are not judged (no error for each use).
+    comp_errors: usize,
+    module_errors: usize,
+    damaged: bool,
+    module_damaged: bool,
 }
 
 pub fn parse<'c>(data: &'c [u8], ctx: FileCtx<'c>, t: &mut Tables) -> Result<()> {
@@ -181,6 +200,14 @@ pub fn parse_text<'c>(data: &'c [u8], ctx: FileCtx<'c>, t: &mut Tables, judged: 
         tape: Tape::default(),
         want: Want::ALL,
         checks: ModuleChecks::default(),
+        defined: NameMap::default(),
+        computations: NameMap::default(),
+        deferred: Vec::new(),
+        chunk_comps: Vec::new(),
+        comp_errors: 0,
+        module_errors: 0,
+        damaged: false,
+        module_damaged: false,
     };
     p.want = wanted(p.t);
     p.run()?;
@@ -195,9 +222,11 @@ pub fn parse_text<'c>(data: &'c [u8], ctx: FileCtx<'c>, t: &mut Tables, judged: 
 /// the `custom_calls` table reads).
 fn wanted(t: &Tables) -> Want {
     let (r, calls) = (&t.instructions, t.custom_calls.is_wanted());
+    let _ = (r.operands.items.is_built(), r.operand_index.is_built(), r.called_computations.items.is_built());
     Want {
-        operands: r.operands.items.is_built() || r.operand_index.is_built(),
-        called: r.called_computations.items.is_built(),
+        // always: the rules check every operand and called computation (`rules.rs`)
+        operands: true,
+        called: true,
         metadata: r.op_name.is_built()
             || r.op_type.is_built()
             || r.source_file.is_built()
@@ -244,6 +273,8 @@ impl<'t, 'c> Parser<'t, 'c> {
             self.t.line_end()?; // a streaming read hands out a batch here when one is full
             let Some(line) = self.pending.take().or_else(|| self.next_line()) else { break };
             if line.bad.is_some() {
+                // (its error is in the table: names may be missing after it)
+                (self.damaged, self.module_damaged) = (true, true);
                 continue;
             }
             if self.mode == Mode::Bailed || self.dispatch(&line)? == Flow::Stop {
@@ -401,6 +432,7 @@ impl<'t, 'c> Parser<'t, 'c> {
         if let Some((name, is_entry, signature, result_shape)) = comp_header(s).or_else(|| comp_header(strip_line_comment(s))) {
             self.table = None;
             self.computation_id += 1;
+            self.open_names();
             self.comp = Some(OpenComp { id: self.computation_id, name, is_entry, signature, result_shape, line: line.no, has_root: false });
             return Ok(Flow::Next);
         }
@@ -441,6 +473,7 @@ impl<'t, 'c> Parser<'t, 'c> {
         let d = self.data;
         self.table = None;
         self.computation_id += 1;
+        self.open_names();
         self.comp = Some(OpenComp {
             id: self.computation_id,
             name: &d[h.name.0..h.name.1],
@@ -454,9 +487,30 @@ impl<'t, 'c> Parser<'t, 'c> {
         true
     }
 
+    /// A computation opens: no instruction name is defined in it yet.
+    fn open_names(&mut self) {
+        // (clearing costs the map's capacity: after a big computation, a fresh map, so that the
+        // many small computations after it do not each pay for the big one)
+        if self.defined.capacity() > 1024 {
+            self.defined = NameMap::default();
+        } else {
+            self.defined.clear();
+        }
+        self.comp_errors = self.t.errors.len();
+        self.damaged = false;
+    }
+
+    /// A module begins: no computation is defined in it yet.
+    fn begin_module_names(&mut self) {
+        self.computations.clear();
+        self.module_errors = self.t.errors.len();
+        self.module_damaged = false;
+    }
+
     /// Start a module at a computation header with no `HloModule` header before it.
     fn begin_headerless(&mut self, line: u64) {
         self.checks.begin(line, b"");
+        self.begin_module_names();
         self.module_index += 1;
         self.have_header = true;
         self.headerless = Some(Headerless { line, ..Default::default() });
@@ -471,6 +525,7 @@ impl<'t, 'c> Parser<'t, 'c> {
         self.have_header = false;
         self.table = None;
         self.frames = Frames::default();
+        self.computations.clear();
     }
 
     /// The `modules` row of a header-less module, named as XLA names it.
@@ -556,6 +611,7 @@ impl<'t, 'c> Parser<'t, 'c> {
         self.have_header = true;
         self.module_index += 1;
         self.checks.begin(line.no, name);
+        self.begin_module_names();
         let (src, m) = (self.ctx.src, &mut self.t.modules);
         m.file_id.push(self.ctx.file_id);
         m.name.push(&src, name);
@@ -588,6 +644,13 @@ impl<'t, 'c> Parser<'t, 'c> {
     fn finish_computation(&mut self, thread: Option<&'c [u8]>) {
         let c = self.comp.take().expect("a computation is open");
         self.checks.computation(c.is_entry);
+        // defined for the computations after it (XLA adds a computation once it is read)
+        let key = self.name_key(c.name);
+        self.computations.insert(key, c.line);
+        if self.mode != Mode::Serial {
+            let at = c.name.as_ptr() as usize - self.data.as_ptr() as usize;
+            self.chunk_comps.push((at, at + c.name.len()));
+        }
         if let Some(h) = &mut self.headerless {
             h.last = Some(c.name);
             if c.is_entry {
@@ -614,7 +677,7 @@ mod emit;
 use checks::ModuleChecks;
 pub use checks::judge;
 
-pub use chunk::{first_computation, is_computation_start, parse_chunk, parse_prefix, ChunkCounts, Prefix};
+pub use chunk::{first_computation, is_computation_start, parse_chunk, parse_prefix, ChunkCounts, ChunkNames, Prefix};
 
 #[cfg(test)]
 mod tests {

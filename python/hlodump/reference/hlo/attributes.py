@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import re
 
+from .rules import METADATA_KEYS
+
 from .scan import (
     ScanError,
     _KEY_EQ_RE,
@@ -91,8 +93,9 @@ def parse_metadata(value: str) -> dict[str, str]:
     return {k: raw for k, (_, raw) in _metadata_spans(value).items()}
 
 
-def _metadata_spans(value: str) -> dict[str, tuple[int, str]]:
-    """``parse_metadata`` with the offset of each raw value in ``value``."""
+def _metadata_spans(value: str, unknown: list | None = None) -> dict[str, tuple[int, str]]:
+    """``parse_metadata`` with the offset of each raw value in ``value``; ``unknown`` gets
+    (key, key start, value end) of each item whose key XLA's parser does not allow."""
     out: dict[str, tuple[int, str]] = {}
     v = value.strip()
     base = len(value) - len(value.lstrip())
@@ -118,6 +121,8 @@ def _metadata_spans(value: str) -> dict[str, tuple[int, str]]:
             while j < n and v[j] != " ":
                 j += 1
         out.setdefault(key, (base + i, v[i:j]))
+        if unknown is not None and key not in METADATA_KEYS:
+            unknown.append((key, base + m.start(1), base + j))
         pos = j
     return out
 

@@ -32,7 +32,7 @@ _BLANKS = " \t\r\n"
 _ALNUM = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
 _LOWER = frozenset("abcdefghijklmnopqrstuvwxyz")
 _NAME_CHARS = _ALNUM | frozenset("_.-")
-_GSTR_RE = re.compile('["\\\\\x00]')
+_GSTR_RE = re.compile('["\\\\\x00\n]')
 
 
 def _g_skip_trivia(f: str, i: int, in_line: bool = False) -> int:
@@ -106,21 +106,26 @@ def _g_group_end(f: str, i: int, shape: bool) -> int:
 
 
 def _g_string_end(f: str, i: int) -> int:
+    """Past the closing quote of the string at ``f[i]``; a line break before it (escaped or
+    not) is an unterminated string at its opening quote (Rust: ``general.rs`` ``string_end``)."""
     k = i + 1
     n = len(f)
     while True:
         m = _GSTR_RE.search(f, k)
         if m is None:
-            raise _GenError(i, "unterminated string")
+            raise _GenError(i, _UNTERMINATED)
         at = m.start()
         c = f[at]
         if c == '"':
             return at + 1
         if c == "\0":
             raise _GenError(at, "unexpected NUL byte")
-        if at + 1 >= n:
-            raise _GenError(i, "unterminated string")
+        if c == "\n" or at + 1 >= n or f[at + 1] == "\n":
+            raise _GenError(i, _UNTERMINATED)
         k = at + 2
+
+
+_UNTERMINATED = "unterminated string: no closing '\"' on its line"
 
 
 def _g_alnum_end(f: str, i: int) -> int:
@@ -270,7 +275,8 @@ def _general_instruction(f: str, start: int) -> tuple[dict[str, Any], int]:
     try:
         row = _finish(f, is_root, f[na:nb], f[shape[0]:shape[1]], f[opcode[0]:opcode[1]],
                       f[operands[0]:operands[1]], f[attributes[0]:attributes[1]],
-                      [(k, a, b) for k, a, b, _ in spans])
+                      [(k, a, b) for k, a, b, _ in spans], (na, shape[0], opcode[0], operands[0]),
+                      [ks for _, _, _, ks in spans])
     except ScanError as e:
         raise _GenError(attributes[0], f"bad attribute value: {e}") from None
     if row is None:

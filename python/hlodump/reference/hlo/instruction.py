@@ -136,17 +136,23 @@ def _parse_instruction_rest(text: str, m: re.Match) -> dict[str, Any] | None:
     else:
         return None
     spans = [(k, a + close + 2, b + close + 2) for k, a, b in _attribute_spans(attributes)]
-    return _finish(text, is_root, name, shape, opcode, operand_text, attributes, spans)
+    return _finish(text, is_root, name, shape, opcode, operand_text, attributes, spans,
+                   (m.start(2), i, j + 1, open_paren + 1))
 
 
 def _finish(text: str, is_root: bool, name: str, shape: str, opcode: str, operand_text: str,
-            attributes: str, spans: list[tuple[str, int, int]]) -> dict[str, Any] | None:
+            attributes: str, spans: list[tuple[str, int, int]],
+            starts: tuple[int, int, int, int] = (0, 0, 0, 0),
+            key_at: list[int] | None = None) -> dict[str, Any] | None:
     """The row of an instruction from its pieces; ``spans``: (key, value start, value end) in
-    ``text`` (the one-line fast path and the general grammar both end here)."""
+    ``text`` (the one-line fast path and the general grammar both end here); ``starts``: where the
+    name, shape, opcode and operand list start in ``text`` (for the module parser's checks,
+    ``rules.py``)."""
     pairs = [(k, text[a:b]) for k, a, b in spans]
     attrs = _attr_dict(pairs)
 
-    pairs_ = [] if opcode in ("parameter", "constant") else _operands(operand_text)
+    plain = opcode not in ("parameter", "constant")
+    pairs_ = _operands(operand_text) if plain else []
     operands = [name for name, _ in pairs_]
     called: list[str] = []
     for k, v in pairs:
@@ -156,9 +162,11 @@ def _finish(text: str, is_root: bool, name: str, shape: str, opcode: str, operan
     md: dict[str, str] = {}
     md_ints: dict[str, int | None] = {}
     number_error = None
+    unknown_md: list[tuple[str, int, int]] = []
     if "metadata" in attrs:
         md_at = next(a for k, a, _ in spans if k == "metadata")
-        md_spans = _metadata_spans(attrs["metadata"])
+        md_spans = _metadata_spans(attrs["metadata"], unknown_md)
+        unknown_md = [(k, md_at + a, md_at + b) for k, a, b in unknown_md]
         md = {k: raw for k, (_, raw) in md_spans.items()}
         # Metadata numbers: ASCII ``-?[0-9]+``, anything else null; an integer that does not
         # fit int32 (their columns' type) is an error at its first character (the first one in
@@ -215,7 +223,44 @@ def _finish(text: str, is_root: bool, name: str, shape: str, opcode: str, operan
                                if k not in KNOWN_ATTRIBUTES],
         "metadata": md,
         "number_error": number_error,
+        # for the module parser's checks (``rules.py``): where the pieces start, the attribute
+        # spans, an empty operand, metadata keys XLA's parser does not allow (key, key start,
+        # value end)
+        "_at": starts,
+        "_spans": spans,
+        "_key_at": key_at if key_at is not None else [a - len(k) - 1 for k, a, _ in spans],
+        "_empty_operand": plain and _has_empty_operand(operand_text),
+        "_unknown_metadata": unknown_md,
     }
+
+
+def _has_empty_operand(operand_text: str) -> bool:
+    """An item of the operand list is empty (``a, , b``, ``a, )``): XLA's parser skips it."""
+    text = _strip_comments(operand_text).strip()
+    return bool(text) and any(not item.strip() for item in _split_top(text))
+
+
+def _operand_positions(operand_text: str) -> list[int] | None:
+    """Where each operand's name starts in ``operand_text`` (the items of ``_operands``); None
+    when comments are in it (the names are read with them removed)."""
+    if "/*" in operand_text:
+        return None
+    s = operand_text.strip()
+    off = len(operand_text) - len(operand_text.lstrip())
+    out = []
+    if not s:
+        return out
+    pos = off
+    for item in _split_top(s):
+        lead = len(item) - len(item.lstrip())
+        it = item.strip()
+        if it and not it.startswith("...("):
+            last_at = it.rfind(" ") + 1
+            last = it[last_at:]
+            m = _OPERAND_TAIL_RE.match(last)
+            out.append(pos + lead + last_at + (m.start(1) if m is not None else 0))
+        pos += len(item) + 1
+    return out
 
 
 def _needs_continuation(text: str) -> bool:

@@ -13,7 +13,10 @@ from .scan import (
     _structure,
 )
 from .attributes import I32_MAX, I64_MAX, _OutOfRange, _attr_dict, _i64, _skip_blanks, split_attributes
-from .instruction import _needs_continuation, parse_instruction
+from .instruction import _needs_continuation, _operand_positions, parse_instruction
+from .attributes import _name_list
+from .rules import ShapeError, check_shape, known_opcode
+from .scan import CALLED_KEYS
 from .custom_call import custom_call_info
 from .stack_frames import _TABLE_NAMES, StackFrameTables
 from .general import _GenError, _g_skip_trivia, _general_comp_header, _general_instruction
@@ -179,6 +182,18 @@ class _ModuleParser(StackFrameTables):
         self.computation_id = -1
         self.instruction_id = 0
         self.comp_row: dict[str, Any] | None = None
+        # XLA's rules (rules.py): the open computation's instruction names (to their line), the
+        # open module's computations read so far
+        self.defined: dict[str, int] = {}
+        self.computations: dict[str, int] = {}
+        # errors reported when the open computation / module began, and whether a line that is
+        # not valid was skipped since: after an error a name may be missing (its line not
+        # read), so uses of names are not judged (Rust: the same fields in module/mod.rs)
+        self.n_errors = 0
+        self.comp_errors = 0
+        self.module_errors = 0
+        self.damaged = False
+        self.module_damaged = False
         self.comp_line = 0
         self.comp_has_root = False
         self.have_header = False  # a module is open (its header read, or its first computation)
@@ -199,6 +214,7 @@ class _ModuleParser(StackFrameTables):
         self.problems: list[tuple[int, str]] = []
 
     def error(self, lineno: int, column: int, message: str, text: str) -> None:
+        self.n_errors += 1
         self.ctx.error(lineno, column, message, text)
 
     def run(self) -> None:
@@ -215,6 +231,8 @@ class _ModuleParser(StackFrameTables):
                 s0 = lines[self.i]
                 self.i += 1
                 if s0 is None:
+                    # (its error is reported: names may be missing after it)
+                    self.damaged = self.module_damaged = True
                     continue
                 ln = _Line(self.i, self.offsets[self.i - 1], s0)
             s = ln.text
@@ -295,6 +313,9 @@ class _ModuleParser(StackFrameTables):
 
     def begin_headerless(self, lineno: int) -> None:
         self.begin_module_checks(lineno, "")
+        self.computations = {}
+        self.module_errors = self.n_errors
+        self.module_damaged = False
         self.module_index += 1
         self.have_header = True
         self.headerless = {"line": lineno, "entry": None, "last": None}
@@ -312,6 +333,7 @@ class _ModuleParser(StackFrameTables):
             self.module_open = None
         self.write_headerless_row()
         self.have_header = False
+        self.computations = {}
         self.table = None
         self.file_names, self.function_names, self.file_locations, self.frames = {}, {}, {}, {}
 
@@ -513,6 +535,9 @@ class _ModuleParser(StackFrameTables):
         self.have_header = True
         self.module_index += 1
         self.begin_module_checks(lineno, name)
+        self.computations = {}
+        self.module_errors = self.n_errors
+        self.module_damaged = False
         self.ctx.add("modules", {
             "name": name,
             "is_scheduled": attrs.get("is_scheduled") == "true",
@@ -545,6 +570,9 @@ class _ModuleParser(StackFrameTables):
     def open_computation(self, hdr: dict[str, Any], lineno: int) -> None:
         self.table = None
         self.computation_id += 1
+        self.defined = {}
+        self.comp_errors = self.n_errors
+        self.damaged = False
         self.comp_row = {
             "computation_id": self.computation_id,
             "name": hdr["name"],
@@ -578,6 +606,8 @@ class _ModuleParser(StackFrameTables):
 
     def finish_computation(self, closed: bool) -> None:
         assert self.comp_row is not None
+        # defined for the computations after it (XLA adds a computation once it is read)
+        self.computations[self.comp_row["name"]] = self.comp_row["line"]
         self.module_computations += 1
         self.module_entries += bool(self.comp_row["is_entry"])
         if self.headerless is not None:
@@ -668,25 +698,106 @@ class _ModuleParser(StackFrameTables):
         self.ctx.note(no, line_text, col, "unknown_attribute", key, raw,
                       f"unknown attribute '{key}' (newer XLA?); kept raw in attributes")
 
-    def emit(self, row: dict[str, Any], text: str, base: int, ln: _Line) -> None:
-        lineno = ln.no
-        at = row.pop("number_error")
+    def place(self, text: str, base: int, at: int, ln: _Line) -> tuple[int, int, str]:
+        """Line number, column and line text of position ``at`` of ``text`` (which may span
+        lines from ``base``, the start of line ``ln``). Rust: ``emit.rs`` ``place``."""
+        nl = text.rfind("\n", base, at)
+        if nl < 0:
+            return ln.no, len(text[base:at].encode("utf-8", "surrogateescape")) + 1, ln.text
+        no = ln.no + text.count("\n", base, at)
+        end = text.find("\n", at)
+        line_text = text[nl + 1:end if end >= 0 else len(text)]
+        if line_text.endswith("\r"):
+            line_text = line_text[:-1]
+        return no, len(text[nl + 1:at].encode("utf-8", "surrogateescape")) + 1, line_text
+
+    def error_in(self, text: str, base: int, at: int, ln: _Line, msg: str) -> None:
+        no, col, line_text = self.place(text, base, at, ln)
+        self.error(no, col, msg, line_text)
+
+    def note_in(self, text: str, base: int, at: int, ln: _Line, kind: str, token: str, raw: str, msg: str) -> None:
+        no, col, line_text = self.place(text, base, at, ln)
+        self.ctx.note(no, line_text, col, kind, token, raw, msg)
+
+    def rules(self, row: dict[str, Any], text: str, base: int, ln: _Line) -> tuple[int, int] | None | bool:
+        """XLA's rules no single field shows (``rules.py``; Rust: ``emit.rs`` ``rules``), in
+        the same order: False when one was broken (its error reported: no row), else the first
+        unknown element type of the shape (or None). The name is defined from here on in its
+        computation, unless it was already."""
+        name_at, shape_at, _, operands_at = row["_at"]
+        name = row["name"]
+        if name in self.defined:
+            self.error_in(text, base, name_at, ln,
+                          f"instruction '{name}' is already defined in this computation (line {self.defined[name]}): "
+                          "XLA's parser refuses a second")
+            return False
+        self.damaged |= self.n_errors > self.comp_errors
+        self.module_damaged |= self.damaged or self.n_errors > self.module_errors
+        dangling = None if self.damaged else next(
+            (k for k, o in enumerate(row["operands"]) if o not in self.defined), None)
+        self.defined[name] = ln.no
+        at = row["number_error"]
         if at is not None:
             # a metadata number out of range: an error at its line and column, no row
-            nl = text.rfind("\n", base, at)
-            no = lineno + text.count("\n", base, at)
-            if nl < 0:
-                nl = base - 1
-                line_text = ln.text
-                col = len(text[base:at].encode("utf-8")) + 1
-            else:
-                end = text.find("\n", at)
-                line_text = text[nl + 1:end if end >= 0 else len(text)]
-                if line_text.endswith("\r"):
-                    line_text = line_text[:-1]
-                col = len(text[nl + 1:at].encode("utf-8")) + 1
-            self.error(no, col, f"metadata number is out of range (at most {I32_MAX})", line_text)
+            self.error_in(text, base, at, ln, f"metadata number is out of range (at most {I32_MAX})")
+            return False
+        keys = [k for k, _, _ in row["_spans"]]
+        rep = next((k for k in range(1, len(keys)) if keys[k] in keys[:k]), None)
+        if rep is not None:
+            self.error_in(text, base, row["_key_at"][rep], ln,
+                          f"attribute '{keys[rep]}' is given twice: XLA's parser refuses a repeated attribute")
+            return False
+        unknown_type = None
+        if row["shape"]:
+            try:
+                unknown_type = check_shape(row["shape"])
+            except ShapeError as e:
+                self.error_in(text, base, shape_at + e.pos, ln, e.msg)
+                return False
+        if dangling is not None:
+            op = row["operands"][dangling]
+            pos = _operand_positions(row["operand_text"])
+            at = operands_at if pos is None else operands_at + pos[dangling]
+            self.error_in(text, base, at, ln, f"operand '{op}' is not defined before this instruction in its "
+                                               "computation (XLA's parser needs it earlier)")
+            return False
+        for c in ([] if self.module_damaged else row["called_computations"]):
+            if c in self.computations:
+                continue
+            at = next((a for k, a, b in row["_spans"] if k in CALLED_KEYS and c in _name_list(text[a:b])), operands_at)
+            self.error_in(text, base, at, ln, f"computation '{c}' is not defined before this instruction (XLA's "
+                                               "parser needs it earlier in the module)")
+            return False
+        return unknown_type
+
+    def rule_notes(self, row: dict[str, Any], text: str, base: int, ln: _Line, unknown_type: tuple[int, int] | None,
+                   opcode_at: int) -> None:
+        """Rust: ``emit.rs`` ``rule_notes``."""
+        _, shape_at, _, operands_at = row["_at"]
+        if unknown_type is not None:
+            a, b = unknown_type
+            t = row["shape"][a:b]
+            self.note_in(text, base, shape_at + a, ln, "unknown_element_type", t, row["shape"],
+                         f"unknown element type '{t}' (newer XLA?); the row is kept, its shape as written")
+        if not known_opcode(row["opcode"]):
+            op = row["opcode"]
+            self.note_in(text, base, opcode_at, ln, "unknown_opcode", op, op,
+                         f"unknown opcode '{op}' (newer XLA?); the row is kept, and the cost analysis counts it as "
+                         "unknown")
+        if row["_empty_operand"]:
+            self.note_in(text, base, operands_at, ln, "empty_operand", "", row["operand_text"],
+                         "an empty operand (', ,' or a ',' before ')'): skipped, as XLA's parser does")
+        for key, ks, ve in row["_unknown_metadata"]:
+            self.note_in(text, base, ks, ln, "unknown_metadata_key", key, text[ks:ve],
+                         f"unknown metadata key '{key}' (newer XLA?); kept raw in attributes")
+
+    def emit(self, row: dict[str, Any], text: str, base: int, ln: _Line) -> None:
+        lineno = ln.no
+        unknown_type = self.rules(row, text, base, ln)
+        if unknown_type is False:
             return
+        row.pop("number_error")
+        checks = {k: row.pop(k) for k in ("_at", "_spans", "_key_at", "_empty_operand", "_unknown_metadata")}
         if row["is_root"]:
             if self.comp_has_root:
                 self.error(lineno, 3, "second ROOT in computation", ln.text)
@@ -704,6 +815,10 @@ class _ModuleParser(StackFrameTables):
         self.ctx.add("instructions", row)
         for key, ks, ve in unknown:
             self.unknown_attribute(key, text[ks:ve], text, base, ks, ln)
+        if (unknown_type is not None or checks["_empty_operand"] or checks["_unknown_metadata"]
+                or not known_opcode(row["opcode"])):
+            row.update(checks)
+            self.rule_notes(row, text, base, ln, unknown_type, checks["_at"][2])
         if row["opcode"] == "custom-call":
             info = custom_call_info(row["backend_config"])
             info.update(instruction_id=row["instruction_id"], name=row["name"],
