@@ -91,7 +91,7 @@ def test_release_pairs(old: str, new: str, prog: str) -> None:
             n_explained += 1
             assert sum(c["bytes"] for c in p["causes"]) == p["peak_delta"] == p["peak_b"] - p["peak_a"]
             assert sum(p["by_kind"].values()) == p["peak_delta"]
-            assert {c["kind"] for c in p["causes"]} <= set(A.explain.__globals__["CAUSE_KINDS"])
+            assert {c["kind"] for c in p["causes"]} <= set(__import__("hlodump.analysis.explain", fromlist=["CAUSE_KINDS"]).CAUSE_KINDS)
             # nothing attributed to unexplained by the residual: the values account for the peak
             assert not any(c["detail"] == "peak bytes no matched or unmatched value accounts for" for c in p["causes"])
             byts = [abs(c["bytes"]) for c in p["causes"]]

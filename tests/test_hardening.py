@@ -491,7 +491,7 @@ def test_09_query_writes_no_temporary_files_and_has_a_memory_limit(core: Any, tm
     # appears under $CWD/.tmp
     r = _run_cli("query", str(SEED), "select len(list(x)) from range(100000000) t(x)", "--memory-limit", "200MB",
                  cwd=str(tmp_path))
-    assert r.returncode == 2 and "Out of Memory" in r.stderr and "Traceback" not in r.stderr, r.stderr[-2000:]
+    assert r.returncode == 3 and "out of memory" in r.stderr and "Traceback" not in r.stderr, r.stderr[-2000:]
     assert not (tmp_path / ".tmp").exists()
     r = _run_cli("query", str(SEED), "select 1", "--memory-limit", "lots")
     assert r.returncode == 2 and "--memory-limit" in r.stderr and "Traceback" not in r.stderr

@@ -124,7 +124,7 @@ def test_one_abi3_wheel_for_linux(wheel: tuple[Path, float]) -> None:
             assert n in names, n
         dist = next(n.split("/")[0] for n in names if n.endswith(".dist-info/WHEEL"))
         assert "Tag: cp39-abi3-" in z.read(f"{dist}/WHEEL").decode()
-        assert re.search(r"^hlodump\s*=\s*hlodump\.cli:main$", z.read(f"{dist}/entry_points.txt").decode(), re.M)
+        assert re.search(r"^hlodump\s*=\s*hlodump\.cli:run$", z.read(f"{dist}/entry_points.txt").decode(), re.M)
         meta = z.read(f"{dist}/METADATA").decode()
         for dep in ("pyarrow", "numpy", "duckdb", "rich"):
             assert re.search(rf"^Requires-Dist: {dep}\b", meta, re.M), dep

@@ -7,7 +7,7 @@ from typing import Any, Literal, Mapping, Optional, Protocol, Union, final
 import pyarrow as pa
 
 __all__ = ["read", "scan", "BatchStream", "classify_name", "sniff", "mapped_pages_lost", "decode_body", "attribute_value", "compact",
-           "rearm_sigbus", "table_schemas", "_set_max_line_len", "_set_max_lines", "_formats", "MAX_THREADS", "__version__"]
+           "known_opcode", "rearm_sigbus", "table_schemas", "_set_max_line_len", "_set_max_lines", "_formats", "MAX_THREADS", "__version__"]
 
 __version__: str
 
@@ -80,6 +80,10 @@ def compact(table: pa.Table) -> pa.Table:
 
 def rearm_sigbus() -> None:
     """Put the SIGBUS guard back in front of handlers installed after it."""
+
+def known_opcode(op: str) -> bool:
+    """Whether XLA's HLO parser knows the opcode ``op`` (the list of ``hlo/rules.rs``; an
+    unknown one is a note when read, and the cost analysis leaves it out of its totals)."""
 
 def mapped_pages_lost() -> int:
     """Pages of mapped files that shrank while in use and now read as zeros."""
