@@ -6,6 +6,8 @@
 //! columns are views into the inputs (`source`, `columns`). `python` (feature `python`) is the
 //! thin PyO3 edge that maturin builds into `hlodump._core`.
 
+#[cfg(target_os = "linux")]
+pub mod alloc;
 pub mod allocation_line;
 pub mod buffer_assignment;
 pub mod bytes;
@@ -32,6 +34,11 @@ pub mod thunks;
 
 #[cfg(feature = "python")]
 mod python;
+
+/// Column buffers are mappings of their own, given back when the tables are dropped (`alloc`).
+#[cfg(target_os = "linux")]
+#[global_allocator]
+static ALLOCATOR: alloc::ReturningAllocator = alloc::ReturningAllocator;
 
 pub use error::{Error, ParseError};
 pub use read::{read, Input, MapPolicy, Options};

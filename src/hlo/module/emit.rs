@@ -330,7 +330,6 @@ impl<'t, 'c> Parser<'t, 'c> {
     /// not each report it again), unless it was defined already.
     #[inline]
     fn rules(&mut self, line: &Line<'c>, text: &[u8], base: usize, ins: &Instr<'_>) -> Result<Option<rules::UnknownType>> {
-        use std::collections::hash_map::Entry;
         let at = |s: &[u8]| s.as_ptr() as usize - text.as_ptr() as usize;
         // (after an error in the computation a name may be missing: uses are not judged)
         self.damaged |= self.t.errors.len() > self.comp_errors;
@@ -339,15 +338,12 @@ impl<'t, 'c> Parser<'t, 'c> {
         let dangling = if self.damaged {
             None
         } else {
-            self.sc.operands.iter().position(|&p| !self.defined.contains_key(self.sc.piece(text, p)))
+            self.sc.operands.iter().position(|&p| !self.defined.contains(self.sc.piece(text, p)))
         };
         let key = self.name_key(ins.name);
-        match self.defined.entry(key) {
-            Entry::Vacant(v) => {
-                v.insert(line.no);
-            }
-            Entry::Occupied(e) => {
-                let first = *e.get();
+        match self.defined.define(key, line.no) {
+            Ok(()) => {}
+            Err(first) => {
                 let msg = format!(
                     "instruction '{}' is already defined in this computation (line {first}): XLA's parser refuses a second",
                     String::from_utf8_lossy(ins.name)
@@ -395,7 +391,7 @@ impl<'t, 'c> Parser<'t, 'c> {
         let called = if self.module_damaged { 0 } else { self.sc.called.len() };
         for k in 0..called {
             let c = self.sc.piece(text, self.sc.called[k]);
-            if self.computations.contains_key(c) {
+            if self.computations.contains_key(&rules::NameRef::new(c)) {
                 continue;
             }
             if self.mode == Mode::Chunk {

@@ -19,7 +19,7 @@ use super::tape::{Tape, Want};
 use crate::error::{FileCtx, Result};
 use crate::lines::{Line, Lines};
 use crate::tables::Tables;
-use super::rules::NameMap;
+use super::rules::{HashedName, NameMap, ScopedNames};
 
 /// The header of the computation being read; its row is written when it closes.
 struct OpenComp<'c> {
@@ -143,7 +143,7 @@ struct Parser<'t, 'c> {
     checks: ModuleChecks,
     /// The instruction names of the open computation, each to its line (`rules.rs`: defined
     /// once, operands defined before their use).
-    defined: NameMap<'c>,
+    defined: ScopedNames<'c>,
     /// The computations of the open module read so far (called computations are defined
     /// before their callers).
     computations: NameMap<'c>,
@@ -200,7 +200,7 @@ pub fn parse_text<'c>(data: &'c [u8], ctx: FileCtx<'c>, t: &mut Tables, judged: 
         tape: Tape::default(),
         want: Want::ALL,
         checks: ModuleChecks::default(),
-        defined: NameMap::default(),
+        defined: ScopedNames::default(),
         computations: NameMap::default(),
         deferred: Vec::new(),
         chunk_comps: Vec::new(),
@@ -489,13 +489,7 @@ impl<'t, 'c> Parser<'t, 'c> {
 
     /// A computation opens: no instruction name is defined in it yet.
     fn open_names(&mut self) {
-        // (clearing costs the map's capacity: after a big computation, a fresh map, so that the
-        // many small computations after it do not each pay for the big one)
-        if self.defined.capacity() > 1024 {
-            self.defined = NameMap::default();
-        } else {
-            self.defined.clear();
-        }
+        self.defined.open_scope();
         self.comp_errors = self.t.errors.len();
         self.damaged = false;
     }
@@ -646,7 +640,7 @@ impl<'t, 'c> Parser<'t, 'c> {
         self.checks.computation(c.is_entry);
         // defined for the computations after it (XLA adds a computation once it is read)
         let key = self.name_key(c.name);
-        self.computations.insert(key, c.line);
+        self.computations.insert(HashedName::new(key), c.line);
         if self.mode != Mode::Serial {
             let at = c.name.as_ptr() as usize - self.data.as_ptr() as usize;
             self.chunk_comps.push((at, at + c.name.len()));
