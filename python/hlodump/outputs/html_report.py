@@ -200,7 +200,8 @@ def _collect(d: "Dump", keys: Optional[Sequence[str]], top: int, max_points: int
     say("summary")
     summ = {s["module"]: s for s in A.summary(d, sel, top=top)}
     say("timeline")
-    tls = _timelines(A.memory_timeline(d, sel), max_points)
+    tl_table = A.memory_timeline(d, sel)
+    tls = _timelines(tl_table, max_points)
     say("buffers")
     live = _top_per_module(eng, A.buffers(d, sel), LIVE_BUFFERS, "size",
                            ["instruction", "shape_index", "size", "start", "end", "shape", "category", "op_name", "source"],
@@ -210,10 +211,12 @@ def _collect(d: "Dump", keys: Optional[Sequence[str]], top: int, max_points: int
     padded = _top_per_module(eng, A.padding(d, sel), DETAIL_ROWS, "padding_bytes",
                              ["instruction", "shape_index", "shape", "allocated_bytes", "logical_bytes", "padding_bytes",
                               "category", "op_name", "source"], where="padding_bytes > 0")
+    spans = _spans(d, eng, sel, tl_table)
     errs = _errors_per_module(d, mods)
     caps = {r["module"]: r for r in A.device_capacity(d).to_pylist()}
     say("costs, collectives, passes")
     opt = _optional_sections(d, eng, sel, dev)
+    graphs = _graphs(d, eng, sel, opt.get("cost_table"), spans)
     rows: list[dict[str, Any]] = []
     details: dict[str, dict[str, Any]] = {}
     for n, m in enumerate(mods):
@@ -248,10 +251,30 @@ def _collect(d: "Dump", keys: Optional[Sequence[str]], top: int, max_points: int
             "device": _device_line(s, caps.get(key)),
             "live": live.get(key, []), "by_op_name": by_op.get(key, []), "by_source": by_src.get(key, []),
             "padded": padded.get(key, []),
+            "spans": spans.get(key), "graph": graphs.get(key),
             **{k: v.get(key) for k, v in opt["detail"].items()},
             "section_problems": list(opt["problems"]),
         }
     return rows, details, ["memory"] + opt["sections"]
+
+
+def _spans(d: "Dump", eng: Engine, sel: Optional[list[str]], tl: pa.Table) -> dict[str, dict[str, Any]]:
+    """The memory viewer's bars (``viewer_data.spans_per_module``)."""
+    from .viewer_data import spans_per_module
+
+    return spans_per_module(d, eng, sel, tl)
+
+
+def _graphs(d: "Dump", eng: Engine, sel: Optional[list[str]], costs: Optional[pa.Table],
+            spans: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """The graph view's graphs (``viewer_data.graphs_per_module``); a failure costs the view,
+    not the page."""
+    from .viewer_data import graphs_per_module
+
+    try:
+        return graphs_per_module(d, eng, sel, costs, spans)
+    except Exception:  # noqa: BLE001 - the page stands without its graph view
+        return {}
 
 
 def _plain(t: pa.Table) -> pa.Table:
@@ -422,6 +445,7 @@ def _optional_sections(d: "Dump", eng: Engine, sel: Optional[list[str]], dev: Op
     def costs() -> bool:
         t = A.costs(d, sel)
         cost_table.append(t)
+        out["cost_table"] = t
         t = t.filter(t.column("in_total"))  # the entry rows add up to the module (fused rows are inside them)
         if t.num_rows == 0:
             return False
@@ -542,13 +566,24 @@ def _why(a: "Dump", b: "Dump", by_key_a: dict[str, dict[str, Any]], details: dic
         ra = by_key_a.get(p["module_a"])
         if ra is None or ra["id"] not in details:
             continue
+        # as the CLI: an option that differs only in the whole configuration (a release's default,
+        # zero bytes, not set by hand) is folded into one line, not a row each
+        explicit = {o["key"] for o in p.get("options") or [] if o.get("explicit")}
+        causes = [c for c in p["causes"] if c["kind"] != "options" or c["bytes"] or c["op_name"] in explicit]
+        defaults = [o["key"] for o in p.get("options") or [] if not o.get("explicit")]
+        folded = None
+        if defaults:
+            names = ", ".join(k.rsplit(".", 1)[-1] for k in defaults[:5])
+            folded = (f"options: {len(defaults)} differ in the whole configuration only (a release's defaults?): "
+                      f"{names}{' …' if len(defaults) > 5 else ''} (hlodump diff --json lists them)")
         details[ra["id"]]["why"] = {
+            "folded": folded,
             "peak": ex["peak"], "peak_a": p["peak_a"], "peak_b": p["peak_b"], "peak_delta": p["peak_delta"],
             "module_b": p["module_b"], "note": p["note"],
             "columns": cols,
             "rows": [[c["kind"], c["bytes"],
                       (f"{os.path.basename(c['source_file'])}:{c['source_line']}" if c["source_file"] else None),
-                      c["op_name"], c["detail"]] for c in p["causes"][:100]]}
+                      c["op_name"], c["detail"]] for c in causes[:100]]}
 
 
 # ------------------------------------------------------------------------------ embedding
