@@ -198,7 +198,151 @@ def test_plot_buffers_png(tmp_path, capsys) -> None:
         p = A.peaks(A.summary(d, key, top=0)[0])
         assert f"peak in use {A.format_bytes(p['peak_in_use'])} at step {p['peak_in_use_step']}" in title
         fig.canvas.draw()
-        labels = [t.get_text() for t in ax.get_yticklabels() if t.get_text()]
+        lo, hi = ax.get_ylim()
+        labels = [t.get_text() for t in ax.get_yticklabels() if t.get_text() and lo <= t.get_position()[1] <= hi]
         assert labels and all(re.fullmatch(r"0|\d+(KiB|MiB|GiB|B)", x) for x in labels), labels
     finally:
         plt.close(fig)
+
+
+# ------------------------------------------------------------------ the graph view's neighbourhood
+
+def _walk(ops: dict[str, list[str]], users: dict[str, list[str]], start: str, hops: int) -> dict[str, int]:
+    """The oracle: a breadth-first walk over the HLO text's operand lists, upstream then downstream."""
+    layer = {start: 0}
+    for adj, sign in ((ops, -1), (users, 1)):
+        front = [start]
+        for h in range(1, hops + 1):
+            nxt = []
+            for v in front:
+                for w in adj.get(v, []):
+                    if w not in layer:
+                        layer[w] = sign * h
+                        nxt.append(w)
+            front = nxt
+    return layer
+
+
+@pytest.mark.parametrize("path,instruction", [(CF10, "while.16"), (FORWARD, None)])
+@pytest.mark.parametrize("hops", [1, 2, 3])
+def test_neighbourhood_is_a_walk_over_the_operands(path, instruction, hops) -> None:
+    d = hlodump.read_arrow(path, progress=False)
+    mods = A._module_list(d)
+    spans = A.buffer_spans(d).to_pylist()
+    if instruction is None:  # the producer of the largest buffer
+        instruction = max((s for s in spans if s["opcode"] == "fusion"), key=lambda s: s["size"])["instruction"]
+    got = A.neighbourhood(d, instruction, hops)
+    nodes = got["nodes"].to_pylist()
+    assert nodes
+    rows = d["instructions"].to_pylist()
+    for m in mods:
+        hlo = set(m.hlo_file_ids)
+        ops: dict[str, list[str]] = defaultdict(list)
+        users: dict[str, list[str]] = defaultdict(list)
+        names = set()
+        for r in rows:
+            if r["file_id"] in hlo:
+                names.add(r["name"])
+                for o in r["operands"] or []:
+                    ops[r["name"]].append(o)
+                    users[o].append(r["name"])
+        mine = {n["instruction"]: n["layer"] for n in nodes if n["module"] == m.key}
+        if instruction not in names:
+            assert not mine
+            continue
+        assert mine == _walk(ops, users, instruction, hops), m.key
+        # every edge between two nodes of the walk, and no other
+        want = {(m.key, o, r) for r in mine for o in ops.get(r, []) if o in mine}
+        edges = {(e["module"], e["src"], e["dst"]) for e in got["edges"].to_pylist() if e["module"] == m.key}
+        assert edges == want
+
+
+def test_neighbourhood_bytes_flops_and_members() -> None:
+    d = hlodump.read_arrow(CF10, progress=False)
+    got = A.neighbourhood(d, "while.16", 1, members=True)
+    nodes = got["nodes"].to_pylist()
+    costs = {(r["module"], r["instruction"]): r for r in A.costs(d).to_pylist()}
+    info = {(r["module"], r["instruction"]): r for r in A.buffers(d).to_pylist()}
+    n_cost = 0
+    for n in nodes:
+        c = costs.get((n["module"], n["instruction"]))
+        if c is not None and c["flops"] is not None:
+            assert n["flops"] == pytest.approx(c["flops"])
+            n_cost += 1
+        sizes = [v["size"] for k, v in info.items() if k == (n["module"], n["instruction"])]
+        if n["allocated_bytes"] is not None:
+            assert n["allocated_bytes"] >= max(sizes)
+    assert n_cost > 3
+    # a while's members: the instructions of the computations it calls, each linked by a calls edge
+    w = [n for n in nodes if n["instruction"] == "while.16"]
+    assert w and w[0]["called"]
+    members = [n for n in nodes if n["member_of"] == "while.16" and n["module"] == w[0]["module"]]
+    assert members and {n["computation"] for n in members} == set(w[0]["called"])
+    calls = {(e["src"], e["dst"]) for e in got["edges"].to_pylist() if e["kind"] == "calls" and e["module"] == w[0]["module"]}
+    assert {("while.16", n["instruction"]) for n in members} <= calls
+    with pytest.raises(TypeError):
+        A.neighbourhood(d, "", 1)
+    assert A.neighbourhood(d, "no-such-instruction", 2)["nodes"].num_rows == 0
+
+
+# ------------------------------------------------------------------ Model Explorer node data
+
+# The node-data format of Model Explorer (github.com/google-ai-edge/model-explorer,
+# src/server/package/src/model_explorer/node_data_builder.py: ModelNodeData, GraphNodeData,
+# NodeDataResult, ThresholdItem, GradientItem), as a JSON schema: a file is a ModelNodeData (graph
+# id → GraphNodeData) or a single GraphNodeData.
+_RESULT = {"type": "object", "required": ["value"], "additionalProperties": False,
+           "properties": {"value": {"type": "number"}, "bgColor": {"type": "string"}, "textColor": {"type": "string"}}}
+_GRAPH = {"type": "object", "required": ["results"], "additionalProperties": False, "properties": {
+    "results": {"type": "object", "additionalProperties": _RESULT},
+    "thresholds": {"type": "array", "items": {"type": "object", "required": ["value", "bgColor"], "additionalProperties": False,
+                   "properties": {"value": {"type": "number"}, "bgColor": {"type": "string"}, "textColor": {"type": "string"}}}},
+    "gradient": {"type": "array", "items": {"type": "object", "required": ["stop"], "additionalProperties": False,
+                 "properties": {"stop": {"type": "number", "minimum": 0, "maximum": 1}, "bgColor": {"type": "string"},
+                                "textColor": {"type": "string"}}}},
+    "hideInAggregatedStatsTable": {"type": "boolean"}, "hideInChildrenStatsTable": {"type": "boolean"},
+    "hideAggregatedStats": {"type": "array", "items": {"enum": ["min", "max", "sum", "avg"]}},
+    "showExpandedSummaryOnGroupNode": {"type": "boolean"}, "showLabelCountColumnsInChildrenStatsTable": {"type": "boolean"}}}
+NODE_DATA_SCHEMA = {"$schema": "https://json-schema.org/draft/2020-12/schema",
+                    "oneOf": [_GRAPH, {"type": "object", "not": {"required": ["results"]}, "additionalProperties": _GRAPH}]}
+
+
+def test_model_explorer_export_is_node_data(tmp_path, capsys) -> None:
+    jsonschema = pytest.importorskip("jsonschema")
+    out = tmp_path / "me"
+    assert main(["export", CF10, "--model-explorer", str(out)]) == 0
+    paths = capsys.readouterr().out.split()
+    assert sorted(os.path.basename(p) for p in paths) == sorted(f"{m}.json" for m in
+                                                               ("memory_bytes", "output_bytes", "flops", "bytes_accessed"))
+    d = hlodump.read_arrow(CF10, progress=False)
+    mods = {m.name: m.key for m in A._module_list(d)}
+    data = {os.path.basename(p)[:-5]: json.load(open(p)) for p in paths}
+    for metric, doc in data.items():
+        jsonschema.validate(doc, NODE_DATA_SCHEMA)
+        for g in doc.values():  # gradient stops 0 and 1 given, as the format asks
+            assert {x["stop"] for x in g["gradient"]} >= {0, 1}
+    # the figures: memory = the values' allocated bytes of the instruction, flops = costs
+    mem = defaultdict(int)
+    for r in A.buffers(d).to_pylist():
+        mem[(r["module_name"], r["instruction"])] += r["size"]
+    for g, gd in data["memory_bytes"].items():
+        assert g in mods
+        for ins, v in gd["results"].items():
+            assert v["value"] == mem[(g, ins)]
+    assert sum(len(g["results"]) for g in data["memory_bytes"].values()) == len(mem)
+    fl = defaultdict(float)
+    names = {m.key: m.name for m in A._module_list(d)}
+    for r in A.costs(d).to_pylist():
+        if r["flops"] is not None:
+            fl[(names[r["module"]], r["instruction"])] += r["flops"]
+    n = 0
+    for g, gd in data["flops"].items():
+        for ins, v in gd["results"].items():
+            assert v["value"] == pytest.approx(fl[(g, ins)])
+            n += 1
+    assert n == len(fl)
+    # the schema does reject what Model Explorer would not read
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({"g": {"results": {"a": {"value": "12"}}}}, NODE_DATA_SCHEMA)
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({"g": {"results": {"a": {"val": 1}}}}, NODE_DATA_SCHEMA)

@@ -66,8 +66,9 @@ def neighbourhood(dump: "Dump", instruction: str, hops: int = 2, module: ModuleS
     sc = scope_of(dump, module)
     costs = instruction_costs(dump, module)
     name = instruction.lstrip("%")
-    with sc.eng.session(costs=costs) as cur:
-        q = sc.resolve(f"""
+    lit = "'" + name.replace("'", "''") + "'"
+    if True:
+        q = f"""
             with recursive
               ins as (select m.module, i.file_id, i.computation_id, i.name::varchar as instruction,
                              i.opcode::varchar as opcode, i.shape::varchar as shape,
@@ -77,15 +78,15 @@ def neighbourhood(dump: "Dump", instruction: str, hops: int = 2, module: ModuleS
                       from instructions i join @modmap m using (file_id) where m.is_hlo),
               comps as (select c.file_id, c.computation_id, c.name::varchar as computation from computations c),
               up(module, instruction, hop) as (
-                  select module, instruction, 0 from ins where instruction = $name
+                  select module, instruction, 0 from ins where instruction = {lit}
                   union
                   select e.module, e.src, up.hop + 1 from up join @hlo_edges e
-                         on e.module = up.module and e.dst = up.instruction where up.hop < $hops),
+                         on e.module = up.module and e.dst = up.instruction where up.hop < {int(hops)}),
               down(module, instruction, hop) as (
-                  select module, instruction, 0 from ins where instruction = $name
+                  select module, instruction, 0 from ins where instruction = {lit}
                   union
                   select e.module, e.dst, down.hop + 1 from down join @hlo_edges e
-                         on e.module = down.module and e.src = down.instruction where down.hop < $hops),
+                         on e.module = down.module and e.src = down.instruction where down.hop < {int(hops)}),
               near as (select module, instruction, min(layer) filter (where layer <= 0) as l_up,
                               min(layer) filter (where layer > 0) as l_down
                        from (select module, instruction, -min(hop) as layer from up group by all
@@ -103,31 +104,34 @@ def neighbourhood(dump: "Dump", instruction: str, hops: int = 2, module: ModuleS
                       from called c join comps k on k.file_id = c.file_id and k.computation = c.computation
                       join ins i on i.module = c.module and i.file_id = k.file_id
                                 and i.computation_id = k.computation_id
-                      where $members),
+                      where {'true' if members else 'false'}),
               allnodes as (select * from picked union all select * from mem),
               alloc as (select module, instruction, sum(size)::bigint as allocated_bytes from @buffers group by all)
             select n.module, n.instruction, n.layer, n.member_of, k.computation, i.opcode, i.shape,
-                   s.shape_bytes as bytes, a.allocated_bytes, c.flops, c.bytes_accessed,
+                   s.shape_bytes as bytes, a.allocated_bytes,
                    i.called_computations::varchar[] as called, i.op_name, i.source
             from allnodes n
             join ins i on i.module = n.module and i.instruction = n.instruction
             left join comps k on k.file_id = i.file_id and k.computation_id = i.computation_id
             left join @info1 s on s.module = n.module and s.instruction = n.instruction
-            left join alloc a on a.module = n.module and a.instruction = n.instruction
-            left join (select module, instruction, sum(flops) as flops, sum(bytes_accessed) as bytes_accessed
-                       from costs group by all) c on c.module = n.module and c.instruction = n.instruction
-            order by n.module, n.member_of nulls first, n.layer, n.instruction""")
-        nodes = _arrow(cur.execute(q, {"name": name, "hops": int(hops), "members": bool(members)}))
-        edges_q = sc.resolve("""
+            left join alloc a on a.module = n.module and a.instruction = n.instruction"""
+        base = sc.arrow(q)
+        nodes = sc.eng.query("""
+            select n.module, n.instruction, n.layer::int as layer, n.member_of, n.computation, n.opcode, n.shape, n.bytes,
+                   n.allocated_bytes, c.flops, c.bytes_accessed, n.called, n.op_name, n.source
+            from base n left join (select module, instruction, sum(flops) as flops,
+                                          sum(bytes_accessed) as bytes_accessed from costs group by all) c
+                 on c.module = n.module and c.instruction = n.instruction
+            order by n.module, n.member_of nulls first, n.layer, n.instruction""", base=base, costs=costs)
+        edges_all = sc.get("hlo_edges").select(["module", "src", "dst"])
+        edges = sc.eng.query("""
             select e.module, e.src, e.dst, 'operand' as kind
-            from @hlo_edges e join nodes a on a.module = e.module and a.instruction = e.src
-                              join nodes b on b.module = e.module and b.instruction = e.dst
+            from e join nodes a on a.module = e.module and a.instruction = e.src
+                   join nodes b on b.module = e.module and b.instruction = e.dst
             where (a.member_of is null) = (b.member_of is null)
             union all
             select module, member_of as src, instruction as dst, 'calls' as kind from nodes where member_of is not null
-            order by 1, 2, 3""")
-        cur.register("nodes", nodes)
-        edges = _arrow(cur.execute(edges_q))
+            order by 1, 2, 3""", e=edges_all, nodes=nodes)
     return {"nodes": nodes, "edges": edges}
 
 

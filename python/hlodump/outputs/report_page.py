@@ -50,6 +50,7 @@ th.sorted-asc::after{content:" \25B2"} th.sorted-desc::after{content:" \25BC"}
 .chart.spans{height:340px;flex:none}
 #span-info{font:11px ui-monospace,monospace;white-space:pre-wrap;background:#fff;border:1px solid #ddd;padding:6px;margin:4px 0;min-height:3em}
 #span-table tr.sel{background:#ffe0b2}
+#span-table{max-height:320px}
 #span-table tbody tr{cursor:pointer}
 .gcontrols{display:flex;gap:10px;align-items:center;margin:4px 0}
 #graph-focus{width:320px;padding:3px 6px;font-size:12px}
@@ -512,14 +513,17 @@ function drawSpans(box, d) {
     const shapes = [], ann = [];
     if (s.peak_step !== null && s.peak_step !== undefined) {
       shapes.push({type: "line", x0: s.peak_step + 0.5, x1: s.peak_step + 0.5, yref: "paper", y0: 0, y1: 1, line: {color: "#333", dash: "dot", width: 1.5}});
-      ann.push({x: s.peak_step + 0.5, yref: "paper", y: 1, yanchor: "bottom", showarrow: false, font: {size: 10},
+      // inside the plot area, beside the line on the side with room: never in the top margin (the toolbar)
+      const last = Math.max(...bufs.map(b => b.last_step + 1)), left = s.peak_step > last / 2;
+      ann.push({x: s.peak_step + 0.5, yref: "paper", y: 1, yanchor: "top", xanchor: left ? "right" : "left", xshift: left ? -3 : 3,
+                showarrow: false, font: {size: 10}, bgcolor: "rgba(255,255,255,0.85)",
                 text: "peak in use " + fmtBytes(s.peak_bytes) + " @ step " + s.peak_step});
     }
     Plotly.newPlot(div, data, {
       barmode: "overlay", bargap: 0, margin: {l: 70, r: 12, t: 24, b: 40}, hovermode: "closest", showlegend: true,
       legend: {orientation: "h", y: -0.18, font: {size: 10}}, shapes: shapes, annotations: ann,
       xaxis: {title: {text: "schedule step (a bar: first to last live step)", font: {size: 11}}},
-      yaxis: Object.assign({title: {text: "address in " + s.memory_space, font: {size: 11}}, range: [0, top * 1.02]}, binaryTicks(top)),
+      yaxis: Object.assign({title: {text: "address in " + s.memory_space, font: {size: 11}}, range: [0, top * 1.12]}, binaryTicks(top)),
     }, CONFIG);
     div.on("plotly_hover", ev => { if (ev.points && ev.points.length) info.textContent = spanText(all[ev.points[0].customdata]); });
     div.on("plotly_click", ev => { if (ev.points && ev.points.length) selectSpan(all[ev.points[0].customdata], d); });
