@@ -314,6 +314,10 @@ def _top_per_module(eng: Engine, t: Optional[pa.Table], n: int, order: str, cols
 
 
 def _num(v: Any) -> Any:
+    import decimal
+
+    if isinstance(v, decimal.Decimal):
+        v = int(v) if v == v.to_integral_value() else float(v)
     if isinstance(v, float) and not math.isfinite(v):
         return None
     if isinstance(v, (np.integer,)):
@@ -485,7 +489,7 @@ def _optional_sections(d: "Dump", eng: Engine, sel: Optional[list[str]], dev: Op
             return False
         c = _plain(t.select(["module", "kind", "instruction", "bytes", "bytes_per_device", "group_size", "num_groups",
                              "op_name", "source_file", "source_line"]))
-        sums = eng.query("select module, sum(bytes) as b from c group by all", c=c)
+        sums = eng.query("select module, sum(bytes)::bigint as b from c group by all", c=c)
         for k, b in zip(*(col.to_pylist() for col in sums.columns)):
             out["collective_bytes"][k] = _num(b)
         cols = ["kind", "instruction", "bytes", "bytes_per_device", "group_size", "num_groups", "op_name",
@@ -603,8 +607,12 @@ def _json_html(obj: Any) -> str:
 
 
 def _default(v: Any) -> Any:
+    import decimal
+
     if isinstance(v, (np.integer,)):
         return int(v)
+    if isinstance(v, decimal.Decimal):  # DuckDB's 128-bit sums: a number, never its text
+        return int(v) if v == v.to_integral_value() else _num(float(v))
     if isinstance(v, (np.floating,)):
         return _num(v)
     return str(v)
