@@ -193,10 +193,12 @@ def test_page_formatters_are_units(tmp_path) -> None:
             assert b.eval(f"fmtSecs({v})") == U.format_seconds(v), v
         for v in [1, 2**20, 3 * 2**30, 1536]:
             assert b.eval(f"fmtTick({v})") == U.format_bytes_tick(v), v
+        for v in [0, 7, 1803, 1803.2, 12345.6, 0.0004883, 0.0001026, 1e-5, 12.3456, 99999.5, 1234567, -0.5, 2.5e17]:
+            assert b.eval(f"fmtNum({v!r})") == U.format_number(v), v
 
 
 RAW = re.compile(r"(?<![\w.:/\[\]{},\-#(=])\d{5,}(?![\w.\]}%)])")
-RAW_FLOAT = re.compile(r"\d\.\d{6,}|\de-\d")
+RAW_FLOAT = re.compile(r"\d\.0*[1-9]\d{4,}")  # more than units.format_number's 4 significant digits
 
 
 def _check_page(b, width: int, where: str) -> list[str]:

@@ -29,8 +29,10 @@ table{border-collapse:collapse;font-size:12px}
 th{position:sticky;top:0;background:#eceff1;text-align:left;padding:3px 8px;cursor:pointer;white-space:nowrap;user-select:none}
 th.num,td.num{text-align:right}
 td{padding:2px 8px;border-bottom:1px solid #f0f0f0;white-space:nowrap;max-width:520px;overflow:hidden;text-overflow:ellipsis}
-#detail td:not(.num){white-space:normal;overflow-wrap:anywhere;max-width:420px;min-width:3em}
+#detail td:not(.num){white-space:normal;overflow-wrap:break-word;max-width:420px;min-width:3em}
+#detail td.long{overflow-wrap:anywhere;min-width:7em}
 #detail td.word{white-space:nowrap;overflow-wrap:normal}
+@media (max-width:1280px){#detail table{font-size:11px} #detail td,#detail th{padding:2px 4px} #detail td:not(.num){max-width:300px}}
 #detail th{white-space:normal}
 #modules tbody tr{cursor:pointer}
 #modules tbody tr:hover{background:#fff3e0}
@@ -108,10 +110,14 @@ function fmtSecs(v) {
   if (a >= 1e-6) return (v / 1e-6).toFixed(2) + " \u00b5s";
   return (v / 1e-9).toFixed(1) + " ns";
 }
+// hlodump.units.format_number: an integer with separators, anything else as Python's "%.4g"
 function fmtNum(v) {
   if (missing(v)) return MISSING;
   if (typeof v !== "number") return String(v);
-  if (Number.isInteger(v)) return v.toLocaleString("en-US");
+  if (!Number.isFinite(v)) return "unknown";
+  if (Number.isInteger(v) && Math.abs(v) < 1e15) return v.toLocaleString("en-US");
+  const [m, x] = v.toExponential(3).split("e"), e = Number(x);
+  if (e < -4 || e >= 4) return m.replace(/\.?0+$/, "") + "e" + (e < 0 ? "-" : "+") + String(Math.abs(e)).padStart(2, "0");
   return String(Number(v.toPrecision(4)));
 }
 function fmtPct(v) { return missing(v) ? MISSING : (100 * v).toFixed(1) + "%"; }
@@ -289,14 +295,16 @@ function table(parent, title, columns, rows, fmt) {
   columns.forEach((c, i) => tr.appendChild(el("th", fmt && fmt[i] ? {class: "num"} : null, c)));
   const thead = el("thead"); thead.appendChild(tr); t.appendChild(thead);
   const tb = el("tbody");
-  // a column whose every cell is one short word (a category, a kind, an opcode) never wraps inside it
-  const words = columns.map((c, i) => rows.every(r => { const v = r[i]; return missing(v) || (typeof v === "string" && v.length <= 24 && !/\s/.test(v)); }));
+  // a cell of one short word (a category, a kind, an opcode, a short name) never wraps inside it
+  const word = v => typeof v === "string" && v.length <= 28 && /^[\w.\-]+$/.test(v);
+  // shapes, op_names, paths and lists: long tokens without a break, broken anywhere; names elsewhere at - . _ only when they must
+  const long = columns.map(c => /shape|op_name|source|detail|^key$|^buffer$|^producer$/.test(c));
   for (const r of rows) {
     const row = el("tr");
     r.forEach((v, i) => {
       const f = fmt && fmt[i];
       const text = fmtCell(v, f);
-      const td = el("td", f && f !== "i" || (!f && typeof v === "number") ? {class: "num"} : (words[i] ? {class: "word"} : null), text);
+      const td = el("td", f && f !== "i" || (!f && typeof v === "number") ? {class: "num"} : (word(v) ? {class: "word"} : (long[i] ? {class: "long"} : null)), text);
       if (!f && text.length > 60) td.title = text;
       row.appendChild(td);
     });
@@ -520,7 +528,7 @@ function drawSpans(box, d) {
                 text: "peak in use " + fmtBytes(s.peak_bytes) + " @ step " + s.peak_step});
     }
     Plotly.newPlot(div, data, {
-      barmode: "overlay", bargap: 0, margin: {l: 70, r: 12, t: 24, b: 40}, hovermode: "closest", showlegend: true,
+      barmode: "overlay", bargap: 0, margin: {l: 70, r: 12, t: 34, b: 40}, hovermode: "closest", showlegend: true,
       legend: {orientation: "h", y: -0.18, font: {size: 10}}, shapes: shapes, annotations: ann,
       xaxis: {title: {text: "schedule step (a bar: first to last live step)", font: {size: 11}}},
       yaxis: Object.assign({title: {text: "address in " + s.memory_space, font: {size: 11}}, range: [0, top * 1.12]}, binaryTicks(top)),
@@ -532,10 +540,10 @@ function drawSpans(box, d) {
   const t = el("div", {class: "tables"}); sec.appendChild(t);
   const rows = all.slice().sort((a, b) => b.size - a.size);
   const tb = table(t, "the buffers drawn, largest first (click a bar to find its row)",
-    ["buffer", "bytes", "space", "first step", "last step", "shape", "category", "producer", "users", "op_name", "source"],
-    rows.map(b => [b.buffer, b.size, (sp.spaces.find(s => s.color === b.color) || {}).memory_space || b.color, b.first_step, b.last_step,
+    ["buffer", "bytes", "space", "live steps", "shape", "category", "producer", "users", "op_name", "source"],
+    rows.map(b => [b.buffer, b.size, (sp.spaces.find(s => s.color === b.color) || {}).memory_space || b.color, b.first_step + "\u2013" + b.last_step,
                    b.shape, b.category, b.instruction + (b.opcode ? " (" + b.opcode + ")" : ""), listText(b.users, 4), b.op_name, b.source]),
-    ["", "b", "", "i", "i", "", "", "", "", "", ""]);
+    ["", "b", "", "r", "", "", "", "", "", ""]);
   if (tb) {
     tb.id = "span-table";
     tb.querySelectorAll("tbody tr").forEach((tr, i) => { tr.dataset.buffer = rows[i].buffer; tr.dataset.color = String(rows[i].color);
