@@ -575,8 +575,11 @@ function prepareGraph(d) {
   GRAPH.ops = Array.from({length: n}, () => []); GRAPH.users = Array.from({length: n}, () => []);
   for (let k = 0; k < g.edges.length; k += 2) { GRAPH.ops[g.edges[k + 1]].push(g.edges[k]); GRAPH.users[g.edges[k]].push(g.edges[k + 1]); }
 }
+// a node's bytes: its values' slices in buffer assignment where it has some (a tuple-shaped
+// fusion's outputs, not its index table), else its shape's logical bytes
+function nodeBytes(g, i) { return missing(g.alloc[i]) ? g.bytes[i] : g.alloc[i]; }
 function nodeLines(g, i) {
-  const flops = g.flops[i], b = g.bytes[i];
+  const flops = g.flops[i], b = nodeBytes(g, i);
   return [g.name[i], g.op[i] || MISSING,
           fmtBytes(b) + (flops ? " \u00b7 " + fmtSI(flops, "FLOP") : "")];
 }
@@ -615,7 +618,7 @@ function showGraph(d, name) {
   let height = 0;
   const more = [];
   ls.forEach((l, ci) => {
-    const vs = cols.get(l).sort((a, b) => (g.bytes[b] || 0) - (g.bytes[a] || 0));
+    const vs = cols.get(l).sort((a, b) => (nodeBytes(g, b) || 0) - (nodeBytes(g, a) || 0));
     vs.slice(0, PER_LAYER).forEach((v, k) => pos.set(v, [ci * (NW + GX) + 4, k * (NH + GY) + 4]));
     if (vs.length > PER_LAYER) more.push([ci, PER_LAYER, vs.length - PER_LAYER]);
     height = Math.max(height, Math.min(vs.length, PER_LAYER + 1) * (NH + GY) + 8);
