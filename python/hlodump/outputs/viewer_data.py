@@ -61,11 +61,12 @@ def spans_per_module(d: "Dump", eng: Engine, sel: Optional[list[str]], tl: pa.Ta
                row_number() over (partition by module order by size desc, first_step, value_id) as rn
         from t""", t=t)
     drawn = eng.query(f"select module, {cols} from ranked where rn <= {int(n)} order by module, rn", ranked=ranked)
-    spaces = eng.query("""
+    k = int(n)
+    spaces = eng.query(f"""
         select module, color, any_value(memory_space) as memory_space, count(*) as buffers,
-               count(*) filter (where rn > $n) as folded, coalesce(sum(size) filter (where rn > $n), 0)::bigint as folded_bytes,
-               max(size) filter (where rn > $n) as folded_max, max(address + size)::bigint as extent
-        from ranked group by all order by module, color""", params={"n": int(n)}, ranked=ranked)
+               count(*) filter (where rn > {k}) as folded, coalesce(sum(size) filter (where rn > {k}), 0)::bigint as folded_bytes,
+               max(size) filter (where rn > {k}) as folded_max, max(address + size)::bigint as extent
+        from ranked group by all order by module, color""", ranked=ranked)
     peaks: dict[tuple[str, int], tuple[int, int]] = {}
     if tl.num_rows:
         pk = eng.query("""
@@ -138,8 +139,8 @@ def graphs_per_module(d: "Dump", eng: Engine, sel: Optional[list[str]], costs: O
     for m, idx in starts.items():
         names = [cols["name"][j] for j in idx]
         pos = {nm: k for k, nm in enumerate(names)}
-        pairs = [(pos.get(e_src[j]), pos.get(e_dst[j])) for j in e_at.get(m, [])]
-        pairs = [(a, b) for a, b in pairs if a is not None and b is not None]
+        found = [(pos.get(e_src[j]), pos.get(e_dst[j])) for j in e_at.get(m, [])]
+        pairs: list[tuple[int, int]] = [(a, b) for a, b in found if a is not None and b is not None]
         keep = np.arange(len(idx))
         note = None
         if len(idx) > GRAPH_NODES:
