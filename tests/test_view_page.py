@@ -326,4 +326,15 @@ def test_memory_viewer_and_graph_in_chromium(tmp_path) -> None:
         assert {h.split("(")[1].rstrip(")") for h in heads} == {x["computation"] for x in members}
         rows = b.eval("document.querySelectorAll('#graph-members tbody tr').length")
         assert rows == len(members)
+        # the buffers at the peak: each with its producer and users (the acceptance: from the page alone)
+        cells = b.eval("""[...document.querySelectorAll('#peak-table tbody tr')].map(tr => [...tr.children].map(td => td.textContent))""")
+        heads = b.eval("[...document.querySelectorAll('#peak-table thead th')].map(th => th.textContent)")
+        by_buf = {s["buffer"]: s for s in spans if s["color"] == 0}
+        assert cells and "producer" in heads and "users" in heads
+        for c in cells:
+            row = dict(zip(heads, c))
+            s = by_buf[row["buffer"]]
+            assert row["producer"] == f"{s['instruction']} ({s['opcode']})"
+            assert row["users"] == (", ".join(s["users"][:4]) + (f" \u2026 +{len(s['users']) - 4}" if len(s["users"]) > 4 else "")
+                                    if s["users"] else "\u2014")
         assert b.console_errors == []

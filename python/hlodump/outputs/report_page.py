@@ -404,11 +404,21 @@ function openModule(id) {
   const t1 = el("div", {class: "tables"});
   box.appendChild(t1);
   const atUse = d.top_buffers.length && d.top_buffers[0].at === "peak in use";
-  table(t1, atUse ? "buffers at the peak in use" + (d.timeline_head ? " (" + d.timeline_head + ")" : "")
+  // each buffer's producer and users from the memory viewer's spans (the main memory's, by name)
+  const spanOf = new Map();
+  if (d.spans) for (const r of d.spans.rows) { const o = spanObj(d.spans, r); if (!spanOf.has(o.buffer) || o.color === 0) spanOf.set(o.buffer, o); }
+  const peakBox = table(t1, atUse ? "buffers at the peak in use" + (d.timeline_head ? " (" + d.timeline_head + ")" : "")
                   : "buffers at XLA's listed peak" + (d.peak ? " (step " + d.peak.step + ", " + (d.peak.instruction || MISSING) + ")" : ""),
-        ["#", "buffer", "bytes", "shape", "category", "op_name", "source"],
-        d.top_buffers.map(b => [b.rank, b.buffer, b.bytes, b.shape, b.category, b.op_name, b.source]),
-        ["n", "", "b", "", "", "", ""]);
+        ["#", "buffer", "bytes", "shape", "category", "producer", "users", "op_name", "source"],
+        d.top_buffers.map(b => { const o = spanOf.get(b.buffer);
+          return [b.rank, b.buffer, b.bytes, b.shape, b.category, o ? o.instruction + (o.opcode ? " (" + o.opcode + ")" : "") : null,
+                  o ? listText(o.users, 4) : null, b.op_name, b.source]; }),
+        ["n", "", "b", "", "", "", "", "", ""]);
+  if (peakBox) {
+    peakBox.id = "peak-table";
+    peakBox.querySelectorAll("tbody tr").forEach((tr, i) => { const o = spanOf.get(d.top_buffers[i].buffer);
+      if (o) { tr.style.cursor = "pointer"; tr.addEventListener("click", () => selectSpan(o, d)); } });
+  }
   table(t1, "memory spaces at their most live (fragmentation, padding)",
         ["color", "allocated", "most live", "at step", "free in allocations", "fragmentation", "padding", "logical"],
         d.spaces.map(s => [s.color, s.allocated_bytes, s.max_live_bytes, s.step, s.free_bytes, s.fragmentation, s.padding_bytes, s.logical_bytes]),
@@ -454,7 +464,7 @@ function openModule(id) {
     const head = w.peak_delta === null ? pname + " unknown: " + (w.note || "")
       : "why the " + pname + " changed: " + fmtBytes(w.peak_a) + " \u2192 " + fmtBytes(w.peak_b)
         + " (" + (w.peak_delta >= 0 ? "+" : "\u2212") + fmtBytes(Math.abs(w.peak_delta)) + ", vs " + w.module_b + ")";
-    table(t6, head, w.columns, w.rows.length ? w.rows : [["", 0, "", "", "no change"]], ["", "b", "", "", ""]);
+    table(t6, head, w.columns, w.rows.length ? w.rows : [["", 0, "", "", w.folded ? "no cause with bytes" : "no change"]], ["", "b", "", "", ""]);
     if (w.folded) t6.lastChild.appendChild(el("p", {class: "note"}, w.folded));
   }
   if (d.changes && d.changes.length) {
