@@ -338,3 +338,34 @@ def test_memory_viewer_and_graph_in_chromium(tmp_path) -> None:
             assert row["users"] == (", ".join(s["users"][:4]) + (f" \u2026 +{len(s['users']) - 4}" if len(s["users"]) > 4 else "")
                                     if s["users"] else "\u2014")
         assert b.console_errors == []
+
+
+def test_page_graph_of_a_big_module_keeps_the_largest_buffers_surroundings(monkeypatch) -> None:
+    """Over GRAPH_NODES instructions: the instructions within GRAPH_HOPS hops (either way) of the
+    largest buffers' producers, and the page says so."""
+    from hlodump.outputs import viewer_data as V
+
+    monkeypatch.setattr(V, "GRAPH_NODES", 300)
+    d, data = _data(os.path.join(TPU, "llama"))
+    det = next(x for x in data["details"].values() if x["graph"] and x["graph"]["instructions"] > 300)
+    g = det["graph"]
+    m = next(m for m in A._module_list(d) if m.key == det["key"])
+    hlo = set(m.hlo_file_ids)
+    rows = [r for r in d["instructions"].to_pylist() if r["file_id"] in hlo]
+    adj: dict[str, set] = {}
+    for r in rows:
+        for o in r["operands"] or []:
+            adj.setdefault(r["name"], set()).add(o)
+            adj.setdefault(o, set()).add(r["name"])
+    names = {r["name"] for r in rows}
+    seeds = [s for s in (dict(zip(det["spans"]["fields"], r))["instruction"] for r in det["spans"]["rows"][:V.GRAPH_SEEDS])
+             if s in names]
+    seen, front = set(seeds), list(seeds)
+    for _ in range(V.GRAPH_HOPS):
+        front = [w for v in front for w in adj.get(v, ()) if w not in seen and not seen.add(w)]
+    assert set(g["name"]) == seen
+    assert g["note"] == (f"the graph holds {len(seen):,} of the module's {len(rows):,} instructions: those within "
+                         f"{V.GRAPH_HOPS} hops of its {V.GRAPH_SEEDS} largest buffers' producers")
+    idx = {n: i for i, n in enumerate(g["name"])}
+    want = sorted((idx[o], idx[r["name"]]) for r in rows if r["name"] in idx for o in r["operands"] or [] if o in idx)
+    assert sorted(zip(g["edges"][0::2], g["edges"][1::2])) == want
