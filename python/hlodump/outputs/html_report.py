@@ -211,12 +211,17 @@ def _collect(d: "Dump", keys: Optional[Sequence[str]], top: int, max_points: int
     padded = _top_per_module(eng, A.padding(d, sel), DETAIL_ROWS, "padding_bytes",
                              ["instruction", "shape_index", "shape", "allocated_bytes", "logical_bytes", "padding_bytes",
                               "category", "op_name", "source"], where="padding_bytes > 0")
-    spans = _spans(d, eng, sel, tl_table)
+    view_problems: list[str] = []
+    try:
+        spans = _spans(d, eng, sel, tl_table)
+    except Exception as e:  # noqa: BLE001 - the page stands without its memory viewer
+        spans = {}
+        view_problems.append(f"memory viewer: {type(e).__name__}: {e}")
     errs = _errors_per_module(d, mods)
     caps = {r["module"]: r for r in A.device_capacity(d).to_pylist()}
     say("costs, collectives, passes")
     opt = _optional_sections(d, eng, sel, dev)
-    graphs = _graphs(d, eng, sel, opt.get("cost_table"), spans)
+    graphs = _graphs(d, eng, sel, opt.get("cost_table"), spans, view_problems)
     rows: list[dict[str, Any]] = []
     details: dict[str, dict[str, Any]] = {}
     for n, m in enumerate(mods):
@@ -253,7 +258,7 @@ def _collect(d: "Dump", keys: Optional[Sequence[str]], top: int, max_points: int
             "padded": padded.get(key, []),
             "spans": spans.get(key), "graph": graphs.get(key),
             **{k: v.get(key) for k, v in opt["detail"].items()},
-            "section_problems": list(opt["problems"]),
+            "section_problems": list(opt["problems"]) + view_problems,
         }
     return rows, details, ["memory"] + opt["sections"]
 
@@ -266,14 +271,15 @@ def _spans(d: "Dump", eng: Engine, sel: Optional[list[str]], tl: pa.Table) -> di
 
 
 def _graphs(d: "Dump", eng: Engine, sel: Optional[list[str]], costs: Optional[pa.Table],
-            spans: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+            spans: dict[str, dict[str, Any]], problems: list[str]) -> dict[str, dict[str, Any]]:
     """The graph view's graphs (``viewer_data.graphs_per_module``); a failure costs the view,
-    not the page."""
+    not the page (``problems`` says why)."""
     from .viewer_data import graphs_per_module
 
     try:
         return graphs_per_module(d, eng, sel, costs, spans)
-    except Exception:  # noqa: BLE001 - the page stands without its graph view
+    except Exception as e:  # noqa: BLE001 - the page stands without its graph view
+        problems.append(f"graph view: {type(e).__name__}: {e}")
         return {}
 
 
