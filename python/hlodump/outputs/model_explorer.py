@@ -7,7 +7,8 @@ keys are graph ids and whose values are ``GraphNodeData`` objects; a ``GraphNode
 ``thresholds`` or ``gradient`` (``{"stop": 0…1, "bgColor": …}``, stops 0 and 1 given).
 
 What we write, one file per metric (``METRICS``), every module of the dump in each: the graph id
-is the HLO module's name, the node keys are instruction names (as the HLO text names them).
+is the HLO module's name (its key where two modules of the dump share a name), the node keys are
+instruction names (as the HLO text names them).
 Values are numbers, never null: an instruction without the figure is left out.
 """
 
@@ -44,19 +45,23 @@ def node_data(d: "Dump", module: Any = None) -> dict[str, dict[str, Any]]:
     from ..analysis.modules import scope_of
 
     sc = scope_of(d, module)
-    mem = sc.arrow("""select module_name as graph, instruction, sum(size)::bigint as v
-                      from @buffers where instruction is not null group by all""")
-    out_b = sc.arrow("""select m.module_name as graph, i.instruction, any_value(i.shape_bytes)::bigint as v
-                        from @info1 i join (select distinct module, module_name from @modmap) m using (module)
-                        where i.shape_bytes is not null group by all""")
-    costs = instruction_costs(d, module)
+    # the graph id: the module's name, or its key where two selected modules share a name
+    counts: dict[str, int] = {}
+    for m in sc.mods:
+        counts[m.name] = counts.get(m.name, 0) + 1
     names = pa.table({"module": pa.array([m.key for m in sc.mods], pa.string()),
-                      "graph": pa.array([m.name for m in sc.mods], pa.string())})
-    per = {"memory_bytes": mem, "output_bytes": out_b}
-    for metric in ("flops", "bytes_accessed"):
+                      "graph": pa.array([m.name if counts[m.name] == 1 else m.key for m in sc.mods], pa.string())})
+    mem = sc.arrow("""select module, instruction, sum(size)::bigint as v
+                      from @buffers where instruction is not null group by all""")
+    out_b = sc.arrow("""select module, instruction, any_value(shape_bytes)::bigint as v
+                        from @info1 where shape_bytes is not null group by all""")
+    costs = instruction_costs(d, module)
+    per = {}
+    for metric, t, col in (("memory_bytes", mem, "v"), ("output_bytes", out_b, "v"),
+                           ("flops", costs, "flops"), ("bytes_accessed", costs, "bytes_accessed")):
         per[metric] = sc.eng.query(f"""
-            select n.graph, c.instruction, sum(c.{metric}) as v from costs c join names n using (module)
-            where c.{metric} is not null and isfinite(c.{metric}) group by all""", costs=costs, names=names)
+            select n.graph, t.instruction, sum(t.{col}) as v from t join names n using (module)
+            where t.{col} is not null and isfinite(t.{col}::double) group by all""", t=_plain(t), names=names)
     out: dict[str, dict[str, Any]] = {}
     for metric, t in per.items():
         graphs: dict[str, Any] = {}
@@ -66,6 +71,12 @@ def node_data(d: "Dump", module: Any = None) -> dict[str, dict[str, Any]]:
             graphs.setdefault(g, {"results": {}, "gradient": GRADIENT})["results"][ins] = {"value": _num(v)}
         out[metric] = graphs
     return out
+
+
+def _plain(t: pa.Table) -> pa.Table:
+    cols = [t.column(f.name).cast(pa.large_string()) if str(f.type) == "string_view" else t.column(f.name)
+            for f in t.schema]
+    return pa.table(cols, names=t.column_names)
 
 
 def _num(v: Any) -> Any:
