@@ -243,6 +243,7 @@ def test_page_commands_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caps
     monkeypatch.chdir(ROOT)
     for argv in commands:
         argv = [str(tmp_path / Path(a).name) if a.endswith((".html", ".png", ".csv")) else a for a in argv]
+        argv = [str(tmp_path / "export") if i and argv[i - 1] == "--model-explorer" else a for i, a in enumerate(argv)]
         assert main(argv) == 0, argv
         capsys.readouterr()
 

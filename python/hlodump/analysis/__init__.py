@@ -131,3 +131,9 @@ __all__ += ["thunk_instructions"]
 from .fit import fit  # noqa: E402
 
 __all__ += ["fit"]
+
+# the memory viewer and the graph view (issue 51)
+from .spans import buffer_spans  # noqa: E402
+from .graph import neighbourhood  # noqa: E402
+
+__all__ += ["buffer_spans", "neighbourhood"]

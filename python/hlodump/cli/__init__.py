@@ -43,7 +43,7 @@ __all__ = ["main", "run", "build_parser"]
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from . import cost, data, fit, memory, passes, report
+    from . import cost, data, export, fit, memory, passes, report
 
     p = argparse.ArgumentParser(prog="hlodump", description="XLA compiler dumps as Arrow tables.",
                                 epilog=EXIT_STATUSES, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -55,6 +55,7 @@ def build_parser() -> argparse.ArgumentParser:
     passes.register(sub)
     report.register(sub)
     fit.register(sub)
+    export.register(sub)
     return p
 
 

@@ -155,7 +155,7 @@ def _cmd_summary(args: argparse.Namespace) -> int:
     several = len(s) > 1 and args.module is None
     n_detail = len(s) if (args.all or not several) else (args.top if args.top is not None else DETAIL_MODULES)
     detail = s[:n_detail]
-    if args.step is not None or args.memory_space is not None:
+    if args.step is not None or args.memory_space is not None or getattr(args, "live", False):
         return _live_at(d, detail, args)
     if args.json:
         _json_lines(s if args.top is None or args.all else detail)
@@ -187,6 +187,11 @@ def _live_at(d: Any, detail: list[dict[str, Any]], args: argparse.Namespace) -> 
         raise UsageError(str(e)) from None
     fb = A.format_bytes
     rows = t.to_pylist()
+    # each buffer's users (buffer assignment's uses, else the HLO text's): buffer_spans, one query
+    spans = A.buffer_spans(d, keys)
+    users = {(m, c, b): u for m, c, b, u in zip(*(spans.column(x).to_pylist() for x in ("module", "color", "buffer", "users")))}
+    for r in rows:
+        r["users"] = users.get((r["module"], r["color"], r["buffer"])) or []
     by_mod: dict[str, list[dict[str, Any]]] = {}
     for r in rows:
         by_mod.setdefault(r["module"], []).append(r)
@@ -210,11 +215,14 @@ def _live_at(d: Any, detail: list[dict[str, Any]], args: argparse.Namespace) -> 
                f"{head['step']} ({head['instruction_at_step']}) in {', '.join(spaces)}, each slice once; "
                f"{len(live)} values")
         t = Table(title=f"the {min(len(live), args.buffers)} largest", title_justify="left")
-        for col in ("#", "buffer", "bytes", "space", "shape", "category", "op_name", "source"):
+        for col in ("#", "buffer", "bytes", "space", "shape", "category", "producer", "users", "op_name", "source"):
             t.add_column(col, justify="right" if col in ("#", "bytes") else "left", overflow="fold")
         for r in live[: args.buffers]:
-            t.add_row(str(r["rank"]), r["buffer"] or "", f"{r['bytes']:,}", r["memory_space"], r["shape"] or "",
-                      r["category"] or "", _short(r["op_name"]), _short(r["source"], keep_tail=True))
+            us = r.get("users") or []
+            t.add_row(str(r["rank"]), r["buffer"] or "", fb(r["bytes"]), r["memory_space"], r["shape"] or "",
+                      r["category"] or "", f"{r['instruction']} ({r['opcode']})" if r.get("opcode") else (r["instruction"] or ""),
+                      _short(", ".join(us[:4]) + (f" +{len(us) - 4}" if len(us) > 4 else "")),
+                      _short(r["op_name"]), _short(r["source"], keep_tail=True))
         con.print(t)
     return 0
 
@@ -518,7 +526,9 @@ def _cmd_plot(args: argparse.Namespace) -> int:
         raise UsageError(f"nothing to plot: {notes or 'no live ranges or allocations'}")
     for k in keys:
         out = args.output if len(keys) == 1 else f"{base}.{k}{ext}"
-        if ext == ".png":
+        if ext == ".png" and args.buffers is not None:
+            plot.plot_buffers_png(d, k, out, top=args.buffers)
+        elif ext == ".png":
             plot.plot_png(d, k, out, top=args.top)
         else:
             plot.plot_html(d, k, out, top=args.top)
@@ -686,8 +696,11 @@ def register(sub: Any) -> None:
     sp.add_argument("--sort", choices=sorted(_SORTS), default="peak",
                     help="order of the modules (default: peak, largest first)")
     sp.add_argument("--buffers", type=int, default=10, metavar="N", help="buffers at the peak to show (default 10)")
-    sp.add_argument("--step", type=int, default=None, metavar="N",
+    sp.add_argument("--step", "--at", dest="step", type=int, default=None, metavar="N",
                     help="what is live at schedule step N (of --memory-space), largest first, instead of the summary")
+    sp.add_argument("--live", action="store_true",
+                    help="what is live at the peak in use (of --memory-space), largest first, with each buffer's "
+                         "producer and users, instead of the summary")
     sp.add_argument("--memory-space", default=None, metavar="NAME",
                     help="the memory space of --step or of the peak in use: a name the dump gives (HBM, vmem, "
                          "host (pinned) …), a color number, or 'all' (default: the main memory, color 0)")
@@ -697,6 +710,10 @@ def register(sub: Any) -> None:
     add_common(sp, json=False)
     sp.add_argument("-o", "--output", required=True, help="out.png or out.html (one per module: suffixed)")
     sp.add_argument("--top", type=int, default=5, help="peak buffers to label (default 5)")
+    sp.add_argument("--buffers", type=int, nargs="?", const=400, default=None, metavar="N",
+                    help="the memory viewer: every buffer as a bar from its definition to its last use, at its "
+                         "address, per memory space (the N largest, default 400; the rest folded). A PNG draws "
+                         "it alone; the HTML page always has it, under the timeline")
     sp.set_defaults(func=_cmd_plot)
 
     sp = sub.add_parser("diff", help="what changed in memory between two compiles")

@@ -200,7 +200,8 @@ def _collect(d: "Dump", keys: Optional[Sequence[str]], top: int, max_points: int
     say("summary")
     summ = {s["module"]: s for s in A.summary(d, sel, top=top)}
     say("timeline")
-    tls = _timelines(A.memory_timeline(d, sel), max_points)
+    tl_table = A.memory_timeline(d, sel)
+    tls = _timelines(tl_table, max_points)
     say("buffers")
     live = _top_per_module(eng, A.buffers(d, sel), LIVE_BUFFERS, "size",
                            ["instruction", "shape_index", "size", "start", "end", "shape", "category", "op_name", "source"],
@@ -210,10 +211,17 @@ def _collect(d: "Dump", keys: Optional[Sequence[str]], top: int, max_points: int
     padded = _top_per_module(eng, A.padding(d, sel), DETAIL_ROWS, "padding_bytes",
                              ["instruction", "shape_index", "shape", "allocated_bytes", "logical_bytes", "padding_bytes",
                               "category", "op_name", "source"], where="padding_bytes > 0")
+    view_problems: list[str] = []
+    try:
+        spans = _spans(d, eng, sel, tl_table)
+    except Exception as e:  # noqa: BLE001 - the page stands without its memory viewer
+        spans = {}
+        view_problems.append(f"memory viewer: {type(e).__name__}: {e}")
     errs = _errors_per_module(d, mods)
     caps = {r["module"]: r for r in A.device_capacity(d).to_pylist()}
     say("costs, collectives, passes")
     opt = _optional_sections(d, eng, sel, dev)
+    graphs = _graphs(d, eng, sel, opt.get("cost_table"), spans, view_problems)
     rows: list[dict[str, Any]] = []
     details: dict[str, dict[str, Any]] = {}
     for n, m in enumerate(mods):
@@ -248,10 +256,31 @@ def _collect(d: "Dump", keys: Optional[Sequence[str]], top: int, max_points: int
             "device": _device_line(s, caps.get(key)),
             "live": live.get(key, []), "by_op_name": by_op.get(key, []), "by_source": by_src.get(key, []),
             "padded": padded.get(key, []),
+            "spans": spans.get(key), "graph": graphs.get(key),
             **{k: v.get(key) for k, v in opt["detail"].items()},
-            "section_problems": list(opt["problems"]),
+            "section_problems": list(opt["problems"]) + view_problems,
         }
     return rows, details, ["memory"] + opt["sections"]
+
+
+def _spans(d: "Dump", eng: Engine, sel: Optional[list[str]], tl: pa.Table) -> dict[str, dict[str, Any]]:
+    """The memory viewer's bars (``viewer_data.spans_per_module``)."""
+    from .viewer_data import spans_per_module
+
+    return spans_per_module(d, eng, sel, tl)
+
+
+def _graphs(d: "Dump", eng: Engine, sel: Optional[list[str]], costs: Optional[pa.Table],
+            spans: dict[str, dict[str, Any]], problems: list[str]) -> dict[str, dict[str, Any]]:
+    """The graph view's graphs (``viewer_data.graphs_per_module``); a failure costs the view,
+    not the page (``problems`` says why)."""
+    from .viewer_data import graphs_per_module
+
+    try:
+        return graphs_per_module(d, eng, sel, costs, spans)
+    except Exception as e:  # noqa: BLE001 - the page stands without its graph view
+        problems.append(f"graph view: {type(e).__name__}: {e}")
+        return {}
 
 
 def _plain(t: pa.Table) -> pa.Table:
@@ -291,6 +320,10 @@ def _top_per_module(eng: Engine, t: Optional[pa.Table], n: int, order: str, cols
 
 
 def _num(v: Any) -> Any:
+    import decimal
+
+    if isinstance(v, decimal.Decimal):
+        v = int(v) if v == v.to_integral_value() else float(v)
     if isinstance(v, float) and not math.isfinite(v):
         return None
     if isinstance(v, (np.integer,)):
@@ -422,6 +455,7 @@ def _optional_sections(d: "Dump", eng: Engine, sel: Optional[list[str]], dev: Op
     def costs() -> bool:
         t = A.costs(d, sel)
         cost_table.append(t)
+        out["cost_table"] = t
         t = t.filter(t.column("in_total"))  # the entry rows add up to the module (fused rows are inside them)
         if t.num_rows == 0:
             return False
@@ -461,7 +495,7 @@ def _optional_sections(d: "Dump", eng: Engine, sel: Optional[list[str]], dev: Op
             return False
         c = _plain(t.select(["module", "kind", "instruction", "bytes", "bytes_per_device", "group_size", "num_groups",
                              "op_name", "source_file", "source_line"]))
-        sums = eng.query("select module, sum(bytes) as b from c group by all", c=c)
+        sums = eng.query("select module, sum(bytes)::bigint as b from c group by all", c=c)
         for k, b in zip(*(col.to_pylist() for col in sums.columns)):
             out["collective_bytes"][k] = _num(b)
         cols = ["kind", "instruction", "bytes", "bytes_per_device", "group_size", "num_groups", "op_name",
@@ -542,13 +576,24 @@ def _why(a: "Dump", b: "Dump", by_key_a: dict[str, dict[str, Any]], details: dic
         ra = by_key_a.get(p["module_a"])
         if ra is None or ra["id"] not in details:
             continue
+        # as the CLI: an option that differs only in the whole configuration (a release's default,
+        # zero bytes, not set by hand) is folded into one line, not a row each
+        explicit = {o["key"] for o in p.get("options") or [] if o.get("explicit")}
+        causes = [c for c in p["causes"] if c["kind"] != "options" or c["bytes"] or c["op_name"] in explicit]
+        defaults = [o["key"] for o in p.get("options") or [] if not o.get("explicit")]
+        folded = None
+        if defaults:
+            names = ", ".join(k.rsplit(".", 1)[-1] for k in defaults[:5])
+            folded = (f"options: {len(defaults)} differ in the whole configuration only (a release's defaults?): "
+                      f"{names}{' …' if len(defaults) > 5 else ''} (hlodump diff --json lists them)")
         details[ra["id"]]["why"] = {
+            "folded": folded,
             "peak": ex["peak"], "peak_a": p["peak_a"], "peak_b": p["peak_b"], "peak_delta": p["peak_delta"],
             "module_b": p["module_b"], "note": p["note"],
             "columns": cols,
             "rows": [[c["kind"], c["bytes"],
                       (f"{os.path.basename(c['source_file'])}:{c['source_line']}" if c["source_file"] else None),
-                      c["op_name"], c["detail"]] for c in p["causes"][:100]]}
+                      c["op_name"], c["detail"]] for c in causes[:100]]}
 
 
 # ------------------------------------------------------------------------------ embedding
@@ -568,8 +613,12 @@ def _json_html(obj: Any) -> str:
 
 
 def _default(v: Any) -> Any:
+    import decimal
+
     if isinstance(v, (np.integer,)):
         return int(v)
+    if isinstance(v, decimal.Decimal):  # DuckDB's 128-bit sums: a number, never its text
+        return int(v) if v == v.to_integral_value() else _num(float(v))
     if isinstance(v, (np.floating,)):
         return _num(v)
     return str(v)

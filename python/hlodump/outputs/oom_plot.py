@@ -38,15 +38,33 @@ _KIND_COLORS = {"arguments": "#4C78A8", "parameters": "#4C78A8", "program": "#F5
 
 
 def _buffer_color(b: dict[str, Any]) -> str:
-    """A buffer's bar colour: an entry parameter's in the parameters' colour, others in the
-    temporaries' (as the "in use" bar)."""
-    return _KIND_COLORS["parameters"] if b.get("kind") == "parameter" else _KIND_COLORS["temporaries"]
+    """A buffer's bar colour by its role (``_role``): an entry parameter's in the parameters'
+    colour, an output's in the outputs', others in the temporaries' (as the "in use" bar)."""
+    return _KIND_COLORS.get(b.get("role") or "temporaries", _KIND_COLORS["temporaries"])
+
+
+def _roles(report: dict[str, Any]) -> list[str]:
+    """Each listed buffer's role: ``parameters`` (XLA printed its ``Entry Parameter Subshape``),
+    ``outputs`` or ``temporaries``. A GPU report does not say which buffer is an output, but it
+    states the ``maybe_live_out allocation`` (the outputs' allocation): the one non-parameter
+    buffer whose size is that allocation's (as printed, the same rounding) is the output."""
+    bufs = report.get("buffers") or []
+    roles = ["parameters" if b.get("kind") == "parameter" else "temporaries" for b in bufs]
+    out = (((report.get("figures") or {}).get("stats") or {}).get("maybe_live_out allocation") or {})
+    if out.get("bytes"):
+        same = [i for i, b in enumerate(bufs) if roles[i] != "parameters" and b.get("size_bytes") == out["bytes"]]
+        if len(same) == 1:
+            roles[same[0]] = "outputs"
+    return roles
 
 
 def _label(b: dict[str, Any]) -> str:
-    """A buffer's name on the chart: its HLO instruction (the text before ` = `), else shape."""
+    """A buffer's name on the chart: its HLO instruction (the text before ` = `), "entry
+    parameter" for one (its shape is beside it, once), else its rank."""
     lab = (b.get("xla_label") or "").split(" = ")[0].strip()
-    return lab or b.get("shape") or f"buffer {b['rank']}"
+    if lab:
+        return lab
+    return "entry parameter" if b.get("kind") == "parameter" else f"buffer {b['rank']}"
 
 
 def oom_figure_data(report: dict[str, Any]) -> dict[str, Any]:
@@ -81,8 +99,8 @@ def oom_figure_data(report: dict[str, Any]) -> dict[str, Any]:
         lines.append(f"missing (line {m['line']}): {m['text']}")
     bufs = [{"label": _label(b), "bytes": b["size_bytes"], "size": b.get("size"), "shape": b.get("shape"),
              "op_name": b.get("op_name"), "source": b.get("source"), "allocation_type": b.get("allocation_type"),
-             "kind": b.get("kind"), "color": _buffer_color(b), "line": b.get("line")}
-            for b in report.get("buffers") or []]
+             "kind": b.get("kind"), "role": role, "color": _buffer_color({"role": role}), "line": b.get("line")}
+            for b, role in zip(report.get("buffers") or [], _roles(report))]
     where = os.path.basename(report.get("path") or "") or "log"
     return {"title": f"{where}: out-of-memory report {report['report_id']} (line {report.get('line')}, "
                      f"{backend.upper()})",
@@ -189,6 +207,7 @@ def oom_html(dump: "Dump", out: str, *, top: int = 20, title: Optional[str] = No
         traces = [{"type": "bar", "orientation": "h", "x": [b["bytes"] for b in bufs],
                    "y": [f"{_ptext(b['label'])} #{n}" for n, b in enumerate(bufs)],
                    "marker": {"color": [b["color"] for b in bufs]},
+                   "customdata": [b["role"] for b in bufs],
                    "hovertext": [f"{_ptext(b['size'])} {_ptext(b['shape'])}<br>{_ptext(b['op_name'])}<br>"
                                  f"{_ptext(b['source'])}" for b in bufs],
                    "hoverinfo": "text+x", "name": "buffers", "xaxis": "x", "yaxis": "y"}]
@@ -222,8 +241,8 @@ def oom_html(dump: "Dump", out: str, *, top: int = 20, title: Optional[str] = No
               "{displaylogo: false, responsive: true});</script>"
             + "<h3>largest buffers</h3>"
             + _table([[b["label"], U.format_bytes(b["bytes"], "\u2014"), b["size"], b["shape"], b["kind"] or b["allocation_type"],
-                       b["op_name"], b["source"], b["line"]] for b in f["buffers"]],
-                     ["instruction", "bytes", "as printed", "shape", "kind", "op_name", "source", "line"])
+                       b["role"][:-1], b["op_name"], b["source"], b["line"]] for b in f["buffers"]],
+                     ["instruction", "bytes", "as printed", "shape", "kind", "role", "op_name", "source", "line"])
             + "<h3>stated figures</h3>" + _table([[sec, k, U.format_bytes(v, "\u2014"), t] for sec, k, v, t in figures],
                                                  ["section", "figure", "bytes", "as printed"])
             + "</section>")

@@ -20,7 +20,7 @@ from .html_report import COLORS, MAX_POINTS, report, timeline_series
 if TYPE_CHECKING:  # pragma: no cover
     from ..dump import Dump
 
-__all__ = ["figure_data", "figure", "plot_png", "plot_html", "COLORS"]
+__all__ = ["figure_data", "figure", "plot_png", "plot_html", "buffers_figure", "plot_buffers_png", "COLORS"]
 
 
 def figure_data(dump: "Dump", module: str, top: int = 5, max_points: int = MAX_POINTS) -> dict[str, Any]:
@@ -118,3 +118,79 @@ def plot_html(dump: "Dump", module: str, out: str, top: int = 10) -> str:
     """The report page of this one module (its chart opened) into ``out``; returns ``out``."""
     key = A.summary(dump, module, top=0)[0]["module"]
     return report(dump, out, modules=[key], top=top, title=f"{key}: memory in use")
+
+
+def buffers_figure(dump: "Dump", module: str, top: int = 400) -> Any:
+    """The memory viewer as a matplotlib figure (the caller closes it): per memory space, the
+    ``top`` largest buffers (``analysis.buffer_spans``; the rest folded, said so in the title) as
+    bars from their first to their last live step at their address, coloured by category, the
+    peak in use of the space marked."""
+    import matplotlib
+    import matplotlib.pyplot as plt
+    from matplotlib.patches import Patch
+
+    key = A.summary(dump, module, top=0)[0]["module"]
+    t = A.buffer_spans(dump, key)
+    rows = t.to_pylist()
+    tl = A.memory_timeline(dump, key).to_pylist()
+    peak: dict[int, tuple[int, int]] = {}
+    per: dict[tuple[int, int], int] = {}
+    for r in tl:
+        per[(r["color"], r["step"])] = per.get((r["color"], r["step"]), 0) + int(r["bytes"])
+    for (c, s), b in sorted(per.items()):
+        if c not in peak or b > peak[c][1]:
+            peak[c] = (s, b)
+    colors = sorted({r["color"] for r in rows}, key=lambda c: (c != 0, c))
+    fig, axes = plt.subplots(max(len(colors), 1), 1, figsize=(11, 3.2 * max(len(colors), 1) + 0.6), dpi=100,
+                             squeeze=False)
+    if not rows:
+        axes[0][0].text(0.5, 0.5, "no live ranges in this dump: no buffer spans", ha="center", va="center",
+                        transform=axes[0][0].transAxes)
+    for ax, c in zip((a[0] for a in axes), colors):
+        bufs = sorted((r for r in rows if r["color"] == c), key=lambda r: (-r["size"], r["first_step"]))
+        drawn, folded = bufs[:top], bufs[top:]
+        for r in drawn:
+            ax.broken_barh([(r["first_step"], r["last_step"] - r["first_step"] + 1)], (r["address"], r["size"]),
+                           facecolors=COLORS.get(r["category"], "#999999"), edgecolors="#00000055", linewidth=0.4)
+        space = bufs[0]["memory_space"] if bufs else f"color {c}"
+        head = f"{key}: {space}, {len(bufs):,} buffers"
+        if folded:
+            head += (f"; the {len(drawn)} largest drawn, {len(folded):,} smaller not drawn "
+                     f"({U.format_bytes(sum(r['size'] for r in folded))})")
+        if c in peak:
+            s, b = peak[c]
+            ax.axvline(s + 0.5, color="#333333", lw=1.2, ls=":")
+            head += f"; peak in use {U.format_bytes(b)} at step {s}"
+        ax.set_title(head, fontsize=9, loc="left")
+        top_addr = max((r["address"] + r["size"] for r in bufs), default=1)
+        ax.set_ylim(0, max(top_addr, 1) * 1.02)
+        ax.set_xlim(0, max((r["last_step"] for r in bufs), default=0) + 1)
+        ax.yaxis.set_major_locator(matplotlib.ticker.MultipleLocator(U.binary_step(max(top_addr, 1))))
+        ax.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: U.format_bytes_tick(v)))
+        ax.set_ylabel(f"address in {space}", fontsize=8)
+        cats = [k for k in COLORS if any(r["category"] == k for r in drawn)]
+        ax.legend(handles=[Patch(color=COLORS[k], label=k) for k in cats], loc="upper right", fontsize=7)
+    axes[-1][0].set_xlabel("schedule step (a bar: first to last live step)")
+    fig.tight_layout()
+    return fig
+
+
+def plot_buffers_png(dump: "Dump", module: str, out: str, top: int = 400) -> str:
+    """``buffers_figure`` saved as a PNG into ``out``; returns ``out``."""
+    try:
+        import matplotlib
+    except ImportError:  # an optional dependency: say how to get it
+        raise SystemExit("hlodump plot: PNG output needs matplotlib: pip install 'hlodump[plot]' "
+                         "(or write HTML: -o out.html)") from None
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from .atomic import save_figure
+
+    fig = buffers_figure(dump, module, top)
+    try:
+        save_figure(fig, out)
+    finally:
+        plt.close(fig)
+    return out

@@ -29,7 +29,10 @@ table{border-collapse:collapse;font-size:12px}
 th{position:sticky;top:0;background:#eceff1;text-align:left;padding:3px 8px;cursor:pointer;white-space:nowrap;user-select:none}
 th.num,td.num{text-align:right}
 td{padding:2px 8px;border-bottom:1px solid #f0f0f0;white-space:nowrap;max-width:520px;overflow:hidden;text-overflow:ellipsis}
-#detail td:not(.num){white-space:normal;overflow-wrap:anywhere;max-width:420px;min-width:3em}
+#detail td:not(.num){white-space:normal;overflow-wrap:break-word;max-width:420px;min-width:3em}
+#detail td.long{overflow-wrap:anywhere;min-width:7em}
+#detail td.word{white-space:nowrap;overflow-wrap:normal}
+@media (max-width:1280px){#detail table{font-size:11px} #detail td,#detail th{padding:2px 4px} #detail td:not(.num){max-width:300px}}
 #detail th{white-space:normal}
 #modules tbody tr{cursor:pointer}
 #modules tbody tr:hover{background:#fff3e0}
@@ -46,6 +49,17 @@ th.sorted-asc::after{content:" \25B2"} th.sorted-desc::after{content:" \25BC"}
 .tables>div{background:#fff;border:1px solid #ddd;padding:4px 6px;overflow:auto;max-width:100%;box-sizing:border-box}
 .note{font-size:12px;color:#6d4c41;margin:2px 0}
 .muted{color:#888}
+.chart.spans{height:340px;flex:none}
+#span-info{font:11px ui-monospace,monospace;white-space:pre-wrap;background:#fff;border:1px solid #ddd;padding:6px;margin:4px 0;min-height:3em}
+#span-table tr.sel{background:#ffe0b2}
+#span-table{max-height:320px}
+#span-table tbody tr{cursor:pointer}
+.gcontrols{display:flex;gap:10px;align-items:center;margin:4px 0}
+#graph-focus{width:320px;padding:3px 6px;font-size:12px}
+#graph{overflow:auto;background:#fff;border:1px solid #ddd;max-height:760px}
+#graph svg{font-family:ui-monospace,monospace;display:block}
+.gnode{cursor:pointer} .gnode:hover rect{stroke:#e65100;stroke-width:2}
+.gnode .expand{cursor:pointer;fill:#1565c0;font-weight:700}
 </style></head>
 <body>
 <header><h1 id="title"></h1><div class="sub" id="sub"></div><div class="sub" id="device"></div></header>
@@ -96,10 +110,14 @@ function fmtSecs(v) {
   if (a >= 1e-6) return (v / 1e-6).toFixed(2) + " \u00b5s";
   return (v / 1e-9).toFixed(1) + " ns";
 }
+// hlodump.units.format_number: an integer with separators, anything else as Python's "%.4g"
 function fmtNum(v) {
   if (missing(v)) return MISSING;
   if (typeof v !== "number") return String(v);
-  if (Number.isInteger(v)) return v.toLocaleString("en-US");
+  if (!Number.isFinite(v)) return "unknown";
+  if (Number.isInteger(v) && Math.abs(v) < 1e15) return v.toLocaleString("en-US");
+  const [m, x] = v.toExponential(3).split("e"), e = Number(x);
+  if (e < -4 || e >= 4) return m.replace(/\.?0+$/, "") + "e" + (e < 0 ? "-" : "+") + String(Math.abs(e)).padStart(2, "0");
   return String(Number(v.toPrecision(4)));
 }
 function fmtPct(v) { return missing(v) ? MISSING : (100 * v).toFixed(1) + "%"; }
@@ -277,12 +295,16 @@ function table(parent, title, columns, rows, fmt) {
   columns.forEach((c, i) => tr.appendChild(el("th", fmt && fmt[i] ? {class: "num"} : null, c)));
   const thead = el("thead"); thead.appendChild(tr); t.appendChild(thead);
   const tb = el("tbody");
+  // a cell of one short word (a category, a kind, an opcode, a short name) never wraps inside it
+  const word = v => typeof v === "string" && v.length <= 28 && /^[\w.\-]+$/.test(v);
+  // shapes, op_names, paths and lists: long tokens without a break, broken anywhere; names elsewhere at - . _ only when they must
+  const long = columns.map(c => /shape|op_name|source|detail|^key$|^buffer$|^producer$/.test(c));
   for (const r of rows) {
     const row = el("tr");
     r.forEach((v, i) => {
       const f = fmt && fmt[i];
       const text = fmtCell(v, f);
-      const td = el("td", f && f !== "i" || (!f && typeof v === "number") ? {class: "num"} : null, text);
+      const td = el("td", f && f !== "i" || (!f && typeof v === "number") ? {class: "num"} : (word(v) ? {class: "word"} : (long[i] ? {class: "long"} : null)), text);
       if (!f && text.length > 60) td.title = text;
       row.appendChild(td);
     });
@@ -299,7 +321,7 @@ function fmtCell(v, f) {
   if (f === "s") return fmtSecs(v);
   if (f === "f") return fmtSI(v, "FLOP");
   if (f === "p") return fmtPct(v);
-  if (f === "i") return String(v);
+  if (f === "i" || f === "r") return String(v);
   if (f === "n" || typeof v === "number") return fmtNum(v);
   return String(v);
 }
@@ -377,14 +399,26 @@ function openModule(id) {
     drawTimeline(cb, other, ymax);
   }
 
+  drawSpans(box, d);
+  drawGraphView(box, d);
   const t1 = el("div", {class: "tables"});
   box.appendChild(t1);
   const atUse = d.top_buffers.length && d.top_buffers[0].at === "peak in use";
-  table(t1, atUse ? "buffers at the peak in use" + (d.timeline_head ? " (" + d.timeline_head + ")" : "")
+  // each buffer's producer and users from the memory viewer's spans (the main memory's, by name)
+  const spanOf = new Map();
+  if (d.spans) for (const r of d.spans.rows) { const o = spanObj(d.spans, r); if (!spanOf.has(o.buffer) || o.color === 0) spanOf.set(o.buffer, o); }
+  const peakBox = table(t1, atUse ? "buffers at the peak in use" + (d.timeline_head ? " (" + d.timeline_head + ")" : "")
                   : "buffers at XLA's listed peak" + (d.peak ? " (step " + d.peak.step + ", " + (d.peak.instruction || MISSING) + ")" : ""),
-        ["#", "buffer", "bytes", "shape", "category", "op_name", "source"],
-        d.top_buffers.map(b => [b.rank, b.buffer, b.bytes, b.shape, b.category, b.op_name, b.source]),
-        ["n", "", "b", "", "", "", ""]);
+        ["#", "buffer", "bytes", "shape", "category", "producer", "users", "op_name", "source"],
+        d.top_buffers.map(b => { const o = spanOf.get(b.buffer);
+          return [b.rank, b.buffer, b.bytes, b.shape, b.category, o ? o.instruction + (o.opcode ? " (" + o.opcode + ")" : "") : null,
+                  o ? listText(o.users, 4) : null, b.op_name, b.source]; }),
+        ["n", "", "b", "", "", "", "", "", ""]);
+  if (peakBox) {
+    peakBox.id = "peak-table";
+    peakBox.querySelectorAll("tbody tr").forEach((tr, i) => { const o = spanOf.get(d.top_buffers[i].buffer);
+      if (o) { tr.style.cursor = "pointer"; tr.addEventListener("click", () => selectSpan(o, d)); } });
+  }
   table(t1, "memory spaces at their most live (fragmentation, padding)",
         ["color", "allocated", "most live", "at step", "free in allocations", "fragmentation", "padding", "logical"],
         d.spaces.map(s => [s.color, s.allocated_bytes, s.max_live_bytes, s.step, s.free_bytes, s.fragmentation, s.padding_bytes, s.logical_bytes]),
@@ -430,16 +464,240 @@ function openModule(id) {
     const head = w.peak_delta === null ? pname + " unknown: " + (w.note || "")
       : "why the " + pname + " changed: " + fmtBytes(w.peak_a) + " \u2192 " + fmtBytes(w.peak_b)
         + " (" + (w.peak_delta >= 0 ? "+" : "\u2212") + fmtBytes(Math.abs(w.peak_delta)) + ", vs " + w.module_b + ")";
-    table(t6, head, w.columns, w.rows.length ? w.rows : [["", 0, "", "", "no change"]], ["", "b", "", "", ""]);
+    table(t6, head, w.columns, w.rows.length ? w.rows : [["", 0, "", "", w.folded ? "no cause with bytes" : "no change"]], ["", "b", "", "", ""]);
+    if (w.folded) t6.lastChild.appendChild(el("p", {class: "note"}, w.folded));
   }
   if (d.changes && d.changes.length) {
     const t5 = el("div", {class: "tables"}); box.appendChild(t5);
-    table(t5, "what changed (analysis.diff)", ["what", "change", "key", "before", "after", "delta", "detail"], d.changes,
-          ["", "", "", "n", "n", "n", ""]);
+    // before/after/delta: bytes, but for what is a count (instructions, fusions, custom calls, allocations)
+    const counted = r => /^(instruction|fusion_kind|custom_call)$/.test(r[0]) || (r[0] === "allocation" && r[2] === "count");
+    table(t5, "what changed (analysis.diff)", ["what", "change", "key", "before", "after", "delta", "detail"],
+          d.changes.map(r => r.slice(0, 3).concat(r.slice(3, 6).map(v => missing(v) ? v : (counted(r) ? fmtNum(v) : fmtBytes(v))), r.slice(6))),
+          ["", "", "", "r", "r", "r", ""]);
   }
   for (const n of d.notes || []) box.appendChild(el("p", {class: "note"}, "note: " + n));
   for (const n of d.section_problems || []) box.appendChild(el("p", {class: "note"}, "section not shown: " + n));
   if (location.hash !== "#" + id) history.replaceState(null, "", "#" + id);
+}
+
+// ------------------------------------------------------------------ memory viewer (buffer spans)
+// one chart per memory space: every drawn buffer a bar from its first to its last live step
+// (inclusive), at its address in the space (allocations end to end, then the slice offset);
+// hover: the buffer, its producer, users, op_name, source; click: its row in the table below
+function spanObj(sp, r) { const o = {}; sp.fields.forEach((f, i) => { o[f] = r[i]; }); return o; }
+function listText(xs, n) {
+  if (!xs || !xs.length) return MISSING;
+  return xs.slice(0, n).join(", ") + (xs.length > n ? " \u2026 +" + (xs.length - n) : "");
+}
+function spanText(b) {
+  return b.buffer + "  " + fmtBytes(b.size) + (b.shares_slice ? " (shares its slice)" : "") + "\n" +
+    "shape: " + (b.shape || MISSING) + "\ncategory: " + b.category + "\n" +
+    "live: steps " + b.first_step + "\u2013" + b.last_step + "\n" +
+    "producer: " + b.instruction + (b.opcode ? " (" + b.opcode + ")" : "") + "\n" +
+    "operands: " + listText(b.operands, 8) + "\nusers: " + listText(b.users, 8) + "\n" +
+    "op_name: " + (b.op_name || MISSING) + "\nsource: " + (b.source || MISSING);
+}
+function foldNote(s) {
+  return s.folded ? s.folded.toLocaleString("en-US") + " smaller buffers not drawn (" + fmtBytes(s.folded_bytes) +
+    ", each at most " + fmtBytes(s.folded_max) + ")" : "every buffer drawn";
+}
+function drawSpans(box, d) {
+  const sp = d.spans;
+  if (!sp || !sp.rows.length) return;
+  const sec = el("div", {id: "memviewer"});
+  sec.appendChild(el("h3", null, "memory viewer: every buffer over program order, at its address"));
+  box.appendChild(sec);
+  const all = sp.rows.map(r => spanObj(sp, r));
+  const info = el("div", {id: "span-info", class: "info"}, "hover a bar: its buffer, producer and users; click: its row");
+  for (const s of sp.spaces) {
+    const bufs = all.filter(b => b.color === s.color);
+    if (!bufs.length) continue;
+    sec.appendChild(el("div", {class: "facts"}, s.memory_space + ": " + s.buffers.toLocaleString("en-US") + " buffers with a live range; " +
+      (s.folded ? "the " + bufs.length + " largest drawn, " : "") + foldNote(s) +
+      (s.peak_step !== null && s.peak_step !== undefined ? "; peak in use " + fmtBytes(s.peak_bytes) + " @ step " + s.peak_step : "")));
+    const div = el("div", {class: "chart spans", id: "spans-" + s.color, "data-color": String(s.color)});
+    sec.appendChild(div);
+    const byCat = new Map();
+    for (const b of bufs) { if (!byCat.has(b.category)) byCat.set(b.category, []); byCat.get(b.category).push(b); }
+    const data = [...byCat.entries()].map(([cat, bs]) => ({
+      type: "bar", orientation: "v", name: esc(cat), x: bs.map(b => (b.first_step + b.last_step + 1) / 2),
+      width: bs.map(b => b.last_step - b.first_step + 1), base: bs.map(b => b.address), y: bs.map(b => b.size),
+      marker: {color: COLORS[cat] || "#999", line: {color: "rgba(0,0,0,0.35)", width: 0.5}}, opacity: 0.85,
+      customdata: bs.map(b => all.indexOf(b)),
+      hovertext: bs.map(b => esc(b.buffer + " " + fmtBytes(b.size) + " \u00b7 " + (b.shape || "") + " \u00b7 steps " + b.first_step + "\u2013" + b.last_step)),
+      hovertemplate: "%{hovertext}<extra></extra>",
+    }));
+    const top = Math.max(1, s.extent);
+    const shapes = [], ann = [];
+    if (s.peak_step !== null && s.peak_step !== undefined) {
+      shapes.push({type: "line", x0: s.peak_step + 0.5, x1: s.peak_step + 0.5, yref: "paper", y0: 0, y1: 1, line: {color: "#333", dash: "dot", width: 1.5}});
+      // inside the plot area, beside the line on the side with room: never in the top margin (the toolbar)
+      const last = Math.max(...bufs.map(b => b.last_step + 1)), left = s.peak_step > last / 2;
+      ann.push({x: s.peak_step + 0.5, yref: "paper", y: 1, yanchor: "top", xanchor: left ? "right" : "left", xshift: left ? -3 : 3,
+                showarrow: false, font: {size: 10}, bgcolor: "rgba(255,255,255,0.85)",
+                text: "peak in use " + fmtBytes(s.peak_bytes) + " @ step " + s.peak_step});
+    }
+    Plotly.newPlot(div, data, {
+      barmode: "overlay", bargap: 0, margin: {l: 70, r: 12, t: 34, b: 40}, hovermode: "closest", showlegend: true,
+      legend: {orientation: "h", y: -0.18, font: {size: 10}}, shapes: shapes, annotations: ann,
+      xaxis: {title: {text: "schedule step (a bar: first to last live step)", font: {size: 11}}},
+      yaxis: Object.assign({title: {text: "address in " + s.memory_space, font: {size: 11}}, range: [0, top * 1.12]}, binaryTicks(top)),
+    }, CONFIG);
+    div.on("plotly_hover", ev => { if (ev.points && ev.points.length) info.textContent = spanText(all[ev.points[0].customdata]); });
+    div.on("plotly_click", ev => { if (ev.points && ev.points.length) selectSpan(all[ev.points[0].customdata], d); });
+  }
+  sec.appendChild(info);
+  const t = el("div", {class: "tables"}); sec.appendChild(t);
+  const rows = all.slice().sort((a, b) => b.size - a.size);
+  const tb = table(t, "the buffers drawn, largest first (click a bar to find its row)",
+    ["buffer", "bytes", "space", "live steps", "shape", "category", "producer", "users", "op_name", "source"],
+    rows.map(b => [b.buffer, b.size, (sp.spaces.find(s => s.color === b.color) || {}).memory_space || b.color, b.first_step + "\u2013" + b.last_step,
+                   b.shape, b.category, b.instruction + (b.opcode ? " (" + b.opcode + ")" : ""), listText(b.users, 4), b.op_name, b.source]),
+    ["", "b", "", "r", "", "", "", "", "", ""]);
+  if (tb) {
+    tb.id = "span-table";
+    tb.querySelectorAll("tbody tr").forEach((tr, i) => { tr.dataset.buffer = rows[i].buffer; tr.dataset.color = String(rows[i].color);
+      tr.addEventListener("click", () => selectSpan(rows[i], d)); });
+  }
+}
+function selectSpan(b, d) {
+  document.getElementById("span-info").textContent = spanText(b);
+  document.querySelectorAll("#span-table tr.sel").forEach(tr => tr.classList.remove("sel"));
+  const tr = [...document.querySelectorAll("#span-table tbody tr")].find(r => r.dataset.buffer === b.buffer && r.dataset.color === String(b.color));
+  if (tr) { tr.classList.add("sel"); tr.scrollIntoView({block: "nearest"}); }
+  if (d.graph && GRAPH.idx.has(b.instruction)) showGraph(d, b.instruction);
+}
+
+// ------------------------------------------------------------------ graph view (neighbourhood)
+// the instruction in the middle, its operands hop by hop to the left, its users to the right;
+// bytes (its shape's) and FLOPs on each node; click a node to centre it, + to list a fusion's members
+const GRAPH = {d: null, idx: new Map(), ops: [], users: [], focus: null, hops: 2, open: new Set()};
+const SVGNS = "http://www.w3.org/2000/svg";
+function svg(tag, attrs, text) {
+  const e = document.createElementNS(SVGNS, tag);
+  if (attrs) for (const k in attrs) e.setAttribute(k, attrs[k]);
+  if (text !== undefined && text !== null) e.textContent = text;
+  return e;
+}
+function prepareGraph(d) {
+  const g = d.graph, n = g.name.length;
+  GRAPH.d = d; GRAPH.idx = new Map(g.name.map((nm, i) => [nm, i])); GRAPH.open = new Set();
+  GRAPH.ops = Array.from({length: n}, () => []); GRAPH.users = Array.from({length: n}, () => []);
+  for (let k = 0; k < g.edges.length; k += 2) { GRAPH.ops[g.edges[k + 1]].push(g.edges[k]); GRAPH.users[g.edges[k]].push(g.edges[k + 1]); }
+}
+// a node's bytes: its values' slices in buffer assignment where it has some (a tuple-shaped
+// fusion's outputs, not its index table), else its shape's logical bytes
+function nodeBytes(g, i) { return missing(g.alloc[i]) ? g.bytes[i] : g.alloc[i]; }
+function nodeLines(g, i) {
+  const flops = g.flops[i], b = nodeBytes(g, i);
+  return [g.name[i], g.op[i] || MISSING,
+          fmtBytes(b) + (flops ? " \u00b7 " + fmtSI(flops, "FLOP") : "")];
+}
+function nodeTitle(g, i) {
+  return g.name[i] + " (" + (g.op[i] || "?") + ")\nshape: " + (g.shape[i] || MISSING) + "\nbytes (its shape): " + fmtBytes(g.bytes[i]) +
+    "\nallocated (its values): " + fmtBytes(g.alloc[i]) + "\nFLOPs: " + fmtSI(g.flops[i], "FLOP") + "\nbytes accessed: " + fmtBytes(g.acc[i]) +
+    "\ncomputation: " + g.comps[g.comp[i]] + (g.calls[i].length ? "\ncalls: " + g.calls[i].map(c => g.comps[c]).join(", ") : "") +
+    "\nop_name: " + (g.op_name[i] || MISSING) + "\nsource: " + (g.source[i] || MISSING);
+}
+// layer of every node within GRAPH.hops: 0 the focus, -k operands, +k users (the nearer side wins)
+function layers(f) {
+  const L = new Map([[f, 0]]);
+  for (const [adj, sign] of [[GRAPH.ops, -1], [GRAPH.users, 1]]) {
+    let front = [f];
+    for (let h = 1; h <= GRAPH.hops; h++) {
+      const nxt = [];
+      for (const v of front) for (const w of adj[v]) if (!L.has(w)) { L.set(w, sign * h); nxt.push(w); }
+      front = nxt;
+    }
+  }
+  return L;
+}
+const PER_LAYER = 12, NW = 176, NH = 46, GX = 44, GY = 10;
+function showGraph(d, name) {
+  if (!d.graph) return;
+  if (GRAPH.d !== d) prepareGraph(d);
+  const g = d.graph, f = GRAPH.idx.get(name);
+  if (f === undefined) return;
+  GRAPH.focus = f;
+  const host = document.getElementById("graph");
+  if (!host) return;
+  document.getElementById("graph-focus").value = name;
+  const L = layers(f), cols = new Map();
+  for (const [v, l] of L) { if (!cols.has(l)) cols.set(l, []); cols.get(l).push(v); }
+  const ls = [...cols.keys()].sort((a, b) => a - b), pos = new Map();
+  let height = 0;
+  const more = [];
+  ls.forEach((l, ci) => {
+    const vs = cols.get(l).sort((a, b) => (nodeBytes(g, b) || 0) - (nodeBytes(g, a) || 0));
+    vs.slice(0, PER_LAYER).forEach((v, k) => pos.set(v, [ci * (NW + GX) + 4, k * (NH + GY) + 4]));
+    if (vs.length > PER_LAYER) more.push([ci, PER_LAYER, vs.length - PER_LAYER]);
+    height = Math.max(height, Math.min(vs.length, PER_LAYER + 1) * (NH + GY) + 8);
+  });
+  const width = ls.length * (NW + GX);
+  const s = svg("svg", {width: width, height: height, viewBox: "0 0 " + width + " " + height, role: "img"});
+  const edges = svg("g", {stroke: "#90a4ae", fill: "none"});
+  for (const [v, [x, y]] of pos) for (const w of GRAPH.users[v]) {
+    const p = pos.get(w);
+    if (!p || L.get(w) <= L.get(v)) continue;
+    edges.appendChild(svg("path", {d: "M" + (x + NW) + "," + (y + NH / 2) + " C" + (x + NW + GX / 2) + "," + (y + NH / 2) + " " + (p[0] - GX / 2) + "," + (p[1] + NH / 2) + " " + p[0] + "," + (p[1] + NH / 2)}));
+  }
+  s.appendChild(edges);
+  for (const [v, [x, y]] of pos) {
+    const node = svg("g", {class: "gnode" + (v === f ? " focus" : ""), transform: "translate(" + x + "," + y + ")", "data-name": g.name[v]});
+    node.appendChild(svg("title", null, nodeTitle(g, v)));
+    node.appendChild(svg("rect", {width: NW, height: NH, rx: 4, fill: v === f ? "#ffe0b2" : (g.calls[v].length ? "#e3f2fd" : "#fff"), stroke: v === f ? "#e65100" : "#607d8b"}));
+    nodeLines(g, v).forEach((t, k) => {
+      const txt = t.length > 27 ? t.slice(0, 26) + "\u2026" : t;
+      node.appendChild(svg("text", {x: 6, y: 14 + k * 13, "font-size": k === 0 ? 11 : 10, "font-weight": k === 0 ? "600" : "400"}, txt));
+    });
+    if (g.calls[v].length) {
+      const plus = svg("text", {x: NW - 14, y: 14, "font-size": 13, class: "expand", "data-name": g.name[v]}, GRAPH.open.has(v) ? "\u2212" : "+");
+      plus.addEventListener("click", ev => { ev.stopPropagation(); GRAPH.open.has(v) ? GRAPH.open.delete(v) : GRAPH.open.add(v); showGraph(d, g.name[f]); });
+      node.appendChild(plus);
+    }
+    node.addEventListener("click", () => showGraph(d, g.name[v]));
+    s.appendChild(node);
+  }
+  for (const [ci, k, n] of more) s.appendChild(svg("text", {x: ci * (NW + GX) + 8, y: k * (NH + GY) + 24, "font-size": 11, fill: "#555"}, "\u2026 " + n + " more (smaller)"));
+  host.replaceChildren(s);
+  const mem = document.getElementById("graph-members");
+  mem.replaceChildren();
+  for (const v of GRAPH.open) {
+    if (!pos.has(v)) continue;
+    for (const c of g.calls[v]) {
+      const members = g.comp.map((cc, i) => cc === c ? i : -1).filter(i => i >= 0);
+      const tb = table(mem, "members of " + g.name[v] + " (" + g.comps[c] + ")", ["instruction", "opcode", "bytes", "FLOPs", "operands"],
+        members.map(i => [g.name[i], g.op[i], g.bytes[i], g.flops[i], GRAPH.ops[i].map(o => g.name[o]).join(", ")]), ["", "", "b", "f", ""]);
+      if (tb) tb.querySelectorAll("tbody tr").forEach((tr, k) => { tr.style.cursor = "pointer"; tr.addEventListener("click", () => showGraph(d, g.name[members[k]])); });
+    }
+  }
+  document.getElementById("graph-head").textContent = g.name[f] + ": " + cols.get(0).length + " node, " +
+    ls.filter(l => l < 0).reduce((a, l) => a + cols.get(l).length, 0) + " operands and " +
+    ls.filter(l => l > 0).reduce((a, l) => a + cols.get(l).length, 0) + " users within " + GRAPH.hops + " hops";
+}
+function drawGraphView(box, d) {
+  if (!d.graph || !d.graph.name.length) return;
+  const sec = el("div", {id: "graphview"});
+  sec.appendChild(el("h3", null, "graph: an instruction's operands (left) and users (right)"));
+  const bar = el("div", {class: "gcontrols"});
+  const input = el("input", {id: "graph-focus", type: "search", list: "graph-names", placeholder: "instruction", "aria-label": "instruction"});
+  const dl = el("datalist", {id: "graph-names"});
+  for (const nm of d.graph.name.slice(0, 5000)) dl.appendChild(el("option", {value: nm}));
+  const hops = el("select", {id: "graph-hops", "aria-label": "hops"});
+  for (const h of [1, 2, 3, 4, 6]) { const o = el("option", {value: String(h)}, h + " hops"); if (h === GRAPH.hops) o.selected = true; hops.appendChild(o); }
+  bar.append(input, dl, hops, el("span", {id: "graph-head", class: "facts"}));
+  sec.appendChild(bar);
+  if (d.graph.note) sec.appendChild(el("p", {class: "note"}, d.graph.note));
+  sec.appendChild(el("div", {id: "graph"}));
+  sec.appendChild(el("div", {id: "graph-members", class: "tables"}));
+  box.appendChild(sec);
+  input.addEventListener("change", () => showGraph(d, input.value.trim().replace(/^%/, "")));
+  hops.addEventListener("change", () => { GRAPH.hops = Number(hops.value); if (GRAPH.focus !== null) showGraph(d, d.graph.name[GRAPH.focus]); });
+  GRAPH.d = null;
+  const firstSpan = d.spans && d.spans.rows.length ? spanObj(d.spans, d.spans.rows[0]).instruction : null;
+  const start = firstSpan && d.graph.name.includes(firstSpan) ? firstSpan
+    : (d.peak && d.graph.name.includes(d.peak.instruction) ? d.peak.instruction : d.graph.name[d.graph.name.length - 1]);
+  showGraph(d, start);
 }
 
 // ------------------------------------------------------------------ start
