@@ -22,6 +22,9 @@ Inputs (``--scale full``; ``small`` divides the sizes by 100):
       -memory-usage-report files, each grown with the same K (≈1 GB together).
   passes/
       5,000 per-pass HLO files (copies of the corpus per-pass files under new module ids).
+  hlo_mixed_20m.txt, hlo_mixed_1g.txt, hlo_10g.txt (--scale huge only)
+      several modules in one file, each grown from its own real source (CPU transformer and
+      convnet, TPU Llama, GPU Llama: ``MIXED_SOURCES``) to an equal share of the size.
   hlo_customcall_100m.txt
       the transformer module with one extra instruction: a tpu_custom_call whose
       backend_config body is ~100 MB of base64 (one 100 MB line).
@@ -63,7 +66,12 @@ SIZES = {  # bytes at --scale full
     "ba_combined_4g": 4000 * MB,
     "ba_split_1g": 1000 * MB,
     "hlo_customcall_100m": 100 * MB,
+    "hlo_mixed_20m": 20 * MB,
+    "hlo_mixed_1g": 1000 * MB,
+    "hlo_10g": 10_000 * MB,  # --scale huge only: read under a 16 GB address-space limit
 }
+# Made only at --scale huge (10 GB of disk).
+HUGE_ONLY = {"hlo_10g"}
 PASS_FILES = 5000
 
 
@@ -153,6 +161,39 @@ def make_hlo(path: Path, target: int, src: bytes | None = None) -> dict:
     out.write(body)
     out.close()
     return {"copies": k_total, "bytes": out.n}
+
+
+# Several real modules, of the three kinds of backend, for the mixed inputs (issue 53: grown
+# from several dumps, not one template): a CPU transformer step (jax 0.10.2), a CPU convnet
+# (jax 0.12), a TPU Llama step (libtpu: tiled layouts, memory spaces, async collectives) and a
+# GPU Llama step (cuBLAS / Triton custom calls, backend_config JSON).
+MIXED_SOURCES = [
+    T10.parent / (T10.name + ".cpu_after_optimizations.txt"),
+    CORPUS / "jax-0.12.0.1" / "convnet" / "module_0000.jit_loss.cpu_after_optimizations.txt",
+    HERE.parent / "tests" / "data" / "accel" / "tpu_v5e_2x4" / "llama" / "module_0005.jit_step.cl_1004524046.after_optimizations.txt",
+    HERE.parent / "tests" / "data" / "accel" / "gpu_h100" / "llama" / "module_3314.jit_step.sm_9.0a_gpu_after_optimizations.txt",
+]
+
+
+def make_hlo_mixed(path: Path, target: int) -> dict:
+    """One file of several modules (each `HloModule` header starts one), each grown from its
+    own real source to an equal share of the size, in turn: the parser meets every backend's
+    printing all along the file."""
+    sources = [p.read_bytes() for p in MIXED_SOURCES]
+    parts = [hlo_template(src) for src in sources]
+    share = target // len(parts)
+    out = Out(path)
+    copies = []
+    for header, body, tpl in parts:
+        k_total = copies_for(share, len(header) + len(body), len(tpl.text) + 8)
+        copies.append(k_total)
+        out.write(header)
+        for k in range(1, k_total + 1):
+            c = tpl.copy(k)
+            out.write(c if c.endswith(b"\n\n") else c.rstrip(b"\n") + b"\n\n")
+        out.write(body.rstrip(b"\n") + b"\n\n")
+    out.close()
+    return {"copies": copies, "bytes": out.n, "sources": [str(p.relative_to(HERE.parent)) for p in MIXED_SOURCES]}
 
 
 def make_customcall(path: Path, target: int) -> dict:
@@ -365,17 +406,19 @@ def make_passes(d: Path, n: int, small: bool) -> dict:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("out", nargs="?", default=str(HERE / "out"))
-    ap.add_argument("--scale", choices=["small", "full"], default="small")
+    ap.add_argument("--scale", choices=["small", "full", "huge"], default="small",
+                    help="small: sizes / 100; full: 20 MB to 4 GB; huge: full and the 10 GB file")
     ap.add_argument("--only", nargs="*", help="make only these inputs")
     a = ap.parse_args(argv)
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
     div = 100 if a.scale == "small" else 1
+    scale_name = "full" if a.scale == "huge" else a.scale
     manifest_path = out / "inputs.json"
     manifest = json.loads(manifest_path.read_text()) if manifest_path.exists() else {}
-    if manifest.get("scale") not in (None, a.scale):
+    if manifest.get("scale") not in (None, scale_name):
         manifest = {}
-    manifest["scale"] = a.scale
+    manifest["scale"] = scale_name
     ba_old = T04.parent / (T04.name + ".cpu_after_optimizations-buffer-assignment.txt")
     jobs = {
         "hlo_20m": lambda p, s: make_hlo(p, s),
@@ -389,11 +432,16 @@ def main(argv=None) -> int:
         "ba_combined_4g": lambda p, s: make_ba(p, s, ba_old),
         "ba_split_1g": lambda p, s: make_ba_split(p, s),
         "hlo_customcall_100m": lambda p, s: make_customcall(p, s),
+        "hlo_mixed_20m": lambda p, s: make_hlo_mixed(p, s),
+        "hlo_mixed_1g": lambda p, s: make_hlo_mixed(p, s),
+        "hlo_10g": lambda p, s: make_hlo_mixed(p, s),
         "passes": lambda p, s: make_passes(p, PASS_FILES if a.scale == "full" else 500, a.scale == "small"),
     }
     entries = manifest.setdefault("inputs", {})
     for name, job in jobs.items():
         if a.only and name not in a.only:
+            continue
+        if name in HUGE_ONLY and a.scale != "huge":
             continue
         is_dir = name.startswith("ba_split") or name == "passes"
         path = out / (name if is_dir else name + ".txt")
