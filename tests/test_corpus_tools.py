@@ -242,5 +242,5 @@ def test_newest_xla_on_recorded_dumps(tmp_path) -> None:
     # the installed jax is one the parser reads: every column agrees
     for r in rows:
         assert r[2:6] == ["ok", "ok", "ok", "ok"], out
-    assert f"{n} modules; parse ok {n}, memory equal {n}, flops equal {n}, bytes within 1% {n}" in out, out
+    assert f"{n} modules; parse ok {n}, memory equal {n}, flops equal {n}, bytes equal {n}, bytes within 1% {n}" in out, out
     assert p.returncode == 0

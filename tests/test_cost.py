@@ -464,3 +464,48 @@ ENTRY main {
     rows = {r["instruction"]: r for r in A.costs(d).to_pylist()}
     assert "could not apply" in rows["r"]["note"]
     assert A.collectives(d).num_rows == 1 and A.roofline(d, "H100").num_rows >= 5
+
+
+# the samples of jax >= 0.11 in tests/data/corpus, with jax's own figures beside them
+ORACLE_CORPORA = sorted(os.path.dirname(p) for p in glob.glob(os.path.join(CORPUS, "jax-*", "jax_analysis.json")))
+
+
+@pytest.mark.parametrize("root", ORACLE_CORPORA, ids=os.path.basename)
+def test_corpus_cost_equal_jax_to_the_byte(root: str) -> None:
+    """Every sampled module of jax 0.11 / 0.12 (XLA 2026): flops, transcendentals and bytes
+    accessed equal to jax's ``cost_analysis()``. The transformer's training step has no sign of
+    its XLA in its HLO text (no compact tuple operand, no compare); its compile options say it
+    (``xla_dump_compact_gte``), and its output tuple's index table is 4 bytes an element
+    (176 bytes more, before)."""
+    doc = json.load(open(os.path.join(root, "jax_analysis.json"), encoding="utf-8"))
+    checked, problems = 0, []
+    for program in sorted(p for p in os.listdir(root) if os.path.isdir(os.path.join(root, p))):
+        d = hlodump.read_arrow(os.path.join(root, program), progress=False)
+        got = {m["module"]: m["cost_analysis"] or {} for m in A.cost_analysis(d)}
+        for key, rec in doc["modules"].items():
+            if key.split("/", 1)[0] != program:
+                continue
+            ours, theirs = got.get(key.split("/", 1)[1], {}), rec["cost_analysis"]
+            for k in ("flops", "transcendentals", "bytes accessed"):
+                if ours.get(k, 0.0) != theirs.get(k, 0.0):
+                    problems.append(f"{key} {k}: ours {ours.get(k)} jax {theirs.get(k)}")
+            checked += 1
+    assert not problems, "\n".join(problems)
+    assert checked == len(doc["modules"]) >= 20
+
+
+def test_xla_2026_known_by_its_compile_options() -> None:
+    """A module whose HLO text shows nothing of its XLA (no compact tuple operand, no compare's
+    ``order=``:
+    jax 0.12's transformer training step, alone in its dump) is known as XLA 2026 by the
+    compile options beside it; its output tuple's index table is 4 bytes an element, and every
+    figure equals jax's (176 bytes accessed too many when it was taken for an older XLA)."""
+    root = os.path.join(COST, "xla2026_train_step")
+    want = json.load(open(os.path.join(root, "jax_cost.json"), encoding="utf-8"))
+    text = open(glob.glob(os.path.join(root, "*.txt"))[0], encoding="utf-8").read()
+    assert not re.search(r"%[\w.\-]+#\d", text) and "order=" not in text  # no sign in the text
+    d = hlodump.read_arrow(root, progress=False)
+    (m,) = A.cost_analysis(d)
+    ours = m["cost_analysis"]
+    for k, v in want["cost_analysis"].items():
+        assert ours.get(k) == v, (k, ours.get(k), v)

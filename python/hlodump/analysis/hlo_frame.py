@@ -444,6 +444,12 @@ def _build(sc: "Scope") -> Frame:
                 f"SELECT file_id, computation_id, name, is_entry FROM computations SEMI JOIN {wanted} USING (file_id) "
                 "ORDER BY file_id, computation_id"))
             dumps = _arrow(eng.con.sql(f"SELECT file_id, dump FROM files SEMI JOIN {wanted} USING (file_id)"))
+            # dumps whose compile options list a DebugOptions field only XLA 2026 has (jax writes
+            # every field of the compile options, defaults included, beside the module)
+            eng.table("options")
+            new_xla_dumps = {r[0] for r in eng.con.sql(
+                "SELECT DISTINCT f.dump FROM options o JOIN files f USING (file_id) "
+                f"WHERE o.key LIKE '%debug_options.{XLA_2026_OPTION}'").fetchall()}
     finally:
         with eng.lock:
             eng.con.unregister(wanted)
@@ -658,7 +664,7 @@ def _build(sc: "Scope") -> Frame:
     # conventions of the XLA that printed each file
     dump_of = dict(zip(dumps.column("file_id").to_pylist(), dumps.column("dump").to_pylist()))
     tuple_leaves = _conventions(rows, fid)
-    xla_2026 = _printed_by_xla_2026(rows, fid, path_files, opnames, op_codes, dump_of)
+    xla_2026 = _printed_by_xla_2026(rows, fid, path_files, opnames, op_codes, dump_of, new_xla_dumps)
     tpu_files = _tpu_files(rows, fid, module_of_file)
     fr = Frame(n=n, rows=rows, file=file_all, comp=comp_all, op=op_all, opnames=opnames, shape=shape_all,
                shapes=shapes, param=param_all, op_ptr=op_ptr, op_src=op_src, us_ptr=us_ptr, us_dst=u_dst,
@@ -741,13 +747,21 @@ def _conventions(rows: pa.Table, fid: np.ndarray) -> dict[int, bool]:
     return out
 
 
+# A DebugOptions field XLA 2026 added (jax 0.11.2 and 0.12's compile_options.textproto list
+# it; jax 0.10.2's do not): the flag of the compact tuple operands themselves.
+XLA_2026_OPTION = "xla_dump_compact_gte"
+
+
 def _printed_by_xla_2026(rows: pa.Table, fid: np.ndarray, path_files: set[int],
-                         opnames: list[str], op_codes: np.ndarray, dump_of: dict[int, str]) -> set[int]:
+                         opnames: list[str], op_codes: np.ndarray, dump_of: dict[int, str],
+                         new_xla_dumps: set[str] = frozenset()) -> set[int]:  # type: ignore[assignment]
     """HLO files printed by XLA 2026 (jax >= 0.11), whose cost analysis counts a tuple's index
     table 4 bytes an element (8 before). Only it prints compact tuple operands (``%x#k``) and a
-    compare's ``order=``. A dump is written by one XLA: a file without such a sign (no tuple
-    read, no compare) is of XLA 2026 when another file of its dump has one; otherwise older."""
-    seen: set[int] = set(path_files)
+    compare's ``order=``, and its compile options (``compile_options.textproto``, beside the
+    module) have ``XLA_2026_OPTION``. A dump is written by one XLA: a file without such a sign
+    (no tuple read, no compare: the transformer's training step) is of XLA 2026 when another
+    file of its dump has one; otherwise older."""
+    seen: set[int] = set(path_files) | {f for f, dump in dump_of.items() if dump in new_xla_dumps}
     if "compare" in opnames and len(fid):
         cmp_rows = np.nonzero(op_codes == opnames.index("compare"))[0]
         if len(cmp_rows):
