@@ -393,6 +393,32 @@ impl Hasher for StoredHash {
 /// Names to a value (a line number), hashed once.
 pub type NameMap<'c, V = u64> = hashbrown::HashMap<HashedName<'c>, V, BuildHasherDefault<StoredHash>>;
 
+/// Shapes (slices of the input) checked and found good: `check_shape` is skipped for them.
+#[derive(Default)]
+pub struct ShapeCache<'c> {
+    seen: NameMap<'c, ()>,
+}
+
+impl<'c> ShapeCache<'c> {
+    /// Past this many distinct shapes the cache starts again (a file of generated shapes).
+    const MAX: usize = 1 << 16;
+
+    /// Whether `shape` was checked and found good before.
+    #[inline]
+    pub fn contains(&self, shape: &[u8]) -> bool {
+        self.seen.contains_key(&NameRef::new(shape))
+    }
+
+    /// `shape` (a slice of the input) is good.
+    #[inline]
+    pub fn insert(&mut self, shape: &'c [u8]) {
+        if self.seen.len() >= Self::MAX {
+            self.seen.clear();
+        }
+        self.seen.insert(HashedName::new(Cow::Borrowed(shape)), ());
+    }
+}
+
 /// The instruction names of the open computation, each to its line, kept in one map for every
 /// computation of the input: each entry carries the scope (computation) that defined it, and
 /// opening a computation only starts a new scope. Why: a map per computation is cleared (a pass

@@ -96,6 +96,7 @@ fn chunk_parser<'t, 'c>(ctx: FileCtx<'c>, t: &'t mut Tables, data: &'c [u8], lin
         checks: Default::default(),
         defined: Default::default(),
         computations: Default::default(),
+        good_shapes: Default::default(),
         deferred: Vec::new(),
         chunk_comps: Vec::new(),
         comp_errors: 0,

@@ -364,10 +364,16 @@ impl<'t, 'c> Parser<'t, 'c> {
             self.error_in(line, text, base, ks, msg)?;
             return Ok(None);
         }
-        let unknown_type = if ins.shape.is_empty() {
+        let unknown_type = if ins.shape.is_empty() || self.good_shapes.contains(ins.shape) {
             None
         } else {
             match rules::check_shape(ins.shape) {
+                Ok(None) => {
+                    if let Cow::Borrowed(shape) = self.name_key(ins.shape) {
+                        self.good_shapes.insert(shape);
+                    }
+                    None
+                }
                 Ok(u) => u,
                 Err((p, msg)) => {
                     self.error_in(line, text, base, at(ins.shape) + p, msg)?;

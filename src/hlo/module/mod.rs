@@ -147,6 +147,10 @@ struct Parser<'t, 'c> {
     /// The computations of the open module read so far (called computations are defined
     /// before their callers).
     computations: NameMap<'c>,
+    /// Result shapes already checked and found well-formed, with no unknown element type
+    /// (`rules::check_shape`): a file has few distinct shapes, and checking one cost more than
+    /// looking it up (6% of a full read's instructions, callgrind).
+    good_shapes: super::rules::ShapeCache<'c>,
     /// A chunk: called computations not defined before in the chunk (byte ranges of the
     /// input), and the chunk's computations in order (`hlo/split.rs` checks the first against
     /// the chunks before).
@@ -202,6 +206,7 @@ pub fn parse_text<'c>(data: &'c [u8], ctx: FileCtx<'c>, t: &mut Tables, judged: 
         checks: ModuleChecks::default(),
         defined: ScopedNames::default(),
         computations: NameMap::default(),
+        good_shapes: Default::default(),
         deferred: Vec::new(),
         chunk_comps: Vec::new(),
         comp_errors: 0,
