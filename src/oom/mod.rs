@@ -153,7 +153,7 @@ struct Buf<'c> {
 
 /// A `Size:` value cut short: a proper prefix of XLA's HumanReadableNumBytes text (`384`,
 /// `384.`, `384.0K`, `1.50Gi`: digits, a fraction, a unit without its `B`), or nothing.
-fn cut_short_size(v: &[u8]) -> bool {
+pub(super) fn cut_short_size(v: &[u8]) -> bool {
     let d = v.iter().take_while(|b| b.is_ascii_digit()).count();
     if d == 0 {
         return v.is_empty();
@@ -713,6 +713,15 @@ impl<'t, 'c> Parser<'t, 'c> {
         Ok(())
     }
 
+    /// The open buffer's `Size:` value stops where a size can go on (`cut_short_size`): no row
+    /// for it; a note if the file ends here, else the error at `pos` (reported at the next line).
+    fn size_cut_short(&mut self, no: u64, pos: usize, msg: String) {
+        let (column, full) = (self.off as u64 + pos as u64 + 1, self.full);
+        let b = self.rep().buf.as_mut().expect("inside a buffer");
+        b.broken = true;
+        b.cut_size = Some((no, column, msg, full));
+    }
+
     /// A keyed line of a buffer, or its rule.
     fn buffer_line(&mut self, no: u64, mut cur: Cur<'c>, c: &'c [u8]) -> R<bool> {
         let backend = self.rep().backend;
@@ -758,10 +767,7 @@ impl<'t, 'c> Parser<'t, 'c> {
                     Ok(v) => v,
                     Err(Stop::Bad(pos, msg)) if cut_short_size(value) => {
                         // the paste may end on this line (issue 51): decided at the next line
-                        let (column, full) = (self.off as u64 + pos as u64 + 1, self.full);
-                        let b = self.rep().buf.as_mut().expect("buffer");
-                        b.broken = true;
-                        b.cut_size = Some((no, column, msg, full));
+                        self.size_cut_short(no, pos, msg);
                         return Ok(true);
                     }
                     Err(e) => return Err(e),

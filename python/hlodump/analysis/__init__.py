@@ -131,3 +131,8 @@ __all__ += ["thunk_instructions"]
 from .fit import fit  # noqa: E402
 
 __all__ += ["fit"]
+
+# what to do about the peak (issue 51)
+from .advice import advice  # noqa: E402
+
+__all__ += ["advice"]

@@ -283,8 +283,26 @@ def summary(dump: "Dump", module: ModuleSel = None, top: int = 10, cost: bool = 
                     s["notes"].append(c["note"])
                     if s["cost_analysis"] is None:
                         s["cost_note"] = c["note"]  # why there is no figure (the text says it)
+        _attach_advice(dump, sc, hit)
         sc.cache[key] = hit
     return [dict(s) for s in hit]
+
+
+#: Advice lines a summary carries per module (``advice(d)`` has them all).
+ADVICE_IN_SUMMARY = 5
+
+
+def _attach_advice(dump: "Dump", sc: Scope, hit: list[dict[str, Any]]) -> None:
+    """Each module's first ``ADVICE_IN_SUMMARY`` rows of ``advice`` (cheapest first), as
+    ``advice`` (a list of dicts), and ``n_advice``: one query for all modules."""
+    from .advice import advice
+
+    rows = _by_module(advice(dump, sc.keys).to_pylist()) if hit else {}
+    for s in hit:
+        mine = rows.get(s["module"], [])
+        s["advice"] = [{k: v for k, v in r.items() if k not in ("module", "module_name")}
+                       for r in mine[:ADVICE_IN_SUMMARY]]
+        s["n_advice"] = len(mine)
 
 
 def _summary(sc: Scope, top: int) -> list[dict[str, Any]]:

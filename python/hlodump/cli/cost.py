@@ -46,9 +46,22 @@ def _modules(d: Any, args: argparse.Namespace) -> list[Any]:
     with_text = with_hlo_text(d)  # after-optimizations text, or a lone HLO file
     mods = [m for m in every if m.key in with_text]
     if not mods:
-        raise UsageError("nothing to analyse: no HLO module text in " + " ".join(map(str, args.paths))
-                         + nothing_why(d))
+        head, tail = _no_text_why(d)
+        raise UsageError(f"nothing to analyse: {head} in " + " ".join(map(str, args.paths)) + nothing_why(d) + tail)
     return select_module(mods, getattr(args, "module", None))
+
+
+def _no_text_why(d: Any) -> tuple[str, str]:
+    """What the HLO read lacks, in summary's words (issue 51): HLO text of another stage only
+    (before optimizations, per-pass files) is not the optimized module the figures are of."""
+    f = d["files"]
+    stages = {st for k, st in zip(f.column("kind").to_pylist(), f.column("stage").to_pylist())
+              if k == "hlo_module" and st not in (None, "after_optimizations")}
+    if stages:
+        which = " and ".join(sorted(s.replace("_", " ") for s in stages))
+        return ("no after-optimizations HLO text", f"; the HLO read is {which} only: XLA's figures are those of "
+                "the optimized module (its *after_optimizations.txt)")
+    return "no HLO module text", ""
 
 
 def _device(args: argparse.Namespace, mods: list[Any]) -> tuple[Optional[V.Device], str]:

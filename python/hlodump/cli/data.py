@@ -67,7 +67,7 @@ def _run_query(con: Any, args: argparse.Namespace) -> int:
             raise first from None  # the SQL's own error, not the rewrite's
         words = sorted({w for w in cli_safety.COLUMN_WORDS if f'"{w}"' in fixed and f'"{w}"' not in args.sql})
         print(f"hlodump: note: {' and '.join(words)} read as column name{'s' if len(words) > 1 else ''} "
-              f"({', '.join(chr(34) + w + chr(34) for w in words)}): DuckDB's SQL needs them quoted", file=sys.stderr)
+              f"({', '.join(chr(34) + w + chr(34) for w in words)}): DuckDB's SQL needs {'them' if len(words) > 1 else 'it'} quoted", file=sys.stderr)
     if rel is None:  # a statement without a result
         return 0
     fmt = args.format

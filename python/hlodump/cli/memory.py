@@ -412,6 +412,10 @@ def _render_summary(m: dict[str, Any], con: Any) -> None:
         lines.append("memory_analysis: " + ", ".join(f"{k} {v:,}" for k, v in ma.items()
                                                      if v or not k.startswith("host_")))
     lines.extend(A.peak_story(m))
+    if m.get("advice"):  # what to do about it, cheapest first (analysis.advice)
+        more = m.get("n_advice", 0) - len(m["advice"])
+        lines.append("what to do, cheapest first" + (f" ({more} more: hlodump.analysis.advice)" if more > 0 else "") + ":")
+        lines.extend(f"  {i}. {a['text']}" for i, a in enumerate(m["advice"], 1))
     from ..analysis.cost import format_cost
 
     # format_cost(None) says why there is no figure (no after-optimizations HLO text)

@@ -853,7 +853,13 @@ class _Parser:
                 pos = start + m.end()
                 while s.startswith(" ", pos):
                     pos += 1
-                v, end = _size(s, pos, True, "the size")
+                try:
+                    v, end = _size(s, pos, True, "the size")
+                except _Bad as bad:
+                    if _CUT_SIZE_RE.fullmatch(s[pos:]):
+                        self.size_cut_short(no, s, bad)  # the paste may end on this line (issue 51)
+                        return True
+                    raise
                 if end != len(s):
                     raise _Bad(end, "unexpected text after the size")
                 assert r.buf is not None
@@ -958,6 +964,14 @@ class _Parser:
             self.cut_off(r, no, self.off + len(text[:start].encode("utf-8")) + 1,
                          f"buffer {prev['rank']} has no closing ==== rule (the report lost lines here)", self.full)
 
+    def size_cut_short(self, no: int, s: str, bad: _Bad) -> None:
+        """The open buffer's Size: value stops where a size can go on: no row for it; a note if
+        the file ends here, else the error ``bad`` (reported at the next line)."""
+        r = self.report
+        assert r is not None and r.buf is not None
+        r.buf["broken"] = True
+        r.buf["cut_size"] = (no, self.off + len(s[:bad.pos].encode("utf-8")) + 1, bad.message, self.full)
+
     def buffer_line(self, no: int, text: str, start: int, c: str) -> bool:
         r = self.report
         assert r is not None and r.buf is not None
@@ -987,9 +1001,7 @@ class _Parser:
                 v, end = _size(s, pos, False, "the size")
             except _Bad as bad:
                 if _CUT_SIZE_RE.fullmatch(value):
-                    # the paste may end on this line (issue 51): decided at the next line
-                    r.buf["broken"] = True
-                    r.buf["cut_size"] = (no, self.off + len(s[:bad.pos].encode("utf-8")) + 1, bad.message, self.full)
+                    self.size_cut_short(no, s, bad)  # the paste may end on this line (issue 51)
                     return True
                 raise
             if end != len(s):
