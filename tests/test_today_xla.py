@@ -52,7 +52,7 @@ def test_page_flag_is_a_column(reader, tmp_path: Path) -> None:
     assert a.column("parameter").to_pylist() == [3, None, None]
     assert a.column("color").to_pylist() == [0, 1, 0]
     assert a.column("is_maybe_live_out").to_pylist() == [False, True, False]
-    assert a.column("flags").to_pylist()[0] == ", page 0, parameter 3, shape |f32[10,3,20]| at ShapeIndex {}"
+    assert a.column("flags").to_pylist()[0] == "page 0, parameter 3, shape |f32[10,3,20]| at ShapeIndex {}"
     assert d["notes"].num_rows == 0  # `page` is known: no note
     assert d["errors"].num_rows == 0
 
