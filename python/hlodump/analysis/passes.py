@@ -405,8 +405,10 @@ def pass_diff(dump: "Dump", module: ModuleSel, pass_: Union[int, str], context: 
     headers too where the dump has the ``computations`` table), so each change is shown in
     place with ``context`` unchanged lines around it; "" when the pass changed nothing.
     ``module`` and ``pass_`` as in :func:`pass_changes` (whose errors it raises)."""
+    if isinstance(context, bool) or not isinstance(context, int):
+        raise TypeError(f"hlodump.analysis.passes.pass_diff: context must be an int, not {type(context).__name__}")
     if context < 0:
-        raise ValueError(f"context must be 0 or more, not {context}")
+        raise ValueError(f"hlodump.analysis.passes.pass_diff: context must be 0 or more, not {context}")
     changes = pass_changes(dump, module, pass_)
     if not changes.num_rows:
         return ""
