@@ -28,7 +28,6 @@ pytest.importorskip("hlodump._core")
 import hlodump.reference  # noqa: E402
 from hlodump import analysis as A  # noqa: E402
 from hlodump import units as U  # noqa: E402
-from hlodump.analysis.advice import ADVICE_KINDS  # noqa: E402
 
 ADVICE = os.path.join(DATA, "advice")
 ORACLE = json.loads(Path(ADVICE, "memory_analysis.json").read_text())["compiles"]
@@ -365,6 +364,8 @@ def test_advice_collective_live_across_the_peak() -> None:
 
 
 def test_advice_is_one_table_for_every_module_cheapest_first() -> None:
+    from hlodump.analysis.advice import ADVICE_KINDS
+
     d = hlodump.read_arrow(ADVICE)
     t = A.advice(d).to_pylist()
     mods = {r["module"] for r in t}
