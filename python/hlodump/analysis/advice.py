@@ -12,9 +12,9 @@ Each kind is one query over every selected module (grouped by module; no loop ov
   what the alias adds to ``alias_size_in_bytes``.
 * ``layout_copy`` — a ``copy`` that XLA's layout assignment inserted: same dims, another
   layout than its operand (``f32[256,512]{0,1}`` → ``{1,0}``), at top level or inside the
-  fusion that holds it (``wrapped_copy``, ``copy_sine_fusion``). Bytes: the buffer of the
-  top-level instruction (the copy or its fusion); ``live_at_peak`` says whether it is live at
-  the peak in use (only then does removing it lower the peak).
+  fusion that holds it (``wrapped_copy``, ``copy_sine_fusion``), live at the peak in use (a
+  copy that is not frees nothing there). Bytes: the buffer of the top-level instruction (the
+  copy or its fusion).
 * ``collective`` — a collective's result (all-gather, all-reduce, reduce-scatter, all-to-all,
   collective-permute, their async done) defined before the peak in use and used after it: live
   across the peak while no instruction at the peak reads it. Bytes: its slice.
@@ -86,6 +86,8 @@ def advice(dump: "Dump", module: ModuleSel = None) -> pa.Table:
     ``end`` (its live range in schedule steps), ``op_name``, ``source`` (``file:line``),
     ``text`` (one line: "donate parameter 0 (w, f32[256,1024]): −1.00MiB …"). Modules without
     a buffer assignment give no rows; without live ranges only ``donate`` (there is no peak).
+    ``layout_copy``, ``collective`` and ``remat`` rows are live at the peak (``live_at_peak``
+    true); a ``donate`` row frees its output's buffer whether or not it is live there.
     """
     sc = scope_of(dump, module)
     if not sc.mods or not sc.eng.has("allocations") or not sc.eng.has("assignments"):
@@ -178,9 +180,7 @@ def _layout_sql() -> str:
                bb.start, bb."end", bb.op_name, bb.source,
                'layout copy ' || ow.top || case when ow.top <> ow.name then ' (its ' || ow.name || ')' else '' end
                || ': ' || ow.from_shape || ' rewritten as ' || ow.to_shape || ', −' || {_fmt('bb.size')}
-               || case when pk.step is not null and bb.start <= pk.step and pk.step <= bb."end"
-                       then ' at the peak' else ' (not live at the peak)' end
-               || coalesce(' (' || bb.op_name || ')', '')
+               || ' at the peak' || coalesce(' (' || bb.op_name || ')', '')
                || ' — produce the value in the layout its users read (a transpose folded into its consumer, '
                || 'another contraction order)' as text
         from owner ow
@@ -188,7 +188,9 @@ def _layout_sql() -> str:
                      min(start) as start, max("end") as "end", any_value(op_name) as op_name,
                      any_value(source) as source
               from b where shape_index = '{{}}' group by all) bb on bb.module = ow.module and bb.instruction = ow.top
-        left join pk on pk.module = ow.module)"""
+        join pk on pk.module = ow.module
+        -- only a copy live at the peak in use: removing another frees nothing there
+        where bb.start <= pk.step and pk.step <= bb."end")"""
 
 
 def _across_sql(kind: str, where: str, text: str, top: str = "") -> str:
