@@ -263,7 +263,10 @@ def summary(dump: "Dump", module: ModuleSel = None, top: int = 10, cost: bool = 
     their source, notes on what the dump lacks, and ``cost_analysis`` (jax's
     ``Compiled.cost_analysis()`` figures from the HLO text, ``analysis.cost``; None without it).
     ``cost=False`` leaves ``cost_analysis`` out (None): the memory figures alone cost about a
-    read of the dump, XLA's cost rules as much again (they visit every instruction)."""
+    read of the dump, XLA's cost rules as much again (they visit every instruction).
+    ``advice``: the first ``ADVICE_IN_SUMMARY`` rows of :func:`hlodump.analysis.advice` for the
+    module (what to change, cheapest first, with the bytes it frees), ``n_advice`` how many it
+    has; ``framework``: ``jax``, ``tensorflow``, ``pytorch/xla`` or None, by the module's name."""
     sc = scope_of(dump, module)
     key = ("summary", int(top), bool(cost))
     hit = sc.cache.get(key)
