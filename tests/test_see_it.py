@@ -310,6 +310,22 @@ def test_flattened_file_names_are_paired_by_content() -> None:
             assert s["memory_analysis"][k] == ORACLE[name][k], k
 
 
+def test_the_seeds_000_and_002_are_one_compile() -> None:
+    """The issue's example: seeds/000 is the buffer assignment of seeds/002's module
+    (jit_reference_attention: every instruction it names is there, with the same shape)."""
+    seeds = os.path.join(DATA, "seeds")
+    d = hlodump.read_arrow(seeds)
+    keys = [m.key for m in A._module_list(d)]
+    # the pair takes the HLO file's key; the other three stay modules of their own
+    assert keys == ["002_257473ac4bd6642c", "001_0cb419b3147a3cb6", "003_edd6dfbd09ed8e41", "004_58de9a4b501a9eb8"]
+    (s,) = A.summary(d, "002_257473ac4bd6642c", top=0)
+    (ba,) = A.summary(hlodump.read_arrow(os.path.join(seeds, "000_d4ec204070c56195.txt")), top=0, cost=False)
+    (hlo,) = A.summary(hlodump.read_arrow(os.path.join(seeds, "002_257473ac4bd6642c.txt")), top=0)
+    assert s["total_bytes"] == ba["total_bytes"] and A.peaks(s)["peak_in_use"] == A.peaks(ba)["peak_in_use"]
+    assert s["memory_analysis"] == ba["memory_analysis"]
+    assert s["cost_analysis"] == hlo["cost_analysis"] is not None
+
+
 # --------------------------------------------------------------------------------- advice
 
 def _advice(name: str) -> list[dict]:
