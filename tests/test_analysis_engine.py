@@ -110,6 +110,9 @@ def test_same_figures_as_the_first_layer(path: str) -> None:
                 continue
             if k in ("notes", "peak_check") and len((o.get("timeline") or {}).get("memory_spaces") or []) > 1:
                 continue  # several memory spaces: the peak in use is now color 0's (issue 47)
+            if k == "notes":  # issue 51: the cost note says which while loops are counted once
+                assert [x for x in n[k] if "counted for one iteration" not in x] == o[k], o["module"]
+                continue
             assert _j(n[k]) == _j(o[k]), (o["module"], k)
         assert set(o) <= set(n)
     old_ma = {r["module"]: r for r in L.memory_analysis(d)}
