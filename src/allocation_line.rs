@@ -48,7 +48,7 @@ pub(crate) struct AllocationLine<'a> {
     pub index: i64,
     pub size: i64,
     pub flags: Flags<'a>,
-    /// The raw text after the size, without the final ':' (`allocations.flags`).
+    /// The raw text after the size and its ", ", without the final ':' (`allocations.flags`).
     pub flags_text: &'a [u8],
 }
 
@@ -86,7 +86,11 @@ pub(crate) fn allocation_line(text: &[u8], start: usize, size_form: SizeForm) ->
             return bad(cur.pos, "expected ', ' or the final ':' after an allocation flag");
         }
     }
-    Ok(AllocationLine { index, size, flags: f, flags_text: &text[flags_start..flags_end] })
+    // The flags' text without the ", " that parts it from the size (issue 51: it began every
+    // row's `flags`); a line with no flag has "".
+    let flags_text = &text[flags_start..flags_end];
+    let flags_text = flags_text.strip_prefix(b", ").unwrap_or(flags_text);
+    Ok(AllocationLine { index, size, flags: f, flags_text })
 }
 
 /// One flag (§2.2): fills `f`, returns its index in `FLAG_NAMES`.

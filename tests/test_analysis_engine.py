@@ -29,7 +29,9 @@ TABLES = ("allocations", "buffers", "peak_buffers", "memory_timeline", "padding"
 
 
 def _dirs() -> list[str]:
-    out = [os.path.join(DATA, "seeds"), os.path.join(DATA, "memory_report"), os.path.join(DATA, "oom")]
+    # (not the seeds: their 000 and 002 are one compile by content, a module the first layer,
+    # which grouped by file name only, never made — issue 51, tests/test_see_it.py)
+    out = [os.path.join(DATA, "memory_report"), os.path.join(DATA, "oom")]
     out += sorted(glob.glob(os.path.join(DATA, "memory_analysis", "jax-*")))
     for rel in sorted(glob.glob(os.path.join(DATA, "corpus", "jax-*", "*"))):
         if os.path.isdir(rel) and not rel.endswith("transformer"):
@@ -108,6 +110,9 @@ def test_same_figures_as_the_first_layer(path: str) -> None:
                 continue
             if k in ("notes", "peak_check") and len((o.get("timeline") or {}).get("memory_spaces") or []) > 1:
                 continue  # several memory spaces: the peak in use is now color 0's (issue 47)
+            if k == "notes":  # issue 51: the cost note says which while loops are counted once
+                assert [x for x in n[k] if "counted for one iteration" not in x] == o[k], o["module"]
+                continue
             assert _j(n[k]) == _j(o[k]), (o["module"], k)
         assert set(o) <= set(n)
     old_ma = {r["module"]: r for r in L.memory_analysis(d)}

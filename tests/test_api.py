@@ -40,8 +40,12 @@ def test_dump_is_a_mapping_with_attribute_access() -> None:
     assert [t.num_rows for t in d.values()] == [t.num_rows for t in d.tables()]
     assert list(d.values()) == [d[k] for k in d] and len(d.values()) == len(TABLE_NAMES)
     assert dict(d.items())["peak"].num_rows == 10
-    with pytest.warns(DeprecationWarning, match=r'd\["values"\]'):
-        assert d.values.num_rows == 24  # code from when d.values was the table still works
+    import warnings
+
+    with warnings.catch_warnings():  # d.values is the table too, silently (issue 51)
+        warnings.simplefilter("error")
+        assert d.values.num_rows == 24 and len(d.values) == 24
+        assert d.values["instruction"].to_pylist() == d["values"]["instruction"].to_pylist()
     with pytest.raises(AttributeError):
         d.no_such_table  # noqa: B018
     assert not hasattr(d, "no_such_table")

@@ -311,7 +311,7 @@ def test_seed_000_known_values(reader: Any) -> None:
     a12 = allocs[12]
     assert (a12["allocation"], a12["size"], a12["is_preallocated_temp"], a12["color"]) == (
         12, 134266912, True, 0)
-    assert a12["flags"] == ", preallocated-temp"
+    assert a12["flags"] == "preallocated-temp"
     assert sum(v["allocation"] == 12 for v in _rows(dump, "assignments")) == 5
     assert allocs[11]["color"] == 2 and allocs[13]["color"] == 1
     a3 = allocs[3]
@@ -485,12 +485,12 @@ def _check_combined(dump: Any) -> None:
     assert (a0["color"], a0["parameter"], a0["parameter_shape"], a0["parameter_shape_index"],
             a0["is_maybe_live_out"], a0["is_output"]) == (1, 0, "(f32[2], s32[])", "{0}", True,
                                                           False)
-    assert a0["flags"] == (", color 1, parameter 0, shape |(f32[2], s32[])| at ShapeIndex {0}, "
+    assert a0["flags"] == ("color 1, parameter 0, shape |(f32[2], s32[])| at ShapeIndex {0}, "
                            "maybe-live-out")
     assert allocs[1]["size"] == 0 and allocs[1]["is_preallocated_temp"]
     assert allocs[2]["output_shape"] == "(f32[], f32[256,1024], /*index=5*/f32[256,256])"
     assert allocs[3]["is_constant"] and allocs[4]["is_thread_local"]
-    assert allocs[4]["flags"] == ", thread-local" and allocs[4]["parameter"] is None
+    assert allocs[4]["flags"] == "thread-local" and allocs[4]["parameter"] is None
     asg = _rows(dump, "assignments")
     assert [(a["allocation"], a["value_id"], a["shape_index"], a["is_phi"], a["color"],
              a["offset"], a["size"]) for a in asg] == [

@@ -52,7 +52,7 @@ def test_page_flag_is_a_column(reader, tmp_path: Path) -> None:
     assert a.column("parameter").to_pylist() == [3, None, None]
     assert a.column("color").to_pylist() == [0, 1, 0]
     assert a.column("is_maybe_live_out").to_pylist() == [False, True, False]
-    assert a.column("flags").to_pylist()[0] == ", page 0, parameter 3, shape |f32[10,3,20]| at ShapeIndex {}"
+    assert a.column("flags").to_pylist()[0] == "page 0, parameter 3, shape |f32[10,3,20]| at ShapeIndex {}"
     assert d["notes"].num_rows == 0  # `page` is known: no note
     assert d["errors"].num_rows == 0
 
@@ -129,7 +129,7 @@ def test_memory_report_unknown_flag(reader, tmp_path: Path) -> None:
     before, after = reader(real, on_error="collect"), reader(p, on_error="collect")
     assert after["errors"].num_rows == before["errors"].num_rows == 0
     flags = after["memory_report"].column("flags").to_pylist()
-    assert any(f is not None and f.startswith(", page 2, frobnicate 1") for f in flags)
+    assert any(f is not None and f.startswith("page 2, frobnicate 1") for f in flags)
     assert before["memory_report"].drop_columns(["flags"]).equals(after["memory_report"].drop_columns(["flags"]))
     assert [n["token"] for n in after["notes"].to_pylist()] == ["frobnicate"]
 

@@ -70,5 +70,34 @@ def _replace(m: re.Match[str]) -> str:
     raise ValueError(f"unknown marker {m.group(0)}")
 
 
+# A generated block checked in between its marker and an end marker (GitHub shows the text; the
+# site's build replaces it with a fresh copy): docs/tables.md's column reference (issue 51).
+BLOCK = re.compile(r"<!-- hlodump:column-reference -->\n.*?<!-- /hlodump:column-reference -->\n?", re.S)
+
+
+def column_reference_block() -> str:
+    from hlodump.schema import markdown
+
+    return "<!-- hlodump:column-reference -->\n" + markdown().rstrip("\n") + "\n<!-- /hlodump:column-reference -->\n"
+
+
 def on_page_markdown(markdown: str, page: Any, config: Any, files: Any) -> str:
+    markdown = BLOCK.sub(lambda m: _replace(MARKER.match(m.group(0))) + "\n", markdown)  # type: ignore[arg-type]
     return MARKER.sub(_replace, markdown)
+
+
+def write_column_reference(path: Path = ROOT / "docs" / "tables.md") -> bool:
+    """Refresh the checked-in column reference of ``path``; True if it changed."""
+    text = path.read_text(encoding="utf-8")
+    new = BLOCK.sub(lambda m: column_reference_block(), text)
+    if new != text:
+        path.write_text(new, encoding="utf-8")
+    return new != text
+
+
+if __name__ == "__main__":  # python tools/mkdocs_hooks.py --write
+    import sys
+
+    if sys.argv[1:] != ["--write"]:
+        sys.exit("usage: python tools/mkdocs_hooks.py --write (refreshes docs/tables.md's column reference)")
+    print("docs/tables.md: " + ("refreshed" if write_column_reference() else "up to date"))

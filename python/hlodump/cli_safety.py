@@ -20,7 +20,58 @@ import os
 import re
 from typing import IO, Any
 
-__all__ = ["connect", "escape_controls", "add_query_arguments", "LOCKED_CONFIG"]
+__all__ = ["connect", "escape_controls", "add_query_arguments", "quote_column_words", "COLUMN_WORDS", "LOCKED_CONFIG"]
+
+#: Column names of hlodump's tables that DuckDB's SQL reads as keywords (``offset``:
+#: ``instructions``, ``assignments``, ``memory_report``, ``peak_buffers``; ``end``:
+#: ``live_ranges``, ``buffers``): ``select offset from assignments`` is a syntax error there.
+COLUMN_WORDS = ("offset", "end")
+
+# tokens after which a word is an operand (a column), not a clause keyword
+_OPERAND_AFTER = {"select", "where", "and", "or", "not", "by", "on", "when", "then", "else", "having", "distinct",
+                  "in", "is", "between", "like", "ilike", "as", "all", "any", "case", "returning", "qualify",
+                  "using", "set", "partition"}
+
+
+def quote_column_words(sql: str) -> str:
+    """``sql`` with the words of :data:`COLUMN_WORDS` double-quoted where they stand for a
+    column (``select offset, end from …`` → ``select "offset", "end" from …``), by DuckDB's own
+    tokenizer: an ``end`` that closes no ``case``, an ``offset`` that follows an operator, a
+    comma or a word after which an operand comes (``select``, ``where``, ``by`` …) — not the
+    ``OFFSET n`` clause, nor anything in strings, comments or already quoted. ``hlodump query``
+    runs the rewritten SQL only when the SQL as given does not parse (issue 51), and says so."""
+    import duckdb
+
+    toks = duckdb.tokenize(sql)
+    kw = duckdb.token_type.keyword
+    edits: list[tuple[int, int]] = []
+    depth = 0  # open case … end
+    prev_word, prev_type = None, None
+    word_re = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+    for pos, typ in toks:
+        if typ == duckdb.token_type.comment:
+            continue
+        m = word_re.match(sql, pos) if typ in (kw, duckdb.token_type.identifier) else None
+        word = m.group(0).lower() if m else None
+        # an operand comes next: at the start, after an operator other than ')' or a comma-like
+        # sign, after select / where / by / when / then …
+        operand = prev_type is None or (prev_type == duckdb.token_type.operator and prev_word != ")") or \
+            (prev_type == kw and prev_word in _OPERAND_AFTER)
+        if typ == kw and word == "case":
+            depth += 1
+        elif typ == kw and word == "end":
+            if operand or not depth:
+                edits.append((pos, m.end()))  # type: ignore[union-attr]
+            else:
+                depth -= 1
+        elif typ == kw and word == "offset" and operand:
+            edits.append((pos, m.end()))  # type: ignore[union-attr]
+        prev_word = word if m else sql[pos]
+        prev_type = typ
+    for a, b in reversed(edits):
+        sql = sql[:a] + '"' + sql[a:b] + '"' + sql[b:]
+    return sql
+
 
 #: DuckDB settings of ``hlodump query`` without ``--allow-file-access``.
 LOCKED_CONFIG = {

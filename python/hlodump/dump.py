@@ -169,12 +169,12 @@ class Dump(Mapping[str, pa.Table]):
             raise TableNotReadError(f"table {name!r} was not read (see read_arrow(tables=...))")
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
-    # ``values`` is a table name (the Used-values blocks) and a Mapping method: the method
-    # wins (``d.values()`` is Mapping's; the table is ``d["values"]``). Code written when
-    # ``d.values`` was the table still reaches it, with a DeprecationWarning (``_ValuesMethod``).
+    # ``values`` is a table name (the Used-values blocks) and a Mapping method: both work
+    # (``d.values()`` is Mapping's; ``d.values.<attr>`` the table's; ``_ValuesMethod``).
     @property
     def values(self) -> "_ValuesMethod":  # type: ignore[override]
-        """``Mapping.values()`` when called; the ``values`` table is ``d["values"]``."""
+        """``Mapping.values()`` when called; otherwise the ``values`` table (``d.values.num_rows``,
+        ``d.values["instruction"]``, Arrow consumers), as ``d["values"]``, with no warning."""
         return _ValuesMethod(self)
 
     def tables(self) -> list[pa.Table]:
@@ -310,9 +310,15 @@ class Dump(Mapping[str, pa.Table]):
 
 
 class _ValuesMethod:
-    """``Dump.values``: ``Mapping.values()`` when called. Any other use (``d.values.column(…)``,
-    ``d.values.num_rows``) is code written when ``d.values`` was the ``values`` table: it gets
-    that table, with a ``DeprecationWarning`` (use ``d["values"]``)."""
+    """``Dump.values``: ``Mapping.values()`` when called, the ``values`` table otherwise.
+
+    ``values`` is a table name (the Used-values blocks) and a Mapping method. Both work, with no
+    warning (issue 51 — the DeprecationWarning of issue 27 fired on every ``d.values.num_rows``
+    and taught nothing, as every other table is ``d.<name>``): ``d.values()`` is
+    ``Mapping.values()``; ``d.values.num_rows``, ``d.values.column("instruction")``,
+    ``d.values["instruction"]``, ``len(d.values)`` and any Arrow consumer
+    (``__arrow_c_stream__``: ``pl.DataFrame(d.values)``, DuckDB) reach the table. Where a real
+    ``pyarrow.Table`` is needed (``isinstance``, pyarrow's compute kernels), ``d["values"]`` is it."""
 
     __slots__ = ("_dump",)
 
@@ -323,12 +329,25 @@ class _ValuesMethod:
         return ValuesView(self._dump)
 
     def __getattr__(self, name: str) -> Any:
-        warnings.warn('Dump.values is Mapping.values() now: the values table is d["values"]',
-                      DeprecationWarning, stacklevel=2)
+        if name.startswith("_"):  # IPython's and inspect's probes (_repr_html_, __wrapped__ …): not the table's
+            raise AttributeError(name)
         return getattr(self._dump["values"], name)
 
+    def __getitem__(self, key: Any) -> Any:
+        return self._dump["values"][key]
+
+    def __len__(self) -> int:
+        return self._dump["values"].num_rows
+
+    def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
+        return self._dump["values"].__arrow_c_stream__(requested_schema)
+
+    def __dir__(self) -> list[str]:
+        return sorted(set(dir(type(self))) | {n for n in dir(pa.Table) if not n.startswith("_")})
+
     def __repr__(self) -> str:
-        return f"<bound method Dump.values of {object.__repr__(self._dump)}>"
+        return (f"<Dump.values: Mapping.values() when called, else the values table "
+                f"({self._dump['values'].num_rows:,} rows; d[\"values\"] is the pyarrow.Table)>")
 
 
 def _write_parquet_atomic(tables: Mapping[str, pa.Table], out_dir: str, compression: str, overwrite: bool) -> list[str]:

@@ -23,7 +23,8 @@ from typing import Any, Optional
 
 __all__ = ["format_bytes", "format_si", "format_flops", "format_rate", "format_seconds", "format_count",
            "format_number", "binary_step", "binary_ticks", "format_bytes_tick",
-           "PEAK_IN_USE", "XLA_LISTED_PEAK", "JAX_PEAK", "XLA_PEAK_ABOVE_ALLOCATED"]
+           "PEAK_IN_USE", "XLA_LISTED_PEAK", "JAX_PEAK", "XLA_PEAK_MEMORY", "jax_peak_name",
+           "XLA_PEAK_ABOVE_ALLOCATED"]
 
 #: The most bytes live at one step, each allocation slice counted once (the timeline's maximum).
 PEAK_IN_USE = "peak in use"
@@ -31,6 +32,20 @@ PEAK_IN_USE = "peak in use"
 XLA_LISTED_PEAK = "XLA's listed peak"
 #: jax's ``memory_analysis().peak_memory_in_bytes``.
 JAX_PEAK = "jax's peak_memory_in_bytes"
+#: The same figure for a module another framework compiled (TensorFlow, PyTorch/XLA): XLA's
+#: ``CompiledMemoryStats``, which jax's ``memory_analysis()`` reports and the others do not name.
+XLA_PEAK_MEMORY = "XLA's peak_memory_in_bytes"
+
+
+def jax_peak_name(framework: Optional[str]) -> str:
+    """The name of the peak_memory_in_bytes figure of a module ``framework`` compiled (as
+    ``analysis.summary`` tells it: ``"jax"``, ``"tensorflow"``, ``"pytorch/xla"`` or None):
+    jax's own word for jax and unknown modules, XLA's for the other frameworks (issue 51)."""
+    if framework in ("tensorflow", "pytorch/xla"):
+        return f"{XLA_PEAK_MEMORY} (CompiledMemoryStats; a {'TensorFlow' if framework == 'tensorflow' else 'PyTorch/XLA'} module)"
+    return JAX_PEAK
+
+
 #: Why XLA's listed peak may be more than the module allocates (printed wherever it is).
 XLA_PEAK_ABOVE_ALLOCATED = ("XLA's listed peak adds up each live value's shape size: values that share one "
                             "allocation slice (aliases, in-place updates, tuple elements) are each counted, so it "

@@ -145,6 +145,31 @@ struct Buf<'c> {
     entry_subshape: Option<&'c [u8]>,
     /// A line of it was reported: the buffer gives no row.
     broken: bool,
+    /// Its `Size:` value stopped where a size can go on (`Size: 384` of `Size: 384.0KiB`): a
+    /// paste cut on that line if the file ends there (a note, as every cut paste), else the
+    /// error it is, reported at the next line: (line, column, message, real line).
+    cut_size: Option<(u64, u64, String, &'c [u8])>,
+}
+
+/// A `Size:` value cut short: a proper prefix of XLA's HumanReadableNumBytes text (`384`,
+/// `384.`, `384.0K`, `1.50Gi`: digits, a fraction, a unit without its `B`), or nothing.
+pub(super) fn cut_short_size(v: &[u8]) -> bool {
+    let d = v.iter().take_while(|b| b.is_ascii_digit()).count();
+    if d == 0 {
+        return v.is_empty();
+    }
+    let mut i = d;
+    if v.get(i) == Some(&b'.') {
+        i += 1;
+        i += v[i..].iter().take_while(|b| b.is_ascii_digit()).count();
+    }
+    if i < v.len() && b"KMGTPE".contains(&v[i]) {
+        i += 1;
+        if v.get(i) == Some(&b'i') {
+            i += 1;
+        }
+    }
+    i == v.len()
 }
 
 struct Report<'c> {
@@ -506,6 +531,10 @@ impl<'t, 'c> Parser<'t, 'c> {
             let r = self.rep();
             (r.backend, r.part)
         };
+        // a Size: value cut short on the line before, and the file goes on: the error it is
+        if let Some((l, column, msg, full)) = self.rep().buf.as_mut().and_then(|b| b.cut_size.take()) {
+            self.ctx.error_at(&mut self.t.errors, l, column, msg, full)?;
+        }
         let cur = Cur { t: text, pos: start, stop: start + c.len() };
         let taken = match (backend, part) {
             (_, Part::Interrupted) => self.interrupted_line(no, backend, cur, c),
@@ -684,8 +713,17 @@ impl<'t, 'c> Parser<'t, 'c> {
         Ok(())
     }
 
+    /// The open buffer's `Size:` value stops where a size can go on (`cut_short_size`): no row
+    /// for it; a note if the file ends here, else the error at `pos` (reported at the next line).
+    fn size_cut_short(&mut self, no: u64, pos: usize, msg: String) {
+        let (column, full) = (self.off as u64 + pos as u64 + 1, self.full);
+        let b = self.rep().buf.as_mut().expect("inside a buffer");
+        b.broken = true;
+        b.cut_size = Some((no, column, msg, full));
+    }
+
     /// A keyed line of a buffer, or its rule.
-    fn buffer_line(&mut self, _no: u64, mut cur: Cur<'c>, c: &'c [u8]) -> R<bool> {
+    fn buffer_line(&mut self, no: u64, mut cur: Cur<'c>, c: &'c [u8]) -> R<bool> {
         let backend = self.rep().backend;
         if is_rule(c) {
             let r = self.rep();
@@ -725,7 +763,15 @@ impl<'t, 'c> Parser<'t, 'c> {
         }
         match key {
             b"Size:" => {
-                let v = cur.human("the size")?;
+                let v = match cur.human("the size") {
+                    Ok(v) => v,
+                    Err(Stop::Bad(pos, msg)) if cut_short_size(value) => {
+                        // the paste may end on this line (issue 51): decided at the next line
+                        self.size_cut_short(no, pos, msg);
+                        return Ok(true);
+                    }
+                    Err(e) => return Err(e),
+                };
                 cur.end("the size")?;
                 self.rep().buf.as_mut().expect("buffer").size = Some((value, v));
             }
@@ -773,7 +819,13 @@ impl<'t, 'c> Parser<'t, 'c> {
         for (no, column, msg, full) in std::mem::take(&mut r.cuts) {
             self.cut_off(&mut fig, no, column, msg, full)?;
         }
-        if let Some(what) = r.expected() {
+        let cut_size = r.buf.as_mut().and_then(|b| b.cut_size.take());
+        if let (Some((no, column, _, full)), None) = (cut_size, at) {
+            // the paste ends inside a Size: value (`Size: 384`): cut there, like every cut paste
+            let rank = r.buf.as_ref().map_or(0, |b| b.rank);
+            let msg = format!("out-of-memory report cut off by the end of the file inside the Size: of buffer {rank}");
+            self.cut_off(&mut fig, no, column, msg, full)?;
+        } else if let Some(what) = r.expected() {
             match at {
                 Some((no, _text, start)) => {
                     let column = self.off as u64 + start as u64 + 1;

@@ -2,7 +2,7 @@
 //! headers and the entries under them.
 
 use super::*;
-use crate::lex::{bad, human_value, tpu_size_match, Cur, R};
+use crate::lex::{bad, human_value, tpu_size_match, Cur, Stop, R};
 
 /// The TPU runtime's and compiler's one-line out-of-memory messages (XLA's error codes E0100,
 /// E0101, E1000): `Attempting to allocate X. That was not possible. There are Y free.`,
@@ -144,7 +144,15 @@ impl<'t, 'c> Parser<'t, 'c> {
                 cur.expect(". Size:", "")?;
                 cur.spaces();
                 let at = cur.pos;
-                let v = cur.tpu_size("the size")?;
+                let v = match cur.tpu_size("the size") {
+                    Ok(v) => v,
+                    Err(Stop::Bad(pos, msg)) if cut_short_size(&cur.t[at..cur.stop]) => {
+                        // the paste may end on this line (issue 51): decided at the next line
+                        self.size_cut_short(no, pos, msg);
+                        return Ok(true);
+                    }
+                    Err(e) => return Err(e),
+                };
                 cur.end("the size")?;
                 self.rep().buf.as_mut().expect("opened").size = Some((&cur.t[at..cur.pos], v));
                 return Ok(true);

@@ -271,7 +271,10 @@ impl<'c> Parser<'_, 'c> {
         t.depth.push((indent / 2) as i32);
         t.kind.push_opt(&src, kind);
         t.section.push_opt(&src, section);
-        t.annotation.push(&src, annotation);
+        // A kernel thunk without a profile annotation prints `, kernel = …` (the comma is there to
+        // follow an annotation): the column leaves that separator out (issue 51).
+        let shown = if kind.is_some() { annotation.strip_prefix(b", ").unwrap_or(annotation) } else { annotation };
+        t.annotation.push(&src, shown);
         t.line.push(no as i32);
         t.instruction.push_opt(&src, facts.instruction);
         t.kernel_name.push_opt(&src, facts.kernel_name);

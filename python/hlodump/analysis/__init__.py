@@ -59,7 +59,7 @@ from .modules import module_list as _module_list  # noqa: F401
 from .modules import select as _select  # noqa: F401
 from .peak import breakdown, listed_peak_buffers, peak_buffers
 from .shapes import format_bytes, logical_bytes
-from .summary import peak_bytes, peak_check, peak_story, peaks, summary
+from .summary import framework, peak_bytes, peak_check, peak_story, peaks, summary
 from .timeline import memory_timeline
 
 __all__ = [
@@ -89,6 +89,7 @@ __all__ = [
     "peaks",
     "peak_bytes",
     "peak_story",
+    "framework",
 ]
 
 
@@ -137,3 +138,8 @@ from .spans import buffer_spans  # noqa: E402
 from .graph import neighbourhood  # noqa: E402
 
 __all__ += ["buffer_spans", "neighbourhood"]
+
+# what to do about the peak (issue 51)
+from .advice import advice  # noqa: E402
+
+__all__ += ["advice"]

@@ -36,6 +36,7 @@ from .._typing import checked_analysis
 from typing import TYPE_CHECKING, Any, Optional
 
 import pyarrow as pa
+import numpy as np
 
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -108,6 +109,7 @@ def cost_analysis(d: "Dump", module: ModuleSel = None, tuple_results: TupleResul
     out = []
     fid_of = {m.key: f for f, m in fr.module_of_file.items()}
     parts = _modules_per_file(d)
+    whiles = _whiles_per_file(fr)
     for m in mods:
         fid = fid_of.get(m.key)
         props = totals.get(fid) if fid is not None else None
@@ -125,12 +127,36 @@ def cost_analysis(d: "Dump", module: ModuleSel = None, tuple_results: TupleResul
             n = res.overflowed[fid]
             row["note"] = (f"{n} instruction{'s' if n != 1 else ''} left out of these figures: size overflows int64, "
                            "a shape not read or an unknown opcode (costs() notes which)")
+        if fid is not None and whiles.get(fid):
+            # said where the figures are shown, not only in docs/cost.md (issue 51)
+            row["note"] = "; ".join(x for x in (row.get("note"), _while_note(whiles[fid])) if x)
         if any("tpu" in b for b in getattr(m, "backends", ())):
-            row["note"] = ("TPU compilers run their own cost analysis: flops and transcendentals match it, bytes "
+            row["note"] = "; ".join(x for x in (row.get("note"), "TPU compilers run their own cost analysis: flops and transcendentals match it, bytes "
                            "accessed are within 0.2% of it on the programs measured (more where async collective fusions or "
-                           "host offload are) and optimal_seconds is its own")
+                           "host offload are) and optimal_seconds is its own") if x)
         out.append(row)
     return out
+
+
+def _whiles_per_file(fr: Frame) -> dict[int, list[tuple[str, int]]]:
+    """The while instructions of each chosen file, with their known trip count (-1: none)."""
+    if "while" not in fr.opnames or not fr.n:
+        return {}
+    rows = np.nonzero(fr.op[:fr.n] == fr.opnames.index("while"))[0]
+    names = fr.rows.column("name").take(pa.array(rows, pa.int64())).to_pylist()
+    out: dict[int, list[tuple[str, int]]] = {}
+    for i, name in zip(rows.tolist(), names):
+        out.setdefault(int(fr.file[i]), []).append((str(name), int(fr.trip_count[i])))
+    return out
+
+
+def _while_note(ws: list[tuple[str, int]]) -> str:
+    """"2 while loops counted for one iteration …" (XLA's rule, jax's cost_analysis() too)."""
+    known = [f"{n} runs {t:,} times" for n, t in ws if t >= 0]
+    n = len(ws)
+    return (f"{n} while loop{'s' if n != 1 else ''} counted for one iteration (XLA's HloCostAnalysis and jax's "
+            f"cost_analysis() count a while's body and condition once)"
+            + (f"; {', '.join(known[:5])}{' …' if len(known) > 5 else ''}" if known else ""))
 
 
 def _modules_per_file(d: "Dump") -> dict[int, list[str]]:

@@ -453,7 +453,10 @@ def _match(run: _Run) -> None:
     run.create("va", """select p.pair, v.* from $va_raw v join $pairs p on p.module_a = v.module""")
     run.create("vb", """select p.pair, v.* from $vb_raw v join $pairs p on p.module_b = v.module""")
     run.create("vmatch", "select 0 as pair, 0::bigint as va, 0::bigint as vb, ''::varchar as level where false")
-    for label, cols, cond in _LEVELS:
+    # Within a level, values of the same name pair first (issue 51: a removed value is the one
+    # whose name is gone, not one of a name both sides have that the level's order reached first)
+    passes = [(label, tuple(dict.fromkeys(cols + ("instruction", "shape_index"))), cond) for label, cols, cond in _LEVELS]
+    for label, cols, cond in (x for pair in zip(passes, _LEVELS) for x in pair):
         key = ", ".join(cols)
         notnull = " and ".join(f"{c} is not null" for c in cols) + f" and ({cond})"
         on = " and ".join(f"x.{c} = y.{c}" for c in cols)

@@ -144,7 +144,9 @@ def fit(dump: "Dump", module: ModuleSel = None, top: int = 10) -> list[dict[str,
         space = "HBM" if plat == "tpu" else "device memory" if plat == "gpu" else "memory"
         peak: Optional[int]
         if ma.get("peak_memory_in_bytes") is not None and plat in ("tpu", "gpu"):
-            peak, figure = int(ma["peak_memory_in_bytes"]), "jax's peak_memory_in_bytes"
+            from ..units import jax_peak_name
+
+            peak, figure = int(ma["peak_memory_in_bytes"]), jax_peak_name(s.get("framework"))
         else:
             main = [sp for sp in (s.get("memory_spaces") or []) if sp.get("color") == 0]
             fallback = tl.get("max_allocated_bytes") or s.get("total_bytes")

@@ -5,7 +5,9 @@ Files are grouped into modules by ``files.module_id``/``files.module_name`` (the
 ``module_NNNN.<name>`` prefix of XLA's file names), so the four split buffer-assignment files of
 a jax 0.10.2 dump and the after-optimizations HLO text join into one module. A file without that
 prefix (the TPU seeds, a single copied file) is a module of its own, keyed by its file name
-without ``.txt``. Files of different dumps (``files.dump``) never join. The HLO proto of a
+without ``.txt`` — unless its content pairs it with such an HLO module file (a dump copied as
+``000_….txt``, ``001_….txt``: every instruction its buffer assignment, values or live ranges
+name is in that one HLO file; ``_content_pairs_sql``): then it joins that file's module. Files of different dumps (``files.dump``) never join. The HLO proto of a
 stage (``*.hlo.pb``, ``kind = 'hlo_proto'``) and the memory-usage report's proto
 (``memory_usage_report_proto``) join their text twins' module and are left out where that text
 exists (the text is preferred; a proto-only dump is analysed from its protos).
@@ -63,6 +65,44 @@ _BASE_SQL = """
 """
 
 
+def _content_pairs_sql(eng: Engine) -> str:
+    """SQL of (file_id, hlo_file_id): files without a module in their name (a dump copied as
+    ``000_….txt``, ``001_….txt``: FORMATS.md §1) whose content says they are one compile with an
+    HLO module file of the same dump, also nameless: every instruction a buffer-assignment,
+    values or live-range file names is an instruction of that HLO file, and of one such file
+    only (a scheduled module — after optimizations — is preferred to one that is not). One
+    query for the whole dump (issue 51)."""
+    fams = [f'select file_id, instruction as name from "{t}"' for t in ("assignments", "values", "live_ranges")
+            if eng.has(t)]
+    if not eng.has("instructions") or not fams:
+        return "select null::int as file_id, null::int as hlo_file_id where false"
+    for t in ("instructions", "assignments", "values", "live_ranges", "modules"):
+        if eng.has(t):
+            eng.table(t)
+    sched = ("(select file_id, bool_or(is_scheduled) as s from modules group by file_id)" if eng.has("modules")
+             else "(select null::int as file_id, false as s where false)")
+    dump_col = "coalesce(dump, '')" if "dump" in eng.d["files"].column_names else "''"
+    return f"""
+        with nameless as (select file_id, kind, {dump_col} as dump from files
+                          where module_id is null and coalesce(module_name, '') = ''),
+             h as (select file_id, dump from nameless where kind = 'hlo_module'),
+             hn as (select distinct file_id, name::varchar as name from instructions
+                    where file_id in (select file_id from h)),
+             fam as (select distinct x.file_id, x.name::varchar as name
+                     from ({" union all ".join(fams)}) x
+                     where x.file_id in (select file_id from nameless where kind <> 'hlo_module')),
+             tot as (select file_id, count(*) as n from fam group by file_id),
+             cov as (select f.file_id, h.file_id as hlo, count(*) as n
+                     from fam f join nameless nf on nf.file_id = f.file_id
+                     join h on h.dump = nf.dump join hn on hn.file_id = h.file_id and hn.name = f.name
+                     group by all),
+             full_ as (select c.file_id, c.hlo, coalesce(s.s, false) as scheduled
+                       from cov c join tot t on t.file_id = c.file_id and c.n = t.n
+                       left join {sched} s on s.file_id = c.hlo),
+             best as (select * from full_ where scheduled or file_id not in (select file_id from full_ where scheduled))
+        select file_id, any_value(hlo) as hlo_file_id from best group by file_id having count(*) = 1"""
+
+
 def module_list_of(eng: Engine) -> list[Module]:
     """The modules of the engine's dump that hold something to analyse, in file order."""
     has_dump = "dump" in eng.d["files"].column_names
@@ -73,11 +113,18 @@ def module_list_of(eng: Engine) -> list[Module]:
             eng.table(t)
     dump_col = "coalesce(dump, '')" if has_dump else "''"
     rows = eng.sql(f"""
-        with f0 as (
+        with fb as (
             select file_id, kind, backend, stage, module_id, module_name,
                    {dump_col} as dump, {_BASE_SQL} as base,
                    coalesce(nullif(module_name, ''), {_BASE_SQL}) as name
             from files),
+        -- nameless files their content pairs with a nameless HLO file: that file's module
+        pairs as ({_content_pairs_sql(eng)}),
+        f0 as (
+            select fb.file_id, fb.kind, fb.backend, fb.stage, fb.module_id, fb.module_name, fb.dump,
+                   coalesce(h.base, fb.base) as base, coalesce(h.name, fb.name) as name,
+                   fb.file_id in (select hlo_file_id from pairs) as paired_hlo
+            from fb left join pairs p on p.file_id = fb.file_id left join fb h on h.file_id = p.hlo_file_id),
         -- text and proto of the same compile are one module; where the module has the text of a
         -- stage, that stage's proto (`kind = 'hlo_proto'`) is left out: the text is preferred
         f1 as (
@@ -91,7 +138,7 @@ def module_list_of(eng: Engine) -> list[Module]:
                any_value(module_id order by file_id) as module_id,
                list(file_id order by file_id) as file_ids,
                list(file_id order by file_id) filter (where kind in ('hlo_module', 'hlo_proto')
-                                                        and stage = 'after_optimizations')
+                                                        and (stage = 'after_optimizations' or paired_hlo))
                    as hlo_file_ids,
                list(distinct kind) as kinds,
                list(distinct backend) filter (where backend is not null) as backends

@@ -57,7 +57,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from ..dump import Dump
 
-__all__ = ["passes", "history", "pass_changes", "gaps", "between_passes", "NoSuchInstruction", "NoSuchPass", "PASSES_SCHEMA",
+__all__ = ["passes", "history", "pass_changes", "pass_diff", "gaps", "between_passes", "NoSuchInstruction", "NoSuchPass", "PASSES_SCHEMA",
            "HISTORY_SCHEMA"]
 
 #: Columns of :func:`passes`.
@@ -373,24 +373,69 @@ def pass_changes(dump: "Dump", module: ModuleSel, pass_: Union[int, str]) -> pa.
     return _cast(t, HISTORY_SCHEMA)
 
 
+def _diff_labels(r0: dict[str, Any]) -> tuple[str, str]:
+    """The ``---`` / ``+++`` names of one per-pass file's diff (a :func:`pass_changes` row)."""
+    label = f"{r0['pass_index']:04d} {r0['pipeline']}/{r0['pass_name']}"
+    prev = r0.get("before_pass_index")
+    # against the previous file dumped, named as such (with a gap, not the pass just before)
+    fromfile = (f"after {prev:04d} {r0.get('before_pass_name')} (the previous pass dumped"
+                + (f"; {r0['not_dumped']} not dumped in between" if r0.get("not_dumped") else "") + ")"
+                if prev is not None else f"before {label} (the module's first file dumped)")
+    return fromfile, f"after {label} ({r0['path']})"
+
+
 def unified_diff(changes: pa.Table, context: int = 0) -> str:
     """A unified diff of what :func:`pass_changes` returned, one hunk set per file: the changed
-    and removed instructions' old lines against the changed and added ones' new lines."""
+    and removed instructions' old lines against the changed and added ones' new lines (the
+    changed lines only: no context; :func:`pass_diff` diffs the whole files, with context)."""
     out: list[str] = []
     rows = changes.to_pylist()
     for fid in dict.fromkeys(r["file_id"] for r in rows):
         mine = [r for r in rows if r["file_id"] == fid]
         old = [r["before"] for r in sorted((r for r in mine if r["before"] is not None), key=lambda r: r["before_line"])]
         new = [r["after"] for r in sorted((r for r in mine if r["after"] is not None), key=lambda r: r["after_line"])]
-        r0 = mine[0]
-        label = f"{r0['pass_index']:04d} {r0['pipeline']}/{r0['pass_name']}"
-        prev = r0.get("before_pass_index")
-        # against the previous file dumped, named as such (with a gap, not the pass just before)
-        fromfile = (f"after {prev:04d} {r0.get('before_pass_name')} (the previous pass dumped"
-                    + (f"; {r0['not_dumped']} not dumped in between" if r0.get("not_dumped") else "") + ")"
-                    if prev is not None else f"before {label} (the module's first file dumped)")
-        out.extend(difflib.unified_diff(old, new, fromfile=fromfile, tofile=f"after {label} ({r0['path']})",
-                                        n=context, lineterm=""))
+        fromfile, tofile = _diff_labels(mine[0])
+        out.extend(difflib.unified_diff(old, new, fromfile=fromfile, tofile=tofile, n=context, lineterm=""))
+    return "\n".join(out)
+
+
+def pass_diff(dump: "Dump", module: ModuleSel, pass_: Union[int, str], context: int = 3) -> str:
+    """A unified diff (``diff -u``) of the per-pass file(s) of one pass against the module's
+    previous dumped file: every instruction line of both files in file order (computation
+    headers too where the dump has the ``computations`` table), so each change is shown in
+    place with ``context`` unchanged lines around it; "" when the pass changed nothing.
+    ``module`` and ``pass_`` as in :func:`pass_changes` (whose errors it raises)."""
+    if isinstance(context, bool) or not isinstance(context, int):
+        raise TypeError(f"hlodump.analysis.passes.pass_diff: context must be an int, not {type(context).__name__}")
+    if context < 0:
+        raise ValueError(f"hlodump.analysis.passes.pass_diff: context must be 0 or more, not {context}")
+    changes = pass_changes(dump, module, pass_)
+    if not changes.num_rows:
+        return ""
+    firsts = {r["file_id"]: r for r in reversed(changes.to_pylist())}  # the first row of each file
+    con = _connect(dump)
+    con.register("cf", pa.table({"file_id": pa.array(list(firsts), pa.int32())}))
+    prev = dict(con.execute("select file_id, prev_file_id from pf where file_id in (select file_id from cf)").fetchall())
+    wanted = sorted({*firsts, *(p for p in prev.values() if p is not None)})
+    con.register("wf", pa.table({"file_id": pa.array(wanted, pa.int32())}))
+    parts = [f"select i.file_id, i.line, 1 as k, {_TEXT_SQL} as text from instructions i "
+             "where i.file_id in (select file_id from wf)"]
+    v = _views(dump)
+    if "computations" in v:
+        con.register("computations", v["computations"].select(
+            ["file_id", "name", "is_entry", "signature", "result_shape", "line"]))
+        parts.append("select c.file_id, c.line, 0 as k, (case when c.is_entry then 'ENTRY ' else '' end) || '%' || "
+                     "c.name || ' ' || coalesce(c.signature, '') || ' -> ' || coalesce(c.result_shape, '') || ' {' "
+                     "from computations c where c.file_id in (select file_id from wf)")
+    texts: dict[int, list[str]] = {f: [] for f in wanted}
+    for fid, _line, _k, text in con.execute(" union all ".join(parts) + " order by 1, 2, 3").fetchall():
+        texts[fid].append(text)
+    out: list[str] = []
+    for fid, r0 in firsts.items():
+        p = prev.get(fid)
+        fromfile, tofile = _diff_labels(r0)
+        out.extend(difflib.unified_diff(texts[p] if p is not None else [], texts[fid], fromfile=fromfile,
+                                        tofile=tofile, n=context, lineterm=""))
     return "\n".join(out)
 
 

@@ -17,7 +17,33 @@ from .peak_check import peak_checks
 if TYPE_CHECKING:  # pragma: no cover
     from ..dump import Dump
 
-__all__ = ["summary", "peak_check", "peaks", "peak_bytes", "peak_story"]
+__all__ = ["summary", "peak_check", "peaks", "peak_bytes", "peak_story", "framework"]
+
+# Module names by framework (issue 51): jax names a compile after its transformation and function
+# (``jit_f``, ``pjit_f``, ``pmap_f``, ``xmap_f``, ``xla_computation_f``, ``shard_map_f``);
+# TensorFlow after the tf.function (``a_inference_f_123__.45``, ``__inference_f_12``) or the
+# auto-clustered graph (``cluster_7``, ``cluster_7__XlaCompiledKernel_true…``); PyTorch/XLA names
+# every graph it syncs ``SyncTensorsGraph.N`` (``IrToHlo.N`` for a dumped IR).
+_FRAMEWORK_PREFIXES = (
+    ("jax", ("jit_", "pjit_", "pmap_", "xmap_", "xla_computation_", "shard_map_", "jit(", "pjit(")),
+    ("tensorflow", ("a_inference_", "__inference_", "cluster_")),
+    ("pytorch/xla", ("SyncTensorsGraph", "IrToHlo")),
+)
+
+
+def framework(module_name: Optional[str]) -> Optional[str]:
+    """Which framework compiled a module, by the name it gave it: ``"jax"``, ``"tensorflow"``,
+    ``"pytorch/xla"``, or None (a name none of them gives: a test input, an unnamed module).
+
+    >>> framework("jit_train_step"), framework("a_inference_step_1234__.77"), framework("SyncTensorsGraph.52")
+    ('jax', 'tensorflow', 'pytorch/xla')
+    """
+    if not module_name:
+        return None
+    for fw, prefixes in _FRAMEWORK_PREFIXES:
+        if module_name.startswith(prefixes):
+            return fw
+    return None
 
 # the totals a summary reads: (section, key) -> column of the pivot
 _TOTALS = {
@@ -97,11 +123,13 @@ def _peaks(sc: Scope) -> dict[str, dict[str, Any]]:
                    from @peak_buffers group by module)
         select p.module, p.t, p.bytes, sched.instruction
         from p left join sched on sched.module = p.module and sched.position = p.t""").to_pylist()}
+    # the listed bytes (as printed) by category and space: they sum to the headline (issue 51:
+    # the value bytes of a tuple listed by name are not the figure the list adds up)
     by_cat = _by_module(sc.arrow("""
-        select module, category, sum(bytes)::bigint as bytes from @peak_buffers
+        select module, category, sum(listed_bytes)::bigint as bytes from @peak_buffers
         group by module, category order by module, min(rank)""").to_pylist())
     by_color = _by_module(sc.arrow("""
-        select module, color, sum(bytes)::bigint as bytes from @peak_buffers
+        select module, color, sum(listed_bytes)::bigint as bytes from @peak_buffers
         group by module, color order by module, min(rank)""").to_pylist())
     for k, h in head.items():
         h["by_category"] = {r["category"]: r["bytes"] for r in by_cat.get(k, [])}
@@ -235,7 +263,10 @@ def summary(dump: "Dump", module: ModuleSel = None, top: int = 10, cost: bool = 
     their source, notes on what the dump lacks, and ``cost_analysis`` (jax's
     ``Compiled.cost_analysis()`` figures from the HLO text, ``analysis.cost``; None without it).
     ``cost=False`` leaves ``cost_analysis`` out (None): the memory figures alone cost about a
-    read of the dump, XLA's cost rules as much again (they visit every instruction)."""
+    read of the dump, XLA's cost rules as much again (they visit every instruction).
+    ``advice``: the first ``ADVICE_IN_SUMMARY`` rows of :func:`hlodump.analysis.advice` for the
+    module (what to change, cheapest first, with the bytes it frees), ``n_advice`` how many it
+    has; ``framework``: ``jax``, ``tensorflow``, ``pytorch/xla`` or None, by the module's name."""
     sc = scope_of(dump, module)
     key = ("summary", int(top), bool(cost))
     hit = sc.cache.get(key)
@@ -255,8 +286,26 @@ def summary(dump: "Dump", module: ModuleSel = None, top: int = 10, cost: bool = 
                     s["notes"].append(c["note"])
                     if s["cost_analysis"] is None:
                         s["cost_note"] = c["note"]  # why there is no figure (the text says it)
+        _attach_advice(dump, sc, hit)
         sc.cache[key] = hit
     return [dict(s) for s in hit]
+
+
+#: Advice lines a summary carries per module (``advice(d)`` has them all).
+ADVICE_IN_SUMMARY = 5
+
+
+def _attach_advice(dump: "Dump", sc: Scope, hit: list[dict[str, Any]]) -> None:
+    """Each module's first ``ADVICE_IN_SUMMARY`` rows of ``advice`` (cheapest first), as
+    ``advice`` (a list of dicts), and ``n_advice``: one query for all modules."""
+    from .advice import advice
+
+    rows = _by_module(advice(dump, sc.keys).to_pylist()) if hit else {}
+    for s in hit:
+        mine = rows.get(s["module"], [])
+        s["advice"] = [{k: v for k, v in r.items() if k not in ("module", "module_name")}
+                       for r in mine[:ADVICE_IN_SUMMARY]]
+        s["n_advice"] = len(mine)
 
 
 def _summary(sc: Scope, top: int) -> list[dict[str, Any]]:
@@ -307,6 +356,7 @@ def _one(m: Module, tot: dict[str, Any], counts: dict[str, int], spaces: list[di
     pad = pad or {"allocated_bytes": 0, "logical_bytes": 0, "values": 0, "occupied_bytes": 0}
     return {
         "module": m.key, "module_name": m.name, "module_id": m.module_id, "dump": m.dump,
+        "framework": framework(m.name),
         "total_bytes": total_alloc if n_alloc else (stated_total if stated_total is not None
                                                     else tot.get("report_total") if tot.get("report_total") is not None
                                                     else total_alloc if from_report else None),
@@ -366,10 +416,18 @@ def peaks(s: dict[str, Any]) -> dict[str, Any]:
     return {"peak_in_use": in_use, "peak_in_use_step": in_use_step,
             "xla_listed_peak": listed, "xla_listed_peak_step": listed_step,
             "jax_peak_memory_in_bytes": ma.get("peak_memory_in_bytes"), "total_bytes": total,
+            # the figure's name for this module's framework (TensorFlow, PyTorch/XLA: XLA's word)
+            "jax_peak_memory_in_bytes_name": _peak_name(s),
             "xla_listed_peak_above_allocated": bool(listed is not None and total is not None and listed > total),
             # aliases (the names before issue 40)
             "live_by_slice": in_use, "live_by_slice_step": in_use_step,
             "xla_listed": listed, "xla_listed_step": listed_step}
+
+
+def _peak_name(s: dict[str, Any]) -> str:
+    from ..units import jax_peak_name
+
+    return jax_peak_name(s.get("framework", framework(s.get("module_name"))))
 
 
 def peak_bytes(s: dict[str, Any]) -> Optional[int]:
@@ -384,7 +442,7 @@ def peak_bytes(s: dict[str, Any]) -> Optional[int]:
 
 def peak_story(s: dict[str, Any]) -> list[str]:
     """The peaks of one module in words, for the text summary (see ``peaks``)."""
-    from ..units import JAX_PEAK, PEAK_IN_USE, XLA_LISTED_PEAK, XLA_PEAK_ABOVE_ALLOCATED
+    from ..units import PEAK_IN_USE, XLA_LISTED_PEAK, XLA_PEAK_ABOVE_ALLOCATED, jax_peak_name
     from .shapes import format_bytes as fb
 
     p = peaks(s)
@@ -410,6 +468,8 @@ def peak_story(s: dict[str, Any]) -> list[str]:
                if s.get("platform") not in ("tpu", "gpu") else
                "the HBM held for the whole run (parameters, outputs, constants) plus the largest heap of "
                "temporaries in any one memory space, as XLA's heap simulator counts it")
-        out.append(f"{JAX_PEAK} (memory_analysis()): "
+        fw = s.get("framework", framework(s.get("module_name")))
+        name = jax_peak_name(fw) + (" (memory_analysis())" if fw not in ("tensorflow", "pytorch/xla") else "")
+        out.append(f"{name}: "
                    f"{p['jax_peak_memory_in_bytes']:,} bytes ({fb(p['jax_peak_memory_in_bytes'])}) — {how}")
     return out

@@ -46,9 +46,22 @@ def _modules(d: Any, args: argparse.Namespace) -> list[Any]:
     with_text = with_hlo_text(d)  # after-optimizations text, or a lone HLO file
     mods = [m for m in every if m.key in with_text]
     if not mods:
-        raise UsageError("nothing to analyse: no HLO module text in " + " ".join(map(str, args.paths))
-                         + nothing_why(d))
+        head, tail = _no_text_why(d)
+        raise UsageError(f"nothing to analyse: {head} in " + " ".join(map(str, args.paths)) + nothing_why(d) + tail)
     return select_module(mods, getattr(args, "module", None))
+
+
+def _no_text_why(d: Any) -> tuple[str, str]:
+    """What the HLO read lacks, in summary's words (issue 51): HLO text of another stage only
+    (before optimizations, per-pass files) is not the optimized module the figures are of."""
+    f = d["files"]
+    stages = {st for k, st in zip(f.column("kind").to_pylist(), f.column("stage").to_pylist())
+              if k == "hlo_module" and st not in (None, "after_optimizations")}
+    if stages:
+        which = " and ".join(sorted(s.replace("_", " ") for s in stages))
+        return ("no after-optimizations HLO text", f"; the HLO read is {which} only: XLA's figures are those of "
+                "the optimized module (its *after_optimizations.txt)")
+    return "no HLO module text", ""
 
 
 def _device(args: argparse.Namespace, mods: list[Any]) -> tuple[Optional[V.Device], str]:
@@ -308,7 +321,11 @@ def _cmd_comms(args: argparse.Namespace) -> int:
     across = f" across {n_mods:,} modules" if n_mods > 1 and not args.by_module else ""
     out.write(f"by kind{across}:\n" if not args.by_module else "")
     for g in kinds:
-        over = f"groups of {g['group_size']}" if g["group_size"] is not None else "groups of unknown size"
+        if g.get("pairs") is not None:  # a permute sends along its pairs: no group reduces or gathers
+            n_dev = f" among {g['group_size']} devices" if g["group_size"] is not None else ""
+            over = f"{g['pairs']} source→target pair{'s' if g['pairs'] != 1 else ''}{n_dev}"
+        else:
+            over = f"groups of {g['group_size']}" if g["group_size"] is not None else "groups of unknown size"
         where = f"{g['module']}: " if args.by_module else "  "
         inn = f" in {g['modules']:,} modules" if not args.by_module and g["modules"] > 1 else ""
         out.write(f"{where}{g['kind']} x{g['count']} over {over}: "
@@ -362,10 +379,12 @@ def _by_kind(t: pa.Table, eng: Any, col: str, by_module: bool) -> list[dict[str,
         return []
     mod = "module, " if by_module else ""
     return eng.query(f"""
-        select {mod}kind, group_size, count(*) as count, count(distinct module) as modules,
+        select {mod}kind, group_size, pairs, count(*) as count, count(distinct module) as modules,
                cast(sum(bytes) as bigint) as bytes, sum(bytes_per_device) as bytes_per_device
-        from t group by all order by {mod}"{col}" desc nulls last, kind""",
-                     t=_plain(t.select(["module", "kind", "group_size", "bytes", "bytes_per_device"]))).to_pylist()
+        from (select *, case when kind like 'collective-permute%' then len(source_target_pairs) end as pairs from t)
+        group by all order by {mod}"{col}" desc nulls last, kind""",
+                     t=_plain(t.select(["module", "kind", "group_size", "source_target_pairs", "bytes",
+                                        "bytes_per_device"]))).to_pylist()
 
 
 def register(sub: Any) -> None:

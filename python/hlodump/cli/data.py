@@ -51,7 +51,23 @@ def _cmd_query(args: argparse.Namespace) -> int:
 
 
 def _run_query(con: Any, args: argparse.Namespace) -> int:
-    rel = con.sql(args.sql)
+    import duckdb
+
+    try:
+        rel = con.sql(args.sql)
+    except duckdb.ParserException as first:
+        # ``offset`` and ``end`` are column names DuckDB reads as keywords (issue 51): where the
+        # SQL as given does not parse, try it with them quoted as columns, and say so
+        fixed = cli_safety.quote_column_words(args.sql)
+        if fixed == args.sql:
+            raise
+        try:
+            rel = con.sql(fixed)
+        except duckdb.Error:
+            raise first from None  # the SQL's own error, not the rewrite's
+        words = sorted({w for w in cli_safety.COLUMN_WORDS if f'"{w}"' in fixed and f'"{w}"' not in args.sql})
+        print(f"hlodump: note: {' and '.join(words)} read as column name{'s' if len(words) > 1 else ''} "
+              f"({', '.join(chr(34) + w + chr(34) for w in words)}): DuckDB's SQL needs {'them' if len(words) > 1 else 'it'} quoted", file=sys.stderr)
     if rel is None:  # a statement without a result
         return 0
     fmt = args.format

@@ -420,6 +420,10 @@ def _render_summary(m: dict[str, Any], con: Any) -> None:
         lines.append("memory_analysis: " + ", ".join(f"{k} {v:,}" for k, v in ma.items()
                                                      if v or not k.startswith("host_")))
     lines.extend(A.peak_story(m))
+    if m.get("advice"):  # what to do about it, cheapest first (analysis.advice)
+        more = m.get("n_advice", 0) - len(m["advice"])
+        lines.append("what to do, cheapest first" + (f" ({more} more: hlodump.analysis.advice)" if more > 0 else "") + ":")
+        lines.extend(f"  {i}. {a['text']}" for i, a in enumerate(m["advice"], 1))
     from ..analysis.cost import format_cost
 
     # format_cost(None) says why there is no figure (no after-optimizations HLO text)
@@ -471,10 +475,13 @@ def _render_summary(m: dict[str, Any], con: Any) -> None:
         if m["memory_spaces"]:  # (HLO text alone has none: the note says what is missing)
             con.print(t)
         if pk:
-            t = Table(title=f"{U.XLA_LISTED_PEAK} by category (logical bytes)", title_justify="left")
+            # the list's bytes as printed, by category: they add up to the headline (issue 51)
+            t = Table(title=f"{U.XLA_LISTED_PEAK} by category (bytes as listed, summing to the figure above)",
+                      title_justify="left")
+            t.add_column("total", justify="right")
             for c in pk["by_category"]:
                 t.add_column(c, justify="right")
-            t.add_row(*[fb(v) for v in pk["by_category"].values()])
+            t.add_row(fb(pk["bytes"]), *[fb(v) for v in pk["by_category"].values()])
             con.print(t)
         if m["top_buffers"]:
             tl = m.get("timeline") or {}

@@ -390,17 +390,22 @@ def _print_columns(table: list[tuple[Any, ...]], text_columns: int = 1) -> None:
 def _cmd_passes(args: argparse.Namespace) -> int:
     from .. import analysis as A
     # the module, not the function that ``hlodump.analysis.passes`` names
-    from ..analysis.passes import NoSuchInstruction, NoSuchPass, history, pass_changes, unified_diff
+    from ..analysis.passes import NoSuchInstruction, NoSuchPass, history, pass_changes, pass_diff
     from ..analysis.passes import passes as pass_table
 
     if args.instruction and args.diff is not None:
         raise UsageError("passes: --instruction and --diff are two different questions: ask one")
-    d = read(args.paths, args, tables=["instructions"])
+    if args.context < 0:
+        raise UsageError(f"passes: --context must be 0 or more, not {args.context}")
+    d = read(args.paths, args, tables=["instructions", "computations"] if args.diff is not None else ["instructions"])
+    diff_text = None
     try:
         if args.instruction:
             t = history(d, args.module, args.instruction)
         elif args.diff is not None:
             t = pass_changes(d, args.module, args.diff)
+            if not args.json:
+                diff_text = pass_diff(d, args.module, args.diff, context=args.context)
         else:
             t = pass_table(d, args.module)
     except (A.NoSuchModule, NoSuchInstruction, NoSuchPass) as e:
@@ -422,7 +427,7 @@ def _cmd_passes(args: argparse.Namespace) -> int:
         from ..cli_safety import escape_controls
 
         _render_diff_head(d, args, t)
-        _print(escape_controls(unified_diff(t)) if t.num_rows else f"pass {args.diff} changed no instruction")
+        _print(escape_controls(diff_text) if diff_text else f"pass {args.diff} changed no instruction")
     else:
         if t.num_rows == 0:
             raise UsageError(f"passes: no per-pass HLO files in {' '.join(args.paths)} (dump with "
@@ -533,5 +538,8 @@ def register(sub: Any) -> None:
     sp.add_argument("--instruction", metavar="NAME", help="the story of one instruction: every pass that added, "
                                                            "changed or removed it, with its text before and after")
     sp.add_argument("--diff", metavar="PASS", help="a unified diff of the instructions one pass changed (PASS: a pass "
-                                                   "index, a pass name or PIPELINE/PASS)")
+                                                   "index, a pass name or PIPELINE/PASS): the file against the "
+                                                   "previous dumped pass, each change among its neighbours")
+    sp.add_argument("-U", "--context", type=int, default=3, metavar="N",
+                    help="--diff: unchanged lines shown around each change (default 3, as diff -u)")
     sp.set_defaults(func=_cmd_passes)

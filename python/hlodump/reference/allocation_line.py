@@ -26,7 +26,8 @@ def allocation_line(text: str, start: int, human_size: bool) -> dict[str, Any]:
         "is_thread_local": False, "is_constant": False, "is_maybe_live_out": False,
         "is_preallocated_temp": False, "is_output": False, "parameter": None,
         "parameter_shape": None, "parameter_shape_index": None, "output_shape": None,
-        "page": None, "flags": text[flags_start:flags_end], "unknown_flags": [],
+        # the flags' text without the ", " that parts it from the size
+        "page": None, "flags": text[flags_start:flags_end].removeprefix(", "), "unknown_flags": [],
     }
     seen: set[str] = set()
     while not cur.at_end():

@@ -121,6 +121,10 @@ def _digits_int(d: str) -> int:
     return v
 
 
+# A Size: value cut short: a proper prefix of HumanReadableNumBytes text (`384`, `384.0K`), or nothing.
+_CUT_SIZE_RE = re.compile(r"(?:[0-9]+(?:\.[0-9]*)?(?:[KMGTPE]i?)?)?")
+
+
 class _Bad(Exception):
     def __init__(self, pos: int, message: str) -> None:
         super().__init__(message)
@@ -715,6 +719,10 @@ class _Parser:
     def report_line(self, no: int, text: str, start: int, c: str) -> bool:
         r = self.report
         assert r is not None
+        if r.buf is not None and r.buf.get("cut_size") is not None:
+            # a Size: value cut short on the line before, and the file goes on: the error it is
+            line, column, message, full = r.buf.pop("cut_size")
+            self.ctx.error(line, column, message, full)
         try:
             if r.part == "interrupted":
                 taken = self.interrupted_line(no, text, start, c)
@@ -845,7 +853,13 @@ class _Parser:
                 pos = start + m.end()
                 while s.startswith(" ", pos):
                     pos += 1
-                v, end = _size(s, pos, True, "the size")
+                try:
+                    v, end = _size(s, pos, True, "the size")
+                except _Bad as bad:
+                    if _CUT_SIZE_RE.fullmatch(s[pos:]):
+                        self.size_cut_short(no, s, bad)  # the paste may end on this line (issue 51)
+                        return True
+                    raise
                 if end != len(s):
                     raise _Bad(end, "unexpected text after the size")
                 assert r.buf is not None
@@ -950,6 +964,14 @@ class _Parser:
             self.cut_off(r, no, self.off + len(text[:start].encode("utf-8")) + 1,
                          f"buffer {prev['rank']} has no closing ==== rule (the report lost lines here)", self.full)
 
+    def size_cut_short(self, no: int, s: str, bad: _Bad) -> None:
+        """The open buffer's Size: value stops where a size can go on: no row for it; a note if
+        the file ends here, else the error ``bad`` (reported at the next line)."""
+        r = self.report
+        assert r is not None and r.buf is not None
+        r.buf["broken"] = True
+        r.buf["cut_size"] = (no, self.off + len(s[:bad.pos].encode("utf-8")) + 1, bad.message, self.full)
+
     def buffer_line(self, no: int, text: str, start: int, c: str) -> bool:
         r = self.report
         assert r is not None and r.buf is not None
@@ -975,7 +997,13 @@ class _Parser:
             raise _Bad(start, f'"{key[:-1]}" printed twice in buffer {r.buf["rank"]}')
         value = s[pos:]
         if key == "Size:":
-            v, end = _size(s, pos, False, "the size")
+            try:
+                v, end = _size(s, pos, False, "the size")
+            except _Bad as bad:
+                if _CUT_SIZE_RE.fullmatch(value):
+                    self.size_cut_short(no, s, bad)  # the paste may end on this line (issue 51)
+                    return True
+                raise
             if end != len(s):
                 raise _Bad(end, "unexpected text after the size")
             r.buf["size"] = (value, v)
@@ -1007,7 +1035,13 @@ class _Parser:
         for no, column, message, full in r.cuts:
             self.cut_off(r, no, column, message, full)
         what = r.expected()
-        if what is not None:
+        cut = r.buf.pop("cut_size", None) if r.buf is not None else None
+        if cut is not None and at is None:
+            # the paste ends inside a Size: value (`Size: 384`): cut there, like every cut paste
+            assert r.buf is not None
+            self.cut_off(r, cut[0], cut[1], "out-of-memory report cut off by the end of the file inside the Size: "
+                         f"of buffer {r.buf['rank']}", cut[3])
+        elif what is not None:
             if at is not None:
                 no, text, start = at
                 self.cut_off(r, no, self.off + len(text[:start].encode("utf-8")) + 1,

@@ -175,7 +175,9 @@ def _one_thunk(text: str, lineno: int, stack: list[list[Any]], last_thunk_at: li
     printed = int(m.group(1)) if m and m.group(1) else None
     ctx.add("thunks", {
         "thunk_id": next_id, "printed_id": printed, "parent_thunk_id": level[1], "depth": indent // 2,
-        "kind": kind, "section": level[2], "annotation": annotation, "line": lineno,
+        "kind": kind, "section": level[2], "line": lineno,
+        # a kernel thunk without a profile annotation prints `, kernel = …`: its separator left out
+        "annotation": annotation.removeprefix(", ") if kind is not None else annotation,
         **(_launch(annotation) if kind is not None else _NO_LAUNCH),
     })
     if kind is not None:
