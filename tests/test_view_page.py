@@ -383,3 +383,31 @@ def test_page_graph_of_a_big_module_keeps_the_largest_buffers_surroundings(monke
     idx = {n: i for i, n in enumerate(g["name"])}
     want = sorted((idx[o], idx[r["name"]]) for r in rows if r["name"] in idx for o in r["operands"] or [] if o in idx)
     assert sorted(zip(g["edges"][0::2], g["edges"][1::2])) == want
+
+
+def test_page_says_what_to_do_and_names_the_framework_peak(tmp_path) -> None:
+    """The page alone gives the suggested fix (the summary's advice, cheapest first) and names a
+    TensorFlow module's peak_memory_in_bytes as XLA's, not jax's (issue 51)."""
+    import shutil
+
+    src = os.path.join(DATA, "advice", "donate_no")
+    tf = tmp_path / "tf"
+    tf.mkdir()
+    name = "a_inference_train_step_1234__XlaMustCompile_true"
+    for f in os.listdir(src):
+        shutil.copy(os.path.join(src, f), tf / f.replace("jit_step", name))
+    d = hlodump.read_arrow(str(tf), progress=False)
+    (s,) = A.summary(d, top=0, cost=False)
+    want_advice = [a["text"] for a in s["advice"]]
+    assert want_advice and "donate" in want_advice[0]
+    out = str(tmp_path / "tf.html")
+    assert main(["report", str(tf), "-o", out]) == 0
+    cdp = _browser()
+    with cdp.Browser.launch(1400, 1000) as b:
+        b.open("file://" + out)
+        b.wait_until("document.getElementById('detail').dataset.module !== undefined")
+        shown = b.eval("[...document.querySelectorAll('#advice li')].map(li => li.textContent)")
+        facts = b.eval("[...document.querySelectorAll('#detail .facts')].map(e => e.textContent).join(' | ')")
+        assert b.console_errors == []
+    assert shown == want_advice
+    assert f"{U.XLA_PEAK_MEMORY} (CompiledMemoryStats; a TensorFlow module)" in facts and "jax's" not in facts

@@ -252,6 +252,9 @@ def _collect(d: "Dump", keys: Optional[Sequence[str]], top: int, max_points: int
             "spaces": (s.get("timeline") or {}).get("memory_spaces") or [],
             "allocated_spaces": s.get("memory_spaces") or [], "padding": s.get("padding"),
             "top_buffers": s.get("top_buffers") or [], "notes": s.get("notes") or [],
+            # what to do about the peak, cheapest first (analysis.advice; summary keeps five)
+            "advice": [{"kind": a.get("kind"), "bytes": a.get("bytes"), "text": a.get("text"),
+                        "instruction": a.get("instruction")} for a in (s.get("advice") or [])],
             "timeline_head": _timeline_head(s.get("timeline")),
             "device": _device_line(s, caps.get(key)),
             "live": live.get(key, []), "by_op_name": by_op.get(key, []), "by_source": by_src.get(key, []),

@@ -48,6 +48,8 @@ th.sorted-asc::after{content:" \25B2"} th.sorted-desc::after{content:" \25BC"}
 .tables{display:flex;gap:16px;flex-wrap:wrap}
 .tables>div{background:#fff;border:1px solid #ddd;padding:4px 6px;overflow:auto;max-width:100%;box-sizing:border-box}
 .note{font-size:12px;color:#6d4c41;margin:2px 0}
+.advice{font-size:13px;margin:6px 0;padding:4px 8px;border-left:3px solid #2e7d32;background:#f1f8e9}
+.advice ul{margin:2px 0 0 0;padding-left:18px}
 .muted{color:#888}
 .chart.spans{height:340px;flex:none}
 #span-info{font:11px ui-monospace,monospace;white-space:pre-wrap;background:#fff;border:1px solid #ddd;padding:6px;margin:4px 0;min-height:3em}
@@ -347,7 +349,8 @@ function facts(d, r) {
     if (!missing(pk.xla_listed_peak)) out.push("XLA's listed peak " + fmtBytes(pk.xla_listed_peak));
     out.push("allocated " + fmtBytes(r.total));
   }
-  if (!missing(pk.jax_peak_memory_in_bytes)) out.push("jax's peak_memory_in_bytes " + fmtBytes(pk.jax_peak_memory_in_bytes));
+  // (the figure's name for the module's framework: TensorFlow and PyTorch/XLA modules are not jax's)
+  if (!missing(pk.jax_peak_memory_in_bytes)) out.push((pk.jax_peak_memory_in_bytes_name || "jax's peak_memory_in_bytes") + " " + fmtBytes(pk.jax_peak_memory_in_bytes));
   if (d.device) out.push(d.device);
   const ma = d.memory_analysis;
   if (ma) out.push("argument " + fmtBytes(ma.argument_size_in_bytes), "output " + fmtBytes(ma.output_size_in_bytes),
@@ -381,6 +384,15 @@ function openModule(id) {
   box.appendChild(el("div", {class: "facts"}, facts(d, ROW_OF.get(id))));
   const pn = peakNote(d);
   if (pn) box.appendChild(el("p", {class: "note", id: "peak-note"}, pn));
+  if (d.advice && d.advice.length) {
+    // what to do about the peak, cheapest first (hlodump.analysis.advice, as `hlodump summary` says it)
+    const adv = el("div", {class: "advice", id: "advice"});
+    adv.appendChild(el("b", null, "what to do, cheapest first:"));
+    const ul = el("ul");
+    for (const a of d.advice) ul.appendChild(el("li", null, a.text));
+    adv.appendChild(ul);
+    box.appendChild(adv);
+  }
   const other = d.other ? detailOf(d.other) : null;
   const row = el("div", {class: "row"});
   const ca = el("div", {class: "chart", id: "timeline"});
