@@ -10,7 +10,7 @@
 //! is bounded (`MAX_DEPTH`): a length bomb or a nesting bomb is an error, not an allocation.
 
 pub use super::fields::{Field, Kind};
-use super::schema::{MESSAGES, MESSAGE_NAMES};
+use super::schema::{MESSAGES, MESSAGE_NAMES, SKIPPED};
 
 /// Deeper nesting than any HLO proto has (tuple shapes nest a few levels).
 pub const MAX_DEPTH: usize = 100;
@@ -34,10 +34,12 @@ pub enum Value {
     List(Vec<Value>),
 }
 
-/// A decoded message: its fields present, in first-seen order.
+/// A decoded message: its fields present, in first-seen order; `at`, the byte offset of its
+/// first byte in the file (where a structure error about it points).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Msg {
     pub fields: Vec<(&'static str, Value)>,
+    pub at: usize,
 }
 
 /// A damaged message: where decoding stopped (bytes from the start of the input) and why.
@@ -124,12 +126,6 @@ impl Msg {
     pub fn bools(&self, name: &str) -> Vec<bool> {
         self.list(name).iter().map(|v| matches!(v, Value::Bool(true))).collect()
     }
-    fn set(&mut self, name: &'static str, v: Value) {
-        match self.fields.iter_mut().find(|(n, _)| *n == name) {
-            Some(slot) => slot.1 = v,
-            None => self.fields.push((name, v)),
-        }
-    }
     fn push(&mut self, name: &'static str, v: Value) {
         match self.fields.iter_mut().find(|(n, _)| *n == name) {
             Some((_, Value::List(l))) => l.push(v),
@@ -151,15 +147,33 @@ impl Msg {
 /// fields skipped (unknown to our schema) in it and its sub-messages.
 pub fn decode(buf: &[u8], message: usize) -> R<(Msg, u64)> {
     let (m, unknown) = decode_listing(buf, message)?;
-    Ok((m, unknown.values().sum()))
+    Ok((m, unknown.total()))
 }
 
-/// Fields skipped: (message name, field number) → how many times.
-pub type Unknown = std::collections::BTreeMap<(&'static str, u64), u64>;
+/// The fields skipped as unknown (neither read nor in `schema::SKIPPED`): (message name, field
+/// number) → how many times; `first_at`, the byte offset of the first one's tag.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Unknown {
+    pub counts: std::collections::BTreeMap<(&'static str, u64), u64>,
+    pub first_at: Option<usize>,
+}
+
+impl Unknown {
+    pub fn is_empty(&self) -> bool {
+        self.counts.is_empty()
+    }
+    pub fn total(&self) -> u64 {
+        self.counts.values().sum()
+    }
+    fn count(&mut self, message: &'static str, number: u64, tag_at: usize) {
+        *self.counts.entry((message, number)).or_insert(0) += 1;
+        self.first_at.get_or_insert(tag_at);
+    }
+}
 
 /// `decode`, with the fields skipped listed by message and number.
 pub fn decode_listing(buf: &[u8], message: usize) -> R<(Msg, Unknown)> {
-    let mut unknown = Unknown::new();
+    let mut unknown = Unknown::default();
     let m = decode_at(buf, message, 0, buf.len(), 0, &mut unknown)?;
     Ok((m, unknown))
 }
@@ -167,8 +181,8 @@ pub fn decode_listing(buf: &[u8], message: usize) -> R<(Msg, Unknown)> {
 /// The `notes` text of the skipped fields: `Message.N×count`, by message name and number, at
 /// most 20 of them, then `…`.
 pub fn unknown_text(u: &Unknown) -> String {
-    let mut parts: Vec<String> = u.iter().take(20).map(|((m, n), c)| format!("{m}.{n}×{c}")).collect();
-    if u.len() > 20 {
+    let mut parts: Vec<String> = u.counts.iter().take(20).map(|((m, n), c)| format!("{m}.{n}×{c}")).collect();
+    if u.counts.len() > 20 {
         parts.push("…".into());
     }
     parts.join(" ")
@@ -237,7 +251,7 @@ fn scalar(kind: Kind, v: u64) -> Value {
 fn wire_of(kind: Kind) -> u8 {
     match kind {
         Kind::U64 | Kind::I64 | Kind::I32 | Kind::Bool => VARINT,
-        Kind::Str | Kind::Bytes | Kind::Msg(_) => LEN,
+        Kind::Str | Kind::Name | Kind::Bytes | Kind::Msg(_) => LEN,
         Kind::F32 => I32,
         Kind::F64 => I64,
     }
@@ -249,7 +263,7 @@ fn decode_at(buf: &[u8], message: usize, mut pos: usize, end: usize, depth: usiz
     }
     let schema = MESSAGES[message];
     let mname = MESSAGE_NAMES[message];
-    let mut out = Msg::default();
+    let mut out = Msg { fields: Vec::new(), at: pos };
     while pos < end {
         let tag_at = pos;
         let (tag, p) = varint(buf, pos, end)?;
@@ -261,10 +275,15 @@ fn decode_at(buf: &[u8], message: usize, mut pos: usize, end: usize, depth: usiz
         }
         let Some(field) = schema.iter().find(|f| u64::from(f.number) == number) else {
             pos = skip(buf, pos, end, wire, tag_at, number)?;
-            *unknown.entry((mname, number)).or_insert(0) += 1;
+            if !SKIPPED[message].iter().any(|&k| u64::from(k) == number) {
+                unknown.count(mname, number, tag_at);
+            }
             continue;
         };
         let (name, kind) = (field.name, field.kind);
+        if !field.repeated && out.has(name) {
+            return err(tag_at, format!("field {number} ({mname}.{name}): a second value of a singular field"));
+        }
         if let Kind::Msg(sub) = kind {
             if wire != LEN {
                 return err(tag_at, format!("field {number} ({mname}.{name}): wire type {wire}, expected 2 (a message)"));
@@ -275,11 +294,11 @@ fn decode_at(buf: &[u8], message: usize, mut pos: usize, end: usize, depth: usiz
             if field.repeated {
                 out.push(name, Value::Msg(value));
             } else {
-                out.set(name, Value::Msg(value));
+                out.fields.push((name, Value::Msg(value)));
             }
             continue;
         }
-        if field.repeated && wire == LEN && !matches!(kind, Kind::Str | Kind::Bytes) {
+        if field.repeated && wire == LEN && !matches!(kind, Kind::Str | Kind::Name | Kind::Bytes) {
             let (p, stop) = length(buf, pos, end)?;
             pos = p;
             let n = stop - p;
@@ -320,13 +339,9 @@ fn decode_at(buf: &[u8], message: usize, mut pos: usize, end: usize, depth: usiz
             }
             LEN => {
                 let (p, stop) = length(buf, pos, end)?;
-                let raw = &buf[p..stop];
+                let value = string(&buf[p..stop], p, kind, || format!("field {number} ({mname}.{name})"))?;
                 pos = stop;
-                if kind == Kind::Str {
-                    Value::Str(String::from_utf8_lossy(raw).into_owned())
-                } else {
-                    Value::Bytes(raw.to_vec())
-                }
+                value
             }
             I32 => {
                 let stop = fixed(pos, end, 4, "fixed32")?;
@@ -344,10 +359,36 @@ fn decode_at(buf: &[u8], message: usize, mut pos: usize, end: usize, depth: usiz
         if field.repeated {
             out.push(name, value);
         } else {
-            out.set(name, value);
+            out.fields.push((name, value));
         }
     }
     Ok(out)
+}
+
+/// A name's bytes (`Kind::Name`): what the HLO text prints bare.
+fn is_name_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-')
+}
+
+/// A length-delimited value of kind `Str`, `Name` or `Bytes`, whose first byte is at `at`:
+/// invalid UTF-8 and a name with a byte the text would read as syntax are errors there.
+fn string(raw: &[u8], at: usize, kind: Kind, what: impl Fn() -> String) -> R<Value> {
+    if kind == Kind::Bytes {
+        return Ok(Value::Bytes(raw.to_vec()));
+    }
+    let text = match std::str::from_utf8(raw) {
+        Ok(t) => t,
+        Err(e) => return err(at + e.valid_up_to(), format!("{}: invalid UTF-8", what())),
+    };
+    if kind == Kind::Name {
+        if raw.is_empty() {
+            return err(at, format!("{}: an empty name", what()));
+        }
+        if let Some(k) = raw.iter().position(|&b| !is_name_byte(b)) {
+            return err(at + k, format!("{}: byte 0x{:02x} in a name (expected [A-Za-z0-9_.-])", what(), raw[k]));
+        }
+    }
+    Ok(Value::Str(text.to_owned()))
 }
 
 fn skip(buf: &[u8], pos: usize, end: usize, wire: u8, tag_at: usize, number: u64) -> R<usize> {

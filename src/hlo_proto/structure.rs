@@ -1,0 +1,152 @@
+//! What a decoded `HloProto` must hold before any row is made of it (docs/protos.md, "Strict
+//! about structure"): the fields XLA always writes, and every id it refers to resolving. A
+//! damaged proto (a flipped field number makes an instruction, a computation or an allocation
+//! vanish into an unknown field) is an error here, at the byte offset of the message that
+//! shows it, not a module with different figures. The reference is
+//! `python/hlodump/reference/hlo_proto_structure.py`: same checks, same order, same messages.
+
+use std::collections::{HashMap, HashSet};
+
+use super::wire::{Msg, WireError};
+
+type R = Result<(), WireError>;
+
+fn bad(at: usize, message: String) -> R {
+    Err(WireError { offset: at, message })
+}
+
+/// A field XLA always writes: its absence is an error at the message.
+fn required(m: &Msg, what: &str, field: &str, number: u32) -> R {
+    if m.has(field) {
+        return Ok(());
+    }
+    bad(m.at, format!("{what}: no {field} (field {number})"))
+}
+
+/// The module (`HloModuleProto`) and, if any, its buffer assignment.
+pub fn check(m: &Msg, ba: Option<&Msg>) -> R {
+    required(m, "HloModuleProto", "name", 1)?;
+    required(m, "HloModuleProto", "computations", 3)?;
+    let ids = instruction_ids(m)?;
+    let comps = computation_ids(m)?;
+    for c in m.msgs("computations") {
+        computation(c, &comps)?;
+    }
+    entry(m, &comps)?;
+    schedule(m, &ids)?;
+    if let Some(ba) = ba {
+        buffer_assignment(ba, &ids)?;
+    }
+    Ok(())
+}
+
+/// Every instruction's id → the id of its computation; an id given twice is an error.
+fn instruction_ids(m: &Msg) -> Result<HashMap<i64, i64>, WireError> {
+    let mut ids = HashMap::new();
+    for c in m.msgs("computations") {
+        required(c, "HloComputationProto", "name", 1)?;
+        let what = format!("computation {}", c.str("name"));
+        required(c, &what, "instructions", 2)?;
+        for i in c.msgs("instructions") {
+            required(i, &format!("an instruction of {what}"), "name", 1)?;
+            let what = format!("instruction {}", i.str("name"));
+            required(i, &what, "opcode", 2)?;
+            required(i, &what, "shape", 3)?;
+            if ids.insert(i.int("id"), c.int("id")).is_some() {
+                bad(i.at, format!("{what}: id {} given twice in the module", i.int("id")))?;
+            }
+        }
+    }
+    Ok(ids)
+}
+
+/// Every computation's id → its name; an id given twice is an error.
+fn computation_ids(m: &Msg) -> Result<HashMap<i64, &str>, WireError> {
+    let mut comps = HashMap::new();
+    for c in m.msgs("computations") {
+        if comps.insert(c.int("id"), c.str("name")).is_some() {
+            bad(c.at, format!("computation {}: id {} given twice in the module", c.str("name"), c.int("id")))?;
+        }
+    }
+    Ok(comps)
+}
+
+/// Its root, and every operand, control predecessor and called computation of its
+/// instructions, resolve (operands within the computation).
+fn computation(c: &Msg, comps: &HashMap<i64, &str>) -> R {
+    let name = c.str("name");
+    let own: HashSet<i64> = c.msgs("instructions").map(|i| i.int("id")).collect();
+    if !own.contains(&c.int("root_id")) {
+        bad(c.at, format!("computation {name}: its root (id {}) is none of its instructions", c.int("root_id")))?;
+    }
+    for i in c.msgs("instructions") {
+        for (field, k) in [("operand_ids", "operand"), ("control_predecessor_ids", "control predecessor")] {
+            if let Some(o) = i.ints(field).into_iter().find(|o| !own.contains(o)) {
+                bad(i.at, format!("instruction {}: {k} id {o} is none of the instructions of computation {name}", i.str("name")))?;
+            }
+        }
+        if let Some(k) = i.ints("called_computation_ids").into_iter().find(|k| !comps.contains_key(k)) {
+            bad(i.at, format!("instruction {}: called computation id {k} is not in the module", i.str("name")))?;
+        }
+    }
+    Ok(())
+}
+
+/// The entry computation, by id, and by name where the proto names it, is in the module.
+fn entry(m: &Msg, comps: &HashMap<i64, &str>) -> R {
+    let id = m.int("entry_computation_id");
+    let named = m.str("entry_computation_name");
+    match comps.get(&id) {
+        Some(&n) if named.is_empty() || n == named => Ok(()),
+        _ => bad(m.at, format!("HloModuleProto: the entry computation (id {id}, name {named:?}) is not in the module")),
+    }
+}
+
+/// A schedule's sequences name computations of the module and instructions of theirs.
+fn schedule(m: &Msg, ids: &HashMap<i64, i64>) -> R {
+    let Some(s) = m.msg("schedule") else { return Ok(()) };
+    for e in s.msgs("sequences") {
+        let comp = e.int("key");
+        let seq = e.msg("value").map(|v| v.ints("instruction_ids")).unwrap_or_default();
+        if let Some(i) = seq.into_iter().find(|i| ids.get(i) != Some(&comp)) {
+            bad(e.at, format!("schedule: instruction id {i} is none of computation id {comp}'s"))?;
+        }
+    }
+    Ok(())
+}
+
+/// Allocations numbered 0, 1, … in order; every logical buffer an allocation holds or an event
+/// names is one of the assignment's, defined at an instruction of the module.
+fn buffer_assignment(ba: &Msg, ids: &HashMap<i64, i64>) -> R {
+    let mut buffers = HashSet::new();
+    for b in ba.msgs("logical_buffers") {
+        if !buffers.insert(b.int("id")) {
+            bad(b.at, format!("logical buffer id {} given twice", b.int("id")))?;
+        }
+        let at = b.msg("defined_at");
+        if let Some(i) = at.filter(|a| a.has("instruction_id")).map(|a| a.int("instruction_id")) {
+            if !ids.contains_key(&i) {
+                bad(b.at, format!("logical buffer {}: defined at instruction id {i}, not in the module", b.int("id")))?;
+            }
+        }
+    }
+    for (k, al) in ba.msgs("buffer_allocations").enumerate() {
+        if al.int("index") != k as i64 {
+            bad(al.at, format!("allocation {} listed at position {k} (XLA lists them 0, 1, … in order)", al.int("index")))?;
+        }
+        for x in al.msgs("assigned") {
+            if !buffers.contains(&x.int("logical_buffer_id")) {
+                bad(x.at, format!("allocation {k}: logical buffer {} is not in the buffer assignment", x.int("logical_buffer_id")))?;
+            }
+        }
+    }
+    for tr in ba.msgs("heap_simulator_traces") {
+        for e in tr.msgs("events") {
+            let shared = if e.int("kind") == 2 { Some(e.int("share_with_canonical_id")) } else { None };
+            if let Some(b) = std::iter::once(e.int("buffer_id")).chain(shared).find(|b| !buffers.contains(b)) {
+                bad(e.at, format!("heap-simulator event: logical buffer {b} is not in the buffer assignment"))?;
+            }
+        }
+    }
+    Ok(())
+}
