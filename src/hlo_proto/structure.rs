@@ -102,14 +102,21 @@ fn entry(m: &Msg, comps: &HashMap<i64, &str>) -> R {
     }
 }
 
-/// A schedule's sequences name computations of the module and instructions of theirs.
+/// A schedule's sequences name computations of the module and list exactly their
+/// instructions (XLA schedules every instruction of a scheduled computation: one missing from
+/// its computation was lost).
 fn schedule(m: &Msg, ids: &HashMap<i64, i64>) -> R {
     let Some(s) = m.msg("schedule") else { return Ok(()) };
+    let comps: HashMap<i64, &Msg> = m.msgs("computations").map(|c| (c.int("id"), c)).collect();
     for e in s.msgs("sequences") {
         let comp = e.int("key");
-        let seq = e.msg("value").map(|v| v.ints("instruction_ids")).unwrap_or_default();
-        if let Some(i) = seq.into_iter().find(|i| ids.get(i) != Some(&comp)) {
+        let seq: HashSet<i64> = e.msg("value").map(|v| v.ints("instruction_ids")).unwrap_or_default().into_iter().collect();
+        if let Some(i) = e.msg("value").map(|v| v.ints("instruction_ids")).unwrap_or_default().into_iter().find(|i| ids.get(i) != Some(&comp)) {
             bad(e.at, format!("schedule: instruction id {i} is none of computation id {comp}'s"))?;
+        }
+        let own = comps.get(&comp).into_iter().flat_map(|c| c.msgs("instructions"));
+        if let Some(i) = own.map(|i| i.int("id")).find(|i| !seq.contains(i)) {
+            bad(e.at, format!("schedule: instruction id {i} of computation id {comp} is not in its sequence"))?;
         }
     }
     Ok(())
@@ -139,6 +146,11 @@ fn buffer_assignment(ba: &Msg, ids: &HashMap<i64, i64>) -> R {
                 bad(x.at, format!("allocation {k}: logical buffer {} is not in the buffer assignment", x.int("logical_buffer_id")))?;
             }
         }
+    }
+    let assigned: HashSet<i64> = ba.msgs("buffer_allocations").flat_map(|al| al.msgs("assigned")).map(|x| x.int("logical_buffer_id")).collect();
+    // XLA lists the logical buffers it assigned: one in no allocation lost its allocation
+    if let Some(b) = ba.msgs("logical_buffers").find(|b| !assigned.contains(&b.int("id"))) {
+        bad(b.at, format!("logical buffer {} is in no allocation", b.int("id")))?;
     }
     for tr in ba.msgs("heap_simulator_traces") {
         for e in tr.msgs("events") {

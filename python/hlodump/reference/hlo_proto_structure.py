@@ -100,7 +100,9 @@ def _entry(m: dict, comps: dict[int, str]) -> None:
 
 
 def _schedule(m: dict, ids: dict[int, int]) -> None:
-    """A schedule's sequences name computations of the module and instructions of theirs."""
+    """A schedule's sequences name computations of the module and list exactly their
+    instructions (XLA schedules every instruction of a scheduled computation: one missing from
+    its computation was lost)."""
     s = m.get("schedule")
     if s is None:
         return
@@ -110,6 +112,11 @@ def _schedule(m: dict, ids: dict[int, int]) -> None:
         i = next((i for i in seq if ids.get(i) != comp), None)
         if i is not None:
             raise ProtoError(_at(e), f"schedule: instruction id {i} is none of computation id {comp}'s")
+        listed = set(seq)
+        own = (i.get("id", 0) for c in m["computations"] if c.get("id", 0) == comp for i in c["instructions"])
+        i = next((i for i in own if i not in listed), None)
+        if i is not None:
+            raise ProtoError(_at(e), f"schedule: instruction id {i} of computation id {comp} is not in its sequence")
 
 
 def _buffer_assignment(ba: dict, ids: dict[int, int]) -> None:
@@ -130,6 +137,11 @@ def _buffer_assignment(ba: dict, ids: dict[int, int]) -> None:
         for x in al.get("assigned", []):
             if x.get("logical_buffer_id", 0) not in buffers:
                 raise ProtoError(_at(x), f"allocation {k}: logical buffer {x.get('logical_buffer_id', 0)} is not in the buffer assignment")
+    assigned = {x.get("logical_buffer_id", 0) for al in ba.get("buffer_allocations", []) for x in al.get("assigned", [])}
+    # XLA lists the logical buffers it assigned: one in no allocation lost its allocation
+    b = next((b for b in ba.get("logical_buffers", []) if b.get("id", 0) not in assigned), None)
+    if b is not None:
+        raise ProtoError(_at(b), f"logical buffer {b.get('id', 0)} is in no allocation")
     for tr in ba.get("heap_simulator_traces", []):
         for e in tr.get("events", []):
             names = [e.get("buffer_id", 0)] + ([e.get("share_with_canonical_id", 0)] if e.get("kind", 0) == 2 else [])
