@@ -111,6 +111,7 @@ def test_a_newline_in_metadata_is_a_value(tmp_path: Path, field: str, value: str
     p = _proto()
     target = next(i for i in _instructions(p) if i.get("opcode") == "fusion")
     target.setdefault("metadata", {})[field] = value
+    target["metadata"].pop("stack_frame_id", None)  # its source is the metadata's, not a frame's
     d = _read(tmp_path, _encode(p, "HloProto"))
     assert d.errors.num_rows == 0
     rows = d.instructions.to_pylist()
@@ -173,8 +174,9 @@ def test_unknown_field_numbers_are_a_note_and_strict_makes_them_an_error(tmp_pat
     at = len(_varint(1 << 3 | 2)) + len(_varint(len(module) + 3)) + len(module)
     data = _len_field(1, module + _varint(2000 << 3) + b"\x01")  # field 2000: a newer XLA's
     data += _encode({"buffer_assignment": p["buffer_assignment"]}, "HloProto")
+    want = _figures(_read(tmp_path, AFTER.read_bytes()))
     d = _read(tmp_path, data)
-    assert d.errors.num_rows == 0 and _figures(d) == _figures(_read(tmp_path, AFTER.read_bytes()))
+    assert d.errors.num_rows == 0 and _figures(d) == want
     (note,) = d.notes.to_pylist()
     assert note["kind"] == "unknown_proto_fields" and note["text"] == "HloModuleProto.2000×1"
     assert note["column"] == at + 1
@@ -208,26 +210,32 @@ def _len_tags(data: bytes) -> list[tuple[int, str, int]]:
     return out
 
 
-def test_a_flipped_field_number_never_changes_the_figures(tmp_path: Path) -> None:
+def test_a_flipped_field_number_never_changes_the_figures_in_silence(tmp_path: Path) -> None:
     """A message field's tag renumbered to a number the message does not have: the message is
     skipped as unknown. That is an error (an id that no longer resolves, a schedule or an
-    allocation that lost an entry) or, if nothing shows it, the same figures; with strict=True
-    always an error."""
+    allocation that lost an entry, a field XLA always writes gone) or, where nothing shows it
+    (an instruction's metadata, a layout), the `unknown_proto_fields` note — a damaged number
+    and a newer XLA's field look alike — and with strict=True always an error."""
     data = AFTER.read_bytes()
     want = _figures(_read(tmp_path, data))
     tags = [t for t in _len_tags(data) if data[t[0]] < 0x80]  # one-byte tags: same length
     assert len(tags) > 100
-    errors = 0
+    errors = noted = 0
     for at, message, number in tags[:: max(1, len(tags) // 60)]:
         known = set(pw.SCHEMAS[message]) | set(pw.SKIPPED.get(message, ()))
         free = next(n for n in range(1, 16) if n not in known)
         bad = data[:at] + bytes([free << 3 | 2]) + data[at + 1:]
         d = _read(tmp_path, bad)
-        assert d.errors.num_rows > 0 or _figures(d) == want, (message, number, at)
-        errors += d.errors.num_rows > 0
+        if d.errors.num_rows:
+            errors += 1
+        else:
+            assert d.notes.column("kind").to_pylist() == ["unknown_proto_fields"], (message, number, at)
+            assert f"{message}.{free}×1" in d.notes.column("text")[0].as_py()
+            noted += _figures(d) != want
         with pytest.raises(hlodump.ParseError):
             hlodump.read_arrow(tmp_path / NAME, strict=True)
-    assert errors > 30
+    # most losses show as an error; the others change figures only beside the note
+    assert errors > 2 * noted, (errors, noted)
 
 
 @pytest.mark.parametrize("case", ["empty", "random", "first_byte", "length_byte", "zeros"])
