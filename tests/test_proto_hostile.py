@@ -263,3 +263,17 @@ def test_a_foreign_protobuf_is_not_a_module(tmp_path: Path) -> None:
 def test_an_hlo_proto_without_a_module_is_an_error(tmp_path: Path) -> None:
     d = _read(tmp_path, _encode({"buffer_assignment": _proto()["buffer_assignment"]}, "HloProto"))
     assert d.errors.num_rows == 1 and d.allocations.num_rows == 0
+
+
+def test_a_gzipped_proto_reads_as_the_proto(tmp_path: Path) -> None:
+    """``--xla_dump_compress_protos`` writes ``.hlo.pb.gz``: read like the other compressed
+    inputs, the same rows; its content not an HLO proto is the same error as a ``.hlo.pb``'s."""
+    import gzip
+
+    want = _figures(_read(tmp_path, AFTER.read_bytes()))
+    d = _read(tmp_path, gzip.compress(AFTER.read_bytes()), NAME + ".gz")
+    assert d.errors.num_rows == 0 and _figures(d) == want
+    assert d.files.column("content_kind").to_pylist() == ["hlo_proto"]
+    d = _read(tmp_path, gzip.compress(b"\x0a\x04test\x12\x02ab"), NAME + ".gz")
+    (msg,) = d.errors.column("message").to_pylist()
+    assert "its name ends with .hlo.pb.gz" in msg and d.modules.num_rows == 0

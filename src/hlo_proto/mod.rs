@@ -368,7 +368,7 @@ mod tests {
         push_len(&mut ins1, name.len());
         ins1.extend_from_slice(name.as_bytes());
         ins1.extend_from_slice(b"\x12\x09parameter\x1a\x02\x10\x0b\x98\x02\x01"); // opcode, shape f32[], id=1
-        let mut ins2 = b"\x0a\x01x\x12\x05tuple\x1a\x02\x10\x0b\x98\x02\x02".to_vec(); // name x, shape, id=2
+        let mut ins2 = b"\x0a\x01x\x12\x03add\x1a\x02\x10\x0b\x98\x02\x02".to_vec(); // name x, shape, id=2
         let mut packed = Vec::new();
         for _ in 0..20000 {
             packed.push(0x01);

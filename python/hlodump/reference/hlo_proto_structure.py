@@ -29,8 +29,10 @@ def check(m: dict, ba: dict | None) -> None:
     _required(m, "HloModuleProto", "computations", 3)
     ids = _instruction_ids(m)
     comps = _computation_ids(m)
+    frames = _stack_frame_index(m)
     for c in m["computations"]:
         _computation(c, comps)
+        _shapes(c, "schedule" in m, frames)
     _entry(m, comps)
     _schedule(m, ids)
     if ba is not None:
@@ -49,6 +51,8 @@ def _instruction_ids(m: dict) -> dict[int, int]:
             iwhat = f"instruction {i['name']}"
             _required(i, iwhat, "opcode", 2)
             _required(i, iwhat, "shape", 3)
+            if i["opcode"] == "constant":
+                _required(i, iwhat, "literal", 8)
             iid = i.get("id", 0)
             if iid in ids:
                 raise ProtoError(_at(i), f"{iwhat}: id {iid} given twice in the module")
@@ -82,6 +86,56 @@ def _computation(c: dict, comps: dict[int, str]) -> None:
         k = next((k for k in i.get("called_computation_ids", []) if k not in comps), None)
         if k is not None:
             raise ProtoError(_at(i), f"instruction {i['name']}: called computation id {k} is not in the module")
+
+
+def _stack_frame_index(m: dict) -> int:
+    """The stack-frame index's ids (1-based) are within it; the number of its frames."""
+    sf = m.get("stack_frame_index")
+    if sf is None:
+        return 0
+    files, functions = len(sf.get("file_names", [])), len(sf.get("function_names", []))
+    locations, frames = len(sf.get("file_locations", [])), len(sf.get("stack_frames", []))
+    for k, loc in enumerate(sf.get("file_locations", [])):
+        if not 1 <= loc.get("file_name_id", 0) <= files or not 0 <= loc.get("function_name_id", 0) <= functions:
+            raise ProtoError(_at(loc), f"file location {k + 1}: a file or function name not in the stack-frame index")
+    for k, fr in enumerate(sf.get("stack_frames", [])):
+        if not 1 <= fr.get("file_location_id", 0) <= locations or not 0 <= fr.get("parent_frame_id", 0) <= frames:
+            raise ProtoError(_at(fr), f"stack frame {k + 1}: a file location or parent frame not in the stack-frame index")
+    return frames
+
+
+def _array_shapes(s: dict) -> list[dict]:
+    """Every array shape, tuples' elements included (element types other than tuple 13, opaque
+    14 and token 17)."""
+    out = [] if s.get("element_type", 0) in (13, 14, 17) else [s]
+    for t in s.get("tuple_shapes", []):
+        out += _array_shapes(t)
+    return out
+
+
+def _shapes(c: dict, scheduled: bool, frames: int) -> None:
+    """The shapes XLA writes in more than one place agree: a parameter's and the root's with the
+    computation's program shape, a tuple's elements with its operands; in a scheduled module
+    (after layout assignment) every array shape has its layout; a stack frame id is in the
+    index."""
+    program = c.get("program_shape")
+    params = program.get("parameters", []) if program is not None else []
+    for i in c["instructions"]:
+        name, shape = i["name"], i["shape"]
+        if i["opcode"] == "parameter" and program is not None:
+            k = i.get("parameter_number", 0)
+            if not (0 <= k < len(params) and params[k] == shape):
+                raise ProtoError(_at(i), f"instruction {name}: its shape is not parameter {k} of its computation's program shape")
+        if i.get("id", 0) == c.get("root_id", 0) and program is not None and program.get("result") != shape:
+            raise ProtoError(_at(i), f"instruction {name}: the root's shape is not its computation's result shape")
+        if i["opcode"] == "tuple" and len(shape.get("tuple_shapes", [])) != len(i.get("operand_ids", [])):
+            raise ProtoError(_at(i), f"instruction {name}: a tuple of {len(i.get('operand_ids', []))} operands with "
+                                     f"{len(shape.get('tuple_shapes', []))} element shapes")
+        if scheduled and any("layout" not in a for a in _array_shapes(shape)):
+            raise ProtoError(_at(i), f"instruction {name}: an array shape without its layout in a scheduled module")
+        frame = i.get("metadata", {}).get("stack_frame_id", 0)
+        if not 0 <= frame <= frames:
+            raise ProtoError(_at(i), f"instruction {name}: stack frame {frame} is not in the stack-frame index")
 
 
 def _rust_debug_str(s: str) -> str:
@@ -128,6 +182,7 @@ def _buffer_assignment(ba: dict, ids: dict[int, int]) -> None:
         if bid in buffers:
             raise ProtoError(_at(b), f"logical buffer id {bid} given twice")
         buffers.add(bid)
+        _required(b, f"logical buffer {bid}", "defined_at", 3)
         at = b.get("defined_at")
         if at is not None and "instruction_id" in at and at["instruction_id"] not in ids:
             raise ProtoError(_at(b), f"logical buffer {bid}: defined at instruction id {at['instruction_id']}, not in the module")
@@ -143,8 +198,30 @@ def _buffer_assignment(ba: dict, ids: dict[int, int]) -> None:
     if b is not None:
         raise ProtoError(_at(b), f"logical buffer {b.get('id', 0)} is in no allocation")
     for tr in ba.get("heap_simulator_traces", []):
+        _heap_events_pair(tr)
         for e in tr.get("events", []):
             names = [e.get("buffer_id", 0)] + ([e.get("share_with_canonical_id", 0)] if e.get("kind", 0) == 2 else [])
             b = next((b for b in names if b not in buffers), None)
             if b is not None:
                 raise ProtoError(_at(e), f"heap-simulator event: logical buffer {b} is not in the buffer assignment")
+
+
+def _heap_events_pair(tr: dict) -> None:
+    """In one heap-simulator trace every buffer is allocated (or shared) once, then freed once:
+    an event lost to damage breaks a pair."""
+    freed: dict[int, bool] = {}
+    for e in tr.get("events", []):
+        b, kind = e.get("buffer_id", 0), e.get("kind", 0)
+        if kind in (0, 2):
+            if b in freed:
+                raise ProtoError(_at(e), f"heap-simulator event: logical buffer {b} allocated twice")
+            freed[b] = False
+        elif kind == 1:
+            if freed.get(b) is not False:
+                raise ProtoError(_at(e), f"heap-simulator event: logical buffer {b} freed when not allocated")
+            freed[b] = True
+        else:
+            raise ProtoError(_at(e), f"heap-simulator event: kind {kind} (expected 0 alloc, 1 free, 2 share_with)")
+    b = next((e.get("buffer_id", 0) for e in tr.get("events", []) if freed.get(e.get("buffer_id", 0)) is False), None)
+    if b is not None:
+        raise ProtoError(_at(tr), f"heap-simulator trace: logical buffer {b} is never freed")
