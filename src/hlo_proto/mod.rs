@@ -1,6 +1,8 @@
 //! HLO protos (`--xla_dump_hlo_as_proto`: `*.hlo.pb`, an `HloProto` or an `HloModuleProto`;
 //! docs/protos.md): decoded by our own schema (`wire`, `schema`: field numbers from XLA's
-//! `xla/service/hlo.proto` and `xla/xla_data.proto`), printed as XLA prints the module's text
+//! `xla/service/hlo.proto` and `xla/xla_data.proto`; names, UTF-8 and singular fields checked
+//! as it decodes), checked (`structure`: what XLA always writes, ids that must resolve — a
+//! damaged proto is an error at its byte offset, never other figures), printed as XLA prints the module's text
 //! dump (`render`), and that text read by the HLO text parser — so a proto gives the rows its
 //! text twin gives, by construction (`line`/`offset`: those of the printed text, which are the
 //! text twin's where XLA printed the same). The after-optimizations `HloProto` also carries the

@@ -7,7 +7,10 @@ metadata, the stack-frame index), and that text is read by the HLO text parser: 
 the rows its text twin gives, by construction, and the rules of what a column holds live in one
 place. What the proto does not carry is not printed (docs/protos.md lists it): the module's
 config attributes of the header (``allow_spmd_sharding_propagation_*``, …), and a
-``backend_config`` is printed as stored (XLA's text may order its JSON keys differently).
+``backend_config`` is printed as stored when it is one JSON dict on one line, else quoted and
+escaped (XLA's text may order its JSON keys differently). Before anything is printed the proto
+is checked (``protowire``: names, UTF-8, singular fields; ``hlo_proto_structure``: what XLA
+always writes, ids that must resolve): a string is a value, never syntax.
 
 The after-optimizations ``HloProto`` also carries the buffer assignment: ``allocation_rows``,
 ``assignment_rows`` and ``heap_trace_rows`` give its rows, ``memory_analysis`` jax's figures.
