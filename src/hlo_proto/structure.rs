@@ -15,18 +15,19 @@ fn bad(at: usize, message: String) -> R {
     Err(WireError { offset: at, message })
 }
 
-/// A field XLA always writes: its absence is an error at the message.
-fn required(m: &Msg, what: &str, field: &str, number: u32) -> R {
+/// A field XLA always writes: its absence is an error at the message (`what` names the
+/// message, made only then: this runs on every instruction).
+fn required<W: std::fmt::Display>(m: &Msg, what: impl Fn() -> W, field: &str, number: u32) -> R {
     if m.has(field) {
         return Ok(());
     }
-    bad(m.at, format!("{what}: no {field} (field {number})"))
+    bad(m.at, format!("{}: no {field} (field {number})", what()))
 }
 
 /// The module (`HloModuleProto`) and, if any, its buffer assignment.
 pub fn check(m: &Msg, ba: Option<&Msg>) -> R {
-    required(m, "HloModuleProto", "name", 1)?;
-    required(m, "HloModuleProto", "computations", 3)?;
+    required(m, || "HloModuleProto", "name", 1)?;
+    required(m, || "HloModuleProto", "computations", 3)?;
     let ids = instruction_ids(m)?;
     let comps = computation_ids(m)?;
     let frames = stack_frame_index(m)?;
@@ -46,19 +47,19 @@ pub fn check(m: &Msg, ba: Option<&Msg>) -> R {
 fn instruction_ids(m: &Msg) -> Result<HashMap<i64, i64>, WireError> {
     let mut ids = HashMap::new();
     for c in m.msgs("computations") {
-        required(c, "HloComputationProto", "name", 1)?;
-        let what = format!("computation {}", c.str("name"));
-        required(c, &what, "instructions", 2)?;
+        required(c, || "HloComputationProto", "name", 1)?;
+        let what = || format!("computation {}", c.str("name"));
+        required(c, what, "instructions", 2)?;
         for i in c.msgs("instructions") {
-            required(i, &format!("an instruction of {what}"), "name", 1)?;
-            let what = format!("instruction {}", i.str("name"));
-            required(i, &what, "opcode", 2)?;
-            required(i, &what, "shape", 3)?;
+            required(i, || format!("an instruction of {}", what()), "name", 1)?;
+            let what = || format!("instruction {}", i.str("name"));
+            required(i, what, "opcode", 2)?;
+            required(i, what, "shape", 3)?;
             if i.str("opcode") == "constant" {
-                required(i, &what, "literal", 8)?;
+                required(i, what, "literal", 8)?;
             }
             if ids.insert(i.int("id"), c.int("id")).is_some() {
-                bad(i.at, format!("{what}: id {} given twice in the module", i.int("id")))?;
+                bad(i.at, format!("{}: id {} given twice in the module", what(), i.int("id")))?;
             }
         }
     }
@@ -197,7 +198,7 @@ fn buffer_assignment(ba: &Msg, ids: &HashMap<i64, i64>) -> R {
         if !buffers.insert(b.int("id")) {
             bad(b.at, format!("logical buffer id {} given twice", b.int("id")))?;
         }
-        required(b, &format!("logical buffer {}", b.int("id")), "defined_at", 3)?;
+        required(b, || format!("logical buffer {}", b.int("id")), "defined_at", 3)?;
         let at = b.msg("defined_at");
         if let Some(i) = at.filter(|a| a.has("instruction_id")).map(|a| a.int("instruction_id")) {
             if !ids.contains_key(&i) {
