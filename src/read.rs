@@ -437,6 +437,10 @@ fn file(t: &mut Tables, file_id: usize, input: &Input, bytes: std::io::Result<(&
     files::row(&mut t.files, file_id as i32, &input.shown, &input.dump, name, Outcome::Read { content, size, parsed: parser.is_some() });
     let presized = parser.is_some_and(|f| presized.contains(f));
     let ctx = FileCtx { file_id: file_id as i32, path: &input.shown, collect: opts.collect, src, proj: opts.projection.as_deref(), presized, strict: opts.strict, xla_named };
+    if let Some(message) = not_the_proto_named(&input.shown, content, bytes) {
+        ctx.error_at(&mut t.errors, 1, 1, message, b"")?;
+        return Ok(Vec::new());
+    }
     if content == ContentKind::Unknown && (input.explicit || name_kind != FileKind::Other) && !side_output {
         // Never zero rows in silence: a file the user named, or whose name says it is a dump,
         // that is none of our formats.
@@ -481,6 +485,27 @@ impl std::fmt::Display for Preset {
 }
 
 impl std::error::Error for Preset {}
+
+/// The protos XLA names by what they hold (`*.hlo.pb`, `*-memory-usage-report.pb`, gzip'd or
+/// not): (name ending, the content it must have, what that content starts with).
+const NAMED_PROTOS: [(&str, ContentKind, &str); 4] = [
+    (".hlo.pb", ContentKind::HloProto, "an HloProto or HloModuleProto: 0a <len> [0a <len>] NAME [12 <len> NAME] 1a <len> 0a <len> NAME"),
+    (".hlo.pb.gz", ContentKind::HloProto, "an HloProto or HloModuleProto: 0a <len> [0a <len>] NAME [12 <len> NAME] 1a <len> 0a <len> NAME"),
+    ("-memory-usage-report.pb", ContentKind::MemoryUsageReportProto, "a memory-usage report: 0a <len> 08 <varint> (10|1a)"),
+    ("-memory-usage-report.pb.gz", ContentKind::MemoryUsageReportProto, "a memory-usage report: 0a <len> 08 <varint> (10|1a)"),
+];
+
+/// A proto whose name says what it holds and whose first bytes are not that (empty, damaged,
+/// another protobuf): an error, never a file of kind 'other' in silence.
+fn not_the_proto_named(shown: &str, content: ContentKind, bytes: &[u8]) -> Option<String> {
+    let &(ending, kind, expected) = NAMED_PROTOS.iter().find(|(ending, _, _)| shown.ends_with(ending))?;
+    if content == kind {
+        return None;
+    }
+    let first: Vec<String> = bytes.iter().take(16).map(|b| format!("{b:02x}")).collect();
+    let first = if first.is_empty() { "none (an empty file)".to_string() } else { first.join(" ") };
+    Some(format!("not a {} file, though its name ends with {ending}: expected {expected}; the first bytes are {first}", kind.as_str()))
+}
 
 /// The error for a file that is none of our formats: what its first line looked like and
 /// which formats we know (an `errors` row at line 1 in collect mode).

@@ -478,4 +478,7 @@ def test_fuzz_targets_are_built_with_overflow_checks_and_keep_the_crash_seed() -
         with open(path, "wb") as f:
             f.write(seed)
         dump = hlodump.read_arrow(path, on_error="collect")
-        assert dump.errors.num_rows == 1 and "not a valid HLO proto" in dump.errors["message"][0].as_py()
+        # issue 49: no computation after the module's name, so not sniffed as an HloProto; its
+        # name says it is one, so an error all the same
+        msg = dump.errors["message"][0].as_py()
+        assert dump.errors.num_rows == 1 and ("not a valid HLO proto" in msg or "its name ends with .hlo.pb" in msg)

@@ -124,14 +124,14 @@ def test_proto_and_text_reports_count_once(tmp_path: Path) -> None:
     assert not any(paths[f].endswith(".pb") for f in m["file_ids"])
 
 
-def test_unknown_fields_are_one_note_never_an_error() -> None:
-    path = PROTOS[0]
-    d = hlodump.read_arrow(path)
-    (note,) = d.notes.to_pylist()
-    assert note["kind"] == "unknown_proto_fields" and "HloInstructionProto.82×" in note["text"]
-    assert note["message"].endswith("fields this reader does not use were skipped")
-    strict = hlodump.read_arrow(path, strict=True)
-    assert strict.notes.to_pylist() == [note] and not strict.errors.num_rows
+def test_fields_xla_writes_are_no_note_and_strict_reads_every_proto() -> None:
+    """The numbers XLA writes that we do not read (``statistics_viz``, 82, on every instruction)
+    are skipped as known (issue 49: before, one ``unknown_proto_fields`` note per file that
+    ``strict`` could not make an error); unknown numbers are a note strict makes an error
+    (tests/test_proto_hostile.py)."""
+    for path in PROTOS:
+        strict = hlodump.read_arrow(path, strict=True)
+        assert strict.notes.num_rows == 0 and strict.errors.num_rows == 0, path
 
 
 def _corpus_modules() -> list[tuple[str, Path, dict]]:

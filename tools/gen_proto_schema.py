@@ -10,7 +10,7 @@ spec = importlib.util.spec_from_file_location("protowire", os.path.join(ROOT, "p
 pw = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(pw)
 
-KINDS = {"u64": "U64", "i64": "I64", "i32": "I32", "bool": "Bool", "str": "Str", "bytes": "Bytes", "f32": "F32", "f64": "F64"}
+KINDS = {"u64": "U64", "i64": "I64", "i32": "I32", "bool": "Bool", "str": "Str", "name": "Name", "bytes": "Bytes", "f32": "F32", "f64": "F64"}
 
 
 def render() -> str:
@@ -33,6 +33,12 @@ def render() -> str:
             fields.append(f'Field {{ number: {num}, name: "{fname}", kind: {k}, repeated: {str(rep).lower()} }}')
         out.append(f"    // {n}")
         out.append("    &[" + (",\n      ".join(fields)) + "],")
+    out.append("];")
+    out.append("")
+    out.append("/// Per message (as `MESSAGES`): the numbers XLA writes that we skip without reading (not unknown).")
+    out.append("pub static SKIPPED: &[&[u32]] = &[")
+    for n in names:
+        out.append(f"    &[{', '.join(str(x) for x in pw.SKIPPED.get(n, ()))}], // {n}")
     out.append("];")
     return "\n".join(out) + "\n"
 

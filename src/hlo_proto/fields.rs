@@ -8,6 +8,9 @@ pub enum Kind {
     I32,
     Bool,
     Str,
+    /// A string the text prints bare (a name, an opcode, an enum word): `[A-Za-z0-9_.-]+`, else
+    /// an error (a string is a value, never syntax).
+    Name,
     Bytes,
     F32,
     F64,

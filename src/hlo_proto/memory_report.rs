@@ -81,8 +81,7 @@ pub fn parse<'c>(data: &'c [u8], ctx: FileCtx<'c>, t: &mut Tables) -> Result<()>
     let src = t.add_source(&source);
     let text_ctx = FileCtx { file_id: ctx.file_id, path: ctx.path, collect: ctx.collect, src, proj: ctx.proj, presized: false, strict: ctx.strict, xla_named: false };
     crate::memory_report::parse(source.bytes(), text_ctx, t)?;
-    super::unknown_note(&unknown, ctx.file_id, t);
-    Ok(())
+    super::unknown_note(&unknown, &ctx, t)
 }
 
 #[cfg(test)]

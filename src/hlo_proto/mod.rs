@@ -1,6 +1,8 @@
 //! HLO protos (`--xla_dump_hlo_as_proto`: `*.hlo.pb`, an `HloProto` or an `HloModuleProto`;
 //! docs/protos.md): decoded by our own schema (`wire`, `schema`: field numbers from XLA's
-//! `xla/service/hlo.proto` and `xla/xla_data.proto`), printed as XLA prints the module's text
+//! `xla/service/hlo.proto` and `xla/xla_data.proto`; names, UTF-8 and singular fields checked
+//! as it decodes), checked (`structure`: what XLA always writes, ids that must resolve — a
+//! damaged proto is an error at its byte offset, never other figures), printed as XLA prints the module's text
 //! dump (`render`), and that text read by the HLO text parser — so a proto gives the rows its
 //! text twin gives, by construction (`line`/`offset`: those of the printed text, which are the
 //! text twin's where XLA printed the same). The after-optimizations `HloProto` also carries the
@@ -11,6 +13,7 @@ pub mod fields;
 pub mod memory_report;
 pub mod render;
 pub mod schema;
+pub mod structure;
 pub mod wire;
 
 use std::collections::HashMap;
@@ -21,8 +24,11 @@ use crate::source::Source;
 use crate::tables::Tables;
 use wire::{Msg, WireError};
 
-/// Content rule (`Sniff::binary`): an `HloModuleProto` (field 1: a name XLA would print, then
-/// field 2 or 3) or an `HloProto` (field 1: such a module), from the first bytes.
+/// Content rule (`Sniff::binary`): an `HloModuleProto` (field 1: a name XLA would print, field 2
+/// the entry computation's name if any, then field 3: a computation, whose field 1 is a name) or
+/// an `HloProto` (field 1: such a module), from the first bytes. Not a name and one more string:
+/// a foreign protobuf with a short string in field 1 and another in field 2 (an autotune
+/// result) is not a module.
 pub fn is_hlo_proto(data: &[u8]) -> bool {
     module_at(data).is_some()
 }
@@ -47,8 +53,9 @@ pub(super) fn varint_at(b: &[u8], i: usize) -> Option<(u64, usize)> {
     None
 }
 
-fn name_field(b: &[u8], i: usize) -> Option<usize> {
-    if b.get(i) != Some(&0x0a) {
+/// `tag <len> NAME` at `i` (NAME: `[A-Za-z0-9_.-]{1,4096}`, whole): the byte after it.
+fn name_field_with(b: &[u8], i: usize, tag: u8) -> Option<usize> {
+    if b.get(i) != Some(&tag) {
         return None;
     }
     let (n, j) = varint_at(b, i.checked_add(1)?)?;
@@ -59,20 +66,38 @@ fn name_field(b: &[u8], i: usize) -> Option<usize> {
     b[j..end].iter().all(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'-')).then_some(end)
 }
 
+fn name_field(b: &[u8], i: usize) -> Option<usize> {
+    name_field_with(b, i, 0x0a)
+}
+
+/// The start of a module at `i`: its name, its entry computation's name if written, then the
+/// first computation's tag, length and name (`1a <len> 0a <len> NAME`); the byte after that.
+fn module_start(b: &[u8], i: usize) -> Option<usize> {
+    let mut end = name_field(b, i)?;
+    if b.get(end) == Some(&0x12) {
+        end = name_field_with(b, end, 0x12)?;
+    }
+    if b.get(end) != Some(&0x1a) {
+        return None;
+    }
+    // the computation's length may run past the end of a file cut short: read, that is an
+    // error at the byte where it stops
+    let (_, j) = varint_at(b, end + 1)?;
+    name_field(b, j)
+}
+
 fn module_at(b: &[u8]) -> Option<Top> {
-    if let Some(end) = name_field(b, 0) {
-        if matches!(b.get(end), Some(0x12 | 0x1a)) {
-            return Some(Top::Module);
-        }
+    if module_start(b, 0).is_some() {
+        return Some(Top::Module);
     }
     if b.first() == Some(&0x0a) {
         let (n, j) = varint_at(b, 1)?;
         // the module's length may run past the end of a file cut short: still a proto (read, it
         // is an error at the byte where it stops), not an unknown file
         if n > 0 {
-            let end = name_field(b, j)?;
+            let end = module_start(b, j)?;
             // saturating: a 10-byte varint length is up to 2^64 - 1 (issue 50: `j + n` overflowed)
-            if (end as u64) < (j as u64).saturating_add(n) && matches!(b.get(end), Some(0x12 | 0x1a)) {
+            if (end as u64) <= (j as u64).saturating_add(n) {
                 return Some(Top::Proto);
             }
         }
@@ -94,7 +119,9 @@ pub fn decode_hlo(data: &[u8]) -> std::result::Result<(Msg, Option<Msg>, wire::U
             _ => None,
         }
     };
-    let m = take(&mut p, "hlo_module").unwrap_or_default();
+    let Some(m) = take(&mut p, "hlo_module") else {
+        return Err(WireError { offset: 0, message: "an HloProto without its module (field 1)".into() });
+    };
     let ba = take(&mut p, "buffer_assignment");
     Ok((m, ba, unknown))
 }
@@ -103,7 +130,8 @@ pub fn decode_hlo(data: &[u8]) -> std::result::Result<(Msg, Option<Msg>, wire::U
 /// its column the byte offset + 1 where decoding stopped.
 pub fn parse<'c>(data: &'c [u8], ctx: FileCtx<'c>, t: &mut Tables) -> Result<()> {
     let errors_before = t.errors.len();
-    let (m, ba, unknown) = match decode_hlo(data) {
+    let decoded = decode_hlo(data).and_then(|(m, ba, unknown)| structure::check(&m, ba.as_ref()).map(|()| (m, ba, unknown)));
+    let (m, ba, unknown) = match decoded {
         Ok(x) => x,
         Err(e) => return ctx.error_at(&mut t.errors, 1, e.offset as u64 + 1, format!("not a valid HLO proto: {e}"), b""),
     };
@@ -125,24 +153,20 @@ pub fn parse<'c>(data: &'c [u8], ctx: FileCtx<'c>, t: &mut Tables) -> Result<()>
         // its allocation), as for the text; lines are 0: a proto has none
         ctx.report_whole_file(&mut t.errors, errors_before, &checks.problems())?;
     }
-    unknown_note(&unknown, ctx.file_id, t);
-    Ok(())
+    unknown_note(&unknown, &ctx, t)
 }
 
-/// One `notes` row for the fields of the proto this reader does not use (skipped, counted; never
-/// an error, not even with `strict`: a proto always holds fields we do not read).
-pub fn unknown_note(unknown: &wire::Unknown, file_id: i32, t: &mut Tables) {
+/// One `notes` row for the unknown field numbers (neither read nor in `schema::SKIPPED`: a newer
+/// XLA's, or a damaged number) at line 1, column = the first one's byte offset + 1; with
+/// `strict` an error there, like every other note (`FileCtx::note`).
+pub fn unknown_note(unknown: &wire::Unknown, ctx: &FileCtx<'_>, t: &mut Tables) -> Result<()> {
     if unknown.is_empty() {
-        return;
+        return Ok(());
     }
-    let n = &mut t.notes;
-    n.file_id.push(file_id);
-    n.line.push(1);
-    n.column.push(1);
-    n.kind.push("unknown_proto_fields");
-    n.token.push(String::new());
-    n.text.push(wire::unknown_text(unknown));
-    n.message.push(format!("{} fields this reader does not use were skipped", unknown.values().sum::<u64>()));
+    let text = wire::unknown_text(unknown);
+    let message = format!("{} fields of numbers this reader does not know were skipped (a newer XLA's, or a damaged proto)", unknown.total());
+    let column = unknown.first_at.unwrap_or(0) as u64 + 1;
+    ctx.note(t, 1, b"", column, crate::driver::Note { kind: "unknown_proto_fields", token: b"", text: text.as_bytes(), message })
 }
 
 /// Every instruction by id: (name, shape).
@@ -268,7 +292,7 @@ mod tests {
     fn huge_module_length_does_not_overflow() {
         let mut b = vec![0x0a];
         b.extend_from_slice(&[0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01]);
-        b.extend_from_slice(&[0x0a, 0x03, b'a', b'b', b'c', 0x12, 0x00]);
+        b.extend_from_slice(&[0x0a, 0x03, b'a', b'b', b'c', 0x1a, 0x03, 0x0a, 0x01, b'c']);
         assert!(module_at(&b) == Some(Top::Proto));
     }
 
@@ -345,8 +369,8 @@ mod tests {
         let mut ins1 = vec![0x0a];
         push_len(&mut ins1, name.len());
         ins1.extend_from_slice(name.as_bytes());
-        ins1.extend_from_slice(b"\x12\x09parameter\x98\x02\x01"); // opcode, id=1
-        let mut ins2 = b"\x0a\x01x\x12\x05tuple\x98\x02\x02".to_vec(); // name x, id=2
+        ins1.extend_from_slice(b"\x12\x09parameter\x1a\x02\x10\x0b\x98\x02\x01"); // opcode, shape f32[], id=1
+        let mut ins2 = b"\x0a\x01x\x12\x03add\x1a\x02\x10\x0b\x98\x02\x02".to_vec(); // name x, shape, id=2
         let mut packed = Vec::new();
         for _ in 0..20000 {
             packed.push(0x01);
@@ -361,6 +385,7 @@ mod tests {
             push_len(&mut comp, ins.len());
             comp.extend_from_slice(ins);
         }
+        comp.extend_from_slice(b"\x30\x02"); // root_id=2
         let mut module = b"\x0a\x01m\x12\x01c".to_vec();
         module.push(0x1a);
         push_len(&mut module, comp.len());

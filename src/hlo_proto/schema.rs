@@ -58,8 +58,8 @@ pub static MESSAGES: &[&[Field]] = &[
     &[Field { number: 1, name: "hlo_module", kind: Kind::Msg(HLOMODULEPROTO), repeated: false },
       Field { number: 3, name: "buffer_assignment", kind: Kind::Msg(BUFFERASSIGNMENTPROTO), repeated: false }],
     // HloModuleProto
-    &[Field { number: 1, name: "name", kind: Kind::Str, repeated: false },
-      Field { number: 2, name: "entry_computation_name", kind: Kind::Str, repeated: false },
+    &[Field { number: 1, name: "name", kind: Kind::Name, repeated: false },
+      Field { number: 2, name: "entry_computation_name", kind: Kind::Name, repeated: false },
       Field { number: 3, name: "computations", kind: Kind::Msg(HLOCOMPUTATIONPROTO), repeated: true },
       Field { number: 4, name: "host_program_shape", kind: Kind::Msg(PROGRAMSHAPEPROTO), repeated: false },
       Field { number: 5, name: "id", kind: Kind::I64, repeated: false },
@@ -69,13 +69,13 @@ pub static MESSAGES: &[&[Field]] = &[
       Field { number: 17, name: "stack_frame_index", kind: Kind::Msg(STACKFRAMEINDEXPROTO), repeated: false },
       Field { number: 19, name: "frontend_attributes", kind: Kind::Msg(FRONTENDATTRIBUTES), repeated: false }],
     // HloComputationProto
-    &[Field { number: 1, name: "name", kind: Kind::Str, repeated: false },
+    &[Field { number: 1, name: "name", kind: Kind::Name, repeated: false },
       Field { number: 2, name: "instructions", kind: Kind::Msg(HLOINSTRUCTIONPROTO), repeated: true },
       Field { number: 4, name: "program_shape", kind: Kind::Msg(PROGRAMSHAPEPROTO), repeated: false },
       Field { number: 5, name: "id", kind: Kind::I64, repeated: false },
       Field { number: 6, name: "root_id", kind: Kind::I64, repeated: false },
       Field { number: 7, name: "is_fusion_computation", kind: Kind::Bool, repeated: false },
-      Field { number: 8, name: "execution_thread", kind: Kind::Str, repeated: false }],
+      Field { number: 8, name: "execution_thread", kind: Kind::Name, repeated: false }],
     // HloScheduleProto
     &[Field { number: 1, name: "sequences", kind: Kind::Msg(SCHEDULEENTRY), repeated: true }],
     // ScheduleEntry
@@ -108,16 +108,16 @@ pub static MESSAGES: &[&[Field]] = &[
     // FrontendAttributes
     &[Field { number: 1, name: "map", kind: Kind::Msg(STRINGENTRY), repeated: true }],
     // StringEntry
-    &[Field { number: 1, name: "key", kind: Kind::Str, repeated: false },
+    &[Field { number: 1, name: "key", kind: Kind::Name, repeated: false },
       Field { number: 2, name: "value", kind: Kind::Str, repeated: false }],
     // HloInstructionProto
-    &[Field { number: 1, name: "name", kind: Kind::Str, repeated: false },
-      Field { number: 2, name: "opcode", kind: Kind::Str, repeated: false },
+    &[Field { number: 1, name: "name", kind: Kind::Name, repeated: false },
+      Field { number: 2, name: "opcode", kind: Kind::Name, repeated: false },
       Field { number: 3, name: "shape", kind: Kind::Msg(SHAPEPROTO), repeated: false },
       Field { number: 7, name: "metadata", kind: Kind::Msg(OPMETADATA), repeated: false },
       Field { number: 8, name: "literal", kind: Kind::Msg(LITERALPROTO), repeated: false },
       Field { number: 9, name: "parameter_number", kind: Kind::I64, repeated: false },
-      Field { number: 11, name: "fusion_kind", kind: Kind::Str, repeated: false },
+      Field { number: 11, name: "fusion_kind", kind: Kind::Name, repeated: false },
       Field { number: 13, name: "tuple_index", kind: Kind::I64, repeated: false },
       Field { number: 14, name: "dimensions", kind: Kind::I64, repeated: true },
       Field { number: 15, name: "window", kind: Kind::Msg(WINDOW), repeated: false },
@@ -149,14 +149,14 @@ pub static MESSAGES: &[&[Field]] = &[
       Field { number: 57, name: "operand_shapes_with_layout", kind: Kind::Msg(SHAPEPROTO), repeated: true },
       Field { number: 58, name: "batch_group_count", kind: Kind::I64, repeated: false },
       Field { number: 60, name: "is_stable", kind: Kind::Bool, repeated: false },
-      Field { number: 63, name: "comparison_direction", kind: Kind::Str, repeated: false },
+      Field { number: 63, name: "comparison_direction", kind: Kind::Name, repeated: false },
       Field { number: 65, name: "custom_call_has_side_effect", kind: Kind::Bool, repeated: false },
       Field { number: 67, name: "indices_are_sorted", kind: Kind::Bool, repeated: false },
       Field { number: 68, name: "frontend_attributes", kind: Kind::Msg(FRONTENDATTRIBUTES), repeated: false },
       Field { number: 69, name: "unique_indices", kind: Kind::Bool, repeated: false },
       Field { number: 70, name: "rng_algorithm", kind: Kind::I64, repeated: false },
       Field { number: 71, name: "use_global_device_ids", kind: Kind::Bool, repeated: false },
-      Field { number: 72, name: "comparison_type", kind: Kind::Str, repeated: false },
+      Field { number: 72, name: "comparison_type", kind: Kind::Name, repeated: false },
       Field { number: 74, name: "output_operand_aliasing", kind: Kind::Msg(OUTPUTOPERANDALIASING), repeated: true },
       Field { number: 76, name: "custom_call_schedule", kind: Kind::I64, repeated: false },
       Field { number: 77, name: "custom_call_api_version", kind: Kind::I64, repeated: false },
@@ -164,7 +164,7 @@ pub static MESSAGES: &[&[Field]] = &[
       Field { number: 81, name: "k", kind: Kind::I64, repeated: false },
       Field { number: 85, name: "largest", kind: Kind::Bool, repeated: false },
       Field { number: 91, name: "result_accuracy", kind: Kind::Msg(RESULTACCURACY), repeated: false },
-      Field { number: 102, name: "comparison_order", kind: Kind::Str, repeated: false }],
+      Field { number: 102, name: "comparison_order", kind: Kind::Name, repeated: false }],
     // SliceDimensions
     &[Field { number: 1, name: "start", kind: Kind::I64, repeated: false },
       Field { number: 2, name: "limit", kind: Kind::I64, repeated: false },
@@ -347,4 +347,54 @@ pub static MESSAGES: &[&[Field]] = &[
       Field { number: 3, name: "computation_name", kind: Kind::Str, repeated: false },
       Field { number: 4, name: "instruction_name", kind: Kind::Str, repeated: false },
       Field { number: 5, name: "share_with_canonical_id", kind: Kind::I64, repeated: false }],
+];
+
+/// Per message (as `MESSAGES`): the numbers XLA writes that we skip without reading (not unknown).
+pub static SKIPPED: &[&[u32]] = &[
+    &[], // HloProto
+    &[10, 11, 12, 13, 14, 15, 16, 18], // HloModuleProto
+    &[], // HloComputationProto
+    &[], // HloScheduleProto
+    &[], // ScheduleEntry
+    &[], // InstructionSequence
+    &[], // HloInputOutputAliasProto
+    &[], // AliasEntryProto
+    &[], // StackFrameIndexProto
+    &[], // FileLocation
+    &[], // StackFrame
+    &[], // FrontendAttributes
+    &[], // StringEntry
+    &[22, 24, 25, 27, 29, 45, 47, 52, 54, 55, 59, 61, 62, 66, 73, 75, 80, 82, 86, 87, 88, 89, 90, 92, 93, 98, 101], // HloInstructionProto
+    &[], // SliceDimensions
+    &[], // OutputOperandAliasing
+    &[], // ResultAccuracy
+    &[], // ShapeProto
+    &[], // LayoutProto
+    &[], // TileProto
+    &[], // SplitConfigProto
+    &[], // ProgramShapeProto
+    &[], // OpMetadata
+    &[], // LiteralProto
+    &[], // Window
+    &[], // WindowDimension
+    &[], // PaddingConfig
+    &[], // PaddingConfigDimension
+    &[], // DotDimensionNumbers
+    &[], // ConvolutionDimensionNumbers
+    &[], // GatherDimensionNumbers
+    &[], // ScatterDimensionNumbers
+    &[], // PrecisionConfig
+    &[], // ReplicaGroup
+    &[2, 7, 11, 12, 13, 14], // OpSharding
+    &[5], // BufferAssignmentProto
+    &[], // BufferAlias
+    &[], // LogicalBufferProto
+    &[], // Location
+    &[13], // BufferAllocationProto
+    &[4], // Assigned
+    &[], // HeapSimulatorTrace
+    &[], // MemoryUsageReport
+    &[], // MemorySpaceAllocationEntries
+    &[], // AllocationEntry
+    &[], // HeapEvent
 ];

@@ -10,7 +10,7 @@
 //! is bounded (`MAX_DEPTH`): a length bomb or a nesting bomb is an error, not an allocation.
 
 pub use super::fields::{Field, Kind};
-use super::schema::{MESSAGES, MESSAGE_NAMES};
+use super::schema::{MESSAGES, MESSAGE_NAMES, SKIPPED};
 
 /// Deeper nesting than any HLO proto has (tuple shapes nest a few levels).
 pub const MAX_DEPTH: usize = 100;
@@ -34,10 +34,12 @@ pub enum Value {
     List(Vec<Value>),
 }
 
-/// A decoded message: its fields present, in first-seen order.
+/// A decoded message: its fields present, in first-seen order; `at`, the byte offset of its
+/// first byte in the file (where a structure error about it points).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Msg {
     pub fields: Vec<(&'static str, Value)>,
+    pub at: usize,
 }
 
 /// A damaged message: where decoding stopped (bytes from the start of the input) and why.
@@ -124,12 +126,6 @@ impl Msg {
     pub fn bools(&self, name: &str) -> Vec<bool> {
         self.list(name).iter().map(|v| matches!(v, Value::Bool(true))).collect()
     }
-    fn set(&mut self, name: &'static str, v: Value) {
-        match self.fields.iter_mut().find(|(n, _)| *n == name) {
-            Some(slot) => slot.1 = v,
-            None => self.fields.push((name, v)),
-        }
-    }
     fn push(&mut self, name: &'static str, v: Value) {
         match self.fields.iter_mut().find(|(n, _)| *n == name) {
             Some((_, Value::List(l))) => l.push(v),
@@ -151,15 +147,33 @@ impl Msg {
 /// fields skipped (unknown to our schema) in it and its sub-messages.
 pub fn decode(buf: &[u8], message: usize) -> R<(Msg, u64)> {
     let (m, unknown) = decode_listing(buf, message)?;
-    Ok((m, unknown.values().sum()))
+    Ok((m, unknown.total()))
 }
 
-/// Fields skipped: (message name, field number) → how many times.
-pub type Unknown = std::collections::BTreeMap<(&'static str, u64), u64>;
+/// The fields skipped as unknown (neither read nor in `schema::SKIPPED`): (message name, field
+/// number) → how many times; `first_at`, the byte offset of the first one's tag.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Unknown {
+    pub counts: std::collections::BTreeMap<(&'static str, u64), u64>,
+    pub first_at: Option<usize>,
+}
+
+impl Unknown {
+    pub fn is_empty(&self) -> bool {
+        self.counts.is_empty()
+    }
+    pub fn total(&self) -> u64 {
+        self.counts.values().sum()
+    }
+    fn count(&mut self, message: &'static str, number: u64, tag_at: usize) {
+        *self.counts.entry((message, number)).or_insert(0) += 1;
+        self.first_at.get_or_insert(tag_at);
+    }
+}
 
 /// `decode`, with the fields skipped listed by message and number.
 pub fn decode_listing(buf: &[u8], message: usize) -> R<(Msg, Unknown)> {
-    let mut unknown = Unknown::new();
+    let mut unknown = Unknown::default();
     let m = decode_at(buf, message, 0, buf.len(), 0, &mut unknown)?;
     Ok((m, unknown))
 }
@@ -167,8 +181,8 @@ pub fn decode_listing(buf: &[u8], message: usize) -> R<(Msg, Unknown)> {
 /// The `notes` text of the skipped fields: `Message.N×count`, by message name and number, at
 /// most 20 of them, then `…`.
 pub fn unknown_text(u: &Unknown) -> String {
-    let mut parts: Vec<String> = u.iter().take(20).map(|((m, n), c)| format!("{m}.{n}×{c}")).collect();
-    if u.len() > 20 {
+    let mut parts: Vec<String> = u.counts.iter().take(20).map(|((m, n), c)| format!("{m}.{n}×{c}")).collect();
+    if u.counts.len() > 20 {
         parts.push("…".into());
     }
     parts.join(" ")
@@ -237,7 +251,7 @@ fn scalar(kind: Kind, v: u64) -> Value {
 fn wire_of(kind: Kind) -> u8 {
     match kind {
         Kind::U64 | Kind::I64 | Kind::I32 | Kind::Bool => VARINT,
-        Kind::Str | Kind::Bytes | Kind::Msg(_) => LEN,
+        Kind::Str | Kind::Name | Kind::Bytes | Kind::Msg(_) => LEN,
         Kind::F32 => I32,
         Kind::F64 => I64,
     }
@@ -249,7 +263,7 @@ fn decode_at(buf: &[u8], message: usize, mut pos: usize, end: usize, depth: usiz
     }
     let schema = MESSAGES[message];
     let mname = MESSAGE_NAMES[message];
-    let mut out = Msg::default();
+    let mut out = Msg { fields: Vec::new(), at: pos };
     while pos < end {
         let tag_at = pos;
         let (tag, p) = varint(buf, pos, end)?;
@@ -261,10 +275,15 @@ fn decode_at(buf: &[u8], message: usize, mut pos: usize, end: usize, depth: usiz
         }
         let Some(field) = schema.iter().find(|f| u64::from(f.number) == number) else {
             pos = skip(buf, pos, end, wire, tag_at, number)?;
-            *unknown.entry((mname, number)).or_insert(0) += 1;
+            if !SKIPPED[message].iter().any(|&k| u64::from(k) == number) {
+                unknown.count(mname, number, tag_at);
+            }
             continue;
         };
         let (name, kind) = (field.name, field.kind);
+        if !field.repeated && out.has(name) {
+            return err(tag_at, format!("field {number} ({mname}.{name}): a second value of a singular field"));
+        }
         if let Kind::Msg(sub) = kind {
             if wire != LEN {
                 return err(tag_at, format!("field {number} ({mname}.{name}): wire type {wire}, expected 2 (a message)"));
@@ -275,11 +294,11 @@ fn decode_at(buf: &[u8], message: usize, mut pos: usize, end: usize, depth: usiz
             if field.repeated {
                 out.push(name, Value::Msg(value));
             } else {
-                out.set(name, Value::Msg(value));
+                out.fields.push((name, Value::Msg(value)));
             }
             continue;
         }
-        if field.repeated && wire == LEN && !matches!(kind, Kind::Str | Kind::Bytes) {
+        if field.repeated && wire == LEN && !matches!(kind, Kind::Str | Kind::Name | Kind::Bytes) {
             let (p, stop) = length(buf, pos, end)?;
             pos = p;
             let n = stop - p;
@@ -320,13 +339,9 @@ fn decode_at(buf: &[u8], message: usize, mut pos: usize, end: usize, depth: usiz
             }
             LEN => {
                 let (p, stop) = length(buf, pos, end)?;
-                let raw = &buf[p..stop];
+                let value = string(&buf[p..stop], p, kind, || format!("field {number} ({mname}.{name})"))?;
                 pos = stop;
-                if kind == Kind::Str {
-                    Value::Str(String::from_utf8_lossy(raw).into_owned())
-                } else {
-                    Value::Bytes(raw.to_vec())
-                }
+                value
             }
             I32 => {
                 let stop = fixed(pos, end, 4, "fixed32")?;
@@ -344,10 +359,36 @@ fn decode_at(buf: &[u8], message: usize, mut pos: usize, end: usize, depth: usiz
         if field.repeated {
             out.push(name, value);
         } else {
-            out.set(name, value);
+            out.fields.push((name, value));
         }
     }
     Ok(out)
+}
+
+/// A name's bytes (`Kind::Name`): what the HLO text prints bare.
+fn is_name_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-')
+}
+
+/// A length-delimited value of kind `Str`, `Name` or `Bytes`, whose first byte is at `at`:
+/// invalid UTF-8 and a name with a byte the text would read as syntax are errors there.
+fn string(raw: &[u8], at: usize, kind: Kind, what: impl Fn() -> String) -> R<Value> {
+    if kind == Kind::Bytes {
+        return Ok(Value::Bytes(raw.to_vec()));
+    }
+    let text = match std::str::from_utf8(raw) {
+        Ok(t) => t,
+        Err(e) => return err(at + e.valid_up_to(), format!("{}: invalid UTF-8", what())),
+    };
+    if kind == Kind::Name {
+        if raw.is_empty() {
+            return err(at, format!("{}: an empty name", what()));
+        }
+        if let Some(k) = raw.iter().position(|&b| !is_name_byte(b)) {
+            return err(at + k, format!("{}: byte 0x{:02x} in a name (expected [A-Za-z0-9_.-])", what(), raw[k]));
+        }
+    }
+    Ok(Value::Str(text.to_owned()))
 }
 
 fn skip(buf: &[u8], pos: usize, end: usize, wire: u8, tag_at: usize, number: u64) -> R<usize> {
@@ -361,10 +402,145 @@ fn skip(buf: &[u8], pos: usize, end: usize, wire: u8, tag_at: usize, number: u64
     }
 }
 
+// ---- encoding (the fuzz target's decode == re-decode of re-encode; tests) -------------------
+
+fn put_varint(out: &mut Vec<u8>, mut v: u64) {
+    loop {
+        let b = (v & 0x7f) as u8;
+        v >>= 7;
+        out.push(b | if v > 0 { 0x80 } else { 0 });
+        if v == 0 {
+            return;
+        }
+    }
+}
+
+fn put_len(out: &mut Vec<u8>, number: u32, payload: &[u8]) {
+    put_varint(out, u64::from(number) << 3 | u64::from(LEN));
+    put_varint(out, payload.len() as u64);
+    out.extend_from_slice(payload);
+}
+
+fn scalar_bits(v: &Value) -> u64 {
+    match v {
+        Value::Int(i) => *i as u64,
+        Value::UInt(u) => *u,
+        Value::Bool(b) => u64::from(*b),
+        _ => 0,
+    }
+}
+
+/// `m` (decoded as message `message`) encoded again by the schema: fields by number, repeated
+/// scalars packed. What decoding it gives is what decoding the original gave (offsets aside):
+/// the fuzz target checks it.
+pub fn encode(m: &Msg, message: usize) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut fields: Vec<&Field> = MESSAGES[message].iter().collect();
+    fields.sort_by_key(|f| f.number);
+    for f in fields {
+        let Some(v) = m.get(f.name) else { continue };
+        let values: &[Value] = match v {
+            Value::List(l) => l,
+            v => std::slice::from_ref(v),
+        };
+        match f.kind {
+            Kind::Msg(sub) => {
+                for v in values {
+                    if let Value::Msg(x) = v {
+                        put_len(&mut out, f.number, &encode(x, sub));
+                    }
+                }
+            }
+            Kind::Str | Kind::Name | Kind::Bytes => {
+                for v in values {
+                    match v {
+                        Value::Str(t) => put_len(&mut out, f.number, t.as_bytes()),
+                        Value::Bytes(b) => put_len(&mut out, f.number, b),
+                        _ => {}
+                    }
+                }
+            }
+            Kind::F32 | Kind::F64 => {
+                let mut packed = Vec::new();
+                for v in values {
+                    match v {
+                        Value::F32(x) => packed.extend_from_slice(&x.to_le_bytes()),
+                        Value::F64(x) => packed.extend_from_slice(&x.to_le_bytes()),
+                        _ => {}
+                    }
+                }
+                if f.repeated {
+                    put_len(&mut out, f.number, &packed);
+                } else {
+                    put_varint(&mut out, u64::from(f.number) << 3 | u64::from(wire_of(f.kind)));
+                    out.extend_from_slice(&packed);
+                }
+            }
+            _ if f.repeated => {
+                let mut packed = Vec::new();
+                for v in values {
+                    put_varint(&mut packed, scalar_bits(v));
+                }
+                put_len(&mut out, f.number, &packed);
+            }
+            _ => {
+                put_varint(&mut out, u64::from(f.number) << 3);
+                put_varint(&mut out, scalar_bits(v));
+            }
+        }
+    }
+    out
+}
+
+/// The same fields and values, in any order (each name is there once), offsets (`Msg::at`)
+/// aside; floats by their bits (a NaN is itself).
+pub fn same_message(a: &Msg, b: &Msg) -> bool {
+    a.fields.len() == b.fields.len() && a.fields.iter().all(|(n, va)| b.get(n).is_some_and(|vb| same_value(va, vb)))
+}
+
+fn same_value(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Msg(x), Value::Msg(y)) => same_message(x, y),
+        (Value::List(x), Value::List(y)) => x.len() == y.len() && x.iter().zip(y).all(|(p, q)| same_value(p, q)),
+        (Value::F32(x), Value::F32(y)) => x.to_bits() == y.to_bits(),
+        (Value::F64(x), Value::F64(y)) => x.to_bits() == y.to_bits(),
+        _ => a == b,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::schema::*;
     use super::*;
+
+    /// The fuzz target's property on every sample and its damaged copies: what decodes, encoded
+    /// again, decodes to the same message.
+    #[test]
+    fn decode_equals_decode_of_re_encode() {
+        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/proto_twins/jax-0.12.0.1");
+        let mut n = 0;
+        for prog in std::fs::read_dir(root).unwrap() {
+            for f in std::fs::read_dir(prog.unwrap().path()).unwrap() {
+                let p = f.unwrap().path();
+                if !p.to_string_lossy().ends_with(".hlo.pb") {
+                    continue;
+                }
+                let data = std::fs::read(&p).unwrap();
+                for k in (0..data.len()).step_by(97).chain([usize::MAX]) {
+                    let mut d = data.clone();
+                    if let Some(b) = d.get_mut(k) {
+                        *b ^= 0x21;
+                    }
+                    if let Ok((m, _)) = decode(&d, HLOPROTO) {
+                        let (again, _) = decode(&encode(&m, HLOPROTO), HLOPROTO).expect("a re-encoded message decodes");
+                        assert!(same_message(&m, &again), "{} byte {k}", p.display());
+                        n += 1;
+                    }
+                }
+            }
+        }
+        assert!(n > 20, "{n}");
+    }
 
     #[test]
     fn bombs_and_damage_are_errors_with_offsets() {

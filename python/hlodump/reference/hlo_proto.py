@@ -7,7 +7,10 @@ metadata, the stack-frame index), and that text is read by the HLO text parser: 
 the rows its text twin gives, by construction, and the rules of what a column holds live in one
 place. What the proto does not carry is not printed (docs/protos.md lists it): the module's
 config attributes of the header (``allow_spmd_sharding_propagation_*``, …), and a
-``backend_config`` is printed as stored (XLA's text may order its JSON keys differently).
+``backend_config`` is printed as stored when it is one JSON dict on one line, else quoted and
+escaped (XLA's text may order its JSON keys differently). Before anything is printed the proto
+is checked (``protowire``: names, UTF-8, singular fields; ``hlo_proto_structure``: what XLA
+always writes, ids that must resolve): a string is a value, never syntax.
 
 The after-optimizations ``HloProto`` also carries the buffer assignment: ``allocation_rows``,
 ``assignment_rows`` and ``heap_trace_rows`` give its rows, ``memory_analysis`` jax's figures.
@@ -18,6 +21,7 @@ from __future__ import annotations
 from typing import Any
 
 from .hlo_proto_render import TooLong, render_module, text_budget
+from .hlo_proto_structure import check as check_structure
 from .hlo_proto_values import shape_str
 from .protowire import ProtoError, decode_listing, unknown_note, varint_at
 
@@ -26,18 +30,19 @@ __all__ = ["decode_hlo", "render_module", "is_hlo_proto", "parse", "heap_trace_r
 
 
 def is_hlo_proto(data: bytes) -> bool:
-    """Content rule: an ``HloProto`` (field 1: an ``HloModuleProto`` whose field 1 is its name)
-    or an ``HloModuleProto`` (field 1: a name, then field 2 or 3 or 6…): checked on the first
-    bytes only."""
+    """Content rule: an ``HloModuleProto`` (field 1: a name XLA would print, field 2 the entry
+    computation's name if any, then field 3: a computation whose field 1 is a name) or an
+    ``HloProto`` (field 1: such a module): checked on the first bytes only. A name and one more
+    string (a foreign protobuf: an autotune result) is not a module."""
     return _module_at(data, 0) is not None
 
 
 _NAME_CHARS = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
 
 
-def _name_field(b: bytes, i: int) -> int | None:
-    """``0a <len> name`` at i (a module name XLA would print): the end of it, or None."""
-    if i >= len(b) or b[i] != 0x0A:
+def _name_field(b: bytes, i: int, tag: int = 0x0A) -> int | None:
+    """``tag <len> name`` at i (a name XLA would print): the end of it, or None."""
+    if i >= len(b) or b[i] != tag:
         return None
     r = varint_at(b, i + 1)
     if r is None:
@@ -51,11 +56,27 @@ def _name_field(b: bytes, i: int) -> int | None:
     return j + n
 
 
+def _module_start(b: bytes, i: int) -> int | None:
+    """The start of a module at i: its name, its entry computation's name if written, then the
+    first computation's tag, length and name (``1a <len> 0a <len> NAME``); the byte after that."""
+    end = _name_field(b, i)
+    if end is None:
+        return None
+    if end < len(b) and b[end] == 0x12:
+        end = _name_field(b, end, 0x12)
+        if end is None:
+            return None
+    if end >= len(b) or b[end] != 0x1A:
+        return None
+    # the computation's length may run past the end of a file cut short: read, that is an error
+    # at the byte where it stops
+    r = varint_at(b, end + 1)
+    return None if r is None else _name_field(b, r[1])
+
+
 def _module_at(b: bytes, i: int) -> str | None:
     """'proto' for an HloProto, 'module' for an HloModuleProto, at b[i:] (whole file)."""
-    # HloModuleProto: name, then entry_computation_name (0x12) or computations (0x1a)
-    end = _name_field(b, i)
-    if end is not None and end < len(b) and b[end] in (0x12, 0x1A):
+    if _module_start(b, i) is not None:
         return "module"
     if i < len(b) and b[i] == 0x0A:
         r = varint_at(b, i + 1)
@@ -64,8 +85,8 @@ def _module_at(b: bytes, i: int) -> str | None:
             # the module's length may run past the end of a file cut short: still a proto (read,
             # it is an error at the byte where it stops), not an unknown file
             if n > 0:
-                end = _name_field(b, j)
-                if end is not None and end < j + n and b[end] in (0x12, 0x1A):
+                end = _module_start(b, j)
+                if end is not None and end <= j + n:
                     return "proto"
     return None
 
@@ -83,7 +104,9 @@ def decode_hlo_listing(data: bytes) -> tuple[dict, dict | None, dict]:
         m, listing = decode_listing(data, "HloModuleProto")
         return m, None, listing
     p, listing = decode_listing(data, "HloProto")
-    return p.get("hlo_module", {}), p.get("buffer_assignment"), listing
+    if "hlo_module" not in p:
+        raise ProtoError(0, "an HloProto without its module (field 1)")
+    return p["hlo_module"], p.get("buffer_assignment"), listing
 
 
 # ---- buffer assignment -----------------------------------------------------------------------
@@ -225,6 +248,7 @@ def parse(data: bytes, ctx: Any) -> None:
 
     try:
         m, ba, listing = decode_hlo_listing(data)
+        check_structure(m, ba)
     except ProtoError as e:
         ctx.error(1, e.offset + 1, f"not a valid HLO proto: {e}", "")
         return

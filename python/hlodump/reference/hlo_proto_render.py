@@ -7,7 +7,7 @@ buffer-assignment rows and reads the printed text as rows (``parse``)."""
 
 from __future__ import annotations
 
-from .hlo_proto_values import PRIMITIVE, _cescape, _index_comment, literal_str, shape_str
+from .hlo_proto_values import _C_ESCAPES, PRIMITIVE, _cescape, _index_comment, literal_str, shape_str
 
 # ---- attributes ------------------------------------------------------------------------------
 
@@ -487,8 +487,51 @@ def instruction_str(ins: dict, by_id: dict, comps: dict, ref, is_root: bool, bud
         attrs.append("metadata={" + md + "}")
     bc = ins.get("backend_config", b"")
     if bc:
-        attrs.append("backend_config=" + bc.decode("utf-8", "replace"))
+        attrs.append("backend_config=" + backend_config_str(bc))
     if attrs:
         text += ", " + ", ".join(attrs)
     return text
 
+
+
+def _is_one_json_dict(b: bytes) -> bool:
+    """XLA's ``LexesAsJsonDict``, for a line-based reader: ``{`` … its matching ``}`` at the very
+    end (braces inside JSON strings not counted), UTF-8, and no control byte (a newline would
+    end the line the text is read by)."""
+    if not b.startswith(b"{") or any(c < 0x20 for c in b):
+        return False
+    try:
+        b.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    depth, k, in_string = 0, 0, False
+    while k < len(b):
+        c = b[k]
+        if in_string:
+            if c == 0x5C:  # backslash: the next byte is escaped
+                k += 1
+            elif c == 0x22:
+                in_string = False
+        elif c == 0x22:
+            in_string = True
+        elif c == 0x7B:
+            depth += 1
+        elif c == 0x7D:
+            depth -= 1
+            if depth == 0:
+                return k == len(b) - 1
+        k += 1
+    return False
+
+
+def backend_config_str(b: bytes) -> str:
+    """``backend_config`` as XLA prints it: a JSON dict as it is, anything else quoted and
+    CEscape'd (a string is a value, never syntax: a newline or ``}, metadata=…`` in it stays in
+    it)."""
+    if _is_one_json_dict(b):
+        return b.decode("utf-8")
+    out = []
+    for ch in b:
+        e = _C_ESCAPES.get(ch)
+        out.append(e if e is not None else "\\%03o" % ch if ch < 0x20 or ch >= 0x7F else chr(ch))
+    return '"' + "".join(out) + '"'

@@ -31,13 +31,15 @@ class ProtoError(ValueError):
 
 
 # Field kinds: "u64" (varint, as unsigned), "i64" (varint, two's complement), "bool", "str"
-# (UTF-8, lossily), "bytes", "f32", "f64", "msg:<Name>". A leading "*" marks a repeated field
-# (packed or not, as the wire says).
+# (UTF-8: invalid UTF-8 is an error), "name" (a string the text prints bare, not quoted: a name,
+# an opcode, an enum word; `[A-Za-z0-9_.-]+` or an error — a string is a value, never syntax),
+# "bytes", "f32", "f64", "msg:<Name>". A leading "*" marks a repeated field (packed or not, as
+# the wire says); a singular field given twice is an error (XLA writes each once).
 SCHEMAS: dict[str, dict[int, tuple[str, str]]] = {
     # xla/service/hlo.proto
     "HloProto": {1: ("hlo_module", "msg:HloModuleProto"), 3: ("buffer_assignment", "msg:BufferAssignmentProto")},
     "HloModuleProto": {
-        1: ("name", "str"), 2: ("entry_computation_name", "str"), 6: ("entry_computation_id", "i64"),
+        1: ("name", "name"), 2: ("entry_computation_name", "name"), 6: ("entry_computation_id", "i64"),
         3: ("computations", "*msg:HloComputationProto"), 4: ("host_program_shape", "msg:ProgramShapeProto"),
         5: ("id", "i64"), 7: ("schedule", "msg:HloScheduleProto"),
         8: ("input_output_alias", "msg:HloInputOutputAliasProto"),
@@ -45,9 +47,9 @@ SCHEMAS: dict[str, dict[int, tuple[str, str]]] = {
         19: ("frontend_attributes", "msg:FrontendAttributes"),
     },
     "HloComputationProto": {
-        1: ("name", "str"), 2: ("instructions", "*msg:HloInstructionProto"),
+        1: ("name", "name"), 2: ("instructions", "*msg:HloInstructionProto"),
         4: ("program_shape", "msg:ProgramShapeProto"), 5: ("id", "i64"), 6: ("root_id", "i64"),
-        7: ("is_fusion_computation", "bool"), 8: ("execution_thread", "str"),
+        7: ("is_fusion_computation", "bool"), 8: ("execution_thread", "name"),
     },
     "HloScheduleProto": {1: ("sequences", "*msg:ScheduleEntry")},
     "ScheduleEntry": {1: ("key", "i64"), 2: ("value", "msg:InstructionSequence")},
@@ -61,21 +63,21 @@ SCHEMAS: dict[str, dict[int, tuple[str, str]]] = {
                      4: ("column", "i64"), 5: ("end_line", "i64"), 6: ("end_column", "i64")},
     "StackFrame": {1: ("file_location_id", "i64"), 2: ("parent_frame_id", "i64")},
     "FrontendAttributes": {1: ("map", "*msg:StringEntry")},
-    "StringEntry": {1: ("key", "str"), 2: ("value", "str")},
+    "StringEntry": {1: ("key", "name"), 2: ("value", "str")},
     "HloInstructionProto": {
-        1: ("name", "str"), 2: ("opcode", "str"), 3: ("shape", "msg:ShapeProto"),
+        1: ("name", "name"), 2: ("opcode", "name"), 3: ("shape", "msg:ShapeProto"),
         7: ("metadata", "msg:OpMetadata"), 8: ("literal", "msg:LiteralProto"),
-        9: ("parameter_number", "i64"), 11: ("fusion_kind", "str"), 13: ("tuple_index", "i64"),
+        9: ("parameter_number", "i64"), 11: ("fusion_kind", "name"), 13: ("tuple_index", "i64"),
         14: ("dimensions", "*i64"), 15: ("window", "msg:Window"),
         16: ("convolution_dimension_numbers", "msg:ConvolutionDimensionNumbers"),
         50: ("feature_group_count", "i64"), 58: ("batch_group_count", "i64"),
         17: ("slice_dimensions", "*msg:SliceDimensions"), 20: ("dynamic_slice_sizes", "*i64"),
         21: ("padding_config", "msg:PaddingConfig"), 26: ("channel_id", "i64"),
         28: ("custom_call_target", "str"), 30: ("dot_dimension_numbers", "msg:DotDimensionNumbers"),
-        63: ("comparison_direction", "str"), 72: ("comparison_type", "str"),
+        63: ("comparison_direction", "name"), 72: ("comparison_type", "name"),
         # newer than the hlo.proto cited: the comparison's order ("TOTAL"/"PARTIAL"), seen in
         # jax 0.11–0.12 dumps next to their text twins' `order=TOTAL`
-        102: ("comparison_order", "str"),
+        102: ("comparison_order", "name"),
         33: ("gather_dimension_numbers", "msg:GatherDimensionNumbers"), 34: ("gather_slice_sizes", "*i64"),
         35: ("id", "i64"), 36: ("operand_ids", "*i64"), 37: ("control_predecessor_ids", "*i64"),
         38: ("called_computation_ids", "*i64"), 40: ("sharding", "msg:OpSharding"),
@@ -180,12 +182,39 @@ SCHEMAS: dict[str, dict[int, tuple[str, str]]] = {
                   4: ("instruction_name", "str"), 5: ("share_with_canonical_id", "i64")},
 }
 
+# Fields XLA writes that we do not read: skipped (their wire format checked), not "unknown".
+# Every other number of XLA's `hlo.proto` for these messages, and the numbers newer than it seen
+# in the dumps of jax 0.10–0.12 (tests/data: HloInstructionProto 92, 93, 98, 101;
+# BufferAssignmentProto 5; BufferAllocationProto 13; Assigned 4; OpSharding 14). A number not here and not in SCHEMAS is
+# unknown: a `notes` row, an error with strict=True (a newer XLA, or a damaged field number).
+SKIPPED: dict[str, tuple[int, ...]] = {
+    "HloInstructionProto": (22, 24, 25, 27, 29, 45, 47, 52, 54, 55, 59, 61, 62, 66, 73, 75, 80, 82,
+                            86, 87, 88, 89, 90, 92, 93, 98, 101),
+    "HloModuleProto": (10, 11, 12, 13, 14, 15, 16, 18),
+    "BufferAssignmentProto": (5,),
+    "BufferAllocationProto": (13,),
+    "Assigned": (4,),
+    "OpSharding": (2, 7, 11, 12, 13, 14),
+}
+
 _WIRE_OF = {"u64": (VARINT,), "i64": (VARINT,), "i32": (VARINT,), "bool": (VARINT,), "str": (LEN,),
-            "bytes": (LEN,), "f32": (I32,), "f64": (I64,)}
+            "name": (LEN,), "bytes": (LEN,), "f32": (I32,), "f64": (I64,)}
+
+_NAME_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
 
 
 class Decoded(dict):
-    """A message: field name → value (absent fields are absent); ``unknown`` counts skipped fields."""
+    """A message: field name → value (absent fields are absent); ``at``: the byte offset of its
+    first byte in the file (where a structure error about it points)."""
+
+    at: int = 0
+
+
+class Listing(dict):
+    """The fields skipped as unknown: (message name, field number) → count; ``first_at``: the byte
+    offset of the first one's tag (where a `notes` row, or a strict error, points)."""
+
+    first_at: int | None = None
 
 
 def _varint(buf: bytes, pos: int, end: int) -> tuple[int, int]:
@@ -240,7 +269,7 @@ def _scalar(kind: str, v: int) -> Any:
 class _Counter:
     def __init__(self) -> None:
         self.unknown = 0
-        self.listing: dict[tuple[str, int], int] = {}
+        self.listing = Listing()
 
 
 def decode(buf: bytes, message: str, start: int = 0, end: int | None = None) -> tuple[Decoded, int]:
@@ -251,7 +280,7 @@ def decode(buf: bytes, message: str, start: int = 0, end: int | None = None) -> 
 
 
 def decode_listing(buf: bytes, message: str, start: int = 0, end: int | None = None
-                   ) -> tuple[Decoded, dict[tuple[str, int], int]]:
+                   ) -> tuple[Decoded, Listing]:
     """``decode``, with the fields skipped listed: (message name, field number) → count."""
     c = _Counter()
     out = _decode(memoryview(buf).cast("B") if not isinstance(buf, bytes) else buf, message,
@@ -269,21 +298,24 @@ def unknown_text(listing: dict[tuple[str, int], int]) -> str:
     return " ".join(parts)
 
 
-def unknown_note(listing: dict[tuple[str, int], int], ctx) -> None:
-    """One ``notes`` row for the fields this reader does not use (never an error, not even
-    strict: a proto always holds fields we do not read)."""
+def unknown_note(listing: Listing, ctx) -> None:
+    """One ``notes`` row for the unknown field numbers (neither read nor in ``SKIPPED``: a newer
+    XLA's, or a damaged number), at line 1, column = the first one's byte offset + 1; with
+    strict=True an error there, like every other note (``FileContext.note``)."""
     if not listing:
         return
-    ctx.add("notes", {"line": 1, "column": 1, "kind": "unknown_proto_fields", "token": "",
-                      "text": unknown_text(listing),
-                      "message": f"{sum(listing.values())} fields this reader does not use were skipped"})
+    n = sum(listing.values())
+    ctx.note(1, "", (listing.first_at or 0) + 1, "unknown_proto_fields", "", unknown_text(listing),
+             f"{n} fields of numbers this reader does not know were skipped (a newer XLA's, or a damaged proto)")
 
 
 def _decode(buf: bytes, message: str, pos: int, end: int, depth: int, c: _Counter) -> Decoded:
     if depth > MAX_DEPTH:
         raise ProtoError(pos, f"messages nested deeper than {MAX_DEPTH}")
     schema = SCHEMAS[message]
+    skipped = SKIPPED.get(message, ())
     out = Decoded()
+    out.at = pos
     while pos < end:
         tag_at = pos
         tag, pos = _varint(buf, pos, end)
@@ -293,12 +325,17 @@ def _decode(buf: bytes, message: str, pos: int, end: int, depth: int, c: _Counte
         field = schema.get(number)
         if field is None:
             pos = _skip(buf, pos, end, wire, tag_at, number)
-            c.unknown += 1
-            c.listing[(message, number)] = c.listing.get((message, number), 0) + 1
+            if number not in skipped:
+                c.unknown += 1
+                c.listing[(message, number)] = c.listing.get((message, number), 0) + 1
+                if c.listing.first_at is None:
+                    c.listing.first_at = tag_at
             continue
         name, kind = field
         repeated = kind.startswith("*")
         kind = kind.lstrip("*")
+        if not repeated and name in out:
+            raise ProtoError(tag_at, f"field {number} ({message}.{name}): a second value of a singular field")
         if kind.startswith("msg:"):
             if wire != LEN:
                 raise ProtoError(tag_at, f"field {number} ({message}.{name}): wire type {wire}, expected 2 (a message)")
@@ -308,11 +345,10 @@ def _decode(buf: bytes, message: str, pos: int, end: int, depth: int, c: _Counte
             if repeated:
                 out.setdefault(name, []).append(value)
             else:
-                # proto3: a message field seen twice is merged; ours never are, the last one wins
                 out[name] = value
             continue
         allowed = _WIRE_OF[kind]
-        if repeated and wire == LEN and kind not in ("str", "bytes"):
+        if repeated and wire == LEN and kind not in ("str", "name", "bytes"):
             n, pos = _length(buf, pos, end)
             vals = out.setdefault(name, [])
             stop = pos + n
@@ -335,8 +371,8 @@ def _decode(buf: bytes, message: str, pos: int, end: int, depth: int, c: _Counte
         elif wire == LEN:
             n, pos = _length(buf, pos, end)
             raw = bytes(buf[pos:pos + n])
+            value = _string(raw, pos, kind, f"field {number} ({message}.{name})")
             pos += n
-            value = raw.decode("utf-8", "replace") if kind == "str" else raw
         elif wire == I32:
             if end - pos < 4:
                 raise ProtoError(pos, "truncated fixed32")
@@ -352,6 +388,23 @@ def _decode(buf: bytes, message: str, pos: int, end: int, depth: int, c: _Counte
         else:
             out[name] = value
     return out
+
+
+def _string(raw: bytes, at: int, kind: str, what: str) -> Any:
+    """A length-delimited value of kind str, name or bytes, whose first byte is at ``at``."""
+    if kind == "bytes":
+        return raw
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise ProtoError(at + e.start, f"{what}: invalid UTF-8") from None
+    if kind == "name":
+        if not raw:
+            raise ProtoError(at, f"{what}: an empty name")
+        bad = next((k for k, b in enumerate(raw) if b not in _NAME_BYTES), None)
+        if bad is not None:
+            raise ProtoError(at + bad, f"{what}: byte 0x{raw[bad]:02x} in a name (expected [A-Za-z0-9_.-])")
+    return text
 
 
 def _length(buf: bytes, pos: int, end: int) -> tuple[int, int]:

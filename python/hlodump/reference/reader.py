@@ -115,6 +115,28 @@ I32_MAX = 2**31 - 1
 MAX_ERROR_TEXT = 1 << 16
 
 
+# The protos XLA names by what they hold: (name ending, the content it must have, what that
+# content starts with) (Rust: read.rs, NAMED_PROTOS).
+_HLO_PROTO_START = "an HloProto or HloModuleProto: 0a <len> [0a <len>] NAME [12 <len> NAME] 1a <len> 0a <len> NAME"
+_REPORT_PROTO_START = "a memory-usage report: 0a <len> 08 <varint> (10|1a)"
+NAMED_PROTOS = ((".hlo.pb", "hlo_proto", _HLO_PROTO_START), (".hlo.pb.gz", "hlo_proto", _HLO_PROTO_START),
+                ("-memory-usage-report.pb", "memory_usage_report_proto", _REPORT_PROTO_START),
+                ("-memory-usage-report.pb.gz", "memory_usage_report_proto", _REPORT_PROTO_START))
+
+
+def not_the_proto_named(shown: str, content: str, data: bytes) -> "str | None":
+    """A proto whose name says what it holds and whose first bytes are not that (empty, damaged,
+    another protobuf): the error's message (never a file of kind 'other' in silence)."""
+    for ending, kind, expected in NAMED_PROTOS:
+        if shown.endswith(ending):
+            if content == kind:
+                return None
+            first = " ".join(f"{b:02x}" for b in data[:16]) or "none (an empty file)"
+            return (f"not a {kind} file, though its name ends with {ending}: expected {expected}; "
+                    f"the first bytes are {first}")
+    return None
+
+
 def error_text(text: "str | bytes") -> str:
     """At most ``MAX_ERROR_TEXT`` bytes of ``text``, then "… (N bytes)" (the whole length).
     Bytes (a line that is not UTF-8) are cut first, then decoded with U+FFFD, as Rust does."""
@@ -212,6 +234,10 @@ def _read_one(file_id: int, full: str, shown: str, explicit: bool, sink: Sink, p
         row["kind"] = content
     sink.add("files", row)
     named = file_names.classify_path(shown)
+    wrong = not_the_proto_named(shown, content, data)
+    if wrong is not None:
+        ctx.error(1, 1, wrong)
+        return
     if len(data) == 0 and named["kind"] != "other":
         # XLA writes no empty dump file: one whose name says it is a dump was cut short
         ctx.error(1, 1, f"empty file (0 bytes), though its name says {named['kind']}: XLA writes no empty dump "

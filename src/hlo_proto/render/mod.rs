@@ -9,7 +9,7 @@ use super::wire::{Msg, Value};
 
 mod values;
 
-pub use values::{cescape, fmt_g, literal_str, primitive, shape_str};
+pub use values::{cescape, cescape_bytes, fmt_g, literal_str, primitive, shape_str};
 use values::*;
 
 
@@ -624,7 +624,7 @@ fn instruction_str(ins: &Msg, by_id: &HashMap<i64, &Msg>, comps: &HashMap<i64, &
     }
     let bc = ins.bytes("backend_config");
     if !bc.is_empty() {
-        attrs.push(format!("backend_config={}", String::from_utf8_lossy(bc)));
+        attrs.push(format!("backend_config={}", backend_config_str(bc)));
     }
     if !attrs.is_empty() {
         text.push_str(", ");
@@ -633,10 +633,54 @@ fn instruction_str(ins: &Msg, by_id: &HashMap<i64, &Msg>, comps: &HashMap<i64, &
     Ok(text)
 }
 
+/// XLA's `LexesAsJsonDict`, for a line-based reader: `{` … its matching `}` at the very end
+/// (braces inside JSON strings not counted), UTF-8, and no control byte (a newline would end
+/// the line the text is read by).
+fn is_one_json_dict(b: &[u8]) -> bool {
+    if b.first() != Some(&b'{') || b.iter().any(|&c| c < 0x20) || std::str::from_utf8(b).is_err() {
+        return false;
+    }
+    let (mut depth, mut k, mut in_string) = (0usize, 0usize, false);
+    while k < b.len() {
+        match (in_string, b[k]) {
+            (true, b'\\') => k += 1, // the next byte is escaped
+            (true, b'"') => in_string = false,
+            (false, b'"') => in_string = true,
+            (false, b'{') => depth += 1,
+            (false, b'}') => {
+                depth -= 1;
+                if depth == 0 {
+                    return k == b.len() - 1;
+                }
+            }
+            _ => {}
+        }
+        k += 1;
+    }
+    false
+}
+
+/// `backend_config` as XLA prints it: a JSON dict as it is, anything else quoted and CEscape'd
+/// (a string is a value, never syntax: a newline or `}, metadata=…` in it stays in it).
+pub fn backend_config_str(b: &[u8]) -> String {
+    if is_one_json_dict(b) {
+        return String::from_utf8(b.to_vec()).unwrap_or_default(); // UTF-8: checked
+    }
+    format!("\"{}\"", cescape_bytes(b))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use super::values::fp;
+
+    #[test]
+    fn backend_config_is_a_value_never_syntax() {
+        assert_eq!(backend_config_str(br#"{"a":"}","b":[1,{"c":2}]}"#), r#"{"a":"}","b":[1,{"c":2}]}"#);
+        assert_eq!(backend_config_str(b"{\"a\":1}\n%x = f32[] add()"), r#""{\"a\":1}\n%x = f32[] add()""#);
+        assert_eq!(backend_config_str(b"{} {}"), r#""{} {}""#);
+        assert_eq!(backend_config_str(b"opaque\xff"), r#""opaque\377""#);
+    }
 
     #[test]
     fn printf_g() {

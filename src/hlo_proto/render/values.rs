@@ -309,8 +309,13 @@ pub fn literal_str(lit: &Msg, shape: &Msg) -> String {
 
 /// `absl::CEscape`.
 pub fn cescape(s: &str) -> String {
+    cescape_bytes(s.as_bytes())
+}
+
+/// `absl::CEscape` of bytes (a `backend_config` need not be UTF-8).
+pub fn cescape_bytes(s: &[u8]) -> String {
     let mut out = String::with_capacity(s.len());
-    for &b in s.as_bytes() {
+    for &b in s {
         match b {
             b'\n' => out.push_str("\\n"),
             b'\r' => out.push_str("\\r"),
