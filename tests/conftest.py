@@ -118,3 +118,13 @@ def s3_env(moto_s3, monkeypatch):
     monkeypatch.setenv("AWS_REGION", "us-east-1")
     monkeypatch.setenv("AWS_ALLOW_HTTP", "true")
     return moto_s3
+
+
+def chromium_cdp():
+    """The test driver of Chromium (tests/cdp.py), or a skip saying what is missing (the
+    HTML tests of the report, the page's formatters and the viewer)."""
+    cdp = pytest.importorskip("cdp")
+    pytest.importorskip("websocket")
+    if cdp.chromium() is None:
+        pytest.skip("no chromium binary (apt-get install -y chromium)")
+    return cdp

@@ -55,7 +55,9 @@ def test_file_selection_matches_content():
     for root, _dirs, names in os.walk(DATA):
         if os.path.relpath(root, DATA).split(os.sep)[0] == "cost":
             continue  # the cost-analysis fixtures: test_cost.py has XLA parse and analyse each one
-        if os.path.relpath(root, DATA).split(os.sep)[0] in ("producers", "proto", "proto_twins", "diff", "accel"):
+        if os.path.relpath(root, DATA).split(os.sep)[0] in ("producers", "proto", "proto_twins", "diff", "accel",
+                                                            "advice", "flat"):
+            # (advice/, flat/: the advice programs and the flattened file names of issue 51, tests/test_see_it.py)
             continue  # TensorFlow / PyTorch/XLA dumps, text+proto twins, diff pairs (issues 36, 38, 41): elsewhere;
             # tests/test_corpus_tools.py checks their xla_parse.json oracles
         for n in names:

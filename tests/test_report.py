@@ -16,7 +16,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from conftest import DATA
+from conftest import DATA, chromium_cdp
 
 import hlodump
 from hlodump import analysis as A
@@ -37,11 +37,7 @@ def _native() -> None:
 
 
 def _browser():
-    cdp = pytest.importorskip("cdp")
-    pytest.importorskip("websocket")
-    if cdp.chromium() is None:
-        pytest.skip("no chromium binary (apt-get install -y chromium)")
-    return cdp
+    return chromium_cdp()
 
 
 @pytest.fixture(scope="module")

@@ -13,7 +13,7 @@ import sys
 
 import pytest
 
-from conftest import DATA
+from conftest import DATA, chromium_cdp
 
 from hlodump import units as U
 
@@ -169,12 +169,8 @@ def test_png_ticks_on_binary_values() -> None:
 # ------------------------------------------------------------------ the page in Chromium
 
 def _browser():
-    cdp = pytest.importorskip("cdp")
-    pytest.importorskip("websocket")
     pytest.importorskip("plotly")
-    if cdp.chromium() is None:
-        pytest.skip("no chromium binary (apt-get install -y chromium)")
-    return cdp
+    return chromium_cdp()
 
 
 def _report(tmp_path, name: str, *paths: str) -> str:

@@ -13,7 +13,7 @@ import re
 
 import pytest
 
-from conftest import DATA
+from conftest import DATA, chromium_cdp
 
 import hlodump
 from hlodump import analysis as A
@@ -166,11 +166,7 @@ def test_oom_output_buffer_and_parameter_shape_once() -> None:
 # ------------------------------------------------------------------ the page in Chromium
 
 def _browser():
-    cdp = pytest.importorskip("cdp")
-    pytest.importorskip("websocket")
-    if cdp.chromium() is None:
-        pytest.skip("no chromium binary (apt-get install -y chromium)")
-    return cdp
+    return chromium_cdp()
 
 
 def test_page_formatters_are_units(tmp_path) -> None:

@@ -41,6 +41,11 @@ def figure_data(dump: "Dump", module: str, top: int = 5, max_points: int = MAX_P
 
 def plot_png(dump: "Dump", module: str, out: str, top: int = 5) -> str:
     """Draw the module's memory timeline into ``out`` (PNG, 1100×550) and return ``out``."""
+    return _save_png(lambda: figure(dump, module, top), out)
+
+
+def _save_png(make_figure: Any, out: str) -> str:
+    """The figure ``make_figure()`` draws, saved as a PNG into ``out`` (atomically); ``out``."""
     try:
         import matplotlib
     except ImportError:  # an optional dependency: say how to get it
@@ -52,7 +57,7 @@ def plot_png(dump: "Dump", module: str, out: str, top: int = 5) -> str:
 
     from .atomic import save_figure
 
-    fig = figure(dump, module, top)
+    fig = make_figure()
     try:
         save_figure(fig, out)
     finally:
@@ -177,20 +182,4 @@ def buffers_figure(dump: "Dump", module: str, top: int = 400) -> Any:
 
 def plot_buffers_png(dump: "Dump", module: str, out: str, top: int = 400) -> str:
     """``buffers_figure`` saved as a PNG into ``out``; returns ``out``."""
-    try:
-        import matplotlib
-    except ImportError:  # an optional dependency: say how to get it
-        raise SystemExit("hlodump plot: PNG output needs matplotlib: pip install 'hlodump[plot]' "
-                         "(or write HTML: -o out.html)") from None
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    from .atomic import save_figure
-
-    fig = buffers_figure(dump, module, top)
-    try:
-        save_figure(fig, out)
-    finally:
-        plt.close(fig)
-    return out
+    return _save_png(lambda: buffers_figure(dump, module, top), out)
