@@ -114,7 +114,7 @@ def test_summary_keeps_xla_listed_sum_and_counts_elements_by_category() -> None:
         # XLA's own figure: the sum of the sizes as printed
         assert s["peak"]["bytes"] == sum(r["listed_bytes"] for r in mine)
         by_cat = Counter()
-            for r in mine:  # the bytes XLA's list prints: the table adds up to its headline (issue 51)
+        for r in mine:  # the bytes XLA's list prints: the table adds up to its headline (issue 51)
             by_cat[r["category"]] += r["listed_bytes"]
         assert s["peak"]["by_category"] == dict(by_cat)
     # the hand-read case: jit_rnn_loss lists arg_tuple.81 seven times (80 bytes each: 10
